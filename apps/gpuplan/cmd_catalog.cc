@@ -1,0 +1,87 @@
+// gpuplan gpus / gpuplan models: list the catalogs.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_loader.h"
+#include "commands.h"
+#include "core/units.h"
+#include "io/fit_json.h"
+
+namespace gpuplan::cli {
+namespace {
+
+std::string Opt(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : "-"; }
+
+}  // namespace
+
+Runner RegisterGpus(CLI::App& app, GlobalOptions& g) {
+  CLI::App* c = app.add_subcommand("gpus", "list the GPU catalog (data/gpus.yaml)");
+  c->add_flag("--json", g.json, "print JSON");
+  return [&g]() -> int {
+    const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(DataDir(g)) / "gpus.yaml").string());
+    if (g.json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& gpu : cat.gpus()) {
+        j.push_back(GpuToJson(gpu));
+      }
+      std::cout << j.dump(2) << "\n";
+      return kExitOk;
+    }
+    std::cout << fmt::format("{:<22} {:>8} {:>7} {:>7} {:>7} {:>7} {:<22} {:>6} {:>5} {}\n", "GPU", "mem GiB", "GB/s",
+                             "bf16", "fp8", "int8", "GPU-GPU link", "PCIe", "TDP", "PCI ids");
+    for (const auto& gpu : cat.gpus()) {
+      std::string ids;
+      for (const auto& id : gpu.pci_device_ids) {
+        ids += (ids.empty() ? "" : ",") + id;
+      }
+      const std::string link = gpu.interconnect.kind == "none" || gpu.interconnect.kind.empty()
+                                   ? "none"
+                                   : fmt::format("{} {:g} GB/s", gpu.interconnect.kind, gpu.interconnect.bandwidth_gb_s);
+      std::cout << fmt::format("{:<22} {:>8.1f} {:>7g} {:>7} {:>7} {:>7} {:<22} {:>6} {:>5g} {}\n", gpu.name,
+                               Bytes(static_cast<double>(gpu.memory_bytes)).gib(), gpu.memory_bandwidth_gb_s,
+                               Opt(gpu.tflops.bf16 ? gpu.tflops.bf16 : gpu.tflops.fp16), Opt(gpu.tflops.fp8),
+                               Opt(gpu.tflops.int8), link, fmt::format("{}x{}", gpu.pcie_gen, gpu.pcie_lanes),
+                               gpu.tdp_watts, ids);
+    }
+    std::cout << "TFLOPS are dense (no sparsity); bf16 column shows fp16 where the card has no bf16.\n";
+    return kExitOk;
+  };
+}
+
+Runner RegisterModels(CLI::App& app, GlobalOptions& g) {
+  CLI::App* c = app.add_subcommand("models", "list the model presets (data/models/*.json)");
+  c->add_flag("--json", g.json, "print JSON");
+  return [&g]() -> int {
+    nlohmann::json j = nlohmann::json::array();
+    if (!g.json) {
+      std::cout << fmt::format("{:<28} {:<12} {:>18} {:>18} {:>7} {:>7}\n", "preset", "model_type", "params total",
+                               "params active", "layers", "hidden");
+    }
+    for (const auto& p : ListPresets(DataDir(g))) {
+      const ModelSpec m = LoadHfConfig(p.path);
+      if (g.json) {
+        j.push_back({{"name", p.name},
+                     {"model_type", m.model_type},
+                     {"architecture", m.architecture},
+                     {"params_total", m.ParamsTotal()},
+                     {"params_active", m.ParamsActive()},
+                     {"layers", m.layers},
+                     {"hidden", m.hidden},
+                     {"vocab", m.vocab},
+                     {"path", p.path}});
+      } else {
+        std::cout << fmt::format("{:<28} {:<12} {:>18} {:>18} {:>7} {:>7}\n", p.name, m.model_type, m.ParamsTotal(),
+                                 m.ParamsActive(), m.layers, m.hidden);
+      }
+    }
+    if (g.json) {
+      std::cout << j.dump(2) << "\n";
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace gpuplan::cli

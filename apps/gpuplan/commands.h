@@ -1,0 +1,32 @@
+// The CLI's subcommands. Each Register* adds its CLI11 subcommand and returns the function
+// that runs it; main() owns error handling and exit codes (docs/cli.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace gpuplan::cli {
+
+// Exit codes (contract in ../shared/DESIGN.md): 0 ok, 1 negative answer, 2 bad input, 3 environment.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitNegative = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitEnvironment = 3;
+
+struct GlobalOptions {
+  std::string data_dir;
+  bool json = false;
+};
+
+using Runner = std::function<int()>;
+
+Runner RegisterFit(CLI::App& app, GlobalOptions& g);
+Runner RegisterGpus(CLI::App& app, GlobalOptions& g);
+Runner RegisterModels(CLI::App& app, GlobalOptions& g);
+
+// Resolved data directory: --data-dir, else $GPUPLAN_DATA, else the build's data/ folder.
+std::string DataDir(const GlobalOptions& g);
+
+}  // namespace gpuplan::cli

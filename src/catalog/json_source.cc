@@ -1,0 +1,143 @@
+#include "catalog/json_source.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace gpuplan {
+
+int LineOfOffset(const std::string& text, std::size_t offset) {
+  int line = 1;
+  const std::size_t end = std::min(offset, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+    }
+  }
+  return line;
+}
+
+nlohmann::json ParseJsonText(const std::string& text, const std::string& file) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based position of the error; clamp into the text.
+    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+    std::string what = e.what();
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    const auto colon = what.find(": ", what.find("parse error"));
+    std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+    throw InputError("malformed JSON: " + reason, file, LineOfOffset(text, at));
+  }
+}
+
+std::string ReadFileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw InputError("cannot open file", path);
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+JsonFields::JsonFields(const nlohmann::json& object, const std::string& text, std::string file)
+    : object_(object), text_(text), file_(std::move(file)) {
+  if (!object_.is_object()) {
+    throw InputError("expected a JSON object at the top level", file_, 1);
+  }
+}
+
+int JsonFields::LineOf(const std::string& key) const {
+  const auto at = text_.find("\"" + key + "\"");
+  return at == std::string::npos ? 0 : LineOfOffset(text_, at);
+}
+
+void JsonFields::Fail(const std::string& key, const std::string& message) const {
+  throw InputError(message, file_, LineOf(key), key);
+}
+
+const nlohmann::json* JsonFields::Find(std::initializer_list<const char*> keys, std::string* which) const {
+  for (const char* k : keys) {
+    auto it = object_.find(k);
+    if (it != object_.end() && !it->is_null()) {
+      if (which != nullptr) {
+        *which = k;
+      }
+      return &*it;
+    }
+  }
+  return nullptr;
+}
+
+bool JsonFields::Has(std::initializer_list<const char*> keys) const { return Find(keys) != nullptr; }
+
+int64_t JsonFields::IntOr(std::initializer_list<const char*> keys, int64_t fallback, int64_t max_value,
+                          int64_t min_value) const {
+  std::string key;
+  const nlohmann::json* v = Find(keys, &key);
+  if (v == nullptr) {
+    return fallback;
+  }
+  int64_t n = 0;
+  if (v->is_number_integer()) {
+    n = v->get<int64_t>();
+  } else if (v->is_number_float() && v->get<double>() == static_cast<double>(static_cast<int64_t>(v->get<double>()))) {
+    n = static_cast<int64_t>(v->get<double>());
+  } else {
+    Fail(key, "expected an integer, got " + v->dump());
+  }
+  if (n < min_value) {
+    Fail(key, "must be at least " + std::to_string(min_value) + ", got " + std::to_string(n));
+  }
+  if (n > max_value) {
+    Fail(key, "is implausibly large (" + std::to_string(n) + " > " + std::to_string(max_value) + ")");
+  }
+  return n;
+}
+
+int64_t JsonFields::Int(std::initializer_list<const char*> keys, int64_t max_value) const {
+  if (!Has(keys)) {
+    Fail(*keys.begin(), "required field is missing");
+  }
+  return IntOr(keys, 0, max_value);
+}
+
+bool JsonFields::BoolOr(std::initializer_list<const char*> keys, bool fallback) const {
+  std::string key;
+  const nlohmann::json* v = Find(keys, &key);
+  if (v == nullptr) {
+    return fallback;
+  }
+  if (!v->is_boolean()) {
+    Fail(key, "expected true or false, got " + v->dump());
+  }
+  return v->get<bool>();
+}
+
+double JsonFields::NumberOr(std::initializer_list<const char*> keys, double fallback) const {
+  std::string key;
+  const nlohmann::json* v = Find(keys, &key);
+  if (v == nullptr) {
+    return fallback;
+  }
+  if (!v->is_number()) {
+    Fail(key, "expected a number, got " + v->dump());
+  }
+  return v->get<double>();
+}
+
+std::string JsonFields::StringOr(std::initializer_list<const char*> keys, const std::string& fallback) const {
+  std::string key;
+  const nlohmann::json* v = Find(keys, &key);
+  if (v == nullptr) {
+    return fallback;
+  }
+  if (!v->is_string()) {
+    Fail(key, "expected a string, got " + v->dump());
+  }
+  return v->get<std::string>();
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,233 @@
+#include "fit/advisor.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "core/error.h"
+
+namespace gpuplan {
+namespace {
+
+struct Change {
+  std::string text;
+  int disruption;
+  std::function<bool(Workload&, Layout&, const Gpu*&)> apply;  // false: not applicable
+};
+
+std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, const Layout& l0, const GpuCatalog& cat) {
+  std::vector<Change> c;
+  const bool train = IsTraining(w0.task);
+  if (train) {
+    if (w0.recompute == Recompute::kNone && !w0.flash_attn) {
+      c.push_back({"--recompute selective", 1, [](Workload& w, Layout&, const Gpu*&) {
+                     w.recompute = Recompute::kSelective;
+                     return true;
+                   }});
+    }
+    if (!w0.flash_attn) {
+      c.push_back({"--flash-attn on", 1, [](Workload& w, Layout&, const Gpu*&) {
+                     w.flash_attn = true;
+                     return true;
+                   }});
+    }
+    if (w0.recompute != Recompute::kFull) {
+      c.push_back({"--recompute full", 2, [](Workload& w, Layout&, const Gpu*&) {
+                     w.recompute = Recompute::kFull;
+                     return true;
+                   }});
+    }
+    for (int64_t mb = w0.micro_batch / 2; mb >= 1; mb /= 2) {
+      c.push_back({"--micro-batch " + std::to_string(mb), 2, [mb](Workload& w, Layout&, const Gpu*&) {
+                     w.micro_batch = mb;
+                     if (w.global_batch > 0) {
+                       w.global_batch = 0;
+                     }
+                     return true;
+                   }});
+    }
+    for (int z = l0.zero + 1; z <= 3 && l0.dp() > 1; ++z) {
+      c.push_back({"--zero " + std::to_string(z), 2, [z](Workload&, Layout& l, const Gpu*&) {
+                     l.zero = z;
+                     return true;
+                   }});
+    }
+    if (w0.optimizer == Optimizer::kAdamW) {
+      c.push_back({"--optimizer adamw8bit", 3, [](Workload& w, Layout&, const Gpu*&) {
+                     w.optimizer = Optimizer::kAdamW8bit;
+                     return true;
+                   }});
+    }
+    if (!l0.offload_optimizer) {
+      c.push_back({"--offload-optimizer (ZeRO-Offload to CPU RAM)", 4, [](Workload&, Layout& l, const Gpu*&) {
+                     l.offload_optimizer = true;
+                     return true;
+                   }});
+    }
+    for (int64_t n = 2; n <= 64; n *= 2) {
+      if (n <= l0.gpus) {
+        continue;
+      }
+      c.push_back({"ZeRO-3 over " + std::to_string(n) + " GPUs (--gpus " + std::to_string(n) + " --zero 3)",
+                   4 + static_cast<int>(n / 8), [n](Workload&, Layout& l, const Gpu*&) {
+                     l.gpus = n * l.tp * l.pp;
+                     l.zero = 3;
+                     return true;
+                   }});
+    }
+    if (w0.task == Task::kFull || w0.task == Task::kPretrain) {
+      c.push_back({"--task lora (rank " + std::to_string(w0.lora_rank) + ")", 6, [](Workload& w, Layout&, const Gpu*&) {
+                     w.task = Task::kLora;
+                     return true;
+                   }});
+    }
+    if (w0.task != Task::kQlora) {
+      c.push_back({"--task qlora", 7, [](Workload& w, Layout&, const Gpu*&) {
+                     w.task = Task::kQlora;
+                     w.paged_optimizer = true;
+                     return true;
+                   }});
+    }
+  } else {
+    if (w0.kv_dtype == KvDtype::kBf16) {
+      c.push_back({"--kv-dtype fp8", 2, [](Workload& w, Layout&, const Gpu*&) {
+                     w.kv_dtype = KvDtype::kFp8;
+                     return true;
+                   }});
+    }
+    const std::vector<std::pair<WeightDtype, int>> dtypes = {
+        {WeightDtype::kFp8, 3}, {WeightDtype::kInt8, 4}, {WeightDtype::kInt4, 5}};
+    for (const auto& [d, cost] : dtypes) {
+      if (static_cast<int>(d) > static_cast<int>(w0.weight_dtype)) {
+        c.push_back({std::string("--weight-dtype ") + ToString(d), cost, [d = d](Workload& w, Layout&, const Gpu*&) {
+                       w.weight_dtype = d;
+                       return true;
+                     }});
+      }
+    }
+    for (int64_t n = w0.concurrency / 2; n >= 1; n /= 2) {
+      c.push_back({"--concurrency " + std::to_string(n), 3, [n](Workload& w, Layout&, const Gpu*&) {
+                     w.concurrency = n;
+                     return true;
+                   }});
+    }
+    for (int64_t ctx = w0.context / 2; ctx >= 1024; ctx /= 2) {
+      c.push_back({"--context " + std::to_string(ctx), 4, [ctx](Workload& w, Layout&, const Gpu*&) {
+                     w.context = ctx;
+                     return true;
+                   }});
+    }
+  }
+  // Tensor parallelism over more cards of the same kind.
+  for (int64_t tp = l0.tp * 2; tp <= 8; tp *= 2) {
+    if (m.heads % tp != 0) {
+      continue;
+    }
+    c.push_back({"", 5 + static_cast<int>(tp / 2), [tp](Workload&, Layout& l, const Gpu*&) {
+                   l.gpus = l.gpus / l.tp * tp;
+                   l.tp = tp;
+                   return true;
+                 }});
+  }
+  for (int64_t pp = l0.pp * 2; pp <= 16 && pp <= m.layers; pp *= 2) {
+    c.push_back({"", 6 + static_cast<int>(pp / 2), [pp](Workload&, Layout& l, const Gpu*&) {
+                   l.gpus = l.gpus / l.pp * pp;
+                   l.pp = pp;
+                   return true;
+                 }});
+  }
+  // A card with more memory, same layout.
+  std::vector<const Gpu*> by_memory;
+  for (const auto& g : cat.gpus()) {
+    by_memory.push_back(&g);
+  }
+  std::stable_sort(by_memory.begin(), by_memory.end(),
+                   [](const Gpu* a, const Gpu* b) { return a->memory_bytes < b->memory_bytes; });
+  for (const Gpu* gp : by_memory) {
+    const Gpu& g = *gp;
+    c.push_back({"--gpu \"" + g.name + "\"", 5, [&g](Workload&, Layout&, const Gpu*& gpu) {
+                   if (g.memory_bytes <= gpu->memory_bytes) {
+                     return false;
+                   }
+                   gpu = &g;
+                   return true;
+                 }});
+  }
+  return c;
+}
+
+std::string Describe(const Change& ch, const Layout& l, const Gpu& gpu) {
+  if (!ch.text.empty()) {
+    return ch.text;
+  }
+  return std::to_string(l.gpus) + " x " + gpu.name + " with tp=" + std::to_string(l.tp) +
+         (l.pp > 1 ? " pp=" + std::to_string(l.pp) : "");
+}
+
+}  // namespace
+
+bool Fits(const MemoryEstimate& e, const Gpu& gpu) {
+  return e.per_gpu.Total().value <= static_cast<double>(gpu.memory_bytes);
+}
+
+std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu& gpu,
+                                     const GpuCatalog& catalog, const OverheadConfig& o, std::size_t limit) {
+  const std::vector<Change> changes = CandidateChanges(m, w, l, catalog);
+  std::vector<Suggestion> found;
+  auto try_apply = [&](const std::vector<const Change*>& chs) {
+    Workload w2 = w;
+    Layout l2 = l;
+    const Gpu* g2 = &gpu;
+    std::string text;
+    int disruption = 0;
+    for (const Change* ch : chs) {
+      if (!ch->apply(w2, l2, g2)) {
+        return;
+      }
+      text += (text.empty() ? "" : " + ") + Describe(*ch, l2, *g2);
+      disruption += ch->disruption;
+    }
+    try {
+      MemoryEstimate e = EstimateMemory(m, w2, l2, o, g2->memory_bytes);
+      if (Fits(e, *g2)) {
+        found.push_back({text, disruption, w2, l2, g2, std::move(e)});
+      }
+    } catch (const InputError&) {
+      // An invalid combination (e.g. tp not dividing heads) is simply not a suggestion.
+    }
+  };
+  for (const auto& ch : changes) {
+    try_apply({&ch});
+  }
+  if (found.empty()) {
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+      for (std::size_t j = i + 1; j < changes.size(); ++j) {
+        try_apply({&changes[i], &changes[j]});
+      }
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const Suggestion& a, const Suggestion& b) {
+    if (a.disruption != b.disruption) {
+      return a.disruption < b.disruption;
+    }
+    return a.estimate.per_gpu.Total() < b.estimate.per_gpu.Total();
+  });
+  // Keep one suggestion per kind of card change: the first (smallest memory) card that fits.
+  std::vector<Suggestion> out;
+  bool card_listed = false;
+  for (auto& s : found) {
+    const bool card_change = s.gpu != &gpu && s.layout.gpus == l.gpus;
+    if (card_change) {
+      if (card_listed) {
+        continue;
+      }
+      card_listed = true;
+    }
+    out.push_back(std::move(s));
+    if (out.size() >= limit) {
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,491 @@
+// Memory model. Formulas and their sources: docs/memory-model.md (section numbers in comments).
+#include "fit/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace gpuplan {
+namespace {
+
+// §3.3 QLoRA NF4 with double quantisation (Dettmers et al. 2023, section 3): 4-bit weights,
+// one 8-bit absmax per 64 weights, one fp32 second-level constant per 256 absmax values.
+constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
+// §5.1 int4 weight-only (GPTQ/AWQ): fp16 scale + fp16 zero point per group of 128 weights.
+constexpr double kInt4GroupSize = 128.0;
+constexpr double kInt4GroupBytes = 4.0;
+// §3.2 8-bit Adam (Dettmers et al. 2022): two 1-byte states + an fp32 absmax per block of 2048.
+constexpr double kAdam8bitBlock = 2048.0;
+// §4.5 logits: training-dtype logits + fp32 upcast + fp32 log-softmax kept for backward.
+constexpr double kLogitsFp32Copies = 2.0;
+// §4.2 flash attention keeps one fp32 log-sum-exp per head and query position.
+constexpr double kFlashLseBytes = 4.0;
+
+double CeilDiv(int64_t a, int64_t b) { return static_cast<double>((a + b - 1) / b); }
+
+bool IsLoraTarget(const TensorGroup& t, const std::vector<std::string>& targets) {
+  if (!t.linear || t.role == TensorRole::kLmHead || t.role == TensorRole::kEmbedding ||
+      t.role == TensorRole::kRouter || t.role == TensorRole::kPositionEmbedding) {
+    return false;
+  }
+  if (targets.empty()) {
+    return true;  // "all-linear" as in QLoRA (Dettmers et al. 2023, section 4)
+  }
+  return std::find(targets.begin(), targets.end(), t.module) != targets.end();
+}
+
+// One matrix that is trained, with the fraction of it that the GPU holds and its ZeRO shard.
+struct Trainable {
+  double rows = 0;
+  double cols = 0;
+  double count = 0;   // copies held (already scaled by the GPU's share)
+  double shard = 1;   // ZeRO data-parallel shard size for this tensor
+  double Params() const { return rows * cols * count; }
+};
+
+struct StageTotals {
+  MemoryBreakdown mem;
+  double params_on_gpu = 0;
+  Bytes cpu;
+  Bytes kv_per_seq;
+  Bytes act_per_seq;   // inference: activation bytes that grow with concurrency
+  Bytes fixed_for_kv;  // inference: everything but the KV cache and per-sequence activations
+};
+
+class Estimator {
+ public:
+  Estimator(const ModelSpec& m, const Workload& w, const Layout& l, const OverheadConfig& o)
+      : m_(m), w_(w), l_(l), o_(o) {}
+
+  StageTotals Stage(bool first, bool last) const {
+    StageTotals s;
+    const bool train = IsTraining(w_.task);
+    const double dp = static_cast<double>(l_.dp());
+    std::vector<Trainable> trainables;
+    for (const auto& t : m_.tensors) {
+      const double share = Share(t, first, last);
+      if (share == 0) {
+        continue;
+      }
+      const double params = static_cast<double>(t.Params()) * share;
+      const double shard = ShardOf(t, dp);
+      s.params_on_gpu += params;
+      double w = params * WeightBytes(t);
+      if (train && l_.zero == 3) {
+        w /= shard;
+      }
+      if (l_.offload_params) {
+        s.cpu += Bytes(w);
+        w = 0;
+      }
+      s.mem.weights += Bytes(w);
+      if (!train) {
+        continue;
+      }
+      if (w_.task == Task::kFull || w_.task == Task::kPretrain) {
+        trainables.push_back({static_cast<double>(t.rows), static_cast<double>(t.cols), static_cast<double>(t.count) * share, shard});
+      } else if (IsLoraTarget(t, w_.lora_targets)) {
+        const auto r = static_cast<double>(w_.lora_rank);
+        // lora_A: r x in, lora_B: out x r (PEFT LoraLayer).
+        trainables.push_back({r, static_cast<double>(t.cols), static_cast<double>(t.count) * share, shard});
+        trainables.push_back({static_cast<double>(t.rows), r, static_cast<double>(t.count) * share, shard});
+      }
+    }
+    if (train) {
+      AddTrainingStates(trainables, s);
+      s.mem.weights += ZeroLiveParams();
+      s.mem.activations = TrainingActivations(first, last);
+    } else {
+      AddInference(first, last, s);
+    }
+    AddOverhead(s, train);
+    return s;
+  }
+
+ private:
+  // §2 Fraction of tensor group t one GPU of the given pipeline stage holds.
+  double Share(const TensorGroup& t, bool first, bool last) const {
+    double share = 1;
+    if (t.per_layer) {
+      share = CeilDiv(m_.layers, l_.pp) / static_cast<double>(m_.layers);
+    } else if (t.role == TensorRole::kEmbedding || t.role == TensorRole::kPositionEmbedding) {
+      // Tied embeddings with pp > 1: the last stage keeps its own copy as the output layer
+      // (Megatron-LM, shared embedding synchronised by an all-reduce).
+      const bool head_copy = last && m_.tied_embeddings && t.role == TensorRole::kEmbedding && l_.pp > 1;
+      share = (first || head_copy) ? 1 : 0;
+    } else {
+      share = last ? 1 : 0;  // final norm and lm_head live on the last stage
+    }
+    if (t.tp_split) {
+      share /= static_cast<double>(l_.tp);
+    }
+    if (t.role == TensorRole::kExpert) {
+      share /= static_cast<double>(l_.ep);
+    }
+    return share;
+  }
+
+  // ZeRO shards expert states over the expert-data-parallel group (dp / ep).
+  double ShardOf(const TensorGroup& t, double dp) const {
+    return t.role == TensorRole::kExpert ? dp / static_cast<double>(l_.ep) : dp;
+  }
+
+  // §3.1 / §3.3 / §5.1 bytes per parameter of the stored (base) weights.
+  double WeightBytes(const TensorGroup& t) const {
+    if (IsTraining(w_.task)) {
+      if (w_.task == Task::kQlora && t.linear && t.role != TensorRole::kLmHead && t.role != TensorRole::kEmbedding &&
+          t.role != TensorRole::kRouter) {
+        return kNf4BytesPerParam;
+      }
+      return w_.precision == Precision::kFp32 ? 4.0 : 2.0;
+    }
+    const bool quantisable = t.linear && t.role != TensorRole::kLmHead && t.role != TensorRole::kEmbedding &&
+                             t.role != TensorRole::kRouter;
+    if (w_.weight_dtype == WeightDtype::kFp32) {
+      return 4.0;
+    }
+    if (!quantisable) {
+      return 2.0;
+    }
+    switch (w_.weight_dtype) {
+      case WeightDtype::kFp8:
+        return 1.0 + 4.0 / static_cast<double>(t.rows * t.cols);  // one fp32 scale per tensor
+      case WeightDtype::kInt8:
+        return 1.0 + 2.0 / static_cast<double>(t.cols);  // fp16 scale per output channel
+      case WeightDtype::kInt4:
+        return 0.5 + kInt4GroupBytes / kInt4GroupSize;
+      default:
+        return 2.0;
+    }
+  }
+
+  // §3.1-3.2 gradients and optimizer states of the trained matrices (ZeRO paper, Rajbhandari
+  // et al. 2020, section 3: 2 + 2 + 12 bytes per parameter for mixed-precision Adam).
+  void AddTrainingStates(const std::vector<Trainable>& ts, StageTotals& s) const {
+    const bool lora = w_.task == Task::kLora || w_.task == Task::kQlora;
+    const double weight_bytes = w_.precision == Precision::kFp32 ? 4.0 : 2.0;
+    const double grad_bytes = weight_bytes;
+    const double master = w_.precision == Precision::kMixed ? 4.0 : 0.0;
+    double grads = 0;
+    double opt = 0;
+    double adapters = 0;
+    for (const auto& t : ts) {
+      const double n = t.Params();
+      if (lora) {
+        adapters += n * weight_bytes / (l_.zero == 3 ? t.shard : 1.0);
+      }
+      grads += n * grad_bytes / (l_.zero >= 2 ? t.shard : 1.0);
+      double states = 0;
+      switch (w_.optimizer) {
+        case Optimizer::kAdamW:
+          states = n * (w_.precision == Precision::kBf16 ? 4.0 : 8.0);
+          break;
+        case Optimizer::kAdamW8bit:
+          states = n * (2.0 + 2.0 * 4.0 / kAdam8bitBlock);
+          break;
+        case Optimizer::kSgd:
+          states = n * (w_.precision == Precision::kBf16 ? 2.0 : 4.0);
+          break;
+        case Optimizer::kAdafactor: {
+          // Shazeer & Stern 2018: factored second moment, row + column fp32 accumulators for
+          // matrices, full for vectors; no first moment (beta1 = None, the HF default).
+          const double per_copy = (t.rows > 1 && t.cols > 1) ? (t.rows + t.cols) : t.rows * t.cols;
+          states = per_copy * t.count * 4.0;
+          break;
+        }
+      }
+      states += n * master;
+      opt += states / (l_.zero >= 1 ? t.shard : 1.0);
+    }
+    s.mem.weights += Bytes(adapters);
+    s.mem.gradients += Bytes(grads);
+    if (l_.offload_optimizer) {
+      s.cpu += Bytes(opt);
+    } else {
+      s.mem.optimizer += Bytes(opt);
+    }
+  }
+
+  // §3.4 ZeRO-3 gathers each layer's full parameters before use and prefetches the next.
+  Bytes ZeroLiveParams() const {
+    if (l_.zero != 3 || l_.dp() == 1) {
+      return Bytes(0);
+    }
+    double per_layer = 0;
+    double largest_other = 0;
+    for (const auto& t : m_.tensors) {
+      if (t.per_layer) {
+        per_layer += static_cast<double>(t.Params()) / static_cast<double>(m_.layers);
+      } else {
+        largest_other = std::max(largest_other, static_cast<double>(t.Params()));
+      }
+    }
+    const double bytes = w_.precision == Precision::kFp32 ? 4.0 : 2.0;
+    return Bytes(2.0 * std::max(per_layer, largest_other) * bytes / static_cast<double>(l_.tp));
+  }
+
+  double ActBytes() const { return w_.precision == Precision::kFp32 ? 4.0 : 2.0; }
+
+  // §4 Activations of one transformer layer for one micro-batch on one GPU (Korthikanti et
+  // al. 2022, section 4, generalised to GQA, gated MLPs, MoE and MLA). `moe` selects the MoE
+  // layer form.
+  double LayerActivations(bool moe) const {
+    const double p = ActBytes();
+    const double s = static_cast<double>(w_.seq);
+    const double b = static_cast<double>(w_.micro_batch);
+    const double h = static_cast<double>(m_.hidden);
+    const double t = static_cast<double>(l_.tp);
+    const double sb = s * b;
+    const double nh = static_cast<double>(m_.heads);
+    // Inputs of the norms, of the QKV projection and of the MLP, and dropout masks.
+    const double norms = static_cast<double>(m_.norms_per_layer);
+    double replicated = (norms + std::min(2.0, norms)) * p * sb * h;
+    if (m_.hidden_dropout > 0) {
+      replicated += 2.0 * sb * h;  // two 1-byte dropout masks
+    }
+    if (l_.sp) {
+      replicated /= t;
+    }
+    double hq = nh * static_cast<double>(m_.head_dim);
+    double hk = static_cast<double>(m_.kv_heads * m_.head_dim);
+    double hv = static_cast<double>(m_.kv_heads * m_.v_head_dim);
+    double low_rank = 0;
+    if (m_.mla) {
+      const auto& a = *m_.mla;
+      hk = hq;
+      hv = nh * static_cast<double>(a.v_head_dim);
+      // q_a output and its norm, kv_a output and its norm (not split by tensor parallelism).
+      low_rank = p * sb *
+                 (2.0 * static_cast<double>(a.q_lora_rank) + 2.0 * static_cast<double>(a.kv_lora_rank) +
+                  static_cast<double>(a.qk_rope_head_dim));
+    }
+    const double out_in = nh * static_cast<double>(m_.v_head_dim);
+    double core = 0;
+    if (w_.flash_attn) {
+      core = kFlashLseBytes * nh * sb;
+    } else if (w_.recompute != Recompute::kSelective) {
+      core = p * nh * s * s * b;  // softmax output
+      if (m_.attention_dropout > 0) {
+        core += (1.0 + p) * nh * s * s * b;  // dropout mask and dropout output
+      }
+    }
+    const double attention = (p * sb * (hq + hk + hv + out_in) + core) / t;
+    const double gated = m_.gated_mlp ? 4.0 : 2.0;
+    double mlp = 0;
+    if (moe && m_.moe) {
+      const auto& e = *m_.moe;
+      const double k = static_cast<double>(e.experts_per_token);
+      mlp = 4.0 * sb * static_cast<double>(e.experts);  // fp32 router logits
+      mlp += k * sb * (p * h + gated * p * static_cast<double>(e.expert_intermediate)) / t;
+      mlp += gated * p * sb * static_cast<double>(e.shared_intermediate) / t;
+    } else {
+      mlp = gated * p * sb * static_cast<double>(m_.intermediate) / t;
+    }
+    return replicated + low_rank + attention + mlp + LoraActivations();
+  }
+
+  // §4.4 LoRA adds each adapted module's A output (and dropout copy of its input).
+  double LoraActivations() const {
+    if (w_.task != Task::kLora && w_.task != Task::kQlora) {
+      return 0;
+    }
+    const double p = ActBytes();
+    const double sb = static_cast<double>(w_.seq * w_.micro_batch);
+    double bytes = 0;
+    for (const auto& t : m_.tensors) {
+      if (!t.per_layer || !IsLoraTarget(t, w_.lora_targets)) {
+        continue;
+      }
+      double per_layer_copies = static_cast<double>(t.count) / static_cast<double>(m_.layers);
+      if (t.role == TensorRole::kExpert && m_.moe) {
+        // each token visits k of the E experts
+        per_layer_copies = per_layer_copies * static_cast<double>(m_.moe->experts_per_token) /
+                           static_cast<double>(m_.moe->experts);
+      }
+      double one = p * sb * static_cast<double>(w_.lora_rank);
+      if (w_.lora_dropout > 0) {
+        one += (p + 1.0) * sb * static_cast<double>(t.cols);
+      }
+      bytes += one * per_layer_copies;
+    }
+    return bytes;
+  }
+
+  // Average activation bytes of one layer of this model.
+  double AverageLayerActivations() const {
+    if (!m_.moe || m_.moe->moe_layers == 0) {
+      return LayerActivations(false);
+    }
+    const auto moe_layers = static_cast<double>(m_.moe->moe_layers);
+    const auto layers = static_cast<double>(m_.layers);
+    return (LayerActivations(true) * moe_layers + LayerActivations(false) * (layers - moe_layers)) / layers;
+  }
+
+  // §4.5 logits and loss on the last stage.
+  double LogitsActivations() const {
+    const double p = ActBytes();
+    const double sb = static_cast<double>(w_.seq * w_.micro_batch);
+    const double t = static_cast<double>(l_.tp);
+    return 2.0 * p * sb * static_cast<double>(m_.hidden) +
+           (p + 4.0 * kLogitsFp32Copies) * sb * static_cast<double>(m_.vocab) / t;
+  }
+
+  // §4.3 / §4.6 activations held by a GPU of a pipeline stage under 1F1B.
+  Bytes TrainingActivations(bool first, bool last) const {
+    const double layers = CeilDiv(m_.layers, l_.pp);
+    const double per_layer = AverageLayerActivations();
+    double stored_per_layer = per_layer;
+    double recompute_buffer = 0;
+    if (w_.recompute == Recompute::kFull) {
+      // Only each layer's input is kept; one layer's activations are rebuilt at a time.
+      stored_per_layer = ActBytes() * static_cast<double>(w_.seq * w_.micro_batch * m_.hidden) /
+                         (l_.sp ? static_cast<double>(l_.tp) : 1.0);
+      recompute_buffer = per_layer;
+    }
+    double in_flight = 1;
+    if (first && l_.pp > 1) {
+      const int64_t dp = l_.dp();
+      const double micro_batches = w_.global_batch > 0
+                                       ? static_cast<double>(w_.global_batch / (w_.micro_batch * dp))
+                                       : static_cast<double>(l_.pp);
+      in_flight = std::min(static_cast<double>(l_.pp), micro_batches);
+      if (l_.vpp > 1) {
+        in_flight *= 1.0 + static_cast<double>(l_.pp - 1) / static_cast<double>(l_.pp * l_.vpp);
+      }
+    }
+    double bytes = stored_per_layer * layers * in_flight + recompute_buffer;
+    if (last) {
+      bytes += LogitsActivations();
+    }
+    return Bytes(bytes);
+  }
+
+  // §5 inference: weights are done; KV cache and working buffers.
+  void AddInference(bool first, bool last, StageTotals& s) const {
+    const double layers = CeilDiv(m_.layers, l_.pp);
+    const double ctx = static_cast<double>(w_.context);
+    const double kv_bytes = w_.kv_dtype == KvDtype::kFp8 ? 1.0 : 2.0;
+    double elements = static_cast<double>(m_.KvElementsPerTokenPerLayer());
+    if (!m_.mla) {
+      // KV heads are split over tp ranks; with tp > kv_heads they are replicated.
+      const double heads_per_gpu = CeilDiv(m_.kv_heads, l_.tp);
+      elements = heads_per_gpu * static_cast<double>(m_.head_dim + m_.v_head_dim);
+    }
+    double tokens_per_layer = ctx;
+    if (m_.sliding_window > 0 && m_.sliding_window_layers > 0) {
+      const double frac = static_cast<double>(m_.sliding_window_layers) / static_cast<double>(m_.layers);
+      tokens_per_layer = frac * std::min(ctx, static_cast<double>(m_.sliding_window)) + (1.0 - frac) * ctx;
+    }
+    s.kv_per_seq = Bytes(layers * tokens_per_layer * elements * kv_bytes);
+    s.mem.kv_cache = s.kv_per_seq * static_cast<double>(w_.concurrency);
+
+    // Working buffers of one forward pass over N tokens; freed layer by layer (§5.3).
+    const double p = 2.0;
+    const double n = static_cast<double>(std::min<int64_t>(w_.batched_tokens, w_.concurrency * w_.context));
+    const double h = static_cast<double>(m_.hidden);
+    const double t = static_cast<double>(l_.tp);
+    const double nh = static_cast<double>(m_.heads);
+    const double hq = nh * static_cast<double>(m_.head_dim);
+    const double hkv = m_.mla ? hq + nh * static_cast<double>(m_.v_head_dim)
+                              : static_cast<double>(m_.kv_heads * (m_.head_dim + m_.v_head_dim));
+    double ffn = (m_.gated_mlp ? 3.0 : 2.0) * static_cast<double>(m_.intermediate);
+    if (m_.moe) {
+      const auto& e = *m_.moe;
+      const double moe_ffn = static_cast<double>(e.experts_per_token) *
+                                 (h + 3.0 * static_cast<double>(e.expert_intermediate)) +
+                             3.0 * static_cast<double>(e.shared_intermediate);
+      ffn = std::max(ffn, moe_ffn);
+    }
+    const double working = p * n * (2.0 * h + (hq + hkv + nh * static_cast<double>(m_.v_head_dim) + ffn) / t);
+    // Sampler: fp32 logits and probabilities of the last position of each sequence.
+    const double per_seq_logits = last ? 2.0 * 4.0 * static_cast<double>(m_.vocab) / t : 0.0;
+    s.act_per_seq = Bytes(per_seq_logits);
+    s.mem.activations = Bytes(working + per_seq_logits * static_cast<double>(w_.concurrency));
+    (void)first;
+  }
+
+  // §6 CUDA context, NCCL communicators and allocator fragmentation.
+  void AddOverhead(StageTotals& s, bool train) const {
+    int groups = 0;
+    groups += l_.tp > 1 ? 1 : 0;
+    groups += l_.pp > 1 ? 1 : 0;
+    groups += (train && l_.dp() > 1) ? 1 : 0;
+    groups += l_.ep > 1 ? 1 : 0;
+    const Bytes dynamic = train ? s.mem.activations + s.mem.gradients : s.mem.activations;
+    s.mem.overhead = o_.cuda_context + o_.nccl_per_group * static_cast<double>(groups) + dynamic * o_.fragmentation;
+    s.fixed_for_kv = s.mem.weights + s.mem.overhead + s.mem.activations -
+                     s.act_per_seq * static_cast<double>(w_.concurrency) * (1.0 + o_.fragmentation);
+  }
+
+  const ModelSpec& m_;
+  const Workload& w_;
+  const Layout& l_;
+  const OverheadConfig& o_;
+};
+
+}  // namespace
+
+int64_t LoraParams(const ModelSpec& m, int64_t rank, const std::vector<std::string>& targets) {
+  int64_t n = 0;
+  for (const auto& t : m.tensors) {
+    if (IsLoraTarget(t, targets)) {
+      n += rank * (t.rows + t.cols) * t.count;
+    }
+  }
+  return n;
+}
+
+MemoryEstimate EstimateMemory(const ModelSpec& m, const Workload& w, const Layout& l, const OverheadConfig& o,
+                              std::optional<int64_t> gpu_memory) {
+  ValidateLayout(m, w, l);
+  if ((w.task == Task::kLora || w.task == Task::kQlora) && !w.lora_targets.empty() &&
+      LoraParams(m, 1, w.lora_targets) == 0) {
+    std::string modules;
+    for (const auto& t : m.tensors) {
+      if (IsLoraTarget(t, {}) && modules.find(t.module) == std::string::npos) {
+        modules += (modules.empty() ? "" : ", ") + t.module;
+      }
+    }
+    throw InputError("none of the LoRA target modules exist in " + m.name + "; its linear modules are " + modules, "",
+                     0, "--lora-targets");
+  }
+  const Estimator est(m, w, l, o);
+  MemoryEstimate e;
+  e.params_total = m.ParamsTotal();
+  e.params_active = m.ParamsActive();
+  e.params_trainable = (w.task == Task::kLora || w.task == Task::kQlora) ? LoraParams(m, w.lora_rank, w.lora_targets)
+                       : IsTraining(w.task)                               ? e.params_total
+                                                                          : 0;
+  StageTotals peak;
+  if (l.pp == 1) {
+    peak = est.Stage(true, true);
+    e.peak_stage = "only";
+  } else {
+    const StageTotals first = est.Stage(true, false);
+    const StageTotals last = est.Stage(false, true);
+    const bool first_wins = last.mem.Total() <= first.mem.Total();
+    peak = first_wins ? first : last;
+    e.peak_stage = first_wins ? "first" : "last";
+  }
+  e.per_gpu = peak.mem;
+  e.params_on_gpu = static_cast<int64_t>(std::llround(peak.params_on_gpu));
+  e.cpu_offload = peak.cpu;
+  if (!IsTraining(w.task)) {
+    e.kv_per_sequence = peak.kv_per_seq;
+    if (gpu_memory) {
+      const double free = static_cast<double>(*gpu_memory) - peak.fixed_for_kv.value;
+      const double per_seq = peak.kv_per_seq.value + peak.act_per_seq.value * (1.0 + o.fragmentation);
+      e.max_concurrency = free <= 0 ? 0 : static_cast<int64_t>(std::floor(free / per_seq));
+    }
+  }
+  if (w.task == Task::kQlora && w.paged_optimizer) {
+    e.notes.emplace_back("paged optimizer: states can page to CPU RAM under memory pressure");
+  }
+  if (m.moe && IsTraining(w.task)) {
+    e.notes.emplace_back("MoE activations assume balanced routing (each expert gets its top-k share)");
+  }
+  return e;
+}
+
+}  // namespace gpuplan

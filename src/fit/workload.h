@@ -1,0 +1,74 @@
+// What the user wants to run (Workload) and how it is spread over GPUs (Layout).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuplan {
+
+enum class Task { kPretrain, kFull, kLora, kQlora, kInfer };
+// Training numerics: fp32; mixed = bf16/fp16 autocast with fp32 master weights (the ZeRO
+// paper's "mixed precision"); bf16 = pure bf16 weights, grads and optimizer states.
+enum class Precision { kFp32, kMixed, kBf16 };
+enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor };
+enum class Recompute { kNone, kSelective, kFull };
+// Inference weight storage.
+enum class WeightDtype { kFp32, kBf16, kFp8, kInt8, kInt4 };
+enum class KvDtype { kBf16, kFp8 };
+
+struct Workload {
+  Task task = Task::kFull;
+  Precision precision = Precision::kMixed;
+  Optimizer optimizer = Optimizer::kAdamW;
+  int64_t seq = 2048;          // training sequence length (tokens)
+  int64_t micro_batch = 1;     // sequences per GPU per micro-step
+  int64_t global_batch = 0;    // sequences per optimizer step; 0 = enough to fill the pipeline
+  Recompute recompute = Recompute::kNone;
+  bool flash_attn = true;
+  int64_t lora_rank = 16;
+  double lora_dropout = 0.0;
+  std::vector<std::string> lora_targets;  // module names; empty = all linear layers but lm_head
+  bool paged_optimizer = false;           // QLoRA's paged optimizer (states may page to CPU)
+  // Inference
+  WeightDtype weight_dtype = WeightDtype::kBf16;
+  KvDtype kv_dtype = KvDtype::kBf16;
+  int64_t context = 4096;        // tokens per sequence held in the KV cache (prompt + output)
+  int64_t concurrency = 1;       // sequences decoded at once per model replica
+  int64_t batched_tokens = 8192;  // tokens in one forward pass (vLLM max_num_batched_tokens)
+};
+
+struct Layout {
+  int64_t gpus = 1;
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t ep = 1;     // expert parallel (MoE): experts split over ep ranks of the dp group
+  int64_t vpp = 1;    // interleaved virtual stages per GPU
+  int zero = 0;       // ZeRO stage 0-3 over the data-parallel group
+  bool sp = false;    // Megatron sequence parallelism (needs tp > 1)
+  bool offload_optimizer = false;  // ZeRO-Offload: optimizer states + master weights in CPU RAM
+  bool offload_params = false;     // ZeRO-Infinity: parameters in CPU RAM (needs zero 3)
+  int64_t dp() const { return gpus / (tp * pp); }
+};
+
+bool IsTraining(Task t);
+const char* ToString(Task t);
+const char* ToString(Precision p);
+const char* ToString(Optimizer o);
+const char* ToString(Recompute r);
+const char* ToString(WeightDtype d);
+const char* ToString(KvDtype d);
+
+// Parse user spellings; throw InputError naming `field` and listing the accepted values.
+Task ParseTask(const std::string& s);
+Precision ParsePrecision(const std::string& s);
+Optimizer ParseOptimizer(const std::string& s);
+Recompute ParseRecompute(const std::string& s);
+WeightDtype ParseWeightDtype(const std::string& s);
+KvDtype ParseKvDtype(const std::string& s);
+
+// Checks a workload + layout against a model's shape; throws InputError naming the option.
+struct ModelSpec;
+void ValidateLayout(const ModelSpec& model, const Workload& w, const Layout& l);
+
+}  // namespace gpuplan

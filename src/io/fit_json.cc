@@ -1,0 +1,112 @@
+#include "io/fit_json.h"
+
+#include <cmath>
+
+namespace gpuplan {
+namespace {
+
+int64_t Round(Bytes b) { return static_cast<int64_t>(std::llround(b.value)); }
+
+nlohmann::json OptionalNumber(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+}  // namespace
+
+nlohmann::json MemoryToJson(const MemoryBreakdown& m) {
+  return {{"weights", Round(m.weights)},         {"gradients", Round(m.gradients)},
+          {"optimizer", Round(m.optimizer)},     {"activations", Round(m.activations)},
+          {"kv_cache", Round(m.kv_cache)},       {"overhead", Round(m.overhead)},
+          {"total", Round(m.Total())}};
+}
+
+nlohmann::json LayoutToJson(const Layout& l, const Workload& w, const Gpu* gpu) {
+  nlohmann::json j = {{"gpu", gpu ? nlohmann::json(gpu->name) : nlohmann::json(nullptr)},
+                      {"gpus", l.gpus},
+                      {"tp", l.tp},
+                      {"pp", l.pp},
+                      {"dp", l.dp()},
+                      {"ep", l.ep},
+                      {"zero", l.zero},
+                      {"sp", l.sp},
+                      {"recompute", ToString(w.recompute)},
+                      {"micro_batch", w.micro_batch},
+                      {"offload_optimizer", l.offload_optimizer},
+                      {"offload_params", l.offload_params}};
+  return j;
+}
+
+nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu* gpu,
+                         const MemoryEstimate& e, const std::vector<Suggestion>& suggestions) {
+  nlohmann::json j;
+  j["model"] = {{"name", m.name},
+                {"architecture", m.architecture},
+                {"model_type", m.model_type},
+                {"params_total", e.params_total},
+                {"params_active", e.params_active},
+                {"params_trainable", e.params_trainable}};
+  nlohmann::json workload = {{"task", ToString(w.task)}};
+  if (IsTraining(w.task)) {
+    workload["precision"] = ToString(w.precision);
+    workload["optimizer"] = ToString(w.optimizer);
+    workload["seq"] = w.seq;
+    workload["flash_attn"] = w.flash_attn;
+    if (w.task == Task::kLora || w.task == Task::kQlora) {
+      workload["lora_rank"] = w.lora_rank;
+    }
+  } else {
+    workload["weight_dtype"] = ToString(w.weight_dtype);
+    workload["kv_dtype"] = ToString(w.kv_dtype);
+    workload["context"] = w.context;
+    workload["concurrency"] = w.concurrency;
+  }
+  j["workload"] = workload;
+  j["layout"] = LayoutToJson(l, w, gpu);
+  j["memory_per_gpu"] = MemoryToJson(e.per_gpu);
+  j["peak_stage"] = e.peak_stage;
+  j["cpu_offload_per_gpu"] = Round(e.cpu_offload);
+  j["gpu_memory"] = gpu ? nlohmann::json(gpu->memory_bytes) : nlohmann::json(nullptr);
+  j["fits"] = gpu ? nlohmann::json(Fits(e, *gpu)) : nlohmann::json(nullptr);
+  if (!IsTraining(w.task)) {
+    j["inference"] = {{"kv_cache_per_sequence", Round(e.kv_per_sequence)},
+                      {"max_concurrency", e.max_concurrency ? nlohmann::json(*e.max_concurrency) : nlohmann::json(nullptr)}};
+  }
+  nlohmann::json sug = nlohmann::json::array();
+  for (const auto& s : suggestions) {
+    sug.push_back({{"change", s.change},
+                   {"gpu", s.gpu->name},
+                   {"layout", LayoutToJson(s.layout, s.workload, s.gpu)},
+                   {"memory_per_gpu_total", Round(s.estimate.per_gpu.Total())}});
+  }
+  j["suggestions"] = sug;
+  j["notes"] = e.notes;
+  return j;
+}
+
+nlohmann::json GpuToJson(const Gpu& g) {
+  return {{"name", g.name},
+          {"aliases", g.aliases},
+          {"vendor", g.vendor},
+          {"architecture", g.architecture},
+          {"memory_bytes", g.memory_bytes},
+          {"memory_bandwidth_gb_s", g.memory_bandwidth_gb_s},
+          {"tflops",
+           {{"fp64", OptionalNumber(g.tflops.fp64)},
+            {"fp32", OptionalNumber(g.tflops.fp32)},
+            {"tf32", OptionalNumber(g.tflops.tf32)},
+            {"bf16", OptionalNumber(g.tflops.bf16)},
+            {"fp16", OptionalNumber(g.tflops.fp16)},
+            {"fp8", OptionalNumber(g.tflops.fp8)},
+            {"int8", OptionalNumber(g.tflops.int8)}}},
+          {"interconnect",
+           {{"kind", g.interconnect.kind},
+            {"bandwidth_gb_s", g.interconnect.bandwidth_gb_s},
+            {"links", g.interconnect.links}}},
+          {"pcie", {{"gen", g.pcie_gen}, {"lanes", g.pcie_lanes}}},
+          {"tdp_watts", g.tdp_watts},
+          {"mig", {{"max_instances", g.mig_max_instances}, {"profiles", g.mig_profiles}}},
+          {"pci_device_ids", g.pci_device_ids},
+          {"price_cny_per_card_hour", g.price_cny_per_card_hour},
+          {"confidence", g.confidence},
+          {"sources", g.sources}};
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,19 @@
+// JSON form of fit results: the one mapping used by the CLI (--json) and the server.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/model.h"
+#include "fit/advisor.h"
+#include "fit/memory_model.h"
+
+namespace gpuplan {
+
+nlohmann::json MemoryToJson(const MemoryBreakdown& m);
+nlohmann::json LayoutToJson(const Layout& l, const Workload& w, const Gpu* gpu);
+nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu* gpu,
+                         const MemoryEstimate& e, const std::vector<Suggestion>& suggestions);
+nlohmann::json GpuToJson(const Gpu& g);
+
+}  // namespace gpuplan
