@@ -1,0 +1,144 @@
+// The shipped GPU catalog: names as nvidia-smi prints them resolve, memory equals what the card
+// reports (real nvidia-smi -q outputs in tests/fixtures/nvidia-smi), datasheet spot checks.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "catalog/gpu_catalog.h"
+#include "core/error.h"
+#include "test_paths.h"
+
+namespace gpuplan {
+namespace {
+
+const GpuCatalog& Catalog() {
+  static const GpuCatalog cat = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
+  return cat;
+}
+
+TEST(GpuCatalog, HasTheRequiredCards) {
+  for (const char* name : {"V100 16GB", "V100 32GB", "A100 40GB SXM", "A100 80GB SXM", "A100 40GB PCIe",
+                           "A100 80GB PCIe", "A800", "H100 SXM", "H100 PCIe", "H800", "H20", "H200", "B200", "L40S",
+                           "L40", "L4", "T4", "A10", "A30", "RTX 3090", "RTX 4090", "RTX 5090", "Ascend 910B"}) {
+    EXPECT_NE(Catalog().TryFind(name), nullptr) << name;
+  }
+}
+
+TEST(GpuCatalog, NamesMatchCaseAndPunctuationInsensitively) {
+  const Gpu* a = Catalog().TryFind("a100");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(Catalog().TryFind("A100-SXM4-80GB"), a);
+  EXPECT_EQ(Catalog().TryFind("NVIDIA A100-SXM4-80GB"), a);
+  EXPECT_EQ(Catalog().TryFind("a100 sxm4 80gb"), a);
+  // A100 80GB reports 81920 MiB = 80 GiB.
+  EXPECT_EQ(a->memory_bytes, 80LL * 1024 * 1024 * 1024);
+}
+
+TEST(GpuCatalog, NvidiaSmiNamesAndMemoryTotals) {
+  const std::regex name_re(R"(^\s*Product Name\s*:\s*(.+?)\s*$)");
+  const std::regex total_re(R"(^\s*Total\s*:\s*(\d+) MiB\s*$)");
+  int checked = 0;
+  for (const auto& e : std::filesystem::directory_iterator(test::Fixture("nvidia-smi"))) {
+    if (e.path().extension() != ".txt") {
+      continue;
+    }
+    std::ifstream in(e.path());
+    std::string line;
+    std::string name;
+    int64_t mib = 0;
+    bool fb = false;
+    std::smatch m;
+    while (std::getline(in, line)) {
+      if (name.empty() && std::regex_match(line, m, name_re)) {
+        name = m[1];
+      }
+      if (line.find("FB Memory Usage") != std::string::npos) {
+        fb = true;
+      } else if (fb && mib == 0 && std::regex_match(line, m, total_re)) {
+        mib = std::stoll(m[1]);
+      }
+    }
+    ASSERT_FALSE(name.empty()) << e.path();
+    const Gpu* g = Catalog().TryFind(name);
+    ASSERT_NE(g, nullptr) << name << " from " << e.path();
+    EXPECT_EQ(g->memory_bytes, mib * 1024 * 1024) << name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);
+}
+
+TEST(GpuCatalog, DatasheetSpotChecks) {
+  // NVIDIA H100 SXM5 datasheet: 3.35 TB/s, 989 dense BF16 TFLOPS, 700 W, NVLink 900 GB/s.
+  const Gpu& h100 = Catalog().Find("H100 SXM");
+  EXPECT_DOUBLE_EQ(h100.memory_bandwidth_gb_s, 3350);
+  EXPECT_NEAR(*h100.tflops.bf16, 989.4, 0.5);
+  EXPECT_DOUBLE_EQ(h100.tdp_watts, 700);
+  EXPECT_DOUBLE_EQ(h100.interconnect.bandwidth_gb_s, 900);
+  EXPECT_FALSE(h100.sources.empty());
+  // A100: no FP8; 312 dense BF16 (624 is the sparse figure).
+  const Gpu& a100 = Catalog().Find("A100");
+  EXPECT_FALSE(a100.tflops.fp8.has_value());
+  EXPECT_DOUBLE_EQ(*a100.tflops.bf16, 312);
+  EXPECT_EQ(a100.mig_max_instances, 7);
+  // L40S has no NVLink and no MIG.
+  const Gpu& l40s = Catalog().Find("L40S");
+  EXPECT_EQ(l40s.mig_max_instances, 0);
+  EXPECT_DOUBLE_EQ(l40s.interconnect.bandwidth_gb_s, 0);
+}
+
+TEST(GpuCatalog, PciDeviceIds) {
+  // pci.ids: 10de:20b2 = GA100 [A100 SXM4 80GB]; 10de:2330 = GH100 [H100 SXM5 80GB].
+  EXPECT_EQ(Catalog().FindByPciId("0x20B2"), &Catalog().Find("A100 80GB SXM"));
+  EXPECT_EQ(Catalog().FindByPciId("0x233010DE"), &Catalog().Find("H100 SXM"));  // nvidia-smi pci.device_id form
+  EXPECT_EQ(Catalog().FindByPciId("0xFFFF"), nullptr);
+}
+
+TEST(GpuCatalog, UnknownNameSuggestsClosest) {
+  try {
+    Catalog().Find("H10");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("H100"), std::string::npos) << e.what();
+    EXPECT_EQ(e.field(), "gpu");
+  }
+}
+
+TEST(GpuCatalog, YamlErrorsCarryLineAndField) {
+  try {
+    GpuCatalog::Parse("gpus:\n  - name: X\n    memory_bytes: [1\n", "bad.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "bad.yaml");
+    EXPECT_GT(e.line(), 0);
+  }
+  try {
+    GpuCatalog::Parse("gpus:\n  - name: X\n    memory_bytes: -5\n    memory_bandwidth_gb_s: 1\n    tflops: {}\n",
+                      "neg.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "gpus[X].memory_bytes");
+  }
+  try {
+    GpuCatalog::Parse("gpus:\n  - name: X\n    memory_bytes: 0\n    memory_bandwidth_gb_s: 1\n    tflops: {}\n",
+                      "zero.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "gpus[X].memory_bytes");
+  }
+  try {
+    GpuCatalog::Parse(
+        "gpus:\n  - name: X\n    memory_bytes: 1\n    memory_bandwidth_gb_s: 1\n    tflops: {}\n"
+        "  - name: Y\n    aliases: [x]\n    memory_bytes: 1\n    memory_bandwidth_gb_s: 1\n    tflops: {}\n",
+        "dup.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("already"), std::string::npos);
+    EXPECT_EQ(e.line(), 6);
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan

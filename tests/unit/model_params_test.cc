@@ -1,0 +1,157 @@
+// Exact parameter counts. Expected values come from outside the program: the safetensors
+// index total_size of real checkpoints (tests/fixtures/index, copied from
+// shared/reference/hf-configs), the model publishers' stated counts, or the closed-form
+// formula of the architecture's paper written out here by hand.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "catalog/model.h"
+#include "catalog/model_loader.h"
+#include "fit/memory_model.h"
+#include "test_paths.h"
+
+namespace gpuplan {
+namespace {
+
+using test::Fixture;
+using test::Preset;
+
+int64_t TotalSizeFromIndex(const std::string& name) {
+  std::ifstream in(Fixture("index/" + name + ".json"));
+  const auto j = nlohmann::json::parse(in);
+  return j["metadata"]["total_size"].get<int64_t>();
+}
+
+// Checkpoint bytes / 2 (all these checkpoints are bf16 or fp16) = parameters.
+struct IndexCase {
+  const char* preset;
+  const char* index;
+  int64_t buffer_bytes;  // non-parameter buffers stored in the checkpoint
+};
+
+class FromCheckpointIndex : public ::testing::TestWithParam<IndexCase> {};
+
+TEST_P(FromCheckpointIndex, ParamsEqualHalfTheCheckpointBytes) {
+  const IndexCase c = GetParam();
+  const ModelSpec m = LoadHfConfig(Preset(c.preset));
+  const int64_t expected = (TotalSizeFromIndex(c.index) - c.buffer_bytes) / 2;
+  EXPECT_EQ(m.ParamsTotal(), expected) << c.preset;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Presets, FromCheckpointIndex,
+    ::testing::Values(IndexCase{"Mixtral-8x7B-v0.1", "Mixtral-8x7B-v0.1", 0},
+                      // 80 layers x rotary_emb.inv_freq of 64 fp32 values = 20,480 bytes (SOURCES.md).
+                      IndexCase{"Llama-2-70b-chat-hf", "Llama-2-70b-chat-hf", 80 * 64 * 4},
+                      // The -Instruct checkpoint has the same tensor shapes as the base preset.
+                      IndexCase{"Llama-3.2-3B", "Llama-3.2-3B-Instruct", 0},
+                      IndexCase{"Phi-3-mini-128k-instruct", "Phi-3-mini-128k-instruct", 0},
+                      IndexCase{"internlm2-chat-7b", "internlm2-chat-7b", 0}));
+
+struct PublishedCase {
+  const char* preset;  // data/models/<preset>.json, or tests/fixtures/configs/<preset>.json
+  int64_t params;
+  bool fixture = false;
+};
+
+class PublishedCount : public ::testing::TestWithParam<PublishedCase> {};
+
+TEST_P(PublishedCount, MatchesThePublishersCount) {
+  const PublishedCase c = GetParam();
+  const std::string path = c.fixture ? Fixture(std::string("configs/") + c.preset + ".json") : Preset(c.preset);
+  EXPECT_EQ(LoadHfConfig(path).ParamsTotal(), c.params) << c.preset;
+}
+
+// Exact counts shown by the Hugging Face model pages (safetensors parameter count).
+INSTANTIATE_TEST_SUITE_P(Presets, PublishedCount,
+                         ::testing::Values(PublishedCase{"Llama-3.1-8B", 8'030'261'248},
+                                           PublishedCase{"Llama-3.1-70B", 70'553'706'496},
+                                           PublishedCase{"Llama-3.1-405B", 405'853'388'800},
+                                           PublishedCase{"Llama-3.2-1B-Instruct", 1'235'814'400},
+                                           PublishedCase{"Qwen2.5-7B", 7'615'616'512},
+                                           PublishedCase{"Qwen2.5-14B", 14'770'033'664},
+                                           PublishedCase{"Qwen2.5-32B", 32'763'876'352},
+                                           PublishedCase{"Qwen2.5-Math-72B-Instruct", 72'706'203'648},
+                                           PublishedCase{"Qwen3-8B", 8'190'735'360},
+                                           PublishedCase{"Qwen3-30B-A3B", 30'532'122'624}));
+
+TEST(ModelParams, Llama3_1_8bByHand) {
+  // Llama 3 architecture: h=4096, 32 layers, 32 heads, 8 KV heads, head 128, FFN 14336, vocab 128256.
+  const int64_t h = 4096, L = 32, kv = 8 * 128, ffn = 14336, V = 128256;
+  const int64_t per_layer = h * h + 2 * h * kv + h * h + 3 * h * ffn + 2 * h;
+  const int64_t expected = L * per_layer + 2 * V * h + h;
+  EXPECT_EQ(LoadHfConfig(Preset("Llama-3.1-8B")).ParamsTotal(), expected);
+}
+
+TEST(ModelParams, Gpt2SmallByPaperFormula) {
+  // GPT-2 small: 12 layers of (LN 2h, qkv 3h^2+3h, proj h^2+h, LN 2h, fc 4h^2+4h, proj 4h^2+h)
+  // = 12h^2 + 13h per layer; token + position embeddings; final LN; tied head. = 124,439,808.
+  const int64_t h = 768, L = 12, V = 50257, P = 1024;
+  const int64_t expected = V * h + P * h + L * (12 * h * h + 13 * h) + 2 * h;
+  EXPECT_EQ(expected, 124'439'808);
+  EXPECT_EQ(LoadHfConfig(Fixture("configs/gpt2.json")).ParamsTotal(), expected);
+}
+
+// Families without a vendored config: configs reconstructed from the published config.json
+// (tests/fixtures/configs/README.md) against the publishers' exact counts.
+INSTANTIATE_TEST_SUITE_P(
+    Families, PublishedCount,
+    ::testing::Values(PublishedCase{"pythia-1b", 1'011'781'632, true},
+                      PublishedCase{"falcon-7b", 6'921'720'704, true},
+                      PublishedCase{"chatglm3-6b", 6'243'584'000, true},
+                      PublishedCase{"gemma-2b", 2'506'172'416, true},
+                      PublishedCase{"gemma-2-9b", 9'241'705'984, true},
+                      PublishedCase{"baichuan2-7b", 7'505'973'248, true},
+                      PublishedCase{"qwen1.5-moe-a2.7b", 14'315'784'192, true},
+                      PublishedCase{"deepseek-v2-lite", 15'706'484'224, true},
+                      PublishedCase{"llama-2-7b", 6'738'415'616, true},
+                      PublishedCase{"mistral-7b-v0.1", 7'241'732'096, true},
+                      PublishedCase{"glm-4-9b-hf", 9'399'951'360, true}));
+
+TEST(ModelParams, MoeActiveParameters) {
+  // Mixtral: "12.9B active parameters" (Mistral AI, Mixtral of experts, 2023); by hand: all but
+  // 6 of the 8 experts' 3 x 4096 x 14336 matrices in each of 32 layers.
+  const ModelSpec mixtral = LoadHfConfig(Preset("Mixtral-8x7B-v0.1"));
+  EXPECT_EQ(mixtral.ParamsActive(), mixtral.ParamsTotal() - 32LL * 6 * 3 * 4096 * 14336);
+  EXPECT_NEAR(static_cast<double>(mixtral.ParamsActive()) / 1e9, 12.9, 0.05);
+  // Qwen3-30B-A3B model card: 30.5B total, 3.3B activated.
+  const ModelSpec q3 = LoadHfConfig(Preset("Qwen3-30B-A3B"));
+  EXPECT_NEAR(static_cast<double>(q3.ParamsActive()) / 1e9, 3.3, 0.06);
+  // DeepSeek-V3 README_WEIGHTS.md: 671B main-model parameters, 36.6B activated (the activated
+  // figure leaves out the input embedding, a table lookup).
+  const ModelSpec ds = LoadHfConfig(Preset("DeepSeek-V3"));
+  EXPECT_NEAR(static_cast<double>(ds.ParamsTotal()) / 1e9, 671.0, 0.05);
+  EXPECT_NEAR(static_cast<double>(ds.ParamsActive() - ds.ParamsOfRole(TensorRole::kEmbedding)) / 1e9, 36.6, 0.05);
+}
+
+TEST(ModelParams, LoraTrainableParameters) {
+  // PEFT on Llama-2-7b, r=8, q_proj+v_proj: 8 x (4096+4096) x 2 modules x 32 layers = 4,194,304
+  // (the figure print_trainable_parameters() shows in the PEFT docs).
+  const ModelSpec m = LoadHfConfig(Fixture("configs/llama-2-7b.json"));
+  EXPECT_EQ(LoraParams(m, 8, {"q_proj", "v_proj"}), 4'194'304);
+  // All linear layers of Llama-3.1-8B at r=16: per layer q(4096+4096) k(4096+1024) v(4096+1024)
+  // o(4096+4096) gate/up(4096+14336) x2 down(14336+4096).
+  const int64_t per_layer = 16 * ((8192) + (5120) * 2 + 8192 + 18432 * 3);
+  EXPECT_EQ(LoraParams(LoadHfConfig(Preset("Llama-3.1-8B")), 16, {}), 32 * per_layer);
+}
+
+TEST(ModelParams, EveryPresetLoads) {
+  for (const auto& p : ListPresets(test::DataDir())) {
+    const ModelSpec m = LoadHfConfig(p.path);
+    EXPECT_GT(m.ParamsTotal(), 1'000'000'000) << p.name;
+    EXPECT_LE(m.ParamsActive(), m.ParamsTotal()) << p.name;
+  }
+}
+
+TEST(ModelParams, KvElementsForGqaAndMla) {
+  const ModelSpec llama = LoadHfConfig(Preset("Llama-3.1-8B"));
+  EXPECT_EQ(llama.KvElementsPerTokenPerLayer(), 2 * 8 * 128);
+  // MLA caches kv_lora_rank + qk_rope_head_dim = 512 + 64 per token per layer.
+  EXPECT_EQ(LoadHfConfig(Preset("DeepSeek-V3")).KvElementsPerTokenPerLayer(), 576);
+}
+
+}  // namespace
+}  // namespace gpuplan
