@@ -1,5 +1,6 @@
 #include "catalog/json_source.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -29,6 +30,11 @@ nlohmann::json ParseJsonText(const std::string& text, const std::string& file) {
     const auto colon = what.find(": ", what.find("parse error"));
     std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
     throw InputError("malformed JSON: " + reason, file, LineOfOffset(text, at));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range.406: a number too large for a double.
+    std::string what = e.what();
+    const auto bracket = what.find("] ");
+    throw InputError("malformed JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2)), file);
   }
 }
 
@@ -83,7 +89,7 @@ int64_t JsonFields::IntOr(std::initializer_list<const char*> keys, int64_t fallb
   int64_t n = 0;
   if (v->is_number_integer()) {
     n = v->get<int64_t>();
-  } else if (v->is_number_float() && v->get<double>() == static_cast<double>(static_cast<int64_t>(v->get<double>()))) {
+  } else if (v->is_number_float() && std::fabs(v->get<double>()) < 9e18 && v->get<double>() == std::floor(v->get<double>())) {
     n = static_cast<int64_t>(v->get<double>());
   } else {
     Fail(key, "expected an integer, got " + v->dump());
