@@ -134,8 +134,9 @@ void PrintTable(const ModelSpec& m, const Workload& w, const Layout& l, const Gp
       } else {
         std::cout << "smallest changes that fit (each checked by the model):\n";
         for (const auto& s : sug) {
-          std::cout << fmt::format("  - {:<55} {:>8} GiB of {} GiB\n", s.change, Gib(s.estimate.per_gpu.Total()),
-                                   Gib(Bytes(static_cast<double>(s.gpu->memory_bytes))));
+          std::cout << fmt::format("  - {}: {} of {} GiB per GPU\n      -> {}\n", s.change,
+                                   Gib(s.estimate.per_gpu.Total()), Gib(Bytes(static_cast<double>(s.gpu->memory_bytes))),
+                                   s.result);
         }
       }
     }

@@ -122,14 +122,14 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
     if (m.heads % tp != 0) {
       continue;
     }
-    c.push_back({"", 5 + static_cast<int>(tp / 2), [tp](Workload&, Layout& l, const Gpu*&) {
+    c.push_back({"--tp " + std::to_string(tp), 5 + static_cast<int>(tp / 2), [tp](Workload&, Layout& l, const Gpu*&) {
                    l.gpus = l.gpus / l.tp * tp;
                    l.tp = tp;
                    return true;
                  }});
   }
   for (int64_t pp = l0.pp * 2; pp <= 16 && pp <= m.layers; pp *= 2) {
-    c.push_back({"", 6 + static_cast<int>(pp / 2), [pp](Workload&, Layout& l, const Gpu*&) {
+    c.push_back({"--pp " + std::to_string(pp), 6 + static_cast<int>(pp / 2), [pp](Workload&, Layout& l, const Gpu*&) {
                    l.gpus = l.gpus / l.pp * pp;
                    l.pp = pp;
                    return true;
@@ -155,15 +155,23 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
   return c;
 }
 
-std::string Describe(const Change& ch, const Layout& l, const Gpu& gpu) {
-  if (!ch.text.empty()) {
-    return ch.text;
-  }
-  return std::to_string(l.gpus) + " x " + gpu.name + " with tp=" + std::to_string(l.tp) +
-         (l.pp > 1 ? " pp=" + std::to_string(l.pp) : "");
-}
-
 }  // namespace
+
+std::string DescribeLayout(const Workload& w, const Layout& l, const Gpu& gpu) {
+  std::string s = std::to_string(l.gpus) + " x " + gpu.name + " (tp=" + std::to_string(l.tp) +
+                  " pp=" + std::to_string(l.pp) + " dp=" + std::to_string(l.dp());
+  if (IsTraining(w.task)) {
+    s += " zero=" + std::to_string(l.zero) + "), " + ToString(w.task) + ", recompute " + ToString(w.recompute) +
+         ", micro-batch " + std::to_string(w.micro_batch) + ", " + ToString(w.optimizer);
+    if (l.offload_optimizer) {
+      s += ", optimizer offloaded";
+    }
+  } else {
+    s += "), weights " + std::string(ToString(w.weight_dtype)) + ", kv " + ToString(w.kv_dtype) + ", context " +
+         std::to_string(w.context) + ", concurrency " + std::to_string(w.concurrency);
+  }
+  return s;
+}
 
 bool Fits(const MemoryEstimate& e, const Gpu& gpu) {
   return e.per_gpu.Total().value <= static_cast<double>(gpu.memory_bytes);
@@ -183,13 +191,13 @@ std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, cons
       if (!ch->apply(w2, l2, g2)) {
         return;
       }
-      text += (text.empty() ? "" : " + ") + Describe(*ch, l2, *g2);
+      text += (text.empty() ? "" : " + ") + ch->text;
       disruption += ch->disruption;
     }
     try {
       MemoryEstimate e = EstimateMemory(m, w2, l2, o, g2->memory_bytes);
       if (Fits(e, *g2)) {
-        found.push_back({text, disruption, w2, l2, g2, std::move(e)});
+        found.push_back({text, DescribeLayout(w2, l2, *g2), disruption, w2, l2, g2, std::move(e)});
       }
     } catch (const InputError&) {
       // An invalid combination (e.g. tp not dividing heads) is simply not a suggestion.

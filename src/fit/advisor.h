@@ -12,7 +12,8 @@
 namespace gpuplan {
 
 struct Suggestion {
-  std::string change;  // e.g. "--recompute full", "ZeRO-3 over 8 GPUs", "2 x A100 80GB SXM with tp=2"
+  std::string change;  // e.g. "--recompute full", "ZeRO-3 over 8 GPUs (--gpus 8 --zero 3)", "--tp 2"
+  std::string result;  // the resulting layout, e.g. "2 x A100 80GB SXM (tp=2 pp=1 dp=1 zero=0), full, ..."
   int disruption = 0;  // lower = smaller change for the team
   Workload workload;
   Layout layout;
@@ -21,6 +22,7 @@ struct Suggestion {
 };
 
 bool Fits(const MemoryEstimate& e, const Gpu& gpu);
+std::string DescribeLayout(const Workload& w, const Layout& l, const Gpu& gpu);
 
 // Up to `limit` fitting alternatives, smallest change first. Single changes are tried first;
 // pairs of changes only when no single change fits.

@@ -72,7 +72,9 @@ nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l,
   nlohmann::json sug = nlohmann::json::array();
   for (const auto& s : suggestions) {
     sug.push_back({{"change", s.change},
+                   {"result", s.result},
                    {"gpu", s.gpu->name},
+                   {"gpu_memory", s.gpu->memory_bytes},
                    {"layout", LayoutToJson(s.layout, s.workload, s.gpu)},
                    {"memory_per_gpu_total", Round(s.estimate.per_gpu.Total())}});
   }

@@ -1,2 +1,116 @@
-#!/bin/bash
-exit 0
+#!/usr/bin/env bash
+# CLI integration test: runs the real gpuplan binary and checks exit codes, JSON contracts and
+# error messages. usage: cli_test.sh GPUPLAN DATA_DIR FIXTURES_DIR
+set -uo pipefail
+bin=$1
+data=$2
+fixtures=$3
+export GPUPLAN_DATA=$data
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_exit() {  # expect_exit CODE DESCRIPTION -- command...
+  local want=$1 what=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(cat "$tmp/err")"; fi
+}
+stderr_has() {  # the last command's stderr contains TEXT and is one line
+  if grep -qF -- "$1" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok; else bad "stderr lacks '$1' or is not one line: $(cat "$tmp/err")"; fi
+}
+json_is() {  # json_is JQ_FILTER EXPECTED (on the last command's stdout)
+  local got
+  got=$(jq -r "$1" "$tmp/out" 2>&1)
+  if [ "$got" = "$2" ]; then ok; else bad "$1 = $got, want $2"; fi
+}
+
+# Catalog listings.
+expect_exit 0 "gpus" -- "$bin" gpus
+grep -q "H100 SXM" "$tmp/out" && ok || bad "gpus table lacks H100 SXM"
+expect_exit 0 "gpus --json" -- "$bin" gpus --json
+json_is '[.[] | select(.name == "A100 80GB SXM")][0].memory_bytes' 85899345920
+json_is 'length >= 25' true
+expect_exit 0 "models --json" -- "$bin" models --json
+json_is '[.[] | select(.name == "Llama-3.1-8B")][0].params_total' 8030261248
+
+# fit: JSON contract. Llama-3.1-8B full fine-tune, mixed AdamW: 16 bytes x 8,030,261,248 params
+# of model states alone = 119.66 GiB > 80 GiB, so it does not fit on one A100 (exit 1).
+expect_exit 1 "fit does not fit" -- "$bin" fit --model Llama-3.1-8B --task full --gpu A100 --json
+json_is '.model.params_total' 8030261248
+json_is '.model.params_trainable' 8030261248
+json_is '.memory_per_gpu.weights' 16060522496
+json_is '.memory_per_gpu.optimizer' 96363134976
+json_is '.fits' false
+json_is '.gpu_memory' 85899345920
+json_is '.layout | [.gpu, .gpus, .tp, .pp, .dp, .zero, .recompute, .micro_batch] | map(tostring) | join(",")' \
+  "A100 80GB SXM,1,1,1,1,0,none,1"
+json_is '.memory_per_gpu | [.weights, .gradients, .optimizer, .activations, .kv_cache, .overhead, .total] | map(type) | unique | join(",")' number
+json_is '.suggestions | length > 0' true
+json_is '[.suggestions[] | .memory_per_gpu_total <= .gpu_memory] | all' true
+json_is '.model | [.name, .architecture, .params_active] | map(tostring) | join(",")' "Llama-3.1-8B,LlamaForCausalLM,8030261248"
+
+# Same job with ZeRO-3 over 8 GPUs fits: optimizer = 12 x P / 8 bytes.
+expect_exit 0 "fit zero3" -- "$bin" fit --model Llama-3.1-8B --task full --gpu A100 --gpus 8 --zero 3 --json
+json_is '.fits' true
+json_is '.memory_per_gpu.optimizer' 12045391872
+json_is '.layout.dp' 8
+
+# Inference: KV cache = 2 x 32 layers x 8 heads x 128 x 2 bytes x 8192 tokens x 4 = 4 GiB.
+expect_exit 0 "fit infer" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu L40S --context 8192 --concurrency 4 --json
+json_is '.memory_per_gpu.kv_cache' 4294967296
+json_is '.inference.max_concurrency > 4' true
+json_is '.model.params_trainable' 0
+
+# No GPU given: the breakdown, fits null, exit 0.
+expect_exit 0 "fit no gpu" -- "$bin" fit --model Qwen3-30B-A3B --task lora --json
+json_is '.fits' null
+json_is '.gpu_memory' null
+expect_exit 0 "fit table" -- "$bin" fit --model Llama-3.1-8B --task qlora --gpu "rtx-4090"
+grep -q "^FITS" "$tmp/out" && ok || bad "table lacks FITS"
+expect_exit 1 "fit table negative" -- "$bin" fit --model Llama-3.1-70B --task full --gpu A100
+grep -q "^DOES NOT FIT" "$tmp/out" && ok || bad "table lacks DOES NOT FIT"
+
+# A checkpoint folder: config.json + safetensors header.
+mkdir -p "$tmp/ckpt"
+cp "$fixtures/configs/gpt2.json" "$tmp/ckpt/config.json"
+header='{"w":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]}}'
+{ printf "\\x$(printf %02x ${#header})\\x00\\x00\\x00\\x00\\x00\\x00\\x00"; printf '%s' "$header"; head -c 12 /dev/zero; } >"$tmp/ckpt/model.safetensors"
+expect_exit 0 "checkpoint dir" -- "$bin" fit --model "$tmp/ckpt" --task infer --json
+json_is '.checkpoint.params' 6
+json_is '.model.params_total' 124439808
+
+# Bad input: one line naming file, line and field; exit 2.
+printf '{\n  "model_type": "llama",\n  "hidden_size": 4096,,\n}\n' >"$tmp/bad.json"
+expect_exit 2 "malformed config" -- "$bin" fit --model "$tmp/bad.json"
+stderr_has "$tmp/bad.json:3:"
+printf '{\n  "model_type": "llama",\n  "hidden_size": 40' >"$tmp/trunc.json"
+expect_exit 2 "truncated config" -- "$bin" fit --model "$tmp/trunc.json"
+stderr_has "malformed JSON"
+printf '{\n "model_type": "llama",\n "hidden_size": 0,\n "num_hidden_layers": 2,\n "num_attention_heads": 2,\n "vocab_size": 10\n}\n' >"$tmp/zero.json"
+expect_exit 2 "zero size" -- "$bin" fit --model "$tmp/zero.json"
+stderr_has "$tmp/zero.json:3: field 'hidden_size'"
+printf '{"model_type": "t5"}' >"$tmp/t5.json"
+expect_exit 2 "unknown model_type" -- "$bin" fit --model "$tmp/t5.json"
+stderr_has "deepseek_v3"
+expect_exit 2 "unknown gpu" -- "$bin" fit --model Llama-3.1-8B --gpu H10
+stderr_has "did you mean H100"
+expect_exit 2 "unknown model" -- "$bin" fit --model llama-3.1-7b
+stderr_has "Llama-3.1-8B"
+expect_exit 2 "negative seq" -- "$bin" fit --model Llama-3.1-8B --seq -5
+stderr_has "--seq"
+expect_exit 2 "zero gpus" -- "$bin" fit --model Llama-3.1-8B --gpus 0
+stderr_has "--gpus"
+expect_exit 2 "bad task" -- "$bin" fit --model Llama-3.1-8B --task sft
+stderr_has "--task"
+mkdir -p "$tmp/data/models"
+printf 'gpus:\n  - name: X\n    memory_bytes: [1\n' >"$tmp/data/gpus.yaml"
+expect_exit 2 "yaml error" -- "$bin" --data-dir "$tmp/data" gpus
+stderr_has "$tmp/data/gpus.yaml:"
+expect_exit 2 "unknown option" -- "$bin" fit --model Llama-3.1-8B --frobnicate
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
