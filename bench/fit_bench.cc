@@ -1,2 +1,95 @@
+// Benchmarks for gpuplan fit (issue target: one full estimate under 20 microseconds).
+// Run: build/gpuplan_bench --benchmark_min_time=1
 #include <benchmark/benchmark.h>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/model.h"
+#include "fit/advisor.h"
+#include "fit/memory_model.h"
+
+namespace {
+
+using namespace gpuplan;
+
+const ModelSpec& Model(const char* name) {
+  static std::map<std::string, ModelSpec> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    it = cache.emplace(name, LoadHfConfig(std::string(GPUPLAN_DATA_DIR) + "/models/" + name + ".json")).first;
+  }
+  return it->second;
+}
+
+// One full training estimate: 70B, mixed AdamW, tp=8 pp=4 dp=4 ZeRO-1, 1F1B.
+void BM_EstimateTraining70B(benchmark::State& state) {
+  const ModelSpec& m = Model("Llama-3.1-70B");
+  Workload w;
+  w.task = Task::kFull;
+  w.seq = 4096;
+  w.global_batch = 256;
+  Layout l;
+  l.gpus = 128;
+  l.tp = 8;
+  l.pp = 4;
+  l.zero = 1;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(EstimateMemory(m, w, l, {}, int64_t{80} << 30));
+  }
+}
+BENCHMARK(BM_EstimateTraining70B);
+
+// MoE with the most tensor groups among the presets.
+void BM_EstimateTrainingDeepSeekV3(benchmark::State& state) {
+  const ModelSpec& m = Model("DeepSeek-V3");
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 4096;
+  Layout l;
+  l.gpus = 2048;
+  l.tp = 1;
+  l.pp = 16;
+  l.ep = 64;
+  l.zero = 1;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(EstimateMemory(m, w, l, {}, int64_t{80} << 30));
+  }
+}
+BENCHMARK(BM_EstimateTrainingDeepSeekV3);
+
+void BM_EstimateInference8B(benchmark::State& state) {
+  const ModelSpec& m = Model("Llama-3.1-8B");
+  Workload w;
+  w.task = Task::kInfer;
+  w.context = 8192;
+  w.concurrency = 32;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(EstimateMemory(m, w, Layout{}, {}, int64_t{48} << 30));
+  }
+}
+BENCHMARK(BM_EstimateInference8B);
+
+void BM_ParseConfig(benchmark::State& state) {
+  const std::string path = std::string(GPUPLAN_DATA_DIR) + "/models/DeepSeek-V3.json";
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(LoadHfConfig(path));
+  }
+}
+BENCHMARK(BM_ParseConfig);
+
+// The advisor: every candidate change (and pairs when none fits) re-runs the estimate.
+void BM_SuggestFixes70B(benchmark::State& state) {
+  const ModelSpec& m = Model("Llama-3.1-70B");
+  static const GpuCatalog cat = GpuCatalog::Load(std::string(GPUPLAN_DATA_DIR) + "/gpus.yaml");
+  const Gpu& gpu = cat.Find("A100");
+  Workload w;
+  w.task = Task::kFull;
+  w.seq = 4096;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(SuggestFixes(m, w, Layout{}, gpu, cat, {}));
+  }
+}
+BENCHMARK(BM_SuggestFixes70B)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
 BENCHMARK_MAIN();

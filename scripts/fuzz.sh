@@ -10,13 +10,14 @@ seconds=${1:-600}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_config_json fuzz_safetensors fuzz_gpu_catalog)
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DGPUPLAN_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+dir=${FUZZ_BUILD_DIR:-build-fuzz}
+CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DGPUPLAN_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
-ninja -C build-fuzz "${targets[@]}"
+ninja -C "$dir" "${targets[@]}"
 for t in "${targets[@]}"; do
   mkdir -p "fuzz-corpus/$t"
   echo "== $t for ${seconds}s"
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    "build-fuzz/tests/fuzz/$t" "fuzz-corpus/$t" "tests/fuzz/seeds/$t" -max_total_time="$seconds" -max_len=65536 \
+    "$dir/tests/fuzz/$t" "fuzz-corpus/$t" "tests/fuzz/seeds/$t" -max_total_time="$seconds" -max_len=65536 \
     -rss_limit_mb=2048 -timeout=10 -artifact_prefix="fuzz-corpus/$t-" -print_final_stats=1 2>&1 | tail -n 15
 done
