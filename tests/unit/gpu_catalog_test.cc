@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "catalog/gpu_catalog.h"
 #include "core/error.h"
@@ -138,6 +139,36 @@ TEST(GpuCatalog, YamlErrorsCarryLineAndField) {
     EXPECT_NE(std::string(e.what()).find("already"), std::string::npos);
     EXPECT_EQ(e.line(), 6);
   }
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// nvidia-smi --query-gpu=name,pci.device_id,memory.total,power.limit,... captured on a real
+// H200 (scripts/device-probe.sh): the catalog must resolve the card by name and by PCI id and
+// agree on memory, power and PCIe.
+TEST(GpuCatalog, RealH200QueryAgrees) {
+  std::ifstream in(test::Fixture("nvidia-smi/nvidia-h200__580.159.04__query.csv"));
+  std::string header;
+  std::string row;
+  std::getline(in, header);
+  std::getline(in, row);
+  std::vector<std::string> f;
+  std::stringstream ss(row);
+  for (std::string cell; std::getline(ss, cell, ',');) {
+    f.push_back(cell.substr(cell.find_first_not_of(' ')));
+  }
+  ASSERT_GE(f.size(), 7u);
+  const Gpu* by_name = Catalog().TryFind(f[0]);
+  ASSERT_NE(by_name, nullptr) << f[0];
+  EXPECT_EQ(Catalog().FindByPciId(f[1]), by_name);
+  EXPECT_EQ(by_name->memory_bytes, std::stoll(f[2]) * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(by_name->tdp_watts, std::stod(f[3]));
+  EXPECT_EQ(by_name->pcie_gen, std::stoi(f[5]));
+  EXPECT_EQ(by_name->pcie_lanes, std::stoi(f[6]));
 }
 
 }  // namespace
