@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "core/error.h"
 
@@ -14,7 +15,10 @@ struct Change {
   std::function<bool(Workload&, Layout&, const Gpu*&)> apply;  // false: not applicable
 };
 
-std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, const Layout& l0, const GpuCatalog& cat) {
+// Candidates are listed mildest first within a family (e.g. micro-batch 8, 4, 2, 1), so the
+// first one of a family that fits is the one to suggest.
+std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, const Layout& l0, const GpuCatalog& cat,
+                                     std::optional<int64_t> max_concurrency) {
   std::vector<Change> c;
   const bool train = IsTraining(w0.task);
   if (train) {
@@ -104,8 +108,10 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
                      }});
       }
     }
-    for (int64_t n = w0.concurrency / 2; n >= 1; n /= 2) {
-      c.push_back({"--concurrency " + std::to_string(n), 3, [n](Workload& w, Layout&, const Gpu*&) {
+    if (max_concurrency && *max_concurrency >= 1 && *max_concurrency < w0.concurrency) {
+      const int64_t n = *max_concurrency;
+      c.push_back({"--concurrency " + std::to_string(n) + " (the most that fits)", 3,
+                   [n](Workload& w, Layout&, const Gpu*&) {
                      w.concurrency = n;
                      return true;
                    }});
@@ -179,24 +185,35 @@ bool Fits(const MemoryEstimate& e, const Gpu& gpu) {
 
 std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu& gpu,
                                      const GpuCatalog& catalog, const OverheadConfig& o, std::size_t limit) {
-  const std::vector<Change> changes = CandidateChanges(m, w, l, catalog);
+  std::optional<int64_t> max_concurrency;
+  if (!IsTraining(w.task)) {
+    max_concurrency = EstimateMemory(m, w, l, o, gpu.memory_bytes).max_concurrency;
+  }
+  const std::vector<Change> changes = CandidateChanges(m, w, l, catalog, max_concurrency);
   std::vector<Suggestion> found;
+  std::vector<std::string> families;
   auto try_apply = [&](const std::vector<const Change*>& chs) {
     Workload w2 = w;
     Layout l2 = l;
     const Gpu* g2 = &gpu;
     std::string text;
+    std::string family;
     int disruption = 0;
     for (const Change* ch : chs) {
       if (!ch->apply(w2, l2, g2)) {
         return;
       }
       text += (text.empty() ? "" : " + ") + ch->text;
+      family += (family.empty() ? "" : "+") + ch->text.substr(0, ch->text.find(' '));
       disruption += ch->disruption;
+    }
+    if (std::find(families.begin(), families.end(), family) != families.end()) {
+      return;  // a milder change of the same kind already fits
     }
     try {
       MemoryEstimate e = EstimateMemory(m, w2, l2, o, g2->memory_bytes);
       if (Fits(e, *g2)) {
+        families.push_back(family);
         found.push_back({text, DescribeLayout(w2, l2, *g2), disruption, w2, l2, g2, std::move(e)});
       }
     } catch (const InputError&) {
@@ -219,23 +236,10 @@ std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, cons
     }
     return a.estimate.per_gpu.Total() < b.estimate.per_gpu.Total();
   });
-  // Keep one suggestion per kind of card change: the first (smallest memory) card that fits.
-  std::vector<Suggestion> out;
-  bool card_listed = false;
-  for (auto& s : found) {
-    const bool card_change = s.gpu != &gpu && s.layout.gpus == l.gpus;
-    if (card_change) {
-      if (card_listed) {
-        continue;
-      }
-      card_listed = true;
-    }
-    out.push_back(std::move(s));
-    if (out.size() >= limit) {
-      break;
-    }
+  if (found.size() > limit) {
+    found.resize(limit);
   }
-  return out;
+  return found;
 }
 
 }  // namespace gpuplan
