@@ -233,8 +233,14 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
 
     const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(data) / "gpus.yaml").string());
     const Gpu* gpu = o->gpu.empty() ? nullptr : &cat.Find(o->gpu);
-    const MemoryEstimate e =
+    MemoryEstimate e =
         EstimateMemory(lm.spec, w, l, oc, gpu ? std::optional<int64_t>(gpu->memory_bytes) : std::nullopt);
+    if (lm.checkpoint && lm.checkpoint->params != e.params_total) {
+      e.notes.push_back(fmt::format(
+          "the checkpoint holds {} parameters but config.json describes {} (difference {}): extra modules "
+          "(e.g. DeepSeek's multi-token-prediction layers) or a config that does not match the weights",
+          lm.checkpoint->params, e.params_total, lm.checkpoint->params - e.params_total));
+    }
     std::vector<Suggestion> sug;
     const bool fits = gpu == nullptr || Fits(e, *gpu);
     if (!fits) {

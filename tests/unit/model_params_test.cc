@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <fstream>
 
 #include "catalog/model.h"
@@ -32,6 +33,17 @@ struct IndexCase {
   int64_t buffer_bytes;  // non-parameter buffers stored in the checkpoint
 };
 
+template <typename Case>
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.preset;
+  for (char& ch : n) {
+    if (std::isalnum(static_cast<unsigned char>(ch)) == 0) {
+      ch = '_';
+    }
+  }
+  return n;
+}
+
 class FromCheckpointIndex : public ::testing::TestWithParam<IndexCase> {};
 
 TEST_P(FromCheckpointIndex, ParamsEqualHalfTheCheckpointBytes) {
@@ -49,7 +61,8 @@ INSTANTIATE_TEST_SUITE_P(
                       // The -Instruct checkpoint has the same tensor shapes as the base preset.
                       IndexCase{"Llama-3.2-3B", "Llama-3.2-3B-Instruct", 0},
                       IndexCase{"Phi-3-mini-128k-instruct", "Phi-3-mini-128k-instruct", 0},
-                      IndexCase{"internlm2-chat-7b", "internlm2-chat-7b", 0}));
+                      IndexCase{"internlm2-chat-7b", "internlm2-chat-7b", 0}),
+    CaseName<IndexCase>);
 
 struct PublishedCase {
   const char* preset;  // data/models/<preset>.json, or tests/fixtures/configs/<preset>.json
@@ -76,7 +89,8 @@ INSTANTIATE_TEST_SUITE_P(Presets, PublishedCount,
                                            PublishedCase{"Qwen2.5-32B", 32'763'876'352},
                                            PublishedCase{"Qwen2.5-Math-72B-Instruct", 72'706'203'648},
                                            PublishedCase{"Qwen3-8B", 8'190'735'360},
-                                           PublishedCase{"Qwen3-30B-A3B", 30'532'122'624}));
+                                           PublishedCase{"Qwen3-30B-A3B", 30'532'122'624}),
+                         CaseName<PublishedCase>);
 
 TEST(ModelParams, Llama3_1_8bByHand) {
   // Llama 3 architecture: h=4096, 32 layers, 32 heads, 8 KV heads, head 128, FFN 14336, vocab 128256.
@@ -109,7 +123,8 @@ INSTANTIATE_TEST_SUITE_P(
                       PublishedCase{"deepseek-v2-lite", 15'706'484'224, true},
                       PublishedCase{"llama-2-7b", 6'738'415'616, true},
                       PublishedCase{"mistral-7b-v0.1", 7'241'732'096, true},
-                      PublishedCase{"glm-4-9b-hf", 9'399'951'360, true}));
+                      PublishedCase{"glm-4-9b-hf", 9'399'951'360, true}),
+    CaseName<PublishedCase>);
 
 TEST(ModelParams, MoeActiveParameters) {
   // Mixtral: "12.9B active parameters" (Mistral AI, Mixtral of experts, 2023); by hand: all but
