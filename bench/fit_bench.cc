@@ -2,6 +2,8 @@
 // Run: build/gpuplan_bench --benchmark_min_time=1
 #include <benchmark/benchmark.h>
 
+#include <map>
+
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "fit/advisor.h"
@@ -37,6 +39,25 @@ void BM_EstimateTraining70B(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_EstimateTraining70B);
+
+// The same with the model summary built once, as the layout search does.
+void BM_EstimateTraining70BSummarized(benchmark::State& state) {
+  const ModelSpec& m = Model("Llama-3.1-70B");
+  const ModelSummary sum = Summarize(m, {});
+  Workload w;
+  w.task = Task::kFull;
+  w.seq = 4096;
+  w.global_batch = 256;
+  Layout l;
+  l.gpus = 128;
+  l.tp = 8;
+  l.pp = 4;
+  l.zero = 1;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(EstimateMemory(sum, w, l, {}, int64_t{80} << 30));
+  }
+}
+BENCHMARK(BM_EstimateTraining70BSummarized);
 
 // MoE with the most tensor groups among the presets.
 void BM_EstimateTrainingDeepSeekV3(benchmark::State& state) {

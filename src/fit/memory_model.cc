@@ -35,13 +35,11 @@ bool IsLoraTarget(const TensorGroup& t, const std::vector<std::string>& targets)
   return std::find(targets.begin(), targets.end(), t.module) != targets.end();
 }
 
-// One matrix that is trained, with the fraction of it that the GPU holds and its ZeRO shard.
+// Trained parameters of one tensor class held by the GPU, and their ZeRO shard size.
 struct Trainable {
-  double rows = 0;
-  double cols = 0;
-  double count = 0;   // copies held (already scaled by the GPU's share)
-  double shard = 1;   // ZeRO data-parallel shard size for this tensor
-  double Params() const { return rows * cols * count; }
+  double params = 0;
+  double factored = 0;  // Adafactor state elements for these parameters
+  double shard = 1;     // ZeRO data-parallel shard size
 };
 
 struct StageTotals {
@@ -55,23 +53,23 @@ struct StageTotals {
 
 class Estimator {
  public:
-  Estimator(const ModelSpec& m, const Workload& w, const Layout& l, const OverheadConfig& o)
-      : m_(m), w_(w), l_(l), o_(o) {}
+  Estimator(const ModelSummary& sum, const Workload& w, const Layout& l, const OverheadConfig& o)
+      : sum_(sum), m_(sum.model), w_(w), l_(l), o_(o) {}
 
   StageTotals Stage(bool first, bool last) const {
     StageTotals s;
     const bool train = IsTraining(w_.task);
     const double dp = static_cast<double>(l_.dp());
     std::vector<Trainable> trainables;
-    for (const auto& t : m_.tensors) {
-      const double share = Share(t, first, last);
+    for (const auto& c : sum_.classes) {
+      const double share = Share(c, first, last);
       if (share == 0) {
         continue;
       }
-      const double params = static_cast<double>(t.Params()) * share;
-      const double shard = ShardOf(t, dp);
+      const double params = c.params * share;
+      const double shard = ShardOf(c, dp);
       s.params_on_gpu += params;
-      double w = params * WeightBytes(t);
+      double w = WeightBytes(c) * share;
       if (train && l_.zero == 3) {
         w /= shard;
       }
@@ -84,12 +82,12 @@ class Estimator {
         continue;
       }
       if (w_.task == Task::kFull || w_.task == Task::kPretrain) {
-        trainables.push_back({static_cast<double>(t.rows), static_cast<double>(t.cols), static_cast<double>(t.count) * share, shard});
-      } else if (IsLoraTarget(t, w_.lora_targets)) {
-        const auto r = static_cast<double>(w_.lora_rank);
-        // lora_A: r x in, lora_B: out x r (PEFT LoraLayer).
-        trainables.push_back({r, static_cast<double>(t.cols), static_cast<double>(t.count) * share, shard});
-        trainables.push_back({static_cast<double>(t.rows), r, static_cast<double>(t.count) * share, shard});
+        trainables.push_back({params, c.factored * share, shard});
+      } else if (c.lora_target) {
+        // lora_A: r x in, lora_B: out x r (PEFT LoraLayer); Adafactor factors each of them.
+        const double r = static_cast<double>(w_.lora_rank);
+        const double factored = r > 1 ? c.rows_plus_cols + 2.0 * r * c.copies : c.rows_plus_cols;
+        trainables.push_back({r * c.rows_plus_cols * share, factored * share, shard});
       }
     }
     if (train) {
@@ -105,7 +103,7 @@ class Estimator {
 
  private:
   // §2 Fraction of tensor group t one GPU of the given pipeline stage holds.
-  double Share(const TensorGroup& t, bool first, bool last) const {
+  double Share(const TensorClass& t, bool first, bool last) const {
     double share = 1;
     if (t.per_layer) {
       share = CeilDiv(m_.layers, l_.pp) / static_cast<double>(m_.layers);
@@ -127,36 +125,35 @@ class Estimator {
   }
 
   // ZeRO shards expert states over the expert-data-parallel group (dp / ep).
-  double ShardOf(const TensorGroup& t, double dp) const {
+  double ShardOf(const TensorClass& t, double dp) const {
     return t.role == TensorRole::kExpert ? dp / static_cast<double>(l_.ep) : dp;
   }
 
-  // §3.1 / §3.3 / §5.1 bytes per parameter of the stored (base) weights.
-  double WeightBytes(const TensorGroup& t) const {
-    if (IsTraining(w_.task)) {
-      if (w_.task == Task::kQlora && t.linear && t.role != TensorRole::kLmHead && t.role != TensorRole::kEmbedding &&
-          t.role != TensorRole::kRouter) {
-        return kNf4BytesPerParam;
-      }
-      return w_.precision == Precision::kFp32 ? 4.0 : 2.0;
-    }
+  // §3.1 / §3.3 / §5.1 bytes of the stored (base) weights of a whole tensor class.
+  double WeightBytes(const TensorClass& t) const {
     const bool quantisable = t.linear && t.role != TensorRole::kLmHead && t.role != TensorRole::kEmbedding &&
                              t.role != TensorRole::kRouter;
+    if (IsTraining(w_.task)) {
+      if (w_.task == Task::kQlora && quantisable) {
+        return t.params * kNf4BytesPerParam;
+      }
+      return t.params * (w_.precision == Precision::kFp32 ? 4.0 : 2.0);
+    }
     if (w_.weight_dtype == WeightDtype::kFp32) {
-      return 4.0;
+      return 4.0 * t.params;
     }
     if (!quantisable) {
-      return 2.0;
+      return 2.0 * t.params;
     }
     switch (w_.weight_dtype) {
       case WeightDtype::kFp8:
-        return 1.0 + 4.0 / static_cast<double>(t.rows * t.cols);  // one fp32 scale per tensor
+        return t.params + 4.0 * t.copies;  // one fp32 scale per tensor
       case WeightDtype::kInt8:
-        return 1.0 + 2.0 / static_cast<double>(t.cols);  // fp16 scale per output channel
+        return t.params + 2.0 * t.rows_total;  // fp16 scale per output channel
       case WeightDtype::kInt4:
-        return 0.5 + kInt4GroupBytes / kInt4GroupSize;
+        return t.params * (0.5 + kInt4GroupBytes / kInt4GroupSize);
       default:
-        return 2.0;
+        return 2.0 * t.params;
     }
   }
 
@@ -171,7 +168,7 @@ class Estimator {
     double opt = 0;
     double adapters = 0;
     for (const auto& t : ts) {
-      const double n = t.Params();
+      const double n = t.params;
       if (lora) {
         adapters += n * weight_bytes / (l_.zero == 3 ? t.shard : 1.0);
       }
@@ -187,13 +184,11 @@ class Estimator {
         case Optimizer::kSgd:
           states = n * (w_.precision == Precision::kBf16 ? 2.0 : 4.0);
           break;
-        case Optimizer::kAdafactor: {
+        case Optimizer::kAdafactor:
           // Shazeer & Stern 2018: factored second moment, row + column fp32 accumulators for
           // matrices, full for vectors; no first moment (beta1 = None, the HF default).
-          const double per_copy = (t.rows > 1 && t.cols > 1) ? (t.rows + t.cols) : t.rows * t.cols;
-          states = per_copy * t.count * 4.0;
+          states = t.factored * 4.0;
           break;
-        }
       }
       states += n * master;
       opt += states / (l_.zero >= 1 ? t.shard : 1.0);
@@ -212,15 +207,8 @@ class Estimator {
     if (l_.zero != 3 || l_.dp() == 1) {
       return Bytes(0);
     }
-    double per_layer = 0;
-    double largest_other = 0;
-    for (const auto& t : m_.tensors) {
-      if (t.per_layer) {
-        per_layer += static_cast<double>(t.Params()) / static_cast<double>(m_.layers);
-      } else {
-        largest_other = std::max(largest_other, static_cast<double>(t.Params()));
-      }
-    }
+    const double per_layer = sum_.per_layer_params / static_cast<double>(m_.layers);
+    const double largest_other = sum_.largest_non_layer_tensor;
     const double bytes = w_.precision == Precision::kFp32 ? 4.0 : 2.0;
     return Bytes(2.0 * std::max(per_layer, largest_other) * bytes / static_cast<double>(l_.tp));
   }
@@ -292,22 +280,9 @@ class Estimator {
     }
     const double p = ActBytes();
     const double sb = static_cast<double>(w_.seq * w_.micro_batch);
-    double bytes = 0;
-    for (const auto& t : m_.tensors) {
-      if (!t.per_layer || !IsLoraTarget(t, w_.lora_targets)) {
-        continue;
-      }
-      double per_layer_copies = static_cast<double>(t.count) / static_cast<double>(m_.layers);
-      if (t.role == TensorRole::kExpert && m_.moe) {
-        // each token visits k of the E experts
-        per_layer_copies = per_layer_copies * static_cast<double>(m_.moe->experts_per_token) /
-                           static_cast<double>(m_.moe->experts);
-      }
-      double one = p * sb * static_cast<double>(w_.lora_rank);
-      if (w_.lora_dropout > 0) {
-        one += (p + 1.0) * sb * static_cast<double>(t.cols);
-      }
-      bytes += one * per_layer_copies;
+    double bytes = p * sb * static_cast<double>(w_.lora_rank) * sum_.lora_modules_per_layer;
+    if (w_.lora_dropout > 0) {
+      bytes += (p + 1.0) * sb * sum_.lora_input_width_per_layer;
     }
     return bytes;
   }
@@ -418,6 +393,7 @@ class Estimator {
                      s.act_per_seq * static_cast<double>(w_.concurrency) * (1.0 + o_.fragmentation);
   }
 
+  const ModelSummary& sum_;
   const ModelSpec& m_;
   const Workload& w_;
   const Layout& l_;
@@ -436,11 +412,58 @@ int64_t LoraParams(const ModelSpec& m, int64_t rank, const std::vector<std::stri
   return n;
 }
 
+ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets) {
+  ModelSummary s{m, lora_targets, {}, 0, 0, 0, 0, 0};
+  for (const auto& t : m.tensors) {
+    const bool target = IsLoraTarget(t, lora_targets);
+    auto it = std::find_if(s.classes.begin(), s.classes.end(), [&](const TensorClass& c) {
+      return c.role == t.role && c.per_layer == t.per_layer && c.tp_split == t.tp_split && c.linear == t.linear &&
+             c.lora_target == target;
+    });
+    if (it == s.classes.end()) {
+      s.classes.push_back({t.role, t.per_layer, t.tp_split, t.linear, target, 0, 0, 0, 0, 0});
+      it = s.classes.end() - 1;
+    }
+    const auto rows = static_cast<double>(t.rows);
+    const auto cols = static_cast<double>(t.cols);
+    const auto count = static_cast<double>(t.count);
+    it->params += static_cast<double>(t.Params());
+    it->copies += count;
+    it->rows_total += rows * count;
+    it->rows_plus_cols += (rows + cols) * count;
+    it->factored += ((t.rows > 1 && t.cols > 1) ? rows + cols : rows * cols) * count;
+    if (t.per_layer) {
+      s.per_layer_params += static_cast<double>(t.Params());
+    } else {
+      s.largest_non_layer_tensor = std::max(s.largest_non_layer_tensor, static_cast<double>(t.Params()));
+    }
+    if (target) {
+      s.lora_params_per_rank += (t.rows + t.cols) * t.count;
+      if (t.per_layer) {
+        double per_layer_copies = count / static_cast<double>(m.layers);
+        if (t.role == TensorRole::kExpert && m.moe) {
+          // each token visits k of the E experts
+          per_layer_copies *= static_cast<double>(m.moe->experts_per_token) / static_cast<double>(m.moe->experts);
+        }
+        s.lora_modules_per_layer += per_layer_copies;
+        s.lora_input_width_per_layer += per_layer_copies * cols;
+      }
+    }
+  }
+  return s;
+}
+
 MemoryEstimate EstimateMemory(const ModelSpec& m, const Workload& w, const Layout& l, const OverheadConfig& o,
                               std::optional<int64_t> gpu_memory) {
+  return EstimateMemory(Summarize(m, w.lora_targets), w, l, o, gpu_memory);
+}
+
+MemoryEstimate EstimateMemory(const ModelSummary& sum, const Workload& w, const Layout& l, const OverheadConfig& o,
+                              std::optional<int64_t> gpu_memory) {
+  const ModelSpec& m = sum.model;
   ValidateLayout(m, w, l);
-  if ((w.task == Task::kLora || w.task == Task::kQlora) && !w.lora_targets.empty() &&
-      LoraParams(m, 1, w.lora_targets) == 0) {
+  const bool lora = w.task == Task::kLora || w.task == Task::kQlora;
+  if (lora && !w.lora_targets.empty() && sum.lora_params_per_rank == 0) {
     std::string modules;
     for (const auto& t : m.tensors) {
       if (IsLoraTarget(t, {}) && modules.find(t.module) == std::string::npos) {
@@ -450,13 +473,11 @@ MemoryEstimate EstimateMemory(const ModelSpec& m, const Workload& w, const Layou
     throw InputError("none of the LoRA target modules exist in " + m.name + "; its linear modules are " + modules, "",
                      0, "--lora-targets");
   }
-  const Estimator est(m, w, l, o);
+  const Estimator est(sum, w, l, o);
   MemoryEstimate e;
   e.params_total = m.ParamsTotal();
   e.params_active = m.ParamsActive();
-  e.params_trainable = (w.task == Task::kLora || w.task == Task::kQlora) ? LoraParams(m, w.lora_rank, w.lora_targets)
-                       : IsTraining(w.task)                               ? e.params_total
-                                                                          : 0;
+  e.params_trainable = lora ? sum.lora_params_per_rank * w.lora_rank : IsTraining(w.task) ? e.params_total : 0;
   StageTotals peak;
   if (l.pp == 1) {
     peak = est.Stage(true, true);

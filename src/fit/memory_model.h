@@ -44,6 +44,35 @@ struct MemoryEstimate {
   std::vector<std::string> notes;  // assumptions the user should know
 };
 
+// The model's tensors folded into the few classes the memory model distinguishes (role,
+// pipeline placement, tensor-parallel split, linear, LoRA target), so an estimate costs the
+// same for a 30-tensor and a 3000-tensor model. Build once per model and LoRA target list.
+struct TensorClass {
+  TensorRole role = TensorRole::kAttention;
+  bool per_layer = false;
+  bool tp_split = false;
+  bool linear = false;
+  bool lora_target = false;
+  double params = 0;          // sum of rows x cols x count
+  double copies = 0;          // sum of count
+  double rows_total = 0;      // sum of rows x count (per-output-channel scales)
+  double rows_plus_cols = 0;  // sum of (rows + cols) x count (LoRA parameters per unit rank)
+  double factored = 0;        // Adafactor state elements: rows + cols per matrix, n per vector
+};
+
+struct ModelSummary {
+  const ModelSpec& model;
+  std::vector<std::string> lora_targets;
+  std::vector<TensorClass> classes;
+  double per_layer_params = 0;
+  double largest_non_layer_tensor = 0;
+  double lora_modules_per_layer = 0;      // adapted modules a token passes per layer
+  double lora_input_width_per_layer = 0;  // sum of their input widths
+  int64_t lora_params_per_rank = 0;       // LoRA parameters at rank 1
+};
+
+ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets);
+
 // Trainable LoRA parameters for the given rank and targets: r x (in + out) per adapted matrix
 // (Hu et al. 2021, section 4). Targets are module names; empty = every linear but the head.
 int64_t LoraParams(const ModelSpec& m, int64_t rank, const std::vector<std::string>& targets);
@@ -51,5 +80,8 @@ int64_t LoraParams(const ModelSpec& m, int64_t rank, const std::vector<std::stri
 // gpu_memory: the card's bytes, used for max concurrency (inference); nullopt when unknown.
 MemoryEstimate EstimateMemory(const ModelSpec& m, const Workload& w, const Layout& l,
                               const OverheadConfig& o = {}, std::optional<int64_t> gpu_memory = std::nullopt);
+// The same with a prebuilt summary (its lora_targets must be w.lora_targets): for searches.
+MemoryEstimate EstimateMemory(const ModelSummary& s, const Workload& w, const Layout& l, const OverheadConfig& o,
+                              std::optional<int64_t> gpu_memory);
 
 }  // namespace gpuplan
