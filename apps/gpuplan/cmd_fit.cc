@@ -1,6 +1,8 @@
 // gpuplan fit: memory per GPU for a model, task and layout; FITS / DOES NOT FIT and what to change.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -11,6 +13,8 @@
 #include "core/error.h"
 #include "fit/advisor.h"
 #include "fit/memory_model.h"
+#include "fit/search.h"
+#include "fit/time_model.h"
 #include "io/fit_json.h"
 
 namespace gpuplan::cli {
@@ -44,6 +48,20 @@ struct FitOptions {
   double cuda_context_mib = 500;
   double nccl_mib = 256;
   double fragmentation = 0.05;
+  // time (issue 3)
+  std::optional<double> mfu;
+  std::string network = "ib-400g";
+  double tokens = 0;
+  double epochs = 0;
+  double dataset_tokens = 0;
+  int64_t prompt_tokens = 1024;
+  int64_t output_tokens = 256;
+  double qps = 0;
+  double latency_ms = 0;
+  int64_t max_gpus = 64;
+  double margin = 0.05;
+  std::string objective = "time";
+  int64_t top = 5;
 };
 
 std::vector<std::string> SplitList(const std::string& s) {
@@ -146,6 +164,204 @@ void PrintTable(const ModelSpec& m, const Workload& w, const Layout& l, const Gp
   }
 }
 
+
+nlohmann::json CheckpointToJson(const CheckpointSummary& c) {
+  return {{"files", c.files}, {"params", c.params}, {"bytes", c.bytes}, {"params_by_dtype", c.params_by_dtype}};
+}
+
+void PrintTrainingTime(const TrainingTime& t, const TimeConfig& tc) {
+  std::cout << fmt::format("\ntime per step ({} sequences = {} micro-batches per data-parallel rank; network {})\n",
+                           t.global_batch, t.micro_batches, tc.network.name);
+  std::cout << fmt::format("  {:<28} {:>10.3f} s   ({:.0f}% of dense peak assumed achievable)\n", "compute",
+                           t.compute_seconds, 100 * t.efficiency);
+  std::cout << fmt::format("  {:<28} {:>10.3f} s\n", "communication (exposed)", t.communication_seconds);
+  std::cout << fmt::format("    {:<26} {:>10.3f} s\n", "tensor parallel", t.tp_seconds);
+  std::cout << fmt::format("    {:<26} {:>10.3f} s\n", "pipeline p2p", t.pp_seconds);
+  std::cout << fmt::format("    {:<26} {:>10.3f} s\n", "expert all-to-all", t.moe_seconds);
+  std::cout << fmt::format("    {:<26} {:>10.3f} s   (of {:.3f} s, the rest hidden behind backward)\n",
+                           "data parallel, exposed", t.dp_exposed_seconds, t.dp_seconds);
+  std::cout << fmt::format("  {:<28} {:>10.3f} s\n", "pipeline bubble", t.bubble_seconds);
+  std::cout << fmt::format("  {:<28} {:>10.3f} s\n", "step", t.step_seconds);
+  std::cout << fmt::format("throughput {:.0f} tokens/s, MFU {:.1f}%, bottleneck: {}\n", t.tokens_per_second,
+                           100 * t.mfu, t.bottleneck);
+  if (t.bottleneck == "communication") {
+    std::cout << "  communication, not compute, limits this layout: a faster network (--network) or less "
+                 "data parallelism across nodes would help\n";
+  }
+  if (t.total_hours) {
+    std::cout << fmt::format("job: {:.1f} hours wall clock, {:.0f} GPU-hours\n", *t.total_hours, *t.gpu_hours);
+  }
+}
+
+void InferenceToJson(nlohmann::json& j, const InferencePlan& p, const Workload& w, double qps, double latency_ms) {
+  j["prefill_seconds"] = p.time.prefill_seconds;
+  j["time_to_first_token_seconds"] = p.time.prefill_seconds;
+  j["per_token_latency_seconds"] = p.time.decode_step_seconds;
+  j["decode_tokens_per_second"] = p.time.decode_tokens_per_second;
+  j["decode_tokens_per_second_per_gpu"] = p.time.decode_tokens_per_second_per_gpu;
+  j["decode_memory_bound"] = p.time.memory_bound;
+  j["requests_per_second_per_replica"] = p.time.requests_per_second;
+  j["concurrency"] = w.concurrency;
+  if (qps > 0 || latency_ms > 0) {
+    j["sizing"] = {{"qps", qps},
+                   {"latency_ms", latency_ms},
+                   {"meets_latency", p.meets_latency},
+                   {"concurrency_per_replica", p.workload.concurrency},
+                   {"replicas", p.replicas},
+                   {"gpus_needed", p.gpus_total},
+                   {"cost_per_hour", {{"amount", p.cost_cny_per_hour}, {"currency", "CNY"}}}};
+  }
+}
+
+void PrintInference(const InferencePlan& p, const Workload& w, double qps, double latency_ms) {
+  if (!p.fits) {
+    return;
+  }
+  std::cout << fmt::format("\ninference at concurrency {}: time to first token {:.3f} s, per-token latency {:.1f} ms "
+                           "({}), {:.0f} output tokens/s per replica, {:.0f} per GPU\n",
+                           w.concurrency, p.time.prefill_seconds, 1000 * p.time.decode_step_seconds,
+                           p.time.memory_bound ? "memory-bandwidth bound" : "compute bound",
+                           p.time.decode_tokens_per_second, p.time.decode_tokens_per_second_per_gpu);
+  if (qps > 0 || latency_ms > 0) {
+    if (!p.meets_latency) {
+      std::cout << fmt::format("latency target {:.0f} ms per token is not met even at concurrency 1\n", latency_ms);
+      return;
+    }
+    std::cout << fmt::format("for {:g} requests/s: {} replica(s) at concurrency {} = {} GPUs, {:.0f} CNY per hour "
+                             "(illustrative catalog prices)\n",
+                             qps, p.replicas, p.workload.concurrency, p.gpus_total, p.cost_cny_per_hour);
+  }
+}
+
+void ProgressBar(double fraction) {
+  static const bool tty = isatty(STDERR_FILENO) != 0;
+  if (!tty) {
+    return;
+  }
+  const int width = 40;
+  const int filled = static_cast<int>(fraction * width);
+  std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
+            << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << static_cast<int>(100 * fraction)
+            << "%" << (fraction >= 1.0 ? "\r\33[K" : "") << std::flush;
+}
+
+int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm, const Workload& w, const Layout& l,
+              const GpuCatalog& cat, const TimeConfig& tc, const OverheadConfig& oc, double tokens) {
+  SearchOptions so;
+  if (o.gpu.empty()) {
+    for (const auto& gpu : cat.gpus()) {
+      so.gpus.push_back(&gpu);
+    }
+  } else {
+    for (const auto& name : SplitList(o.gpu)) {
+      so.gpus.push_back(&cat.Find(name));
+    }
+  }
+  so.max_gpus = o.max_gpus;
+  so.margin = o.margin;
+  so.objective = ParseObjective(o.objective);
+  so.top = static_cast<std::size_t>(std::max<int64_t>(1, o.top));
+  so.tokens = tokens;
+  so.time = tc;
+  so.overhead = oc;
+  so.progress = ProgressBar;
+  (void)l;
+  if (!IsTraining(w.task)) {
+    const InferenceSearch r = SearchInference(lm.spec, w, so, o.prompt_tokens, o.output_tokens, o.qps, o.latency_ms);
+    if (g.json) {
+      nlohmann::json j;
+      j["model"] = {{"name", lm.spec.name}, {"architecture", lm.spec.architecture},
+                    {"params_total", lm.spec.ParamsTotal()}, {"params_active", lm.spec.ParamsActive()},
+                    {"params_trainable", 0}};
+      j["search"] = {{"evaluated", r.evaluated}, {"objective", ToString(so.objective)}};
+      j["fits"] = !r.ranked.empty();
+      j["candidates"] = nlohmann::json::array();
+      for (const auto& p : r.ranked) {
+        nlohmann::json c = {{"gpu", p.gpu->name}, {"gpus", p.gpus_total}, {"tp", p.layout.tp}, {"pp", p.layout.pp},
+                            {"replicas", p.replicas}, {"memory_per_gpu_total", static_cast<int64_t>(p.memory.per_gpu.Total().value)}};
+        InferenceToJson(c["inference"], p, p.workload, o.qps, o.latency_ms);
+        c["cost"] = {{"amount", p.cost_cny_per_hour}, {"currency", "CNY"}, {"per", "hour"}};
+        j["candidates"].push_back(c);
+      }
+      if (r.ranked.empty()) {
+        j["closest"] = r.closest;
+      }
+      if (lm.checkpoint) {
+        j["checkpoint"] = CheckpointToJson(*lm.checkpoint);
+      }
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << fmt::format("{} layouts evaluated; ranked by {}\n", r.evaluated, ToString(so.objective));
+      std::cout << fmt::format("{:>3} {:<24} {:>5} {:>4} {:>8} {:>11} {:>10} {:>12} {:>10}\n", "#", "GPU", "GPUs", "tp",
+                               "replicas", "concurrency", "TTFT s", "ms/token", "CNY/h");
+      for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
+        const auto& p = r.ranked[i];
+        std::cout << fmt::format("{:>3} {:<24} {:>5} {:>4} {:>8} {:>11} {:>10.3f} {:>12.1f} {:>10.0f}\n", i + 1,
+                                 p.gpu->name, p.gpus_total, p.layout.tp, p.replicas, p.workload.concurrency,
+                                 p.time.prefill_seconds, 1000 * p.time.decode_step_seconds, p.cost_cny_per_hour);
+      }
+      if (r.ranked.empty()) {
+        std::cout << "no GPU type meets the request; closest: " << r.closest << "\n";
+      }
+    }
+    return r.ranked.empty() ? kExitNegative : kExitOk;
+  }
+  const SearchResult r = SearchTraining(lm.spec, w, so);
+  if (g.json) {
+    nlohmann::json j;
+    if (!r.ranked.empty()) {
+      const Candidate& b = r.ranked.front();
+      j = FitToJson(lm.spec, b.workload, b.layout, b.gpu, b.memory, {});
+      j["time"] = TrainingTimeToJson(b.time);
+    } else {
+      j["model"] = {{"name", lm.spec.name}, {"architecture", lm.spec.architecture},
+                    {"params_total", lm.spec.ParamsTotal()}, {"params_active", lm.spec.ParamsActive()}};
+      j["fits"] = false;
+      j["closest"] = r.closest;
+    }
+    j["search"] = {{"evaluated", r.evaluated}, {"fitting", r.fitting}, {"objective", ToString(so.objective)},
+                   {"margin", so.margin}, {"max_gpus", so.max_gpus}};
+    if (lm.checkpoint) {
+      j["checkpoint"] = CheckpointToJson(*lm.checkpoint);
+    }
+    j["candidates"] = nlohmann::json::array();
+    for (const auto& c : r.ranked) {
+      j["candidates"].push_back(CandidateToJson(c));
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{} layouts evaluated, {} fit with a {:.0f}% margin; ranked by {}{}\n", r.evaluated,
+                             r.fitting, 100 * so.margin, ToString(so.objective),
+                             tokens > 0 ? fmt::format(" for {:.3g} tokens", tokens) : " per million tokens");
+    std::cout << fmt::format("{:>3} {:<22} {:>5} {:>3} {:>3} {:>4} {:>4} {:>10} {:>3} {:>8} {:>8} {:>10} {:>6} {:>10} {:>12}\n",
+                             "#", "GPU", "GPUs", "tp", "pp", "dp", "zero", "recompute", "mb", "mem GiB", "step s",
+                             "tokens/s", "MFU", tokens > 0 ? "hours" : "h/Mtok", "CNY");
+    for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
+      const auto& c = r.ranked[i];
+      const double hours = c.time.total_hours ? *c.time.total_hours : 1e6 / c.time.tokens_per_second / 3600.0;
+      std::cout << fmt::format("{:>3} {:<22} {:>5} {:>3} {:>3} {:>4} {:>4} {:>10} {:>3} {:>8.1f} {:>8.2f} {:>10.0f} {:>5.1f}% {:>10.2f} {:>12.0f}\n",
+                               i + 1, c.gpu->name, c.layout.gpus, c.layout.tp, c.layout.pp, c.layout.dp(), c.layout.zero,
+                               ToString(c.workload.recompute), c.workload.micro_batch, c.memory.per_gpu.Total().gib(),
+                               c.time.step_seconds, c.time.tokens_per_second, 100 * c.time.mfu, hours, c.cost_cny);
+    }
+    if (!r.ranked.empty()) {
+      const auto& b = r.ranked.front();
+      std::cout << fmt::format("best: compute {:.2f} s + communication {:.2f} s + bubble {:.2f} s per step; bottleneck {}\n",
+                               b.time.compute_seconds, b.time.communication_seconds, b.time.bubble_seconds,
+                               b.time.bottleneck);
+      for (std::size_t i = so.top; i < r.ranked.size(); ++i) {
+        const auto& c = r.ranked[i];
+        std::cout << fmt::format("  #{} {} x {} tp={} pp={} zero={} lost: {}\n", i + 1, c.layout.gpus, c.gpu->name,
+                                 c.layout.tp, c.layout.pp, c.layout.zero, WhyLost(c, b, so.objective));
+      }
+      std::cout << "CNY figures use the catalog's illustrative per-card-hour prices, not offers.\n";
+    } else {
+      std::cout << "no layout fits; closest: " << r.closest << "\n";
+    }
+  }
+  return r.ranked.empty() ? kExitNegative : kExitOk;
+}
+
 }  // namespace
 
 Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
@@ -185,6 +401,21 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
   c->add_option("--nccl-mib", o->nccl_mib, "NCCL buffers per communicator, MiB")->capture_default_str();
   c->add_option("--fragmentation", o->fragmentation, "allocator slack as a fraction of dynamic tensors")
       ->capture_default_str();
+  c->add_option("--mfu", o->mfu, "achievable fraction of dense peak (default per GPU generation)");
+  c->add_option("--network", o->network, "node network: ib-400g, ib-200g, roce-100g, 25gbe, 10gbe, 1gbe or Gb/s per node")
+      ->capture_default_str();
+  c->add_option("--tokens", o->tokens, "training job size in tokens (for total and GPU-hours)");
+  c->add_option("--epochs", o->epochs, "epochs over --dataset-tokens (instead of --tokens)");
+  c->add_option("--dataset-tokens", o->dataset_tokens, "tokens in one epoch");
+  c->add_option("--prompt-tokens", o->prompt_tokens, "inference: prompt length")->capture_default_str();
+  c->add_option("--output-tokens", o->output_tokens, "inference: generated tokens per request")->capture_default_str();
+  c->add_option("--qps", o->qps, "inference: requests per second to serve");
+  c->add_option("--latency-ms", o->latency_ms, "inference: per-output-token latency target, ms");
+  c->add_option("--max-gpus", o->max_gpus, "search: largest GPU count (whole nodes of 8 beyond one node)")
+      ->capture_default_str();
+  c->add_option("--margin", o->margin, "search: memory safety margin (fraction of the card)")->capture_default_str();
+  c->add_option("--objective", o->objective, "search: time | gpu-hours | cost")->capture_default_str();
+  c->add_option("--top", o->top, "search: candidates to show")->capture_default_str();
   c->add_flag("--json", g.json, "print JSON");
 
   return [o, &g]() -> int {
@@ -232,9 +463,31 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
     oc.fragmentation = o->fragmentation;
 
     const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(data) / "gpus.yaml").string());
-    const Gpu* gpu = o->gpu.empty() ? nullptr : &cat.Find(o->gpu);
-    MemoryEstimate e =
-        EstimateMemory(lm.spec, w, l, oc, gpu ? std::optional<int64_t>(gpu->memory_bytes) : std::nullopt);
+    TimeConfig tc;
+    tc.mfu = o->mfu;
+    tc.network = ParseNetwork(o->network);
+    double tokens = o->tokens;
+    if (o->epochs > 0 || o->dataset_tokens > 0) {
+      if (o->epochs <= 0 || o->dataset_tokens <= 0) {
+        throw InputError("--epochs and --dataset-tokens go together", "", 0, "--epochs");
+      }
+      tokens = o->epochs * o->dataset_tokens;
+    }
+    if (tokens < 0) {
+      throw InputError("must be positive", "", 0, "--tokens");
+    }
+    for (const auto& [v, field] : {std::pair{l.gpus, "--gpus"}, std::pair{l.tp, "--tp"}, std::pair{l.pp, "--pp"},
+                                   std::pair{l.ep, "--ep"}, std::pair{l.vpp, "--vpp"}}) {
+      if (v <= 0) {
+        throw InputError("must be a positive number, got " + std::to_string(v), "", 0, field);
+      }
+    }
+    const bool list = o->gpu.empty() || o->gpu.find(',') != std::string::npos;
+    if (list) {
+      return RunSearch(*o, g, lm, w, l, cat, tc, oc, tokens);
+    }
+    const Gpu* gpu = &cat.Find(o->gpu);
+    MemoryEstimate e = EstimateMemory(lm.spec, w, l, oc, std::optional<int64_t>(gpu->memory_bytes));
     if (lm.checkpoint && lm.checkpoint->params != e.params_total) {
       e.notes.push_back(fmt::format(
           "the checkpoint holds {} parameters but config.json describes {} (difference {}): extra modules "
@@ -242,17 +495,33 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
           lm.checkpoint->params, e.params_total, lm.checkpoint->params - e.params_total));
     }
     std::vector<Suggestion> sug;
-    const bool fits = gpu == nullptr || Fits(e, *gpu);
+    bool fits = Fits(e, *gpu);
     if (!fits) {
       sug = SuggestFixes(lm.spec, w, l, *gpu, cat, oc);
     }
+    std::optional<TrainingTime> tt;
+    std::optional<InferencePlan> plan;
+    if (IsTraining(w.task)) {
+      tt = EstimateTrainingTime(lm.spec, w, l, *gpu, tc, tokens);
+    } else {
+      plan = PlanInference(lm.spec, w, l, *gpu, tc, oc, o->prompt_tokens, o->output_tokens, o->qps, o->latency_ms);
+      if (plan->fits) {
+        plan->time = EstimateInferenceTime(lm.spec, w, l, *gpu, tc, o->prompt_tokens, o->output_tokens);
+      }
+      if (o->latency_ms > 0 && !plan->meets_latency) {
+        fits = false;
+      }
+    }
     if (g.json) {
       nlohmann::json j = FitToJson(lm.spec, w, l, gpu, e, sug);
+      if (tt) {
+        j["time"] = TrainingTimeToJson(*tt);
+      }
+      if (plan) {
+        InferenceToJson(j["inference"], *plan, w, o->qps, o->latency_ms);
+      }
       if (lm.checkpoint) {
-        j["checkpoint"] = {{"files", lm.checkpoint->files},
-                           {"params", lm.checkpoint->params},
-                           {"bytes", lm.checkpoint->bytes},
-                           {"params_by_dtype", lm.checkpoint->params_by_dtype}};
+        j["checkpoint"] = CheckpointToJson(*lm.checkpoint);
       }
       std::cout << j.dump(2) << "\n";
     } else {
@@ -261,6 +530,12 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
                                  Count(lm.checkpoint->params), Bytes(static_cast<double>(lm.checkpoint->bytes)).gib());
       }
       PrintTable(lm.spec, w, l, gpu, e, sug);
+      if (tt) {
+        PrintTrainingTime(*tt, tc);
+      }
+      if (plan) {
+        PrintInference(*plan, w, o->qps, o->latency_ms);
+      }
     }
     return fits ? kExitOk : kExitNegative;
   };

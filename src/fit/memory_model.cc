@@ -413,7 +413,13 @@ int64_t LoraParams(const ModelSpec& m, int64_t rank, const std::vector<std::stri
 }
 
 ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets) {
-  ModelSummary s{m, lora_targets, {}, 0, 0, 0, 0, 0};
+  ModelSummary s{m, lora_targets, {}, 0, 0, 0, 0, 0, 0};
+  // Every active parameter but the embedding lookup; a tied head still costs a V x h matmul.
+  s.matmul_params = static_cast<double>(m.ParamsActive() - m.ParamsOfRole(TensorRole::kEmbedding) -
+                                        m.ParamsOfRole(TensorRole::kPositionEmbedding));
+  if (m.tied_embeddings) {
+    s.matmul_params += static_cast<double>(m.vocab * m.hidden);
+  }
   for (const auto& t : m.tensors) {
     const bool target = IsLoraTarget(t, lora_targets);
     auto it = std::find_if(s.classes.begin(), s.classes.end(), [&](const TensorClass& c) {

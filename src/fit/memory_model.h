@@ -69,6 +69,7 @@ struct ModelSummary {
   double lora_modules_per_layer = 0;      // adapted modules a token passes per layer
   double lora_input_width_per_layer = 0;  // sum of their input widths
   int64_t lora_params_per_rank = 0;       // LoRA parameters at rank 1
+  double matmul_params = 0;               // active parameters that multiply activations (6N's N)
 };
 
 ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets);

@@ -111,4 +111,51 @@ nlohmann::json GpuToJson(const Gpu& g) {
           {"sources", g.sources}};
 }
 
+nlohmann::json TrainingTimeToJson(const TrainingTime& t) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"step_seconds", t.step_seconds},
+          {"tokens_per_second", t.tokens_per_second},
+          {"mfu", t.mfu},
+          {"efficiency", t.efficiency},
+          {"compute_seconds", t.compute_seconds},
+          {"communication_seconds", t.communication_seconds},
+          {"bubble_seconds", t.bubble_seconds},
+          {"communication",
+           {{"tensor_parallel_seconds", t.tp_seconds},
+            {"pipeline_p2p_seconds", t.pp_seconds},
+            {"expert_all_to_all_seconds", t.moe_seconds},
+            {"data_parallel_seconds", t.dp_seconds},
+            {"data_parallel_exposed_seconds", t.dp_exposed_seconds}}},
+          {"bottleneck", t.bottleneck},
+          {"flops_per_token", t.flops_per_token},
+          {"hardware_flops_per_token", t.hw_flops_per_token},
+          {"global_batch", t.global_batch},
+          {"micro_batches", t.micro_batches},
+          {"total_hours", opt(t.total_hours)},
+          {"gpu_hours", opt(t.gpu_hours)}};
+}
+
+nlohmann::json CandidateToJson(const Candidate& c) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"gpu", c.gpu->name},
+          {"gpus", c.layout.gpus},
+          {"tp", c.layout.tp},
+          {"pp", c.layout.pp},
+          {"dp", c.layout.dp()},
+          {"ep", c.layout.ep},
+          {"zero", c.layout.zero},
+          {"sp", c.layout.sp},
+          {"recompute", ToString(c.workload.recompute)},
+          {"micro_batch", c.workload.micro_batch},
+          {"global_batch", c.workload.global_batch},
+          {"memory_per_gpu_total", Round(c.memory.per_gpu.Total())},
+          {"gpu_memory", c.gpu->memory_bytes},
+          {"step_seconds", c.time.step_seconds},
+          {"tokens_per_second", c.time.tokens_per_second},
+          {"mfu", c.time.mfu},
+          {"total_hours", opt(c.time.total_hours)},
+          {"gpu_hours", opt(c.time.gpu_hours)},
+          {"cost", {{"amount", c.cost_cny}, {"currency", "CNY"}, {"basis", "illustrative catalog price per card-hour"}}}};
+}
+
 }  // namespace gpuplan

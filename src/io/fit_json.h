@@ -7,6 +7,8 @@
 #include "catalog/model.h"
 #include "fit/advisor.h"
 #include "fit/memory_model.h"
+#include "fit/search.h"
+#include "fit/time_model.h"
 
 namespace gpuplan {
 
@@ -15,5 +17,7 @@ nlohmann::json LayoutToJson(const Layout& l, const Workload& w, const Gpu* gpu);
 nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu* gpu,
                          const MemoryEstimate& e, const std::vector<Suggestion>& suggestions);
 nlohmann::json GpuToJson(const Gpu& g);
+nlohmann::json TrainingTimeToJson(const TrainingTime& t);
+nlohmann::json CandidateToJson(const Candidate& c);
 
 }  // namespace gpuplan

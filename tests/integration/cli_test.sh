@@ -65,10 +65,14 @@ json_is '.memory_per_gpu.kv_cache' 4294967296
 json_is '.inference.max_concurrency > 4' true
 json_is '.model.params_trainable' 0
 
-# No GPU given: the breakdown, fits null, exit 0.
-expect_exit 0 "fit no gpu" -- "$bin" fit --model Qwen3-30B-A3B --task lora --json
-json_is '.fits' null
-json_is '.gpu_memory' null
+# No GPU given: a search over the catalog; the best candidate's breakdown, ranked candidates.
+expect_exit 0 "fit search" -- "$bin" fit --model Qwen3-30B-A3B --task lora --max-gpus 16 --json
+json_is '.fits' true
+json_is '.search.evaluated > 100' true
+json_is '.candidates | length > 0' true
+json_is '[.candidates[] | .memory_per_gpu_total <= 0.95 * .gpu_memory] | all' true
+json_is '.candidates[0] | [.gpu, .gpus, .tp, .pp, .dp, .zero, .recompute, .micro_batch, .memory_per_gpu_total, .step_seconds, .cost.currency] | map(. != null) | all' true
+json_is '[.candidates[].tokens_per_second] | . == (sort | reverse)' true
 expect_exit 0 "fit table" -- "$bin" fit --model Llama-3.1-8B --task qlora --gpu "rtx-4090"
 grep -q "^FITS" "$tmp/out" && ok || bad "table lacks FITS"
 expect_exit 1 "fit table negative" -- "$bin" fit --model Llama-3.1-70B --task full --gpu A100

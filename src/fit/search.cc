@@ -1,0 +1,327 @@
+#include "fit/search.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/names.h"
+
+namespace gpuplan {
+namespace {
+
+constexpr int64_t kPretrainTokensPerStep = 4 * 1024 * 1024;  // ~4M tokens, typical LLM pretraining
+constexpr int64_t kFinetuneGlobalBatch = 64;
+constexpr std::size_t kRunnersUp = 3;
+
+std::vector<int64_t> GpuCounts(int64_t max_gpus, int64_t per_node) {
+  std::vector<int64_t> counts;
+  for (int64_t n = 1; n <= std::min(max_gpus, per_node); n *= 2) {
+    counts.push_back(n);
+  }
+  for (int64_t n = 2 * per_node; n <= max_gpus; n += per_node) {
+    counts.push_back(n);  // whole nodes beyond one node
+  }
+  return counts;
+}
+
+double Score(const Candidate& c, Objective o, double tokens) {
+  const double t = tokens > 0 ? tokens : 1e6;  // per million tokens without a budget
+  const double hours = t / c.time.tokens_per_second / 3600.0;
+  switch (o) {
+    case Objective::kTime: return hours;
+    case Objective::kGpuHours: return hours * static_cast<double>(c.layout.gpus);
+    case Objective::kCost: return c.cost_cny;
+  }
+  return hours;
+}
+
+}  // namespace
+
+Objective ParseObjective(const std::string& s) {
+  const std::string n = NormalizeName(s);
+  if (n == "time") return Objective::kTime;
+  if (n == "gpuhours") return Objective::kGpuHours;
+  if (n == "cost" || n == "money") return Objective::kCost;
+  throw InputError("unknown objective '" + s + "'; expected time, gpu-hours or cost", "", 0, "--objective");
+}
+
+const char* ToString(Objective o) {
+  switch (o) {
+    case Objective::kTime: return "time";
+    case Objective::kGpuHours: return "gpu-hours";
+    case Objective::kCost: return "cost";
+  }
+  return "?";
+}
+
+SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const SearchOptions& o) {
+  if (o.max_gpus <= 0) {
+    throw InputError("must be positive", "", 0, "--max-gpus");
+  }
+  if (o.margin < 0 || o.margin >= 1) {
+    throw InputError("must be in [0, 1)", "", 0, "--margin");
+  }
+  SearchResult r;
+  const ModelSummary sum = Summarize(m, base.lora_targets);
+  const int64_t per_node = o.time.gpus_per_node;
+  const std::vector<int64_t> counts = GpuCounts(o.max_gpus, per_node);
+  const int64_t gb_base = base.global_batch > 0 ? base.global_batch
+                          : base.task == Task::kPretrain
+                              ? std::max<int64_t>(1, kPretrainTokensPerStep / std::max<int64_t>(base.seq, 1))
+                              : kFinetuneGlobalBatch;
+  const std::vector<Recompute> recomputes = {Recompute::kFull, Recompute::kSelective, Recompute::kNone};
+  const std::size_t keep = o.top + kRunnersUp;
+  std::vector<Candidate> best;  // sorted, at most `keep`
+  double closest_ratio = 1e300;
+  std::size_t done = 0;
+  const std::size_t total = o.gpus.size() * counts.size();
+
+  for (const Gpu* gpu : o.gpus) {
+    const double capacity = static_cast<double>(gpu->memory_bytes) * (1.0 - o.margin);
+    for (int64_t count : counts) {
+      if (o.progress && (++done % 16 == 0)) {
+        o.progress(static_cast<double>(done) / static_cast<double>(total));
+      }
+      for (int64_t tp = 1; tp <= std::min(count, per_node); tp *= 2) {
+        if (m.heads % tp != 0) {
+          continue;
+        }
+        for (int64_t pp = 1; tp * pp <= count && pp <= m.layers; pp *= 2) {
+          if (count % (tp * pp) != 0) {
+            continue;
+          }
+          const int64_t dp = count / (tp * pp);
+          std::vector<int64_t> eps = {1};
+          if (m.moe) {
+            for (int64_t ep = 2; ep <= dp; ep *= 2) {
+              if (dp % ep == 0 && m.moe->experts % ep == 0) {
+                eps.push_back(ep);
+              }
+            }
+          }
+          const int zero_max = dp > 1 ? 3 : 0;
+          for (int64_t ep : eps) {
+            for (int zero = zero_max; zero >= 0; --zero) {
+              for (Recompute rc : recomputes) {
+                if (rc == Recompute::kSelective && base.flash_attn) {
+                  continue;  // with flash attention, selective recomputation is what already happens
+                }
+                for (int64_t mb = 1; mb <= 8; mb *= 2) {
+                  if (mb * dp > gb_base && mb > 1) {
+                    break;
+                  }
+                  Workload w = base;
+                  w.recompute = rc;
+                  w.micro_batch = mb;
+                  const int64_t unit = mb * dp;
+                  w.global_batch = (gb_base + unit - 1) / unit * unit;
+                  Layout l;
+                  l.gpus = count;
+                  l.tp = tp;
+                  l.pp = pp;
+                  l.ep = ep;
+                  l.zero = zero;
+                  l.sp = tp > 1;
+                  MemoryEstimate mem = EstimateMemory(sum, w, l, o.overhead, std::nullopt);
+                  ++r.evaluated;
+                  const double used = mem.per_gpu.Total().value;
+                  if (used > capacity) {
+                    closest_ratio = std::min(closest_ratio, used / capacity);
+                    if (closest_ratio == used / capacity) {
+                      r.closest = std::to_string(count) + " x " + gpu->name + " (tp=" + std::to_string(tp) +
+                                  " pp=" + std::to_string(pp) + " zero=" + std::to_string(zero) + ", recompute " +
+                                  ToString(rc) + ", micro-batch " + std::to_string(mb) + ") needs " +
+                                  std::to_string(static_cast<int>(std::lround(100.0 * used / static_cast<double>(gpu->memory_bytes)))) +
+                                  "% of the card's memory";
+                    }
+                    break;  // larger micro-batches need more memory still
+                  }
+                  ++r.fitting;
+                  Candidate c;
+                  c.gpu = gpu;
+                  c.workload = w;
+                  c.layout = l;
+                  c.time = EstimateTrainingTime(sum, mem, w, l, *gpu, o.time, o.tokens);
+                  const double tokens = o.tokens > 0 ? o.tokens : 1e6;
+                  c.cost_cny = tokens / c.time.tokens_per_second / 3600.0 * static_cast<double>(count) *
+                               gpu->price_cny_per_card_hour;
+                  c.score = Score(c, o.objective, o.tokens);
+                  if (best.size() < keep || c.score < best.back().score) {
+                    // One entry per structural layout (card, tp, pp): the best of its counts,
+                    // ZeRO stages, micro-batches and recomputation settings.
+                    auto same = std::find_if(best.begin(), best.end(), [&](const Candidate& b) {
+                      return b.gpu == gpu && b.layout.tp == tp && b.layout.pp == pp;
+                    });
+                    if (same != best.end()) {
+                      if (same->score <= c.score) {
+                        continue;
+                      }
+                      best.erase(same);
+                    }
+                    c.memory = std::move(mem);
+                    best.insert(std::upper_bound(best.begin(), best.end(), c,
+                                                 [](const Candidate& a, const Candidate& b) { return a.score < b.score; }),
+                                std::move(c));
+                    if (best.size() > keep) {
+                      best.pop_back();
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (o.progress) {
+    o.progress(1.0);
+  }
+  r.ranked = std::move(best);
+  return r;
+}
+
+std::string WhyLost(const Candidate& c, const Candidate& best, Objective objective) {
+  const double worse = 100.0 * (c.score / best.score - 1.0);
+  char buf[256];
+  std::string what;
+  switch (objective) {
+    case Objective::kTime: what = "slower"; break;
+    case Objective::kGpuHours: what = "more GPU-hours"; break;
+    case Objective::kCost: what = "more expensive"; break;
+  }
+  const TrainingTime& a = c.time;
+  const TrainingTime& b = best.time;
+  // Name the component that grew most per token.
+  const double scale_a = 1.0 / (a.tokens_per_second * a.step_seconds);  // per token
+  const double scale_b = 1.0 / (b.tokens_per_second * b.step_seconds);
+  struct Part {
+    const char* name;
+    double diff;
+  };
+  const Part parts[] = {
+      {"compute", a.compute_seconds * scale_a - b.compute_seconds * scale_b},
+      {"communication", a.communication_seconds * scale_a - b.communication_seconds * scale_b},
+      {"pipeline bubble", a.bubble_seconds * scale_a - b.bubble_seconds * scale_b},
+  };
+  const Part* top = &parts[0];
+  for (const auto& p : parts) {
+    if (p.diff > top->diff) {
+      top = &p;
+    }
+  }
+  if (c.layout.gpus != best.layout.gpus && objective == Objective::kTime && c.layout.gpus < best.layout.gpus) {
+    std::snprintf(buf, sizeof buf, "%.0f%% %s: %lld GPUs instead of %lld", worse, what.c_str(),
+                  static_cast<long long>(c.layout.gpus), static_cast<long long>(best.layout.gpus));
+  } else if (top->diff > 0) {
+    std::snprintf(buf, sizeof buf, "%.0f%% %s: more %s (%.2f s vs %.2f s per step)", worse, what.c_str(), top->name,
+                  top == &parts[0] ? a.compute_seconds : top == &parts[1] ? a.communication_seconds : a.bubble_seconds,
+                  top == &parts[0] ? b.compute_seconds : top == &parts[1] ? b.communication_seconds : b.bubble_seconds);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f%% %s on %lld x %s", worse, what.c_str(),
+                  static_cast<long long>(c.layout.gpus), c.gpu->name.c_str());
+  }
+  return buf;
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layout& replica, const Gpu& gpu,
+                            const TimeConfig& t, const OverheadConfig& o, int64_t prompt_tokens, int64_t output_tokens,
+                            double qps, double latency_ms) {
+  InferencePlan p;
+  p.gpu = &gpu;
+  p.layout = replica;
+  p.workload = base;
+  Workload probe = base;
+  probe.context = std::max<int64_t>(base.context, prompt_tokens + output_tokens);
+  const MemoryEstimate first = EstimateMemory(m, probe, replica, o, gpu.memory_bytes);
+  const int64_t max_c = first.max_concurrency.value_or(0);
+  p.fits = max_c >= 1;
+  if (!p.fits) {
+    p.memory = first;
+    p.meets_latency = false;
+    return p;
+  }
+  auto step_at = [&](int64_t c) {
+    Workload w = probe;
+    w.concurrency = c;
+    return EstimateInferenceTime(m, w, replica, gpu, t, prompt_tokens, output_tokens);
+  };
+  int64_t c = std::min(base.concurrency, max_c);
+  if (qps > 0) {
+    c = max_c;
+  }
+  if (latency_ms > 0) {
+    const double target = latency_ms / 1000.0;
+    if (step_at(1).decode_step_seconds > target) {
+      p.meets_latency = false;
+      c = 1;
+    } else if (step_at(c).decode_step_seconds > target) {
+      int64_t lo = 1;  // meets
+      int64_t hi = c;  // does not
+      while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        (step_at(mid).decode_step_seconds <= target ? lo : hi) = mid;
+      }
+      c = lo;
+    }
+  }
+  p.workload = probe;
+  p.workload.concurrency = c;
+  p.memory = EstimateMemory(m, p.workload, replica, o, gpu.memory_bytes);
+  p.time = step_at(c);
+  p.replicas = qps > 0 ? static_cast<int64_t>(std::ceil(qps / p.time.requests_per_second)) : 1;
+  p.gpus_total = p.replicas * replica.tp * replica.pp;
+  p.cost_cny_per_hour = static_cast<double>(p.gpus_total) * gpu.price_cny_per_card_hour;
+  return p;
+}
+
+InferenceSearch SearchInference(const ModelSpec& m, const Workload& base, const SearchOptions& o,
+                                int64_t prompt_tokens, int64_t output_tokens, double qps, double latency_ms) {
+  InferenceSearch r;
+  std::vector<InferencePlan> ok;
+  double closest = 1e300;
+  for (const Gpu* gpu : o.gpus) {
+    for (int64_t tp = 1; tp <= std::min<int64_t>(o.time.gpus_per_node, o.max_gpus); tp *= 2) {
+      if (m.heads % tp != 0) {
+        continue;
+      }
+      Layout l;
+      l.gpus = tp;
+      l.tp = tp;
+      ++r.evaluated;
+      InferencePlan p = PlanInference(m, base, l, *gpu, o.time, o.overhead, prompt_tokens, output_tokens, qps, latency_ms);
+      if (!p.fits || !p.meets_latency || p.gpus_total > o.max_gpus) {
+        const double ratio = p.memory.per_gpu.Total().value / static_cast<double>(gpu->memory_bytes);
+        if (ratio < closest) {
+          closest = ratio;
+          r.closest = std::to_string(tp) + " x " + gpu->name + ": " +
+                      (!p.fits ? "one sequence does not fit next to the weights"
+                               : !p.meets_latency ? "per-token latency above the target even at concurrency 1"
+                                                  : "needs more than --max-gpus GPUs");
+        }
+        continue;
+      }
+      ok.push_back(std::move(p));
+    }
+  }
+  auto score = [&](const InferencePlan& p) {
+    switch (o.objective) {
+      case Objective::kTime: return p.time.decode_step_seconds;
+      case Objective::kGpuHours: return static_cast<double>(p.gpus_total);
+      case Objective::kCost: return p.cost_cny_per_hour;
+    }
+    return p.cost_cny_per_hour;
+  };
+  std::stable_sort(ok.begin(), ok.end(), [&](const auto& a, const auto& b) { return score(a) < score(b); });
+  if (ok.size() > o.top + kRunnersUp) {
+    ok.resize(o.top + kRunnersUp);
+  }
+  r.ranked = std::move(ok);
+  return r;
+}
+
+}  // namespace gpuplan
