@@ -110,8 +110,8 @@ Network ParseNetwork(const std::string& s) {
 
 double DefaultEfficiency(const Gpu& gpu) {
   const std::string a = NormalizeName(gpu.architecture);
-  if (a == "ampere") return 0.50;
-  if (a == "hopper") return 0.45;
+  if (a == "ampere") return 0.55;
+  if (a == "hopper") return 0.50;
   if (a == "blackwell") return 0.40;
   if (a == "ada") return 0.45;
   if (a == "volta") return 0.40;
@@ -197,6 +197,8 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     dequant_seconds = m_micro * passes * static_cast<double>(mem.params_on_gpu) * (0.516 + 2.0) / hbm;
   }
   t.compute_seconds = matmul_seconds + optimizer_seconds + dequant_seconds;
+  t.matmul_seconds = matmul_seconds;
+  t.optimizer_seconds = optimizer_seconds;
 
   // §4 communication. Rank order as Megatron-LM: tp innermost, then dp, then pp.
   const double per_node = static_cast<double>(c.gpus_per_node);

@@ -40,6 +40,8 @@ struct TrainingTime {
   int64_t micro_batches = 0;         // per optimizer step per data-parallel rank
   int64_t global_batch = 0;          // sequences per optimizer step
   double compute_seconds = 0;        // matmul work + optimizer step + QLoRA dequantisation
+  double matmul_seconds = 0;         // of which: FLOPs at the achievable fraction of peak
+  double optimizer_seconds = 0;      // of which: optimizer step streaming states through HBM
   double tp_seconds = 0;             // tensor-parallel collectives (on the critical path)
   double pp_seconds = 0;             // pipeline point-to-point transfers
   double moe_seconds = 0;            // expert-parallel all-to-all
