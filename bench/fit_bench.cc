@@ -8,6 +8,7 @@
 #include "catalog/model.h"
 #include "fit/advisor.h"
 #include "fit/memory_model.h"
+#include "fit/search.h"
 
 namespace {
 
@@ -110,6 +111,31 @@ void BM_SuggestFixes70B(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SuggestFixes70B)->Unit(benchmark::kMillisecond);
+
+// Issue 3 target: an exhaustive search for a 70B model over the whole catalog up to 1024 GPUs
+// in under 1 second on one core. Reports layouts evaluated per second.
+void BM_Search70BWholeCatalog1024(benchmark::State& state) {
+  const ModelSpec& m = Model("Llama-3.1-70B");
+  static const GpuCatalog cat = GpuCatalog::Load(std::string(GPUPLAN_DATA_DIR) + "/gpus.yaml");
+  SearchOptions o;
+  for (const auto& g : cat.gpus()) {
+    o.gpus.push_back(&g);
+  }
+  o.max_gpus = 1024;
+  o.tokens = 1e12;
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 4096;
+  int64_t evaluated = 0;
+  for (auto _ : state) {
+    const SearchResult r = SearchTraining(m, w, o);
+    evaluated += r.evaluated;
+    benchmark::DoNotOptimize(r.ranked.data());
+  }
+  state.counters["layouts"] = benchmark::Counter(static_cast<double>(evaluated) / static_cast<double>(state.iterations()));
+  state.counters["layouts_per_second"] = benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Search70BWholeCatalog1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
