@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
@@ -175,6 +178,41 @@ TEST(Search, QpsSizing) {
   // A per-token latency target below the batch-1 step cannot be met.
   const InferencePlan strict = PlanInference(Llama8b(), w, Layout{}, l40s, {}, {}, 1024, 256, 10.0, 1.0);
   EXPECT_FALSE(strict.meets_latency);
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// Measured on a real H200 with apps/gpu-worker/gpu_probe.cu (docs/device-checks.md): the time
+// model's assumptions must stay below what the hardware did.
+TEST(TimeModel, AssumptionsStayBelowMeasuredH200) {
+  std::ifstream in(test::Fixture("device/h200-gpu-probe.jsonl"));
+  double best_gemm = 0;
+  double copy_gbs = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.value("measurement", "") == "gemm_bf16") {
+      ASSERT_TRUE(j["verified"].get<bool>());
+      best_gemm = std::max(best_gemm, j["tflops"].get<double>());
+    } else if (j.value("measurement", "") == "d2d_copy") {
+      ASSERT_TRUE(j["verified"].get<bool>());
+      copy_gbs = j["gb_per_s"].get<double>();
+    }
+  }
+  const Gpu& h200 = Cat().Find("H200");
+  ASSERT_GT(best_gemm, 0);
+  EXPECT_LT(best_gemm * 1e12, PeakFlops(h200, Precision::kBf16));      // the catalog peak is a ceiling
+  EXPECT_LT(DefaultEfficiency(h200), best_gemm * 1e12 / PeakFlops(h200, Precision::kBf16));
+  // Batch-1 decode of Llama-3.1-8B: the bandwidth the model uses must not beat a plain copy.
+  Workload w;
+  w.task = Task::kInfer;
+  w.context = 1024 + 64;
+  const InferenceTime t = EstimateInferenceTime(Llama8b(), w, Layout{}, h200, {}, 1024, 128);
+  const double bytes = 2.0 * 8'030'261'248.0 + 1088.0 * 131072;
+  EXPECT_LT(bytes / t.decode_step_seconds, copy_gbs * 1e9);
 }
 
 }  // namespace
