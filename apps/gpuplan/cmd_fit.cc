@@ -245,7 +245,7 @@ void ProgressBar(double fraction) {
             << "%" << (fraction >= 1.0 ? "\r\33[K" : "") << std::flush;
 }
 
-int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm, const Workload& w, const Layout& l,
+int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm, const Workload& w,
               const GpuCatalog& cat, const TimeConfig& tc, const OverheadConfig& oc, double tokens) {
   SearchOptions so;
   if (o.gpu.empty()) {
@@ -265,7 +265,6 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
   so.time = tc;
   so.overhead = oc;
   so.progress = ProgressBar;
-  (void)l;
   if (!IsTraining(w.task)) {
     const InferenceSearch r = SearchInference(lm.spec, w, so, o.prompt_tokens, o.output_tokens, o.qps, o.latency_ms);
     if (g.json) {
@@ -333,16 +332,20 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
     std::cout << fmt::format("{} layouts evaluated, {} fit with a {:.0f}% margin; ranked by {}{}\n", r.evaluated,
                              r.fitting, 100 * so.margin, ToString(so.objective),
                              tokens > 0 ? fmt::format(" for {:.3g} tokens", tokens) : " per million tokens");
-    std::cout << fmt::format("{:>3} {:<22} {:>5} {:>3} {:>3} {:>4} {:>4} {:>10} {:>3} {:>8} {:>8} {:>10} {:>6} {:>10} {:>12}\n",
-                             "#", "GPU", "GPUs", "tp", "pp", "dp", "zero", "recompute", "mb", "mem GiB", "step s",
-                             "tokens/s", "MFU", tokens > 0 ? "hours" : "h/Mtok", "CNY");
+    std::cout << fmt::format(
+        "{:>3} {:<22} {:>5} {:>3} {:>3} {:>4} {:>4} {:>10} {:>3} {:>8} {:>8} {:>7} {:>7} {:>7} {:>10} {:>6} {:>10} {:>12}\n",
+        "#", "GPU", "GPUs", "tp", "pp", "dp", "zero", "recompute", "mb", "mem GiB", "step s", "comp s", "comm s",
+        "bubble", "tokens/s", "MFU", tokens > 0 ? "hours" : "h/Mtok", "CNY");
     for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
       const auto& c = r.ranked[i];
       const double hours = c.time.total_hours ? *c.time.total_hours : 1e6 / c.time.tokens_per_second / 3600.0;
-      std::cout << fmt::format("{:>3} {:<22} {:>5} {:>3} {:>3} {:>4} {:>4} {:>10} {:>3} {:>8.1f} {:>8.2f} {:>10.0f} {:>5.1f}% {:>10.2f} {:>12.0f}\n",
-                               i + 1, c.gpu->name, c.layout.gpus, c.layout.tp, c.layout.pp, c.layout.dp(), c.layout.zero,
-                               ToString(c.workload.recompute), c.workload.micro_batch, c.memory.per_gpu.Total().gib(),
-                               c.time.step_seconds, c.time.tokens_per_second, 100 * c.time.mfu, hours, c.cost_cny);
+      std::cout << fmt::format(
+          "{:>3} {:<22} {:>5} {:>3} {:>3} {:>4} {:>4} {:>10} {:>3} {:>8.1f} {:>8.2f} {:>7.2f} {:>7.2f} {:>7.2f} {:>10.0f} "
+          "{:>5.1f}% {:>10.2f} {:>12.0f}\n",
+          i + 1, c.gpu->name, c.layout.gpus, c.layout.tp, c.layout.pp, c.layout.dp(), c.layout.zero,
+          ToString(c.workload.recompute), c.workload.micro_batch, c.memory.per_gpu.Total().gib(), c.time.step_seconds,
+          c.time.compute_seconds, c.time.communication_seconds, c.time.bubble_seconds, c.time.tokens_per_second,
+          100 * c.time.mfu, hours, c.cost_cny);
     }
     if (!r.ranked.empty()) {
       const auto& b = r.ranked.front();
@@ -484,7 +487,7 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
     }
     const bool list = o->gpu.empty() || o->gpu.find(',') != std::string::npos;
     if (list) {
-      return RunSearch(*o, g, lm, w, l, cat, tc, oc, tokens);
+      return RunSearch(*o, g, lm, w, cat, tc, oc, tokens);
     }
     const Gpu* gpu = &cat.Find(o->gpu);
     MemoryEstimate e = EstimateMemory(lm.spec, w, l, oc, std::optional<int64_t>(gpu->memory_bytes));
