@@ -1,0 +1,79 @@
+// Rental offers (docs/offers.md): billing mode, price, terms and the fees that make the real
+// cost, read from YAML with file:line:field errors.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/gpu_catalog.h"
+
+namespace gpuplan {
+
+enum class BillingMode { kYearly, kMonthly, kWeekly, kDaily, kOnDemand, kSpot };
+enum class Granularity { kSecond, kMinute, kHour, kDay };
+enum class BillingStart { kCreate, kStart, kTask };
+
+const char* ToString(BillingMode m);
+const char* ToString(Granularity g);
+const char* ToString(BillingStart b);
+bool IsReserved(BillingMode m);          // paid per term whether used or not
+double TermHours(BillingMode m);         // yearly 8760, monthly 730, weekly 168, daily 24; 1 for hourly modes
+inline constexpr double kHoursPerMonth = 730.0;  // 8760 / 12
+double GranularityHours(Granularity g);
+
+struct NightDiscount {
+  int from_minute = 0;  // minutes after midnight, local time
+  int to_minute = 0;    // window may wrap midnight (22:00-08:00)
+  double factor = 1.0;  // price multiplier inside the window
+  bool Contains(int hour_of_day) const;
+  double HoursPerDay() const;
+};
+
+struct SpotTerms {
+  double interruptions_per_hour = 0;
+  double restart_minutes = 0;
+  double checkpoint_minutes = 5;  // time to write one checkpoint (Young/Daly's C)
+};
+
+struct Offer {
+  std::string id;
+  std::string provider;
+  std::string region;
+  const Gpu* gpu = nullptr;
+  int gpus_per_instance = 1;
+  BillingMode mode = BillingMode::kOnDemand;
+  double price = 0;              // per instance per term; on-demand/spot: per instance-hour
+  int min_terms = 1;             // minimum number of terms (reserved) or hours (hourly)
+  Granularity granularity = Granularity::kSecond;
+  BillingStart billing_starts = BillingStart::kCreate;
+  double stopped_fee_ratio = 0;  // share of the hourly price billed while stopped
+  double addon_fee_ratio = 0;    // images / add-ons, share of the compute price
+  std::string storage_kind;
+  double storage_gb = 0;
+  double storage_price_per_gb_month = 0;
+  double bandwidth_mbps = 0;
+  double bandwidth_price_per_month = 0;
+  double egress_price_per_gb = 0;
+  std::optional<NightDiscount> night;
+  std::optional<SpotTerms> spot;
+  int line = 0;                  // where the offer starts in its file
+
+  // Fixed monthly fees that do not depend on use (storage, bandwidth), per instance.
+  double MonthlyFixedFees() const;
+  // Reserved modes: the price per month per instance, add-on fees included.
+  double ReservedMonthly() const;
+  // Hourly modes: price per instance-hour with add-on fees, at an hour of the day (night discount).
+  double HourlyPrice(int hour_of_day) const;
+};
+
+struct OfferSet {
+  std::string currency = "CNY";
+  std::vector<Offer> offers;
+  std::string file;
+};
+
+OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, const GpuCatalog& catalog);
+OfferSet LoadOffers(const std::string& path, const GpuCatalog& catalog);
+
+}  // namespace gpuplan
