@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     const char* name;
     Runner (*reg)(CLI::App&, GlobalOptions&);
   };
-  const Entry table[] = {{"fit", RegisterFit}, {"gpus", RegisterGpus}, {"models", RegisterModels}};
+  const Entry table[] = {{"fit", RegisterFit}, {"gpus", RegisterGpus}, {"models", RegisterModels}, {"cost", RegisterCost}};
   std::map<CLI::App*, Runner> runners;
   for (const auto& e : table) {
     Runner r = e.reg(app, g);

@@ -116,5 +116,32 @@ expect_exit 2 "yaml error" -- "$bin" --data-dir "$tmp/data" gpus
 stderr_has "$tmp/data/gpus.yaml:"
 expect_exit 2 "unknown option" -- "$bin" fit --model Llama-3.1-8B --frobnicate
 
+# cost: break-even by hand. Monthly 21,900 x 1.06 + 500 GB x 0.35 storage = 23,389 per GPU-month
+# against on-demand 50 x 1.06 = 53 per hour (+10 h of night discount a day at 0.7: average
+# 53 x (1 - 10/24 x 0.3) = 46.375) and a 12% retention fee on idle hours (6 per hour):
+# 46.375 H + 6 (730 - H) = 23,389  ->  H = (23,389 - 4,380) / 40.375 = 470.81.
+offers=$(dirname "$data")/data/offers/nanjing-a100.yaml
+expect_exit 0 "cost breakeven" -- "$bin" cost breakeven --offers "$offers" --json
+json_is '[.pairs[] | select(.from_mode == "on_demand" and .to_mode == "monthly")][0].hours_per_month * 100 | round' 47081
+json_is '[.pairs[] | select(.from_mode == "yearly" and .to_mode == "monthly")][0].hours_per_month' null
+json_is '.currency' CNY
+# optimize: 4 GPUs x 730 h (all hours): reserving beats on-demand; the plan is never dearer than a pure strategy.
+expect_exit 0 "cost optimize" -- "$bin" cost optimize --offers "$offers" --hours-per-month 730 --gpus 4 --json
+json_is '.reserved | map(.instances) | add' 4
+json_is '.total_cost <= .pure_strategies.on_demand and .total_cost <= .pure_strategies.monthly' true
+json_is '.sensitivity.usage_plus_20pct.total_cost > .total_cost' true
+json_is '.solver.status' optimal
+printf 'timestamp,gpus\n2026-01-05T09:00,2\n2026-01-05T10:00,x\n' >"$tmp/u.csv"
+expect_exit 2 "bad usage csv" -- "$bin" cost optimize --offers "$offers" --usage "$tmp/u.csv"
+stderr_has "$tmp/u.csv:3: field 'gpus'"
+printf 'currency: CNY\noffers:\n  - id: x\n    gpu: A100\n    mode: hourly\n    price: 1\n' >"$tmp/o.yaml"
+expect_exit 2 "bad offers" -- "$bin" cost breakeven --offers "$tmp/o.yaml"
+stderr_has "$tmp/o.yaml:5: field 'offers[x].mode'"
+# A fit --json result as usage: a job of layout.gpus x time.total_hours.
+"$bin" fit --model Llama-3.1-8B --task full --gpu A100 --gpus 8 --zero 3 --tokens 1e9 --json >"$tmp/fit.json"
+expect_exit 0 "cost compare from fit" -- "$bin" cost compare --offers "$offers" --usage "$tmp/fit.json" --json
+json_is '.usage.peak_gpus' 8
+json_is '.strategies.on_demand.cost.currency' CNY
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
