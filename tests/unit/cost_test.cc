@@ -307,3 +307,49 @@ TEST(Usage, BadCsvNamesLineAndField) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// A lab shaped like the one in the articles (DOMAIN.md section 2): six months; 4 GPUs of
+// steady training around the clock; on working days 09:00-21:00 bursts of 0-8 more GPUs;
+// interruptible hyper-parameter sweeps of 2 GPUs on some nights; deferrable evaluation jobs.
+UsageTrace LabSixMonths() {
+  UsageTrace t;
+  std::mt19937 rng(2025);
+  for (int h = 0; h < 6 * 730; ++h) {
+    UsageHour x;
+    x.hour_of_day = h % 24;
+    const int day = h / 24;
+    const bool workday = day % 7 < 5;
+    const bool working_hours = x.hour_of_day >= 9 && x.hour_of_day < 21;
+    x.firm = 4 + (workday && working_hours ? static_cast<double>(rng() % 9) : 0.0);
+    x.interruptible = (!working_hours && day % 3 == 0) ? 2 : 0;
+    if (workday && x.hour_of_day == 18) {
+      x.deferrable = 2;
+      x.deadline_hours = 14;
+    }
+    t.hours.push_back(x);
+  }
+  return t;
+}
+
+TEST(Optimizer, LabProfileHybridBeatsAllMonthlyAndAllOnDemand) {
+  const OfferSet s = LoadOffers(test::DataDir() + "/offers/nanjing-a100.yaml", Cat());
+  const UsageTrace u = LabSixMonths();
+  const Plan p = OptimizeRental(s, u);
+  ASSERT_TRUE(p.feasible);
+  const auto pure = PureStrategies(s, u);
+  const double monthly = pure.at("monthly").cost.Total();
+  const double on_demand = pure.at("on_demand").cost.Total();
+  EXPECT_LT(p.cost.Total(), monthly);
+  EXPECT_LT(p.cost.Total(), on_demand);
+  EXPECT_GT(p.reserved.size(), 0u);            // the steady base is reserved
+  EXPECT_GT(p.on_demand_gpu_hours.size(), 0u);  // bursts go on demand
+  std::printf("lab profile: plan %.0f CNY; all-monthly %.0f (saving %.1f%%); all-on-demand %.0f (saving %.1f%%)\n",
+              p.cost.Total(), monthly, 100 * (1 - p.cost.Total() / monthly), on_demand,
+              100 * (1 - p.cost.Total() / on_demand));
+}
+
+}  // namespace
+}  // namespace gpuplan
