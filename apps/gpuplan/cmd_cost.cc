@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "cost/billing.h"
 #include "cost/optimizer.h"
+#include "cost/tco.h"
 
 namespace gpuplan::cli {
 namespace {
@@ -22,6 +23,9 @@ struct CostOptions {
   double gpus = 1;
   std::string gpu;
   bool spot_for_all = false;
+  bool release_idle = false;
+  double horizon_months = 36;
+  OwnershipCosts own;
 };
 
 std::string Money(double v, const std::string& currency) {
@@ -142,6 +146,7 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
       c->add_option("--hours-per-month", o->hours_per_month, "hours each GPU is used per month (instead of --usage)");
       c->add_option("--gpus", o->gpus, "GPUs used, with --hours-per-month")->capture_default_str();
       c->add_flag("--spot-for-all", o->spot_for_all, "allow spot for every class of work, not only interruptible");
+      c->add_flag("--release-idle", o->release_idle, "release on-demand instances when idle (no retention fee)");
     }
     c->add_flag("--json", g.json, "print JSON");
   };
@@ -152,7 +157,24 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
   CLI::App* opt = cost->add_subcommand("optimize", "the cheapest mix of reserved, on-demand and spot (MILP, GLPK)");
   common(opt, true);
 
-  return [o, &g, be, cmp, opt]() -> int {
+  CLI::App* tco = cost->add_subcommand("tco", "buy versus rent over a horizon, against the optimised rental plan");
+  common(tco, true);
+  tco->add_option("--horizon-months", o->horizon_months, "months to compare")->capture_default_str();
+  tco->add_option("--buy-gpus", o->own.gpus, "cards to buy (default: the usage's peak)");
+  tco->add_option("--card-price", o->own.card_price, "per card")->capture_default_str();
+  tco->add_option("--server-per-gpu", o->own.server_per_gpu, "server share per GPU")->capture_default_str();
+  tco->add_option("--network-per-gpu", o->own.network_per_gpu, "network share per GPU")->capture_default_str();
+  tco->add_option("--room-per-gpu-month", o->own.room_per_gpu_month, "rack space and cooling per GPU-month")
+      ->capture_default_str();
+  tco->add_option("--power-price", o->own.power_price_kwh, "per kWh")->capture_default_str();
+  tco->add_option("--pue", o->own.pue, "power usage effectiveness")->capture_default_str();
+  tco->add_option("--ops-per-month", o->own.ops_per_month, "operations staff per month")->capture_default_str();
+  tco->add_option("--failure-rate", o->own.failure_rate_per_year, "share of cards replaced per year")
+      ->capture_default_str();
+  tco->add_option("--depreciation-years", o->own.depreciation_years, "years to the resale value")->capture_default_str();
+  tco->add_option("--resale", o->own.resale_fraction, "value left after depreciation (fraction)")->capture_default_str();
+
+  return [o, &g, be, cmp, opt, tco]() -> int {
     const OfferSet set = LoadSelected(*o, g);
     const std::string& cur = set.currency;
     if (be->parsed()) {
@@ -192,7 +214,8 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
     const UsageTrace usage = LoadUsage(*o);
     OptimizeOptions oo;
     oo.spot_for_all = o->spot_for_all;
-    const auto pure = PureStrategies(set, usage);
+    oo.retain_idle = !o->release_idle;
+    const auto pure = PureStrategies(set, usage, oo);
     if (cmp->parsed()) {
       nlohmann::json j = {{"currency", cur},
                           {"usage", {{"hours", usage.hours.size()}, {"gpu_hours", usage.TotalGpuHours()}, {"peak_gpus", usage.Peak()}}},
@@ -209,6 +232,53 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
           if (p.feasible) {
             PrintItems(p.cost, cur);
           }
+        }
+      }
+      return kExitOk;
+    }
+    if (tco->parsed()) {
+      for (const auto& [v, field] : {std::pair{o->own.card_price, "--card-price"}, std::pair{o->own.pue, "--pue"},
+                                     std::pair{o->own.depreciation_years, "--depreciation-years"}}) {
+        if (!(v > 0)) {
+          throw InputError("must be positive", "", 0, field);
+        }
+      }
+      if (o->own.resale_fraction < 0 || o->own.resale_fraction > 1) {
+        throw InputError("must be between 0 and 1", "", 0, "--resale");
+      }
+      const TcoResult t = BuyVersusRent(set, usage, o->own, o->horizon_months, oo);
+      nlohmann::json months = nlohmann::json::array();
+      for (const auto& m : t.months) {
+        months.push_back({{"month", m.month}, {"buy", m.buy_cumulative}, {"rent", m.rent_cumulative}});
+      }
+      nlohmann::json jt = {
+          {"currency", cur},
+          {"horizon_months", t.horizon_months},
+          {"buy",
+           {{"total", t.buy_total}, {"capital", t.capital}, {"resale_at_horizon", t.resale_at_horizon},
+            {"power", t.power}, {"room_and_cooling", t.room}, {"operations", t.operations}, {"failures", t.failures}}},
+          {"rent", PlanJson(t.rent_plan, cur)},
+          {"cheaper", t.buy_total < t.rent_total ? "buy" : "rent"},
+          {"buy_wins_from_month", t.buy_wins_from_month ? nlohmann::json(*t.buy_wins_from_month) : nlohmann::json(nullptr)},
+          {"breakeven_utilisation",
+           t.breakeven_utilisation ? nlohmann::json(*t.breakeven_utilisation) : nlohmann::json(nullptr)},
+          {"months", months}};
+      if (g.json) {
+        std::cout << jt.dump(2) << "\n";
+      } else {
+        PrintUsage(usage);
+        std::cout << fmt::format("over {:g} months: buy {} (capital {} - resale {} + power {} + room {} + operations {} "
+                                 "+ failures {})\n",
+                                 t.horizon_months, Money(t.buy_total, cur), Money(t.capital, cur),
+                                 Money(t.resale_at_horizon, cur), Money(t.power, cur), Money(t.room, cur),
+                                 Money(t.operations, cur), Money(t.failures, cur));
+        std::cout << fmt::format("               rent {} (the optimised plan for this usage)\n",
+                                 Money(t.rent_plan.cost.Total(), cur));
+        std::cout << (t.buy_wins_from_month ? fmt::format("buying has cost less from month {}\n", *t.buy_wins_from_month)
+                                            : std::string("buying never catches up within the horizon\n"));
+        if (t.breakeven_utilisation) {
+          std::cout << fmt::format("buying wins above {:.0f}% utilisation of the bought GPUs\n",
+                                   100 * *t.breakeven_utilisation);
         }
       }
       return kExitOk;

@@ -140,7 +140,7 @@ Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const Optimize
   std::vector<int> peak_col(on_demand.size(), 0);
   for (std::size_t j = 0; j < on_demand.size(); ++j) {
     const Offer* o = on_demand[j];
-    if (o->stopped_fee_ratio > 0) {
+    if (o->stopped_fee_ratio > 0 && opt.retain_idle) {
       peak_col[j] = p.AddCol(o->stopped_fee_ratio * o->price / o->gpus_per_instance * T, false, "peak_" + o->id);
     }
   }
@@ -161,7 +161,7 @@ Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const Optimize
       const Offer* o = on_demand[j];
       const double price = o->HourlyPrice(un.hod) / o->gpus_per_instance;
       double cost = un.weight * price;
-      if (o->stopped_fee_ratio > 0) {
+      if (peak_col[j] != 0) {
         cost -= un.weight * o->stopped_fee_ratio * o->price / o->gpus_per_instance;  // used hours are not idle
       }
       const int c = p.AddCol(cost, false, "od_" + o->id + "_" + std::to_string(u));
@@ -270,7 +270,7 @@ Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const Optimize
   return plan;
 }
 
-std::map<std::string, Plan> PureStrategies(const OfferSet& set, const UsageTrace& usage) {
+std::map<std::string, Plan> PureStrategies(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& base) {
   std::map<std::string, Plan> out;
   const double peak = usage.Peak();
   const double T = static_cast<double>(usage.hours.size());
@@ -298,6 +298,7 @@ std::map<std::string, Plan> PureStrategies(const OfferSet& set, const UsageTrace
     out[ToString(mode)] = p;
   }
   OptimizeOptions od;
+  od.retain_idle = base.retain_idle;
   od.allow_reserved = false;
   od.allow_spot = false;
   bool has_od = false, has_spot = false;
@@ -316,6 +317,7 @@ std::map<std::string, Plan> PureStrategies(const OfferSet& set, const UsageTrace
   }
   if (has_spot) {
     OptimizeOptions sp;
+    sp.retain_idle = base.retain_idle;
     sp.allow_reserved = false;
     sp.allow_on_demand = false;
     sp.spot_for_all = true;

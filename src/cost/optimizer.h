@@ -13,6 +13,7 @@ namespace gpuplan {
 
 struct OptimizeOptions {
   bool spot_for_all = false;   // false: only interruptible work may run on spot
+  bool retain_idle = true;     // on-demand capacity is kept (stopped) between uses, paying the retention fee
   bool allow_reserved = true;
   bool allow_on_demand = true;
   bool allow_spot = true;
@@ -46,7 +47,8 @@ Plan OptimizeRental(const OfferSet& offers, const UsageTrace& usage, const Optim
 
 // Pure strategies: everything on one billing mode (for reserved modes, enough instances of the
 // mode's cheapest offer to cover the peak). Key: billing mode name.
-std::map<std::string, Plan> PureStrategies(const OfferSet& offers, const UsageTrace& usage);
+std::map<std::string, Plan> PureStrategies(const OfferSet& offers, const UsageTrace& usage,
+                                           const OptimizeOptions& base = {});
 
 // Scales every hour's demand (for the +-20% sensitivity).
 UsageTrace ScaleUsage(const UsageTrace& u, double factor);

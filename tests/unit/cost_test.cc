@@ -11,6 +11,7 @@
 #include "cost/billing.h"
 #include "cost/offer.h"
 #include "cost/optimizer.h"
+#include "cost/tco.h"
 #include "cost/usage.h"
 #include "test_paths.h"
 
@@ -349,6 +350,36 @@ TEST(Optimizer, LabProfileHybridBeatsAllMonthlyAndAllOnDemand) {
   std::printf("lab profile: plan %.0f CNY; all-monthly %.0f (saving %.1f%%); all-on-demand %.0f (saving %.1f%%)\n",
               p.cost.Total(), monthly, 100 * (1 - p.cost.Total() / monthly), on_demand,
               100 * (1 - p.cost.Total() / on_demand));
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(Tco, BuyVersusRentByHand) {
+  // One A100 (TDP 400 W), bought for 70,000 with no server, network, room, staff or failures;
+  // 3-year straight-line depreciation to 20%; busy all hours; power 0.4 kW x 1.4 PUE x 0.8 CNY.
+  OwnershipCosts own;
+  own.gpus = 1;
+  own.card_price = 70000;
+  own.server_per_gpu = own.network_per_gpu = own.room_per_gpu_month = own.ops_per_month = 0;
+  own.failure_rate_per_year = 0;
+  own.server_overhead_watts_per_gpu = 0;
+  OfferSet s;
+  s.offers = {Make("m", BillingMode::kMonthly, 10000)};
+  const UsageTrace u = Trace(std::vector<double>(730, 1.0));
+  const TcoResult t = BuyVersusRent(s, u, own, 36);
+  const double power_per_month = 0.4 * 1.4 * 730 * 0.8;
+  EXPECT_NEAR(t.capital, 70000, 1e-6);
+  EXPECT_NEAR(t.resale_at_horizon, 14000, 1e-6);
+  EXPECT_NEAR(t.power, 36 * power_per_month, 1e-6);
+  EXPECT_NEAR(t.buy_total, 70000 - 14000 + 36 * power_per_month, 1e-6);
+  EXPECT_NEAR(t.rent_total, 36 * 10000.0, 1e-6);
+  // Cash view: 70,000 + m x 327.04 < 10,000 m first holds at m = 8.
+  ASSERT_TRUE(t.buy_wins_from_month.has_value());
+  EXPECT_EQ(*t.buy_wins_from_month, 8);
 }
 
 }  // namespace
