@@ -13,6 +13,8 @@
 #include "core/error.h"
 #include "fit/advisor.h"
 #include "fit/memory_model.h"
+#include "cost/job_pricing.h"
+#include "cost/offer.h"
 #include "fit/search.h"
 #include "fit/time_model.h"
 #include "io/fit_json.h"
@@ -62,6 +64,7 @@ struct FitOptions {
   double margin = 0.05;
   std::string objective = "time";
   int64_t top = 5;
+  std::string offers;
 };
 
 std::vector<std::string> SplitList(const std::string& s) {
@@ -265,6 +268,22 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
   so.time = tc;
   so.overhead = oc;
   so.progress = ProgressBar;
+  std::optional<OfferSet> offers;
+  if (!o.offers.empty()) {
+    offers = LoadOffers(o.offers, cat);
+    so.price_per_card_hour = CardHourPrices(*offers);
+    std::vector<const Gpu*> with_offers;
+    for (const Gpu* gpu : so.gpus) {
+      if (so.price_per_card_hour.count(gpu) != 0) {
+        with_offers.push_back(gpu);
+      }
+    }
+    if (with_offers.empty()) {
+      throw InputError("no offer is for any of the GPUs searched", o.offers, 0, "--offers");
+    }
+    so.gpus = with_offers;
+    so.keep_extra = 3 * so.top;
+  }
   if (!IsTraining(w.task)) {
     const InferenceSearch r = SearchInference(lm.spec, w, so, o.prompt_tokens, o.output_tokens, o.qps, o.latency_ms);
     if (g.json) {
@@ -305,7 +324,10 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
     }
     return r.ranked.empty() ? kExitNegative : kExitOk;
   }
-  const SearchResult r = SearchTraining(lm.spec, w, so);
+  SearchResult r = SearchTraining(lm.spec, w, so);
+  if (offers) {
+    PriceCandidatesWithOffers(r, *offers, so.objective, tokens, so.top + 3);
+  }
   if (g.json) {
     nlohmann::json j;
     if (!r.ranked.empty()) {
@@ -357,7 +379,8 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
         std::cout << fmt::format("  #{} {} x {} tp={} pp={} zero={} lost: {}\n", i + 1, c.layout.gpus, c.gpu->name,
                                  c.layout.tp, c.layout.pp, c.layout.zero, WhyLost(c, b, so.objective));
       }
-      std::cout << "CNY figures use the catalog's illustrative per-card-hour prices, not offers.\n";
+      std::cout << (offers ? "costs are the cheapest rental mix from " + o.offers + " for each job\n"
+                         : std::string("CNY figures use the catalog's illustrative per-card-hour prices, not offers.\n"));
     } else {
       std::cout << "no layout fits; closest: " << r.closest << "\n";
     }
@@ -419,6 +442,7 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
   c->add_option("--margin", o->margin, "search: memory safety margin (fraction of the card)")->capture_default_str();
   c->add_option("--objective", o->objective, "search: time | gpu-hours | cost")->capture_default_str();
   c->add_option("--top", o->top, "search: candidates to show")->capture_default_str();
+  c->add_option("--offers", o->offers, "search: rank by the cheapest rental from this offers file (docs/offers.md)");
   c->add_flag("--json", g.json, "print JSON");
 
   return [o, &g]() -> int {

@@ -70,7 +70,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                               ? std::max<int64_t>(1, kPretrainTokensPerStep / std::max<int64_t>(base.seq, 1))
                               : kFinetuneGlobalBatch;
   const std::vector<Recompute> recomputes = {Recompute::kFull, Recompute::kSelective, Recompute::kNone};
-  const std::size_t keep = o.top + kRunnersUp;
+  const std::size_t keep = o.top + kRunnersUp + o.keep_extra;
   std::vector<Candidate> best;  // sorted, at most `keep`
   double closest_ratio = 1e300;
   std::size_t done = 0;
@@ -143,8 +143,9 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                   c.layout = l;
                   c.time = EstimateTrainingTime(sum, mem, w, l, *gpu, o.time, o.tokens);
                   const double tokens = o.tokens > 0 ? o.tokens : 1e6;
+                  const auto price = o.price_per_card_hour.find(gpu);
                   c.cost_cny = tokens / c.time.tokens_per_second / 3600.0 * static_cast<double>(count) *
-                               gpu->price_cny_per_card_hour;
+                               (price != o.price_per_card_hour.end() ? price->second : gpu->price_cny_per_card_hour);
                   c.score = Score(c, o.objective, o.tokens);
                   if (best.size() < keep || c.score < best.back().score) {
                     // One entry per structural layout (card, tp, pp): the best of its counts,

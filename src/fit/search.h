@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct SearchOptions {
   TimeConfig time;
   OverheadConfig overhead;
   std::function<void(double)> progress;  // fraction done, called now and then
+  // Price per card-hour by card (e.g. from an offers file); cards missing here use the
+  // catalog's illustrative price.
+  std::map<const Gpu*, double> price_per_card_hour;
+  std::size_t keep_extra = 0;  // keep this many more candidates (for re-pricing afterwards)
 };
 
 struct Candidate {
@@ -36,6 +41,7 @@ struct Candidate {
   MemoryEstimate memory;
   TrainingTime time;
   double cost_cny = 0;       // for the token budget (or per million tokens without one)
+  std::string cost_basis = "illustrative catalog price per card-hour";
   double score = 0;          // lower is better, by the objective
 };
 

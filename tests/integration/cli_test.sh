@@ -143,5 +143,11 @@ expect_exit 0 "cost compare from fit" -- "$bin" cost compare --offers "$offers" 
 json_is '.usage.peak_gpus' 8
 json_is '.strategies.on_demand.cost.currency' CNY
 
+# fit --offers: candidates only on cards the offers file rents, each priced by the rental optimiser.
+expect_exit 0 "fit offers" -- "$bin" fit --model Llama-3.1-8B --task full --tokens 2e9 --objective cost --offers "$offers" --max-gpus 16 --json
+json_is '[.candidates[].gpu] | unique | join(",")' "A100 80GB SXM"
+json_is '.candidates[0].cost.basis | test("cheapest rental")' true
+json_is '[.candidates[].cost.amount] | . == sort' true
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
