@@ -15,6 +15,7 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "fit/time_model.h"
+#include "doc_table.h"
 #include "test_paths.h"
 
 namespace gpuplan {
@@ -183,22 +184,7 @@ TEST(Validation, TimeAgainstPublishedMeasurements) {
       100 * median(infer_errs), skipped);
   std::cout << table;
 
-  const std::string doc_path = test::DataDir() + "/../docs/validation.md";
-  std::ifstream in(doc_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string doc = ss.str();
-  const auto b = doc.find(kBegin);
-  const auto e = doc.find(kEnd);
-  ASSERT_NE(b, std::string::npos) << doc_path;
-  ASSERT_NE(e, std::string::npos) << doc_path;
-  const std::size_t from = b + std::string(kBegin).size();
-  if (std::getenv("GPUPLAN_UPDATE_DOCS") != nullptr) {
-    doc.replace(from, e - from, table);
-    std::ofstream(doc_path) << doc;
-  } else {
-    EXPECT_EQ(doc.substr(from, e - from), table) << "docs/validation.md is stale: GPUPLAN_UPDATE_DOCS=1 ctest -R Time";
-  }
+  test::CheckGeneratedBlock(test::DataDir() + "/../docs/validation.md", kBegin, kEnd, table);
   ASSERT_GE(train_errs.size(), 10u);
   ASSERT_GE(infer_errs.size(), 3u);
   EXPECT_LT(median(train_errs), 0.25);

@@ -16,6 +16,7 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "fit/memory_model.h"
+#include "doc_table.h"
 #include "test_paths.h"
 
 namespace gpuplan {
@@ -145,22 +146,7 @@ TEST(Validation, MemoryAgainstPublishedMeasurements) {
   ASSERT_GE(rows.size(), 10u);
   const std::string table = Table(rows);
 
-  const std::string doc_path = test::DataDir() + "/../docs/validation-memory.md";
-  std::ifstream in(doc_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string doc = ss.str();
-  const auto b = doc.find(kBegin);
-  const auto e = doc.find(kEnd);
-  ASSERT_NE(b, std::string::npos) << doc_path;
-  ASSERT_NE(e, std::string::npos) << doc_path;
-  const std::string current = doc.substr(b + std::string(kBegin).size(), e - b - std::string(kBegin).size());
-  if (std::getenv("GPUPLAN_UPDATE_DOCS") != nullptr) {
-    doc.replace(b + std::string(kBegin).size(), e - b - std::string(kBegin).size(), table);
-    std::ofstream(doc_path) << doc;
-  } else {
-    EXPECT_EQ(current, table) << "docs/validation-memory.md is stale: run GPUPLAN_UPDATE_DOCS=1 ctest -R Validation";
-  }
+  test::CheckGeneratedBlock(test::DataDir() + "/../docs/validation-memory.md", kBegin, kEnd, table);
   std::cout << table;
 
   // Weights are the part the model must get right to within a few percent.
