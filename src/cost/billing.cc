@@ -42,7 +42,8 @@ double MonthlyCostPerGpu(const Offer& o, double hours) {
   if (o.mode == BillingMode::kSpot && o.spot) {
     billed *= 1.0 + SpotReworkFraction(*o.spot);
   }
-  const double idle = std::max(0.0, kHoursPerMonth - billed);
+  // Retention of the stopped instance while idle, unless billing runs only during tasks.
+  const double idle = o.billing_starts == BillingStart::kTask ? 0.0 : std::max(0.0, kHoursPerMonth - billed);
   return (price * billed + o.price * o.stopped_fee_ratio * idle + fixed) / g;
 }
 

@@ -95,8 +95,16 @@ Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const Optimize
     }
   }
 
+  // Day-billed hourly offers pay whole days per instance: every hour must stay its own unit.
+  bool day_billed = false;
+  for (const Offer* o : on_demand) {
+    day_billed |= o->granularity == Granularity::kDay;
+  }
+  for (const Offer* o : spot) {
+    day_billed |= o->granularity == Granularity::kDay;
+  }
   // Units: hours that deferral can touch stay single; the rest are grouped.
-  std::vector<bool> single(usage.hours.size(), false);
+  std::vector<bool> single(usage.hours.size(), day_billed);
   for (std::size_t t = 0; t < usage.hours.size(); ++t) {
     const auto& h = usage.hours[t];
     if (h.deferrable > 0) {
@@ -129,8 +137,40 @@ Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const Optimize
     }
   }
 
+  std::vector<int> day_of_hour(usage.hours.size(), 0);
+  for (std::size_t t = 1; t < usage.hours.size(); ++t) {
+    day_of_hour[t] = day_of_hour[t - 1] + (usage.hours[t].hour_of_day == 0 ? 1 : 0);
+  }
+  // A capacity column of an hourly offer in a unit: instances (integer) when an instance holds
+  // several GPUs, else GPUs; cost per instance-hour (0 when the offer bills whole days).
+  auto retains = [&](const Offer* o) {
+    return o->stopped_fee_ratio > 0 && opt.retain_idle && o->billing_starts != BillingStart::kTask;
+  };
+  std::map<std::pair<const Offer*, int>, int> day_col;  // (offer, day) -> instances billed that day
   Problem p;
   glp_set_obj_dir(p.lp, GLP_MIN);
+  auto capacity_col = [&](const Offer* o, const Unit& un, std::size_t u, double rework, const char* kind) {
+    const bool whole = o->gpus_per_instance > 1;
+    const double per_instance_hour = o->HourlyPrice(un.hod) * (1.0 + rework);
+    const bool by_day = o->granularity == Granularity::kDay;
+    const double unit_cost = by_day ? 0.0 : un.weight * per_instance_hour / (whole ? 1.0 : o->gpus_per_instance);
+    const int c = p.AddCol(unit_cost, whole, std::string(kind) + o->id + "_" + std::to_string(u));
+    if (by_day) {
+      const int day = day_of_hour[static_cast<std::size_t>(un.hour)];
+      auto key = std::make_pair(o, day);
+      auto it = day_col.find(key);
+      if (it == day_col.end()) {
+        // 24 billed hours per instance and day (GPUs / g when not whole instances).
+        const double per_day = 24.0 * o->price * (1.0 + o->addon_fee_ratio) * (1.0 + rework) /
+                               (whole ? 1.0 : o->gpus_per_instance);
+        it = day_col.emplace(key, p.AddCol(per_day, whole, std::string("day_") + o->id + "_" + std::to_string(day))).first;
+      }
+      const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // day capacity >= this hour's use
+      p.Set(row, it->second, 1.0);
+      p.Set(row, c, -1.0);
+    }
+    return c;
+  };
   std::vector<int> r_col;
   for (const Offer* o : reserved) {
     const double fees = o->MonthlyFixedFees() * T / kHoursPerMonth;
@@ -140,8 +180,10 @@ Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const Optimize
   std::vector<int> peak_col(on_demand.size(), 0);
   for (std::size_t j = 0; j < on_demand.size(); ++j) {
     const Offer* o = on_demand[j];
-    if (o->stopped_fee_ratio > 0 && opt.retain_idle) {
-      peak_col[j] = p.AddCol(o->stopped_fee_ratio * o->price / o->gpus_per_instance * T, false, "peak_" + o->id);
+    if (retains(o)) {
+      const bool whole = o->gpus_per_instance > 1;
+      peak_col[j] = p.AddCol(o->stopped_fee_ratio * o->price / (whole ? 1.0 : o->gpus_per_instance) * T, whole,
+                             "peak_" + o->id);
     }
   }
   struct UnitCols {
@@ -159,14 +201,14 @@ Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const Optimize
     }
     for (std::size_t j = 0; j < on_demand.size(); ++j) {
       const Offer* o = on_demand[j];
-      const double price = o->HourlyPrice(un.hod) / o->gpus_per_instance;
-      double cost = un.weight * price;
-      if (peak_col[j] != 0) {
-        cost -= un.weight * o->stopped_fee_ratio * o->price / o->gpus_per_instance;  // used hours are not idle
+      const bool whole = o->gpus_per_instance > 1;
+      const int c = capacity_col(o, un, u, 0.0, "od_");
+      if (peak_col[j] != 0) {  // used hours are not idle: no retention fee for them
+        glp_set_obj_coef(p.lp, c, glp_get_obj_coef(p.lp, c) -
+                                      un.weight * o->stopped_fee_ratio * o->price / (whole ? 1.0 : o->gpus_per_instance));
       }
-      const int c = p.AddCol(cost, false, "od_" + o->id + "_" + std::to_string(u));
       cols[u].od.push_back(c);
-      p.Set(cover_row[u], c, 1.0);
+      p.Set(cover_row[u], c, whole ? o->gpus_per_instance : 1.0);
       if (peak_col[j] != 0) {
         const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // peak_j - n_uj >= 0
         p.Set(row, peak_col[j], 1.0);
@@ -177,12 +219,12 @@ Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const Optimize
       const int limit = opt.spot_for_all ? 0 : p.AddRow(GLP_UP, 0.0, un.inter);  // (B) spot only for interruptible work
       for (const Offer* o : spot) {
         const double rework = o->spot ? SpotReworkFraction(*o->spot) : 0.0;
-        const double cost = un.weight * o->HourlyPrice(un.hod) / o->gpus_per_instance * (1.0 + rework);
-        const int c = p.AddCol(cost, false, "sp_" + o->id + "_" + std::to_string(u));
+        const double g = o->gpus_per_instance > 1 ? o->gpus_per_instance : 1.0;
+        const int c = capacity_col(o, un, u, rework, "sp_");
         cols[u].sp.push_back(c);
-        p.Set(cover_row[u], c, 1.0);
+        p.Set(cover_row[u], c, g);
         if (limit != 0) {
-          p.Set(limit, c, 1.0);
+          p.Set(limit, c, g);
         }
       }
     }
@@ -235,28 +277,41 @@ Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const Optimize
       plan.cost.fixed_fees += static_cast<double>(n) * reserved[k]->MonthlyFixedFees() * T / kHoursPerMonth;
     }
   }
+  // GPUs a capacity column stands for (instances x GPUs when counted in whole instances).
+  auto gpus_of = [](const Offer* o, double v) { return o->gpus_per_instance > 1 ? v * o->gpus_per_instance : v; };
   for (std::size_t u = 0; u < units.size(); ++u) {
     for (std::size_t j = 0; j < on_demand.size(); ++j) {
       const double v = glp_mip_col_val(p.lp, cols[u].od[j]);
       if (v > 1e-9) {
-        plan.on_demand_gpu_hours[on_demand[j]->id] += units[u].weight * v;
-        plan.cost.on_demand += units[u].weight * v * on_demand[j]->HourlyPrice(units[u].hod) /
-                               on_demand[j]->gpus_per_instance;
+        const double gpus = gpus_of(on_demand[j], v);
+        plan.on_demand_gpu_hours[on_demand[j]->id] += units[u].weight * gpus;
+        if (on_demand[j]->granularity != Granularity::kDay) {
+          plan.cost.on_demand += units[u].weight * gpus * on_demand[j]->HourlyPrice(units[u].hod) /
+                                 on_demand[j]->gpus_per_instance;
+        }
       }
     }
     for (std::size_t q = 0; q < spot.size(); ++q) {
       const double v = glp_mip_col_val(p.lp, cols[u].sp[q]);
       if (v > 1e-9) {
         const double rework = spot[q]->spot ? SpotReworkFraction(*spot[q]->spot) : 0.0;
-        plan.spot_gpu_hours[spot[q]->id] += units[u].weight * v;
-        plan.cost.spot += units[u].weight * v * spot[q]->HourlyPrice(units[u].hod) / spot[q]->gpus_per_instance *
-                          (1.0 + rework);
+        const double gpus = gpus_of(spot[q], v);
+        plan.spot_gpu_hours[spot[q]->id] += units[u].weight * gpus;
+        if (spot[q]->granularity != Granularity::kDay) {
+          plan.cost.spot += units[u].weight * gpus * spot[q]->HourlyPrice(units[u].hod) / spot[q]->gpus_per_instance *
+                            (1.0 + rework);
+        }
       }
     }
   }
+  for (const auto& [key, c] : day_col) {
+    const double v = glp_mip_col_val(p.lp, c);
+    const double cost = v * glp_get_obj_coef(p.lp, c);
+    (key.first->mode == BillingMode::kSpot ? plan.cost.spot : plan.cost.on_demand) += cost;
+  }
   for (std::size_t j = 0; j < on_demand.size(); ++j) {
     if (peak_col[j] != 0) {
-      const double peak = glp_mip_col_val(p.lp, peak_col[j]);
+      const double peak = gpus_of(on_demand[j], glp_mip_col_val(p.lp, peak_col[j]));
       const double used = plan.on_demand_gpu_hours[on_demand[j]->id];
       plan.cost.stopped += on_demand[j]->stopped_fee_ratio * on_demand[j]->price / on_demand[j]->gpus_per_instance *
                            std::max(0.0, peak * T - used);

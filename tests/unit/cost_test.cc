@@ -384,3 +384,43 @@ TEST(Tco, BuyVersusRentByHand) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(Optimizer, HourlyInstancesOfSeveralGpusAreRentedWhole) {
+  // 3 GPUs of work for 2 hours on an 8-GPU on-demand instance at 400 per instance-hour: one
+  // whole instance each hour = 800, not 3/8 of it.
+  OfferSet s;
+  s.offers = {Make("node", BillingMode::kOnDemand, 400, 8)};
+  const Plan p = OptimizeRental(s, Trace({3, 3}));
+  ASSERT_TRUE(p.feasible);
+  EXPECT_NEAR(p.cost.Total(), 800.0, 1e-9);
+  EXPECT_NEAR(p.on_demand_gpu_hours.at("node"), 16.0, 1e-9);  // capacity rented, GPU-hours
+}
+
+TEST(Optimizer, DayGranularityBillsWholeDays) {
+  // Used 2 hours on the first day and 1 hour on the second: 2 whole days of 24 h at 10 per hour.
+  OfferSet s;
+  s.offers = {Make("daily-billed", BillingMode::kOnDemand, 10)};
+  s.offers[0].granularity = Granularity::kDay;
+  std::vector<double> firm(48, 0.0);
+  firm[3] = firm[4] = 1;
+  firm[30] = 1;
+  EXPECT_NEAR(OptimizeRental(s, Trace(firm)).cost.Total(), 2 * 24 * 10.0, 1e-9);
+}
+
+TEST(Optimizer, TaskBillingHasNoRetentionFee) {
+  OfferSet s;
+  s.offers = {Make("od", BillingMode::kOnDemand, 50)};
+  s.offers[0].stopped_fee_ratio = 0.1;
+  s.offers[0].billing_starts = BillingStart::kTask;
+  const Plan p = OptimizeRental(s, Trace({2, 1, 0, 0}));
+  EXPECT_NEAR(p.cost.stopped, 0.0, 1e-12);
+  EXPECT_NEAR(p.cost.Total(), 3 * 50.0, 1e-9);
+  // And in break-even: a task-billed on-demand offer pays nothing while idle.
+  EXPECT_NEAR(MonthlyCostPerGpu(s.offers[0], 100), 100 * 50.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace gpuplan
