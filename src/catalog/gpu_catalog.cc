@@ -7,84 +7,10 @@
 #include "catalog/json_source.h"
 #include "core/error.h"
 #include "core/names.h"
+#include "io/yaml_fields.h"
 
 namespace gpuplan {
 namespace {
-
-int LineOf(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
-
-class YamlReader {
- public:
-  explicit YamlReader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void Fail(const YAML::Node& at, const std::string& field, const std::string& msg) const {
-    throw InputError(msg, file_, LineOf(at), field);
-  }
-
-  YAML::Node Required(const YAML::Node& map, const std::string& key, const std::string& path) const {
-    YAML::Node v = map[key];
-    if (!v || v.IsNull()) {
-      Fail(map, path + key, "required field is missing");
-    }
-    return v;
-  }
-
-  std::string String(const YAML::Node& map, const std::string& key, const std::string& path, bool required) const {
-    YAML::Node v = map[key];
-    if (!v || v.IsNull()) {
-      if (required) {
-        Fail(map, path + key, "required field is missing");
-      }
-      return {};
-    }
-    if (!v.IsScalar()) {
-      Fail(v, path + key, "expected a text value");
-    }
-    return v.Scalar();
-  }
-
-  // A number >= min_value (> 0 when strictly_positive); nullopt when null/absent and optional.
-  std::optional<double> Number(const YAML::Node& map, const std::string& key, const std::string& path,
-                               bool required, bool strictly_positive) const {
-    YAML::Node v = map[key];
-    if (!v || v.IsNull()) {
-      if (required) {
-        Fail(map, path + key, "required field is missing");
-      }
-      return std::nullopt;
-    }
-    double d = 0;
-    if (!v.IsScalar() || !YAML::convert<double>::decode(v, d) || !std::isfinite(d)) {
-      Fail(v, path + key, "expected a number, got '" + (v.IsScalar() ? v.Scalar() : std::string("a structure")) + "'");
-    }
-    if (d < 0 || (strictly_positive && d == 0)) {
-      Fail(v, path + key, std::string("must be ") + (strictly_positive ? "positive" : "zero or positive") + ", got " +
-                              v.Scalar());
-    }
-    return d;
-  }
-
-  std::vector<std::string> Strings(const YAML::Node& map, const std::string& key, const std::string& path) const {
-    std::vector<std::string> out;
-    YAML::Node v = map[key];
-    if (!v || v.IsNull()) {
-      return out;
-    }
-    if (!v.IsSequence()) {
-      Fail(v, path + key, "expected a list");
-    }
-    for (const auto& e : v) {
-      if (!e.IsScalar()) {
-        Fail(e, path + key, "expected a list of text values");
-      }
-      out.push_back(e.Scalar());
-    }
-    return out;
-  }
-
- private:
-  std::string file_;
-};
 
 std::string NormalizePciId(std::string id) {
   std::string n = NormalizeName(id);
@@ -103,103 +29,88 @@ std::string NormalizePciId(std::string id) {
 GpuCatalog GpuCatalog::Load(const std::string& path) { return Parse(ReadFileText(path), path); }
 
 GpuCatalog GpuCatalog::Parse(const std::string& yaml_text, const std::string& file) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw InputError("YAML error: " + e.msg, file, e.mark.line >= 0 ? e.mark.line + 1 : 0);
-  }
-  const YamlReader r(file);
+  const YAML::Node root = ParseYamlText(yaml_text, file);
   if (!root.IsMap()) {
     throw InputError("expected a mapping with a 'gpus' list at the top level", file, 1);
   }
+  const YamlMap top(root, "", file);
   std::map<std::string, std::string> sources;
-  if (YAML::Node s = root["sources"]; s && !s.IsNull()) {
+  if (top.Has("sources")) {
+    const YAML::Node s = root["sources"];
     if (!s.IsMap()) {
-      r.Fail(s, "sources", "expected a mapping of source id to description");
+      top.Fail("sources", "expected a mapping of source id to description");
     }
     for (const auto& kv : s) {
       if (!kv.first.IsScalar() || !kv.second.IsScalar()) {
-        r.Fail(kv.first, "sources", "expected 'ID: description'");
+        throw InputError("expected 'ID: description'", file, YamlLine(kv.first), "sources");
       }
       sources[kv.first.Scalar()] = kv.second.Scalar();
     }
   }
-  YAML::Node list = r.Required(root, "gpus", "");
-  if (!list.IsSequence() || list.size() == 0) {
-    r.Fail(list, "gpus", "expected a non-empty list");
+  const YAML::Node list = root["gpus"];
+  if (!list || !list.IsSequence() || list.size() == 0) {
+    throw InputError("expected a non-empty 'gpus' list", file, list ? YamlLine(list) : 1, "gpus");
   }
+  constexpr double kBig = 1e15;
   GpuCatalog cat;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node g = list[i];
-    const std::string path = "gpus[" + std::to_string(i) + "].";
     if (!g.IsMap()) {
-      r.Fail(g, path.substr(0, path.size() - 1), "expected a mapping");
+      throw InputError("expected a mapping", file, YamlLine(g), "gpus[" + std::to_string(i) + "]");
     }
     Gpu gpu;
-    gpu.name = r.String(g, "name", path, true);
-    const std::string p = "gpus[" + gpu.name + "].";
-    gpu.aliases = r.Strings(g, "aliases", p);
-    gpu.vendor = r.String(g, "vendor", p, false);
-    gpu.architecture = r.String(g, "architecture", p, false);
-    gpu.compute_capability = r.String(g, "compute_capability", p, false);
-    gpu.form_factor = r.String(g, "form_factor", p, false);
-    const double mem = *r.Number(g, "memory_bytes", p, true, true);
-    if (mem > 1e14 || mem != std::floor(mem)) {
-      r.Fail(g["memory_bytes"], p + "memory_bytes", "expected a whole number of bytes below 100 TB");
+    gpu.name = YamlMap(g, "gpus[" + std::to_string(i) + "].", file).Str("name", true);
+    const YamlMap r(g, "gpus[" + gpu.name + "].", file);
+    gpu.aliases = r.Strings("aliases");
+    gpu.vendor = r.Str("vendor", false);
+    gpu.architecture = r.Str("architecture", false);
+    gpu.compute_capability = r.Str("compute_capability", false);
+    gpu.form_factor = r.Str("form_factor", false);
+    const double mem = *r.Number("memory_bytes", true, 1, 1e14);
+    if (mem != std::floor(mem)) {
+      r.Fail("memory_bytes", "expected a whole number of bytes");
     }
     gpu.memory_bytes = static_cast<int64_t>(mem);
-    gpu.memory_type = r.String(g, "memory_type", p, false);
-    gpu.memory_bandwidth_gb_s = *r.Number(g, "memory_bandwidth_gb_s", p, true, true);
-    YAML::Node t = r.Required(g, "tflops", p);
-    if (!t.IsMap()) {
-      r.Fail(t, p + "tflops", "expected a mapping of precision to TFLOPS");
+    gpu.memory_type = r.Str("memory_type", false);
+    gpu.memory_bandwidth_gb_s = *r.Number("memory_bandwidth_gb_s", true, 1e-9, kBig);
+    const auto t = r.Map("tflops", "a mapping of precision to TFLOPS");
+    if (!t) {
+      r.Fail("tflops", "required field is missing");
     }
-    const std::string tp = p + "tflops.";
-    gpu.tflops.fp64 = r.Number(t, "fp64", tp, false, false);
-    gpu.tflops.fp64_tensor = r.Number(t, "fp64_tensor", tp, false, false);
-    gpu.tflops.fp32 = r.Number(t, "fp32", tp, false, true);
-    gpu.tflops.tf32 = r.Number(t, "tf32", tp, false, true);
-    gpu.tflops.bf16 = r.Number(t, "bf16", tp, false, true);
-    gpu.tflops.fp16 = r.Number(t, "fp16", tp, false, true);
-    gpu.tflops.fp8 = r.Number(t, "fp8", tp, false, true);
-    gpu.tflops.int8 = r.Number(t, "int8", tp, false, true);
-    gpu.tflops.fp4 = r.Number(t, "fp4", tp, false, true);
-    if (YAML::Node ic = g["interconnect"]; ic && !ic.IsNull()) {
-      if (!ic.IsMap()) {
-        r.Fail(ic, p + "interconnect", "expected {kind, bandwidth_gb_s, links}");
-      }
-      gpu.interconnect.kind = r.String(ic, "kind", p + "interconnect.", true);
-      gpu.interconnect.bandwidth_gb_s = r.Number(ic, "bandwidth_gb_s", p + "interconnect.", false, false).value_or(0);
-      gpu.interconnect.links =
-          static_cast<int>(r.Number(ic, "links", p + "interconnect.", false, false).value_or(0));
+    gpu.tflops.fp64 = t->Number("fp64", false, 0, kBig);
+    gpu.tflops.fp64_tensor = t->Number("fp64_tensor", false, 0, kBig);
+    gpu.tflops.fp32 = t->Number("fp32", false, 1e-9, kBig);
+    gpu.tflops.tf32 = t->Number("tf32", false, 1e-9, kBig);
+    gpu.tflops.bf16 = t->Number("bf16", false, 1e-9, kBig);
+    gpu.tflops.fp16 = t->Number("fp16", false, 1e-9, kBig);
+    gpu.tflops.fp8 = t->Number("fp8", false, 1e-9, kBig);
+    gpu.tflops.int8 = t->Number("int8", false, 1e-9, kBig);
+    gpu.tflops.fp4 = t->Number("fp4", false, 1e-9, kBig);
+    if (const auto ic = r.Map("interconnect", "{kind, bandwidth_gb_s, links}")) {
+      gpu.interconnect.kind = ic->Str("kind", true);
+      gpu.interconnect.bandwidth_gb_s = ic->Num("bandwidth_gb_s", false, 0, 0, kBig);
+      gpu.interconnect.links = static_cast<int>(ic->Num("links", false, 0, 0, 1024));
     }
-    if (YAML::Node pc = g["pcie"]; pc && !pc.IsNull()) {
-      if (!pc.IsMap()) {
-        r.Fail(pc, p + "pcie", "expected {gen, lanes}");
-      }
-      gpu.pcie_gen = static_cast<int>(r.Number(pc, "gen", p + "pcie.", true, true).value_or(0));
-      gpu.pcie_lanes = static_cast<int>(r.Number(pc, "lanes", p + "pcie.", false, true).value_or(16));
+    if (const auto pc = r.Map("pcie", "{gen, lanes}")) {
+      gpu.pcie_gen = static_cast<int>(*pc->Number("gen", true, 1, 16));
+      gpu.pcie_lanes = static_cast<int>(pc->Num("lanes", false, 16, 1, 64));
     }
-    gpu.tdp_watts = r.Number(g, "tdp_watts", p, false, true).value_or(0);
-    if (YAML::Node mig = g["mig"]; mig && !mig.IsNull()) {
-      if (!mig.IsMap()) {
-        r.Fail(mig, p + "mig", "expected {max_instances, profiles}");
-      }
-      gpu.mig_max_instances = static_cast<int>(r.Number(mig, "max_instances", p + "mig.", false, false).value_or(0));
-      gpu.mig_profiles = r.Strings(mig, "profiles", p + "mig.");
+    gpu.tdp_watts = r.Num("tdp_watts", false, 0, 1e-9, 1e6);
+    if (const auto mig = r.Map("mig", "{max_instances, profiles}")) {
+      gpu.mig_max_instances = static_cast<int>(mig->Num("max_instances", false, 0, 0, 1024));
+      gpu.mig_profiles = mig->Strings("profiles");
     }
-    gpu.pci_device_ids = r.Strings(g, "pci_device_ids", p);
-    gpu.price_cny_per_card_hour = r.Number(g, "price_cny_per_card_hour", p, false, false).value_or(0);
-    gpu.confidence = r.String(g, "confidence", p, false);
-    for (const auto& s : r.Strings(g, "sources", p)) {
+    gpu.pci_device_ids = r.Strings("pci_device_ids");
+    gpu.price_cny_per_card_hour = r.Num("price_cny_per_card_hour", false, 0, 0, kBig);
+    gpu.confidence = r.Str("confidence", false);
+    for (const auto& s : r.Strings("sources")) {
       auto it = sources.find(s);
       if (it == sources.end()) {
-        r.Fail(g["sources"], p + "sources", "unknown source id '" + s + "' (not in the top-level sources map)");
+        r.Fail("sources", "unknown source id '" + s + "' (not in the top-level sources map)");
       }
       gpu.sources.push_back(s + ": " + it->second);
     }
-    gpu.notes = r.String(g, "notes", p, false);
+    gpu.notes = r.Str("notes", false);
 
     const std::size_t pos = cat.gpus_.size();
     std::vector<std::string> keys = gpu.aliases;
@@ -207,11 +118,12 @@ GpuCatalog GpuCatalog::Parse(const std::string& yaml_text, const std::string& fi
     for (const auto& k : keys) {
       const std::string n = NormalizeName(k);
       if (n.empty()) {
-        r.Fail(g, p + "aliases", "a name or alias has no letters or digits");
+        r.Fail("aliases", "a name or alias has no letters or digits");
       }
       auto [it, inserted] = cat.index_.emplace(n, pos);
       if (!inserted && it->second != pos) {
-        r.Fail(g, p + "aliases", "'" + k + "' is already a name or alias of " + cat.gpus_[it->second].name);
+        throw InputError("'" + k + "' is already a name or alias of " + cat.gpus_[it->second].name, file,
+                         YamlLine(g), r.path() + "aliases");
       }
     }
     cat.gpus_.push_back(std::move(gpu));

@@ -1,0 +1,101 @@
+#include "io/yaml_fields.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/error.h"
+
+namespace gpuplan {
+namespace {
+
+std::string Fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+}  // namespace
+
+int YamlLine(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+
+YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError("YAML error: " + e.msg, file, e.mark.line >= 0 ? e.mark.line + 1 : 0);
+  }
+}
+
+YamlMap::YamlMap(const YAML::Node& map, std::string path, std::string file)
+    : map_(map), path_(std::move(path)), file_(std::move(file)) {}
+
+void YamlMap::Fail(const std::string& key, const std::string& message) const {
+  const YAML::Node n = map_[key];
+  throw InputError(message, file_, n ? YamlLine(n) : YamlLine(map_), path_ + key);
+}
+
+bool YamlMap::Has(const std::string& key) const {
+  const YAML::Node n = map_[key];
+  return n && !n.IsNull();
+}
+
+std::string YamlMap::Str(const std::string& key, bool required, const std::string& fallback) const {
+  if (!Has(key)) {
+    if (required) {
+      Fail(key, "required field is missing");
+    }
+    return fallback;
+  }
+  if (!map_[key].IsScalar()) {
+    Fail(key, "expected a text value");
+  }
+  return map_[key].Scalar();
+}
+
+std::optional<double> YamlMap::Number(const std::string& key, bool required, double min, double max) const {
+  if (!Has(key)) {
+    if (required) {
+      Fail(key, "required field is missing");
+    }
+    return std::nullopt;
+  }
+  const YAML::Node v = map_[key];
+  double d = 0;
+  if (!v.IsScalar() || !YAML::convert<double>::decode(v, d) || !std::isfinite(d)) {
+    Fail(key, "expected a number, got '" + (v.IsScalar() ? v.Scalar() : std::string("a structure")) + "'");
+  }
+  if (d < min || d > max) {
+    Fail(key, "must be between " + Fmt(min) + " and " + Fmt(max) + ", got " + v.Scalar());
+  }
+  return d;
+}
+
+std::vector<std::string> YamlMap::Strings(const std::string& key) const {
+  std::vector<std::string> out;
+  if (!Has(key)) {
+    return out;
+  }
+  const YAML::Node v = map_[key];
+  if (!v.IsSequence()) {
+    Fail(key, "expected a list");
+  }
+  for (const auto& e : v) {
+    if (!e.IsScalar()) {
+      Fail(key, "expected a list of text values");
+    }
+    out.push_back(e.Scalar());
+  }
+  return out;
+}
+
+std::optional<YamlMap> YamlMap::Map(const std::string& key, const std::string& expected) const {
+  if (!Has(key)) {
+    return std::nullopt;
+  }
+  if (!map_[key].IsMap()) {
+    Fail(key, "expected " + expected);
+  }
+  return YamlMap(map_[key], path_ + key + ".", file_);
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,45 @@
+// Reading typed fields out of a YAML mapping with errors that name file, line and field.
+// Shared by every YAML reader (GPU catalog, offers).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuplan {
+
+int YamlLine(const YAML::Node& n);
+
+// Parses YAML text; a syntax error becomes InputError with its line.
+YAML::Node ParseYamlText(const std::string& text, const std::string& file);
+
+class YamlMap {
+ public:
+  // `path` prefixes field names in errors, e.g. "offers[nj-a100].".
+  YamlMap(const YAML::Node& map, std::string path, std::string file);
+
+  [[noreturn]] void Fail(const std::string& key, const std::string& message) const;
+  bool Has(const std::string& key) const;
+  YAML::Node Node(const std::string& key) const { return map_[key]; }
+  std::string Str(const std::string& key, bool required, const std::string& fallback = "") const;
+  // A number in [min, max]; nullopt when absent or null and not required.
+  std::optional<double> Number(const std::string& key, bool required, double min, double max) const;
+  double Num(const std::string& key, bool required, double fallback, double min, double max) const {
+    return Number(key, required, min, max).value_or(fallback);
+  }
+  std::vector<std::string> Strings(const std::string& key) const;
+  // A nested mapping (or nullopt when absent); Fail with `expected` when it is not a mapping.
+  std::optional<YamlMap> Map(const std::string& key, const std::string& expected) const;
+  const std::string& path() const { return path_; }
+  const std::string& file() const { return file_; }
+  int line() const { return YamlLine(map_); }
+
+ private:
+  YAML::Node map_;
+  std::string path_;
+  std::string file_;
+};
+
+}  // namespace gpuplan
