@@ -41,11 +41,11 @@ std::string Money(double v, const std::string& currency) {
   return (n < 0 ? "-" : "") + out + " " + currency;
 }
 
-OfferSet LoadSelected(const CostOptions& o, const GlobalOptions& g) {
+// Offers point into `cat`, which must outlive them.
+OfferSet LoadSelected(const CostOptions& o, const GpuCatalog& cat) {
   if (o.offers.empty()) {
     throw InputError("an offers file is required", "", 0, "--offers");
   }
-  const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(DataDir(g)) / "gpus.yaml").string());
   OfferSet s = LoadOffers(o.offers, cat);
   if (!o.gpu.empty()) {
     const std::string want = cat.Find(o.gpu).name;
@@ -175,7 +175,8 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
   tco->add_option("--resale", o->own.resale_fraction, "value left after depreciation (fraction)")->capture_default_str();
 
   return [o, &g, be, cmp, opt, tco]() -> int {
-    const OfferSet set = LoadSelected(*o, g);
+    const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(DataDir(g)) / "gpus.yaml").string());
+    const OfferSet set = LoadSelected(*o, cat);
     const std::string& cur = set.currency;
     if (be->parsed()) {
       const auto pairs = Breakeven(set);
