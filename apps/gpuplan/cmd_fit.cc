@@ -392,7 +392,7 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
 
 Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
   auto o = std::make_shared<FitOptions>();
-  CLI::App* c = app.add_subcommand("fit", "memory per GPU for a model, task and layout; does it fit?");
+  CLI::App* c = app.add_subcommand("fit", "memory, step time and the best layout for a model and task; does it fit?");
   c->add_option("--model", o->model, "preset name, config.json path, or checkpoint folder")->required();
   c->add_option("--task", o->task, "pretrain | full | lora | qlora | infer")->capture_default_str();
   c->add_option("--gpu", o->gpu, "GPU name from the catalog (gpuplan gpus)");
