@@ -197,6 +197,10 @@ void PrintTrainingTime(const TrainingTime& t, const TimeConfig& tc) {
 }
 
 void InferenceToJson(nlohmann::json& j, const InferencePlan& p, const Workload& w, double qps, double latency_ms) {
+  if (!p.fits) {
+    j["serving"] = nullptr;  // not even one sequence of the context fits next to the weights
+    return;
+  }
   j["prefill_seconds"] = p.time.prefill_seconds;
   j["time_to_first_token_seconds"] = p.time.prefill_seconds;
   j["per_token_latency_seconds"] = p.time.decode_step_seconds;
