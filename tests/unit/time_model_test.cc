@@ -191,12 +191,16 @@ namespace {
 TEST(TimeModel, AssumptionsStayBelowMeasuredH200) {
   std::ifstream in(test::Fixture("device/h200-gpu-probe.jsonl"));
   double best_gemm = 0;
+  double layer_gemm = 0;
   double copy_gbs = 0;
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line);
     if (j.value("measurement", "") == "gemm_bf16") {
       ASSERT_TRUE(j["verified"].get<bool>());
       best_gemm = std::max(best_gemm, j["tflops"].get<double>());
+    } else if (j.value("measurement", "") == "llama8b_layer_gemms") {
+      ASSERT_TRUE(j["verified"].get<bool>());
+      layer_gemm = j["tflops"].get<double>();
     } else if (j.value("measurement", "") == "d2d_copy") {
       ASSERT_TRUE(j["verified"].get<bool>());
       copy_gbs = j["gb_per_s"].get<double>();
@@ -206,6 +210,9 @@ TEST(TimeModel, AssumptionsStayBelowMeasuredH200) {
   ASSERT_GT(best_gemm, 0);
   EXPECT_LT(best_gemm * 1e12, PeakFlops(h200, Precision::kBf16));      // the catalog peak is a ceiling
   EXPECT_LT(DefaultEfficiency(h200), best_gemm * 1e12 / PeakFlops(h200, Precision::kBf16));
+  // A whole step cannot beat the matmuls of a real layer shape.
+  ASSERT_GT(layer_gemm, 0);
+  EXPECT_LT(DefaultEfficiency(h200), layer_gemm * 1e12 / PeakFlops(h200, Precision::kBf16));
   // Batch-1 decode of Llama-3.1-8B: the bandwidth the model uses must not beat a plain copy.
   Workload w;
   w.task = Task::kInfer;
