@@ -24,8 +24,7 @@ const ModelSpec& Model(const char* name) {
 }
 
 // One full training estimate: 70B, mixed AdamW, tp=8 pp=4 dp=4 ZeRO-1, 1F1B.
-void BM_EstimateTraining70B(benchmark::State& state) {
-  const ModelSpec& m = Model("Llama-3.1-70B");
+std::pair<Workload, Layout> Training70B() {
   Workload w;
   w.task = Task::kFull;
   w.seq = 4096;
@@ -35,6 +34,12 @@ void BM_EstimateTraining70B(benchmark::State& state) {
   l.tp = 8;
   l.pp = 4;
   l.zero = 1;
+  return {w, l};
+}
+
+void BM_EstimateTraining70B(benchmark::State& state) {
+  const ModelSpec& m = Model("Llama-3.1-70B");
+  const auto [w, l] = Training70B();
   for (auto _ : state) {
     benchmark::DoNotOptimize(EstimateMemory(m, w, l, {}, int64_t{80} << 30));
   }
@@ -45,15 +50,7 @@ BENCHMARK(BM_EstimateTraining70B);
 void BM_EstimateTraining70BSummarized(benchmark::State& state) {
   const ModelSpec& m = Model("Llama-3.1-70B");
   const ModelSummary sum = Summarize(m, {});
-  Workload w;
-  w.task = Task::kFull;
-  w.seq = 4096;
-  w.global_batch = 256;
-  Layout l;
-  l.gpus = 128;
-  l.tp = 8;
-  l.pp = 4;
-  l.zero = 1;
+  const auto [w, l] = Training70B();
   for (auto _ : state) {
     benchmark::DoNotOptimize(EstimateMemory(sum, w, l, {}, int64_t{80} << 30));
   }
