@@ -198,12 +198,17 @@ std::string WhyLost(const Candidate& c, const Candidate& best, Objective objecti
   const double scale_b = 1.0 / (b.tokens_per_second * b.step_seconds);
   struct Part {
     const char* name;
-    double diff;
+    double mine;  // seconds per step of this candidate
+    double best;  // and of the best one
+    double diff;  // per token
+  };
+  auto part = [&](const char* name, double mine, double theirs) {
+    return Part{name, mine, theirs, mine * scale_a - theirs * scale_b};
   };
   const Part parts[] = {
-      {"compute", a.compute_seconds * scale_a - b.compute_seconds * scale_b},
-      {"communication", a.communication_seconds * scale_a - b.communication_seconds * scale_b},
-      {"pipeline bubble", a.bubble_seconds * scale_a - b.bubble_seconds * scale_b},
+      part("compute", a.compute_seconds, b.compute_seconds),
+      part("communication", a.communication_seconds, b.communication_seconds),
+      part("pipeline bubble", a.bubble_seconds, b.bubble_seconds),
   };
   const Part* top = &parts[0];
   for (const auto& p : parts) {
@@ -211,13 +216,12 @@ std::string WhyLost(const Candidate& c, const Candidate& best, Objective objecti
       top = &p;
     }
   }
-  if (c.layout.gpus != best.layout.gpus && objective == Objective::kTime && c.layout.gpus < best.layout.gpus) {
+  if (objective == Objective::kTime && c.layout.gpus < best.layout.gpus) {
     std::snprintf(buf, sizeof buf, "%.0f%% %s: %lld GPUs instead of %lld", worse, what.c_str(),
                   static_cast<long long>(c.layout.gpus), static_cast<long long>(best.layout.gpus));
   } else if (top->diff > 0) {
     std::snprintf(buf, sizeof buf, "%.0f%% %s: more %s (%.2f s vs %.2f s per step)", worse, what.c_str(), top->name,
-                  top == &parts[0] ? a.compute_seconds : top == &parts[1] ? a.communication_seconds : a.bubble_seconds,
-                  top == &parts[0] ? b.compute_seconds : top == &parts[1] ? b.communication_seconds : b.bubble_seconds);
+                  top->mine, top->best);
   } else {
     std::snprintf(buf, sizeof buf, "%.0f%% %s on %lld x %s", worse, what.c_str(),
                   static_cast<long long>(c.layout.gpus), c.gpu->name.c_str());
