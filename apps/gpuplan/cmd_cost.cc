@@ -1,7 +1,10 @@
 // gpuplan cost breakeven | compare | optimize: billing modes applied to real usage.
 #include <fmt/format.h>
 
+#include <ctime>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -9,7 +12,9 @@
 #include "catalog/json_source.h"
 #include "commands.h"
 #include "core/error.h"
+#include "core/money.h"
 #include "cost/billing.h"
+#include "cost/calendar.h"
 #include "cost/optimizer.h"
 #include "cost/tco.h"
 
@@ -25,21 +30,26 @@ struct CostOptions {
   bool spot_for_all = false;
   bool release_idle = false;
   double horizon_months = 36;
+  std::string month;        // --month YYYY-MM for --hours-per-month and breakeven
+  std::string extrapolate;  // month | year
   OwnershipCosts own;
 };
 
-std::string Money(double v, const std::string& currency) {
-  const auto n = static_cast<int64_t>(std::llround(v));
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) {
-      out += ',';
-    }
-    out += digits[i];
+std::string Money(double v, const std::string& currency) { return gpuplan::Money{v, currency}.Format(); }
+
+// The calendar month --month names, else the next one in the offers' zone.
+int64_t MonthStart(const CostOptions& o, int zone) {
+  if (o.month.empty()) {
+    return NextMonthStart(static_cast<int64_t>(std::time(nullptr)), zone);
   }
-  return (n < 0 ? "-" : "") + out + " " + currency;
+  int64_t h = 0;
+  if (!ParseYearMonth(o.month, &h)) {
+    throw InputError("expected a calendar month YYYY-MM, got '" + o.month + "'", "", 0, "--month");
+  }
+  return h;
 }
+
+std::string MonthName(int64_t month_start) { return FormatLocalHour(month_start).substr(0, 7); }
 
 // Offers point into `cat`, which must outlive them.
 OfferSet LoadSelected(const CostOptions& o, const GpuCatalog& cat) {
@@ -63,12 +73,12 @@ OfferSet LoadSelected(const CostOptions& o, const GpuCatalog& cat) {
   return s;
 }
 
-UsageTrace LoadUsage(const CostOptions& o) {
+UsageTrace LoadUsageAsGiven(const CostOptions& o, int zone) {
   if (!o.usage.empty() && o.hours_per_month >= 0) {
     throw InputError("give either --usage or --hours-per-month", "", 0, "--usage");
   }
   if (o.hours_per_month >= 0) {
-    return UsageFromHoursPerMonth(o.hours_per_month, o.gpus);
+    return UsageFromHoursPerMonth(o.hours_per_month, o.gpus, MonthStart(o, zone), zone);
   }
   if (o.usage.empty()) {
     throw InputError("usage is required: --usage FILE (CSV or gpuplan fit --json) or --hours-per-month H", "", 0,
@@ -84,16 +94,33 @@ UsageTrace LoadUsage(const CostOptions& o) {
       throw InputError("a gpuplan fit --json result with layout.gpus and time.total_hours (run fit with --tokens)",
                        o.usage, 0, "time.total_hours");
     }
-    UsageTrace t = UsageFromJob(gpus->get<double>(), hours->get<double>());
+    // A job starting at the first hour of the --month (or next month).
+    UsageTrace t = UsageFromJob(gpus->get<double>(), hours->get<double>(), MonthStart(o, zone) * 60, zone);
     t.source = o.usage;
     return t;
   }
-  return ParseUsageCsv(text, o.usage);
+  return ParseUsageCsv(text, o.usage, zone);
+}
+
+UsageTrace LoadUsage(const CostOptions& o, int zone) {
+  UsageTrace u = LoadUsageAsGiven(o, zone);
+  if (o.extrapolate.empty()) {
+    return u;
+  }
+  if (o.extrapolate != "month" && o.extrapolate != "year") {
+    throw InputError("expected month or year, got '" + o.extrapolate + "'", "", 0, "--extrapolate");
+  }
+  return Extrapolate(u, o.extrapolate == "year" ? TermUnit::kYear : TermUnit::kMonth);
 }
 
 nlohmann::json ItemsJson(const CostItems& c, const std::string& currency) {
-  return {{"reserved", c.reserved},   {"on_demand", c.on_demand},       {"spot", c.spot},
-          {"stopped_instances", c.stopped}, {"storage_and_bandwidth", c.fixed_fees}, {"total", c.Total()},
+  return {{"reserved", c.reserved},
+          {"on_demand", c.on_demand},
+          {"spot", c.spot},
+          {"stopped_instances", c.stopped},
+          {"recreate", c.recreate},
+          {"storage_and_bandwidth", c.fixed_fees},
+          {"total", c.Total()},
           {"currency", currency}};
 }
 
@@ -102,6 +129,14 @@ nlohmann::json PlanJson(const Plan& p, const std::string& currency) {
   for (const auto& [id, n] : p.reserved) {
     reserved.push_back({{"offer", id}, {"instances", n}});
   }
+  nlohmann::json terms = nlohmann::json::array();
+  for (const auto& t : p.reserved_terms) {
+    terms.push_back({{"offer", t.offer},
+                     {"start", FormatLocalHour(t.start)},
+                     {"end", FormatLocalHour(t.end)},
+                     {"instances", t.instances},
+                     {"after_trace", t.after_trace}});
+  }
   double od = 0, sp = 0;
   for (const auto& [id, h] : p.on_demand_gpu_hours) od += h;
   for (const auto& [id, h] : p.spot_gpu_hours) sp += h;
@@ -109,11 +144,15 @@ nlohmann::json PlanJson(const Plan& p, const std::string& currency) {
           {"total_cost", p.cost.Total()},
           {"currency", currency},
           {"reserved", reserved},
+          {"reserved_terms", terms},
           {"on_demand_gpu_hours", od},
           {"on_demand_by_offer", p.on_demand_gpu_hours},
           {"spot_gpu_hours", sp},
           {"spot_by_offer", p.spot_gpu_hours},
           {"deferred_gpu_hours", p.deferred_gpu_hours},
+          {"kept_idle_instance_hours", p.kept_idle_instance_hours},
+          {"releases", p.releases},
+          {"note", p.note},
           {"cost", ItemsJson(p.cost, currency)},
           {"solver", {{"name", "GLPK glp_intopt"}, {"status", p.solver_status}, {"variables", p.variables},
                       {"integer_variables", p.integer_variables}, {"constraints", p.constraints}}}};
@@ -122,14 +161,51 @@ nlohmann::json PlanJson(const Plan& p, const std::string& currency) {
 void PrintItems(const CostItems& c, const std::string& cur) {
   std::cout << fmt::format("    reserved terms {:>16}   on-demand {:>16}   spot {:>14}\n", Money(c.reserved, cur),
                            Money(c.on_demand, cur), Money(c.spot, cur));
-  std::cout << fmt::format("    stopped fees   {:>16}   storage+bw {:>15}   total {:>13}\n", Money(c.stopped, cur),
-                           Money(c.fixed_fees, cur), Money(c.Total(), cur));
+  std::cout << fmt::format("    stopped fees   {:>16}   re-creation {:>14}   storage+bw {:>15}   total {:>13}\n",
+                           Money(c.stopped, cur), Money(c.recreate, cur), Money(c.fixed_fees, cur),
+                           Money(c.Total(), cur));
 }
 
 void PrintUsage(const UsageTrace& u) {
-  std::cout << fmt::format("usage: {} hours ({:.1f} months) from {}, {:.0f} GPU-hours, peak {:g} GPUs\n",
-                           u.hours.size(), static_cast<double>(u.hours.size()) / kHoursPerMonth,
-                           u.source, u.TotalGpuHours(), u.Peak());
+  std::cout << fmt::format("usage: {} .. {} ({}), {} hours, {:.0f} GPU-hours, peak {:g} GPUs, from {}\n",
+                           FormatLocalHour(u.start_hour), FormatLocalHour(u.EndHour()),
+                           FormatUtcOffset(u.utc_offset_minutes), u.hours.size(), u.TotalGpuHours(), u.Peak(),
+                           u.source);
+  if (!u.note.empty()) {
+    std::cout << "  " << u.note << "\n";
+  }
+}
+
+// "1 x nj-monthly 2027-01-01 .. 2027-05-01 (4 terms)": runs of consecutive terms with the same count.
+void PrintReservedTerms(const Plan& p) {
+  std::map<std::string, std::vector<const ReservedTerm*>> by_offer;
+  for (const auto& t : p.reserved_terms) {
+    by_offer[t.offer].push_back(&t);
+  }
+  for (const auto& [id, terms] : by_offer) {
+    for (std::size_t i = 0; i < terms.size();) {
+      std::size_t j = i;
+      while (j + 1 < terms.size() && terms[j + 1]->start == terms[j]->end && terms[j + 1]->instances == terms[i]->instances &&
+             terms[j + 1]->after_trace == terms[i]->after_trace) {
+        ++j;
+      }
+      std::cout << fmt::format("  reserve {} x {} from {} to {} ({} term{}){}\n", terms[i]->instances, id,
+                               FormatLocalHour(terms[i]->start).substr(0, 10), FormatLocalHour(terms[j]->end).substr(0, 10),
+                               j - i + 1, j > i ? "s" : "",
+                               terms[i]->after_trace ? ", after the trace: the minimum term" : "");
+      i = j + 1;
+    }
+  }
+}
+
+nlohmann::json UsageJson(const UsageTrace& u) {
+  return {{"start", FormatLocalHour(u.start_hour)},
+          {"end", FormatLocalHour(u.EndHour())},
+          {"utc_offset", FormatUtcOffset(u.utc_offset_minutes)},
+          {"hours", u.hours.size()},
+          {"gpu_hours", u.TotalGpuHours()},
+          {"peak_gpus", u.Peak()},
+          {"note", u.note}};
 }
 
 }  // namespace
@@ -146,8 +222,15 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
       c->add_option("--hours-per-month", o->hours_per_month, "hours each GPU is used per month (instead of --usage)");
       c->add_option("--gpus", o->gpus, "GPUs used, with --hours-per-month")->capture_default_str();
       c->add_flag("--spot-for-all", o->spot_for_all, "allow spot for every class of work, not only interruptible");
-      c->add_flag("--release-idle", o->release_idle, "release on-demand instances when idle (no retention fee)");
+      c->add_flag("--release-idle", o->release_idle,
+                  "release every idle on-demand instance (default: keep or release per idle gap, whichever costs less)");
+      c->add_option("--extrapolate", o->extrapolate,
+                    "month | year: the usage is a sample (say one or two measured weeks); repeat its weekly shape to "
+                    "the whole period");
     }
+    c->add_option("--month", o->month,
+                  "calendar month YYYY-MM for --hours-per-month and break-even (default: next month in the offers' "
+                  "time zone)");
     c->add_flag("--json", g.json, "print JSON");
   };
   CLI::App* be = cost->add_subcommand("breakeven", "hours per month at which two billing modes cost the same");
@@ -174,15 +257,43 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
   tco->add_option("--depreciation-years", o->own.depreciation_years, "years to the resale value")->capture_default_str();
   tco->add_option("--resale", o->own.resale_fraction, "value left after depreciation (fraction)")->capture_default_str();
 
+  be->add_option("--usage", o->usage, "a measured usage CSV: says on which side of each break-even it falls");
+  be->add_option("--extrapolate", o->extrapolate, "month | year: repeat the measured sample's weekly shape");
+
   return [o, &g, be, cmp, opt, tco]() -> int {
     const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(DataDir(g)) / "gpus.yaml").string());
     const OfferSet set = LoadSelected(*o, cat);
     const std::string& cur = set.currency;
+    const int zone = set.utc_offset_minutes;
     if (be->parsed()) {
-      const auto pairs = Breakeven(set);
-      nlohmann::json j = {{"currency", cur}, {"pairs", nlohmann::json::array()}, {"series", nlohmann::json::array()}};
+      const int64_t month = MonthStart(*o, zone);
+      const auto pairs = Breakeven(set, month);
+      std::vector<double> levels;
+      bool scaled = false;
+      std::optional<UsageTrace> measured;
+      if (!o->usage.empty()) {
+        measured = LoadUsage(*o, zone);
+        levels = LevelHoursPerMonth(*measured, &scaled);
+      }
+      nlohmann::json j = {{"currency", cur},
+                          {"month", MonthName(month)},
+                          {"month_hours", AddMonths(month, 1) - month},
+                          {"pairs", nlohmann::json::array()},
+                          {"series", nlohmann::json::array()}};
+      // Which side of a break-even the k-th GPU of the measured trace is on.
+      auto side = [&](const BreakevenPair& p, double h) -> std::string {
+        if (!p.hours_per_month) {
+          return p.note.substr(0, p.note.find(' '));
+        }
+        return h >= *p.hours_per_month ? p.to->id : p.from->id;
+      };
       for (const auto& p : pairs) {
-        j["pairs"].push_back({{"gpu", p.gpu},
+        nlohmann::json measured_side = nlohmann::json::array();
+        for (std::size_t k = 0; k < levels.size(); ++k) {
+          measured_side.push_back({{"gpu", k + 1}, {"hours_per_month", levels[k]}, {"cheaper", side(p, levels[k])}});
+        }
+        j["pairs"].push_back({{"measured", measured_side},
+                              {"gpu", p.gpu},
                               {"from_mode", ToString(p.from->mode)},
                               {"to_mode", ToString(p.to->mode)},
                               {"from_offer", p.from->id},
@@ -192,14 +303,24 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
       }
       for (const auto& off : set.offers) {
         nlohmann::json pts = nlohmann::json::array();
-        for (int h = 0; h <= 730; h += 10) {
-          pts.push_back({{"hours", h}, {"cost_per_gpu", MonthlyCostPerGpu(off, h)}});
+        const int64_t month_hours = AddMonths(month, 1) - month;
+        for (int64_t h = 0; h <= month_hours; h += (h + 10 > month_hours && h < month_hours ? month_hours - h : 10)) {
+          pts.push_back({{"hours", h}, {"cost_per_gpu", MonthlyCostPerGpu(off, static_cast<double>(h), month)}});
+          if (h == month_hours) break;
         }
         j["series"].push_back({{"offer", off.id}, {"mode", ToString(off.mode)}, {"gpu", off.gpu->name}, {"points", pts}});
+      }
+      if (measured) {
+        j["usage"] = {{"start", FormatLocalHour(measured->start_hour)},
+                      {"hours", measured->hours.size()},
+                      {"note", measured->note},
+                      {"scaled_to_average_month", scaled}};
       }
       if (g.json) {
         std::cout << j.dump(2) << "\n";
       } else {
+        std::cout << fmt::format("month {} ({} h, {})\n", MonthName(month), AddMonths(month, 1) - month,
+                                 FormatUtcOffset(zone));
         std::cout << fmt::format("{:<22} {:<26} {:<26} {:>16}\n", "GPU", "from (pay per use)", "to (pay per term)",
                                  "break-even h/mo");
         for (const auto& p : pairs) {
@@ -208,18 +329,33 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
                                    fmt::format("{} ({})", p.to->id, ToString(p.to->mode)),
                                    p.hours_per_month ? fmt::format("{:.1f}", *p.hours_per_month) : p.note);
         }
+        for (const auto& p : pairs) {
+          if (p.hours_per_month && !p.note.empty()) {
+            std::cout << fmt::format("  {} vs {}: {}\n", p.from->id, p.to->id, p.note);
+          }
+        }
         std::cout << "per GPU, fees, granularity and retention included; above the break-even the second one is cheaper\n";
+        if (measured) {
+          PrintUsage(*measured);
+          for (std::size_t k = 0; k < levels.size(); ++k) {
+            std::cout << fmt::format("  GPU {}: busy {:.0f} h/month{}", k + 1, levels[k], scaled ? " (scaled to 730 h)" : "");
+            for (const auto& p : pairs) {
+              std::cout << fmt::format("; {} vs {}: {}", p.from->id, p.to->id, side(p, levels[k]));
+            }
+            std::cout << "\n";
+          }
+        }
       }
       return kExitOk;
     }
-    const UsageTrace usage = LoadUsage(*o);
+    const UsageTrace usage = LoadUsage(*o, zone);
     OptimizeOptions oo;
     oo.spot_for_all = o->spot_for_all;
     oo.retain_idle = !o->release_idle;
     const auto pure = PureStrategies(set, usage, oo);
     if (cmp->parsed()) {
       nlohmann::json j = {{"currency", cur},
-                          {"usage", {{"hours", usage.hours.size()}, {"gpu_hours", usage.TotalGpuHours()}, {"peak_gpus", usage.Peak()}}},
+                          {"usage", UsageJson(usage)},
                           {"strategies", nlohmann::json::object()}};
       for (const auto& [mode, p] : pure) {
         j["strategies"][mode] = PlanJson(p, cur);
@@ -230,7 +366,8 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
         PrintUsage(usage);
         for (const auto& [mode, p] : pure) {
           std::cout << fmt::format("all {}:{}\n", mode, p.feasible ? "" : " not possible (" + p.solver_status + ")");
-          if (p.feasible) {
+            if (p.feasible) {
+            PrintReservedTerms(p);
             PrintItems(p.cost, cur);
           }
         }
@@ -286,12 +423,14 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
     }
     const Plan best = OptimizeRental(set, usage, oo);
     nlohmann::json j = PlanJson(best, cur);
+    j["usage"] = UsageJson(usage);
     j["pure_strategies"] = nlohmann::json::object();
     j["savings"] = nlohmann::json::object();
     for (const auto& [mode, p] : pure) {
       if (p.feasible) {
         j["pure_strategies"][mode] = p.cost.Total();
-        j["savings"][mode] = best.feasible ? 1.0 - best.cost.Total() / p.cost.Total() : 0.0;
+        j["savings"][mode] = best.feasible && p.cost.Total() > 0 ? nlohmann::json(1.0 - best.cost.Total() / p.cost.Total())
+                                                                 : nlohmann::json(nullptr);
       }
     }
     j["sensitivity"] = nlohmann::json::object();
@@ -314,9 +453,7 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
       }
       std::cout << "cheapest plan (GLPK MILP, " << best.variables << " variables, " << best.integer_variables
                 << " integer):\n";
-      for (const auto& [id, n] : best.reserved) {
-        std::cout << fmt::format("  reserve {} x {}\n", n, id);
-      }
+      PrintReservedTerms(best);
       for (const auto& [id, h] : best.on_demand_gpu_hours) {
         std::cout << fmt::format("  on-demand {:.0f} GPU-hours on {}\n", h, id);
       }
@@ -328,8 +465,17 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
                                  best.deferred_gpu_hours);
       }
       PrintItems(best.cost, cur);
+      for (const auto& [id, h] : best.kept_idle_instance_hours) {
+        std::cout << fmt::format("  {:.0f} idle instance-hours of {} kept stopped (cheaper than re-creating)\n", h, id);
+      }
+      for (const auto& [id, n] : best.releases) {
+        std::cout << fmt::format("  {} idle gaps of {} released and re-created\n", n, id);
+      }
+      if (!best.note.empty()) {
+        std::cout << "  " << best.note << "\n";
+      }
       for (const auto& [mode, p] : pure) {
-        if (p.feasible) {
+        if (p.feasible && p.cost.Total() > 0) {
           std::cout << fmt::format("  vs all {:<10} {:>16}: saves {:.1f}%{}\n", mode, Money(p.cost.Total(), cur),
                                    100.0 * (1.0 - best.cost.Total() / p.cost.Total()),
                                    mode == "spot" && !o->spot_for_all

@@ -1,8 +1,54 @@
 #include "cost/billing.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpuplan {
+
+double ReservedTermPrice(const Offer& o) { return o.price * (1.0 + o.addon_fee_ratio); }
+
+double ReservedTermFixedFees(const Offer& o, int64_t term_start, int64_t term_end) {
+  const double monthly = o.MonthlyFixedFees();
+  if (monthly == 0) {
+    return 0;
+  }
+  switch (o.mode) {
+    case BillingMode::kYearly: return 12.0 * monthly;
+    case BillingMode::kMonthly: return monthly;
+    default: {
+      const CivilDate c = CivilFromDays(term_start / 24);
+      const double days = static_cast<double>(term_end - term_start) / 24.0;
+      return monthly * days / DaysInMonth(c.year, c.month);
+    }
+  }
+}
+
+double ReservedCostPerMonth(const Offer& o, int64_t month_start) {
+  const int64_t month_end = AddMonths(month_start, 1);
+  const double hours = static_cast<double>(month_end - month_start);
+  switch (o.mode) {
+    case BillingMode::kYearly: return ReservedTermCost(o, month_start, AddMonths(month_start, 12)) / 12.0;
+    case BillingMode::kMonthly: return ReservedTermCost(o, month_start, month_end);
+    case BillingMode::kWeekly: return ReservedTermCost(o, month_start, month_start + 168) * hours / 168.0;
+    case BillingMode::kDaily: return ReservedTermCost(o, month_start, month_start + 24) * hours / 24.0;
+    default: return 0;
+  }
+}
+
+double BilledInstanceHours(const Offer& o, double minutes) {
+  if (minutes <= 0) {
+    return 0;
+  }
+  switch (o.granularity) {
+    case Granularity::kSecond: return std::min(60.0, minutes) / 60.0;
+    case Granularity::kMinute: return std::min(60.0, std::ceil(minutes - 1e-9)) / 60.0;
+    case Granularity::kHour: return 1.0;
+    case Granularity::kDay: return std::min(60.0, minutes) / 60.0;
+  }
+  return 1.0;
+}
+
+double HourlyFixedFee(const Offer& o) { return o.MonthlyFixedFees() / kHoursPerMonth; }
 
 double YoungDalyIntervalHours(const SpotTerms& s) {
   // Young 1974 / Daly 2006 first-order optimum: tau = sqrt(2 C M), M = 1 / rate.
@@ -22,38 +68,91 @@ double SpotReworkFraction(const SpotTerms& s) {
   return lost + checkpoints;
 }
 
-double MonthlyCostPerGpu(const Offer& o, double hours) {
-  const double g = o.gpus_per_instance;
-  const double fixed = o.MonthlyFixedFees();
-  if (IsReserved(o.mode)) {
-    return (o.ReservedMonthly() + fixed) / g;
+double RecreateCost(const Offer& o) {
+  return o.recreate_minutes / 60.0 * o.price * (1.0 + o.addon_fee_ratio);
+}
+
+double RetentionPerHour(const Offer& o) {
+  if (o.billing_starts == BillingStart::kTask) {
+    return 0;  // nothing is billed outside tasks
   }
+  return o.price * o.stopped_fee_ratio + HourlyFixedFee(o);
+}
+
+IdleCosts IdleInstanceCosts(const Offer& o, const std::vector<int64_t>& instances, bool force_release) {
+  IdleCosts c;
+  if (instances.empty()) {
+    return c;
+  }
+  const int64_t peak = *std::max_element(instances.begin(), instances.end());
+  const double keep_per_hour = RetentionPerHour(o);
+  const double recreate = RecreateCost(o);
+  const bool can_release = o.releasable;
+  for (int64_t level = 1; level <= peak; ++level) {
+    int64_t last_busy = -1;
+    for (std::size_t t = 0; t < instances.size(); ++t) {
+      if (instances[t] < level) {
+        continue;
+      }
+      const auto now = static_cast<int64_t>(t);
+      if (last_busy >= 0 && now - last_busy > 1) {
+        const auto gap = static_cast<double>(now - last_busy - 1);
+        const double keep = gap * keep_per_hour;
+        if (!can_release || (!force_release && keep <= recreate)) {
+          c.retention += keep;
+          c.kept_instance_hours += gap;
+        } else {
+          c.recreate += recreate;
+          c.releases += 1;
+        }
+      }
+      last_busy = now;
+    }
+    if (!can_release && last_busy >= 0) {  // held, stopped, to the end of the trace
+      const auto tail = static_cast<double>(static_cast<int64_t>(instances.size()) - 1 - last_busy);
+      c.retention += tail * keep_per_hour;
+      c.kept_instance_hours += tail;
+    }
+  }
+  return c;
+}
+
+double MonthlyCostPerGpu(const Offer& o, double hours, int64_t month_start) {
+  const double g = o.gpus_per_instance;
+  if (IsReserved(o.mode)) {
+    return ReservedCostPerMonth(o, month_start) / g;
+  }
+  const auto month_hours = static_cast<double>(AddMonths(month_start, 1) - month_start);
   double billed = hours;
-  const double unit = GranularityHours(o.granularity);
-  if (unit >= 1 && hours > 0) {
+  const double unit = o.granularity == Granularity::kDay ? 24.0 : o.granularity == Granularity::kHour ? 1.0 : 0.0;
+  if (unit > 0 && hours > 0) {
     billed = std::ceil(hours / unit - 1e-9) * unit;
   }
-  billed = std::min(billed, kHoursPerMonth);
+  billed = std::min(billed, month_hours);
   double price = o.price * (1.0 + o.addon_fee_ratio);
   if (o.night) {
     const double share = o.night->HoursPerDay() / 24.0;
     price *= 1.0 - share * (1.0 - o.night->factor);
   }
+  double work = billed;
   if (o.mode == BillingMode::kSpot && o.spot) {
-    billed *= 1.0 + SpotReworkFraction(*o.spot);
+    work *= 1.0 + SpotReworkFraction(*o.spot);
   }
-  // Retention of the stopped instance while idle, unless billing runs only during tasks.
-  const double idle = o.billing_starts == BillingStart::kTask ? 0.0 : std::max(0.0, kHoursPerMonth - billed);
-  return (price * billed + o.price * o.stopped_fee_ratio * idle + fixed) / g;
+  // A released instance costs nothing while idle; one that cannot be released is kept stopped
+  // for the rest of the month.
+  const double idle = o.releasable ? 0.0 : std::max(0.0, month_hours - billed);
+  return (price * work + HourlyFixedFee(o) * billed + RetentionPerHour(o) * idle) / g;
 }
 
-std::vector<BreakevenPair> Breakeven(const OfferSet& set) {
+std::vector<BreakevenPair> Breakeven(const OfferSet& set, int64_t month_start) {
   std::vector<BreakevenPair> out;
+  const auto month_hours = static_cast<double>(AddMonths(month_start, 1) - month_start);
+  auto cost = [&](const Offer& o, double h) { return MonthlyCostPerGpu(o, h, month_start); };
   for (std::size_t i = 0; i < set.offers.size(); ++i) {
-    for (std::size_t j = 0; j < set.offers.size(); ++j) {
+    for (std::size_t j = i + 1; j < set.offers.size(); ++j) {
       const Offer& a = set.offers[i];
       const Offer& b = set.offers[j];
-      if (a.gpu != b.gpu || a.mode == b.mode || j <= i) {
+      if (a.gpu != b.gpu || a.mode == b.mode) {
         continue;
       }
       BreakevenPair p;
@@ -62,24 +161,47 @@ std::vector<BreakevenPair> Breakeven(const OfferSet& set) {
       const bool b_res = IsReserved(b.mode);
       p.from = a_res && !b_res ? &b : &a;
       p.to = a_res && !b_res ? &a : &b;
-      const double lo = MonthlyCostPerGpu(*p.from, 0) - MonthlyCostPerGpu(*p.to, 0);
-      const double hi = MonthlyCostPerGpu(*p.from, kHoursPerMonth) - MonthlyCostPerGpu(*p.to, kHoursPerMonth);
+      const double lo = cost(*p.from, 0) - cost(*p.to, 0);
+      const double hi = cost(*p.from, month_hours) - cost(*p.to, month_hours);
       if (lo * hi > 0 || (lo == 0 && hi == 0)) {
         const bool from_cheaper = hi < 0;
         p.note = std::string(from_cheaper ? p.from->id : p.to->id) + " is cheaper at every usage level";
         out.push_back(p);
         continue;
       }
-      // Cost difference is non-decreasing in hours (hourly costs grow, reserved are flat):
-      // bisect on hours, then step to the first whole hour where the hourly side costs more.
-      double l = 0, h = kHoursPerMonth;
+      // The cost difference is non-decreasing in hours (hourly costs grow, reserved are flat).
+      double l = 0, h = month_hours;
       for (int it = 0; it < 60; ++it) {
         const double mid = (l + h) / 2;
-        const double d = MonthlyCostPerGpu(*p.from, mid) - MonthlyCostPerGpu(*p.to, mid);
-        (d < 0 ? l : h) = mid;
+        (cost(*p.from, mid) - cost(*p.to, mid) < 0 ? l : h) = mid;
       }
       p.hours_per_month = h;
+      if (p.to->min_terms > 1 || p.to->mode == BillingMode::kYearly) {
+        const int months = p.to->mode == BillingMode::kYearly ? 12 * p.to->min_terms : p.to->min_terms;
+        p.note = "holds when the use lasts the whole commitment (" + std::to_string(months) + " months)";
+      }
       out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::vector<double> LevelHoursPerMonth(const UsageTrace& u, bool* scaled) {
+  const auto levels = static_cast<int64_t>(std::ceil(u.Peak() - 1e-9));
+  std::vector<double> out(static_cast<std::size_t>(std::max<int64_t>(0, levels)), 0.0);
+  for (const auto& h : u.hours) {
+    const double d = h.Total();
+    for (int64_t k = 1; k <= levels; ++k) {
+      // The k-th GPU is busy for the part of the demand above k - 1 (fractional demand: that share).
+      const double share = std::clamp(d - static_cast<double>(k - 1), 0.0, 1.0);
+      out[static_cast<std::size_t>(k - 1)] += share * h.minutes / 60.0;
+    }
+  }
+  const bool one_month = AddMonths(u.start_hour, 1) == u.EndHour();
+  *scaled = !one_month;
+  if (!one_month && !u.hours.empty()) {
+    for (double& x : out) {
+      x *= kHoursPerMonth / static_cast<double>(u.hours.size());
     }
   }
   return out;

@@ -71,13 +71,13 @@ const char* ToString(BillingStart b) {
 
 bool IsReserved(BillingMode m) { return m != BillingMode::kOnDemand && m != BillingMode::kSpot; }
 
-double TermHours(BillingMode m) {
+TermUnit TermUnitOf(BillingMode m) {
   switch (m) {
-    case BillingMode::kYearly: return 8760;
-    case BillingMode::kMonthly: return kHoursPerMonth;
-    case BillingMode::kWeekly: return 168;
-    case BillingMode::kDaily: return 24;
-    default: return 1;
+    case BillingMode::kYearly: return TermUnit::kYear;
+    case BillingMode::kMonthly: return TermUnit::kMonth;
+    case BillingMode::kWeekly: return TermUnit::kWeek;
+    case BillingMode::kDaily: return TermUnit::kDay;
+    default: return TermUnit::kHour;
   }
 }
 
@@ -112,7 +112,14 @@ double Offer::MonthlyFixedFees() const {
 }
 
 double Offer::ReservedMonthly() const {
-  return price * (kHoursPerMonth / TermHours(mode)) * (1.0 + addon_fee_ratio);
+  double per_month = price;
+  switch (mode) {
+    case BillingMode::kYearly: per_month = price / 12.0; break;
+    case BillingMode::kWeekly: per_month = price * kHoursPerMonth / 168.0; break;
+    case BillingMode::kDaily: per_month = price * kHoursPerMonth / 24.0; break;
+    default: break;
+  }
+  return per_month * (1.0 + addon_fee_ratio);
 }
 
 double Offer::HourlyPrice(int hour_of_day) const {
@@ -134,6 +141,12 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
   set.currency = top.Str("currency", false, "CNY");
   if (set.currency.size() != 3) {
     top.Fail("currency", "expected a 3-letter currency code such as CNY or USD");
+  }
+  if (top.Has("timezone")) {
+    const std::string tz = top.Str("timezone", true);
+    if (!ParseUtcOffset(tz, &set.utc_offset_minutes)) {
+      top.Fail("timezone", "expected a UTC offset in whole hours such as +08:00, or Asia/Shanghai, got '" + tz + "'");
+    }
   }
   YAML::Node list = root["offers"];
   if (!list || !list.IsSequence() || list.size() == 0) {
@@ -192,6 +205,18 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
     }
     o.stopped_fee_ratio = r.Num("stopped_fee_ratio", false, 0, 0, 1);
     o.addon_fee_ratio = r.Num("addon_fee_ratio", false, 0, 0, 10);
+    if (r.Has("releasable")) {
+      const std::string v = NormalizeName(r.Str("releasable", true));
+      if (v != "true" && v != "false") {
+        r.Fail("releasable", "expected true or false");
+      }
+      o.releasable = v == "true";
+    }
+    o.recreate_minutes = r.Num("recreate_minutes", false, 0, 0, 1440);
+    if (IsReserved(o.mode) && (r.Has("releasable") || r.Has("recreate_minutes"))) {
+      r.Fail(r.Has("releasable") ? "releasable" : "recreate_minutes",
+             "applies to on_demand and spot offers only (a reserved instance is paid per term)");
+    }
     if (const auto sr = r.Map("storage", "{kind, gb, price_per_gb_month}")) {
       o.storage_kind = sr->Str("kind", false, "block");
       o.storage_gb = sr->Num("gb", true, 0, 0, 1e9);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catalog/gpu_catalog.h"
+#include "cost/calendar.h"
 
 namespace gpuplan {
 
@@ -18,8 +19,10 @@ const char* ToString(BillingMode m);
 const char* ToString(Granularity g);
 const char* ToString(BillingStart b);
 bool IsReserved(BillingMode m);          // paid per term whether used or not
-double TermHours(BillingMode m);         // yearly 8760, monthly 730, weekly 168, daily 24; 1 for hourly modes
-inline constexpr double kHoursPerMonth = 730.0;  // 8760 / 12
+TermUnit TermUnitOf(BillingMode m);      // calendar year, month, week, day; hour for hourly modes
+// The average month (8760 / 12 h): only for steering estimates and multi-year averages (TCO
+// power); billing itself follows the calendar (cost/calendar.h).
+inline constexpr double kHoursPerMonth = 730.0;
 double GranularityHours(Granularity g);
 
 struct NightDiscount {
@@ -48,6 +51,8 @@ struct Offer {
   Granularity granularity = Granularity::kSecond;
   BillingStart billing_starts = BillingStart::kCreate;
   double stopped_fee_ratio = 0;  // share of the hourly price billed while stopped
+  bool releasable = true;        // an idle instance may be released (false: kept, stopped, to the end)
+  double recreate_minutes = 0;   // billed set-up time when an instance is created again (images, data)
   double addon_fee_ratio = 0;    // images / add-ons, share of the compute price
   std::string storage_kind;
   double storage_gb = 0;
@@ -61,7 +66,8 @@ struct Offer {
 
   // Fixed monthly fees that do not depend on use (storage, bandwidth), per instance.
   double MonthlyFixedFees() const;
-  // Reserved modes: the price per month per instance, add-on fees included.
+  // Reserved modes: the price per average month per instance, add-on fees included (steering
+  // estimates only; bills follow the calendar terms of cost/billing.h).
   double ReservedMonthly() const;
   // Hourly modes: price per instance-hour with add-on fees, at an hour of the day (night discount).
   double HourlyPrice(int hour_of_day) const;
@@ -69,6 +75,7 @@ struct Offer {
 
 struct OfferSet {
   std::string currency = "CNY";
+  int utc_offset_minutes = kDefaultUtcOffsetMinutes;  // `timezone:`; night windows and terms are in it
   std::vector<Offer> offers;
   std::string file;
 };

@@ -1,4 +1,5 @@
-// Rental mix as a MILP (docs/cost-model.md §4), solved by GLPK's branch-and-cut (glp_intopt).
+// Rental mix as a MILP on the calendar (docs/cost-model.md §4), solved by GLPK's branch-and-cut
+// (glp_intopt).
 #include "cost/optimizer.h"
 
 #include <glpk.h>
@@ -6,23 +7,24 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <memory>
 #include <tuple>
 
-#include "cost/billing.h"
 #include "core/error.h"
+#include "cost/billing.h"
 
 namespace gpuplan {
 namespace {
 
-// One row block of the program: an hour, or a group of interchangeable hours (same demand and
-// hour of day, untouched by deferral) counted `weight` times.
+// One row block of the program: an hour, or a group of interchangeable hours (same calendar
+// terms, demand, minutes and hourly prices, untouched by deferral) counted `weight` times.
 struct Unit {
   double weight = 1;
   int hod = 0;
   double firm = 0;
   double inter = 0;
-  int hour = -1;  // trace hour when the unit is a single hour that deferral may touch
+  double minutes = 60;
+  int hour = -1;  // trace hour when the unit is a single hour (deferral, day billing)
+  int sig = 0;    // calendar signature: which term of every reserved grid holds it
 };
 
 struct Problem {
@@ -30,10 +32,12 @@ struct Problem {
   std::vector<int> ia{0};
   std::vector<int> ja{0};
   std::vector<double> ar{0};
+  Problem() = default;
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
   ~Problem() { glp_delete_prob(lp); }
-  int AddCol(double cost, bool integer, const std::string& name) {
+  int AddCol(double cost, bool integer) {
     const int c = glp_add_cols(lp, 1);
-    glp_set_col_name(lp, c, name.substr(0, 255).c_str());
     glp_set_col_bnds(lp, c, GLP_LO, 0.0, 0.0);
     glp_set_obj_coef(lp, c, cost);
     if (integer) {
@@ -53,9 +57,425 @@ struct Problem {
   }
 };
 
-double ReservedTraceCost(const Offer& o, double trace_hours) {
-  const double terms = std::max<double>(o.min_terms, std::ceil(trace_hours / TermHours(o.mode) - 1e-9));
-  return terms * o.price * (1.0 + o.addon_fee_ratio);
+// One reserved offer's columns: instances per term of its calendar grid (terms after the trace
+// exist only to honour minimum terms).
+struct ReservedVars {
+  const Offer* o = nullptr;
+  std::size_t grid = 0;
+  int64_t terms_in_trace = 0;
+  std::vector<int64_t> start;  // term starts, one more than columns
+  std::vector<int> col;
+};
+
+// An hourly offer as the program sees it.
+struct HourlyVars {
+  const Offer* o = nullptr;
+  bool whole = false;     // integer instances (several GPUs each)
+  bool by_day = false;    // billed in whole days
+  bool hold_peak = false; // cannot be released: retention approximated by the peak held all trace
+  double rework = 0;
+  int peak_col = 0;
+  std::vector<int> col;   // per unit (0 = no column: a cheaper interchangeable offer serves it)
+};
+
+Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& opt) {
+  Plan plan;
+  plan.currency = set.currency;
+  const std::size_t N = usage.hours.size();
+  const int64_t T0 = usage.start_hour;
+  std::vector<const Offer*> reserved, hourly;
+  const Gpu* gpu = nullptr;
+  for (const auto& o : set.offers) {
+    if (!opt.only_offers.empty() &&
+        std::find(opt.only_offers.begin(), opt.only_offers.end(), o.id) == opt.only_offers.end()) {
+      continue;
+    }
+    if (gpu != nullptr && o.gpu != gpu) {
+      throw InputError("offers for different GPUs (" + gpu->name + ", " + o.gpu->name + "): choose one with --gpu",
+                       set.file, o.line, "offers[" + o.id + "].gpu");
+    }
+    gpu = o.gpu;
+    if (IsReserved(o.mode)) {
+      if (opt.allow_reserved) reserved.push_back(&o);
+    } else if ((o.mode == BillingMode::kOnDemand && opt.allow_on_demand) ||
+               (o.mode == BillingMode::kSpot && opt.allow_spot)) {
+      hourly.push_back(&o);
+    }
+  }
+  if (reserved.empty() && hourly.empty()) {
+    if (set.offers.empty()) {
+      throw InputError("no offers to choose from", set.file, 0, "offers");
+    }
+    plan.solver_status = "no offer can serve the demand";
+    return plan;
+  }
+  if (N == 0) {
+    plan.feasible = true;
+    plan.solver_status = "no usage";
+    return plan;
+  }
+
+  // Calendar grids of the reserved offers, anchored at the trace's start; an hour's signature
+  // changes whenever any grid enters a new term.
+  std::vector<TermUnit> grids;
+  std::vector<ReservedVars> rv;
+  for (const Offer* o : reserved) {
+    const TermUnit u = TermUnitOf(o->mode);
+    auto it = std::find(grids.begin(), grids.end(), u);
+    ReservedVars v;
+    v.o = o;
+    v.grid = static_cast<std::size_t>(it - grids.begin());
+    if (it == grids.end()) {
+      grids.push_back(u);
+    }
+    rv.push_back(v);
+  }
+  std::vector<std::vector<int>> term_of_hour(grids.size(), std::vector<int>(N, 0));
+  std::vector<int> sig(N, 0);
+  for (std::size_t g = 0; g < grids.size(); ++g) {
+    int64_t k = 0;
+    int64_t next = TermStart(grids[g], T0, 1);
+    for (std::size_t t = 0; t < N; ++t) {
+      const int64_t h = T0 + static_cast<int64_t>(t);
+      while (h >= next) {
+        ++k;
+        next = TermStart(grids[g], T0, k + 1);
+      }
+      term_of_hour[g][t] = static_cast<int>(k);
+    }
+  }
+  for (std::size_t t = 1; t < N; ++t) {
+    bool changed = false;
+    for (std::size_t g = 0; g < grids.size(); ++g) {
+      changed |= term_of_hour[g][t] != term_of_hour[g][t - 1];
+    }
+    sig[t] = sig[t - 1] + (changed ? 1 : 0);
+  }
+
+  // Hourly offers: multi-GPU, day-billed and unreleasable ones get their own columns; the other
+  // on-demand (and spot) offers are interchangeable per hour, so only the cheapest of each kind
+  // at each hour needs a column (their price classes below make that exact).
+  std::vector<HourlyVars> hv;
+  for (const Offer* o : hourly) {
+    HourlyVars v;
+    v.o = o;
+    v.whole = o->gpus_per_instance > 1;
+    v.by_day = o->granularity == Granularity::kDay;
+    v.hold_peak = o->mode == BillingMode::kOnDemand && !o->releasable && RetentionPerHour(*o) > 0;
+    v.rework = o->mode == BillingMode::kSpot && o->spot ? SpotReworkFraction(*o->spot) : 0.0;
+    hv.push_back(v);
+  }
+  auto own_columns = [](const HourlyVars& v) { return v.whole || v.by_day || v.hold_peak; };
+  // Price class of an hour of the day: the vector of every hourly offer's price then.
+  std::vector<int> price_class(24, 0);
+  {
+    std::map<std::vector<double>, int> classes;
+    for (int h = 0; h < 24; ++h) {
+      std::vector<double> key;
+      for (const auto& v : hv) {
+        key.push_back(v.o->HourlyPrice(h));
+      }
+      price_class[static_cast<std::size_t>(h)] = classes.emplace(key, static_cast<int>(classes.size())).first->second;
+    }
+  }
+  bool day_billed = false;
+  for (const auto& v : hv) {
+    day_billed |= v.by_day;
+  }
+  std::vector<bool> single(N, day_billed);
+  for (std::size_t t = 0; t < N; ++t) {
+    const auto& h = usage.hours[t];
+    if (h.deferrable > 0) {
+      const std::size_t end = std::min(N, t + static_cast<std::size_t>(std::max(1, h.deadline_hours)));
+      for (std::size_t k = t; k < end; ++k) {
+        single[k] = true;
+      }
+    }
+  }
+  std::vector<Unit> units;
+  std::map<std::tuple<int, double, double, int, double>, std::size_t> groups;
+  std::vector<int> unit_of_hour(N, -1);
+  for (std::size_t t = 0; t < N; ++t) {
+    const auto& h = usage.hours[t];
+    if (single[t]) {
+      unit_of_hour[t] = static_cast<int>(units.size());
+      units.push_back({1, h.hour_of_day, h.firm, h.interruptible, h.minutes, static_cast<int>(t), sig[t]});
+      continue;
+    }
+    if (h.firm == 0 && h.interruptible == 0) {
+      continue;
+    }
+    const auto key = std::make_tuple(sig[t], h.firm, h.interruptible, price_class[static_cast<std::size_t>(h.hour_of_day)],
+                                     h.minutes);
+    auto it = groups.find(key);
+    if (it == groups.end()) {
+      it = groups.emplace(key, units.size()).first;
+      units.push_back({1, h.hour_of_day, h.firm, h.interruptible, h.minutes, -1, sig[t]});
+    } else {
+      units[it->second].weight += 1;
+    }
+    unit_of_hour[t] = static_cast<int>(it->second);
+  }
+  // Term of each grid for a signature.
+  std::vector<std::vector<int>> term_of_sig(grids.size(), std::vector<int>(static_cast<std::size_t>(sig[N - 1]) + 1, 0));
+  for (std::size_t t = 0; t < N; ++t) {
+    for (std::size_t g = 0; g < grids.size(); ++g) {
+      term_of_sig[g][static_cast<std::size_t>(sig[t])] = term_of_hour[g][t];
+    }
+  }
+  std::vector<int> day_of_hour(N, 0);
+  for (std::size_t t = 1; t < N; ++t) {
+    day_of_hour[t] = day_of_hour[t - 1] + (usage.hours[t].hour_of_day == 0 ? 1 : 0);
+  }
+
+  Problem p;
+  glp_set_obj_dir(p.lp, GLP_MIN);
+  // Reserved: instances per term; with a minimum of L terms, starts s_m commit the next L terms.
+  for (auto& v : rv) {
+    const int64_t M = term_of_hour[v.grid][N - 1] + 1;
+    const int L = std::max(1, v.o->min_terms);
+    v.terms_in_trace = M;
+    const int64_t total = M + L - 1;
+    for (int64_t m = 0; m <= total; ++m) {
+      v.start.push_back(TermStart(grids[v.grid], T0, m));
+    }
+    for (int64_t m = 0; m < total; ++m) {
+      const auto i = static_cast<std::size_t>(m);
+      v.col.push_back(p.AddCol(ReservedTermCost(*v.o, v.start[i], v.start[i + 1]), true));
+    }
+    if (L > 1) {
+      std::vector<int> s;
+      for (int64_t m = 0; m < M; ++m) {
+        s.push_back(p.AddCol(0.0, true));
+      }
+      for (int64_t m = 0; m < total; ++m) {
+        const auto i = static_cast<std::size_t>(m);
+        // Held at least what was started in the last L terms.
+        const int commit = p.AddRow(GLP_LO, 0.0, 0.0);
+        p.Set(commit, v.col[i], 1.0);
+        for (int64_t q = std::max<int64_t>(0, m - L + 1); q <= std::min<int64_t>(m, M - 1); ++q) {
+          p.Set(commit, s[static_cast<std::size_t>(q)], -1.0);
+        }
+        // No more held than last term plus what starts now.
+        const int grow = p.AddRow(GLP_UP, 0.0, 0.0);
+        p.Set(grow, v.col[i], 1.0);
+        if (m > 0) {
+          p.Set(grow, v.col[i - 1], -1.0);
+        }
+        if (m < M) {
+          p.Set(grow, s[i], -1.0);
+        }
+      }
+    }
+  }
+  // Hourly: capacity columns per unit.
+  std::map<std::pair<std::size_t, int>, int> day_col;  // (hourly offer, day) -> instances billed that day
+  for (std::size_t j = 0; j < hv.size(); ++j) {
+    auto& v = hv[j];
+    if (v.hold_peak) {
+      v.peak_col = p.AddCol(RetentionPerHour(*v.o) / (v.whole ? 1.0 : v.o->gpus_per_instance) * static_cast<double>(N),
+                            v.whole);
+    }
+  }
+  // Cost of one capacity column value in a unit (instance-hours at the hour's price, fixed fees).
+  auto use_cost = [&](const HourlyVars& v, const Unit& un) {
+    const double billed = BilledInstanceHours(*v.o, un.minutes);
+    return un.weight * billed * (v.o->HourlyPrice(un.hod) * (1.0 + v.rework) + HourlyFixedFee(*v.o)) /
+           (v.whole ? 1.0 : v.o->gpus_per_instance);
+  };
+  std::vector<int> cover_row(units.size());
+  bool any_spot = false;
+  for (const auto& v : hv) {
+    any_spot |= v.o->mode == BillingMode::kSpot;
+  }
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const Unit& un = units[u];
+    cover_row[u] = p.AddRow(GLP_LO, un.firm + un.inter, 0.0);
+    for (const auto& v : rv) {
+      const int m = term_of_sig[v.grid][static_cast<std::size_t>(un.sig)];
+      p.Set(cover_row[u], v.col[static_cast<std::size_t>(m)], v.o->gpus_per_instance);
+    }
+    const int spot_limit = any_spot && !opt.spot_for_all ? p.AddRow(GLP_UP, 0.0, un.inter) : 0;
+    // The cheapest interchangeable on-demand and spot offer for this unit.
+    int cheapest_od = -1, cheapest_sp = -1;
+    for (std::size_t j = 0; j < hv.size(); ++j) {
+      if (own_columns(hv[j])) {
+        continue;
+      }
+      int& best = hv[j].o->mode == BillingMode::kSpot ? cheapest_sp : cheapest_od;
+      if (best < 0 || use_cost(hv[j], un) < use_cost(hv[static_cast<std::size_t>(best)], un)) {
+        best = static_cast<int>(j);
+      }
+    }
+    for (std::size_t j = 0; j < hv.size(); ++j) {
+      auto& v = hv[j];
+      v.col.resize(units.size(), 0);
+      if (!own_columns(v) && static_cast<int>(j) != cheapest_od && static_cast<int>(j) != cheapest_sp) {
+        continue;
+      }
+      double cost = v.by_day ? 0.0 : use_cost(v, un);
+      if (v.hold_peak) {  // used hours are not idle: no retention for them
+        cost -= un.weight * un.minutes / 60.0 * RetentionPerHour(*v.o) / (v.whole ? 1.0 : v.o->gpus_per_instance);
+      }
+      const int c = p.AddCol(cost, v.whole);
+      v.col[u] = c;
+      const double g = v.whole ? v.o->gpus_per_instance : 1.0;
+      p.Set(cover_row[u], c, g);
+      if (spot_limit != 0 && v.o->mode == BillingMode::kSpot) {
+        p.Set(spot_limit, c, g);
+      }
+      if (v.hold_peak) {
+        const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // peak - n >= 0
+        p.Set(row, v.peak_col, 1.0);
+        p.Set(row, c, -1.0);
+      }
+      if (v.by_day) {
+        const int day = day_of_hour[static_cast<std::size_t>(un.hour)];
+        auto key = std::make_pair(j, day);
+        auto it = day_col.find(key);
+        if (it == day_col.end()) {
+          const double per_day = 24.0 * (v.o->price * (1.0 + v.o->addon_fee_ratio) * (1.0 + v.rework) + HourlyFixedFee(*v.o)) /
+                                 (v.whole ? 1.0 : v.o->gpus_per_instance);
+          it = day_col.emplace(key, p.AddCol(per_day, v.whole)).first;
+        }
+        const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // the day's instances >= this hour's use
+        p.Set(row, it->second, 1.0);
+        p.Set(row, c, -1.0);
+      }
+    }
+  }
+  // Deferrable work at hour t may run at any hour t .. t + deadline - 1 of the trace.
+  std::vector<std::pair<int, int>> deferral_cols;  // (column, shift in hours)
+  for (std::size_t t = 0; t < N; ++t) {
+    const auto& h = usage.hours[t];
+    if (h.deferrable <= 0) {
+      continue;
+    }
+    const int row = p.AddRow(GLP_FX, h.deferrable, h.deferrable);
+    const std::size_t end = std::min(N, t + static_cast<std::size_t>(std::max(1, h.deadline_hours)));
+    for (std::size_t k = t; k < end; ++k) {
+      const int c = p.AddCol(0.0, false);
+      p.Set(row, c, 1.0);
+      p.Set(cover_row[static_cast<std::size_t>(unit_of_hour[k])], c, -1.0);
+      deferral_cols.emplace_back(c, static_cast<int>(k - t));
+    }
+  }
+  glp_load_matrix(p.lp, static_cast<int>(p.ia.size()) - 1, p.ia.data(), p.ja.data(), p.ar.data());
+  plan.variables = glp_get_num_cols(p.lp);
+  plan.integer_variables = glp_get_num_int(p.lp);
+  plan.constraints = glp_get_num_rows(p.lp);
+  glp_iocp parm;
+  glp_init_iocp(&parm);
+  parm.presolve = GLP_ON;
+  parm.msg_lev = GLP_MSG_OFF;
+  const int rc = glp_intopt(p.lp, &parm);
+  const int status = rc == 0 ? glp_mip_status(p.lp) : GLP_UNDEF;
+  if (status != GLP_OPT) {
+    plan.solver_status = status == GLP_NOFEAS || rc == GLP_ENOPFS
+                             ? "no feasible plan: the offers cannot serve the usage"
+                             : "the solver stopped without an optimum (glp_intopt " + std::to_string(rc) + ")";
+    return plan;
+  }
+  plan.feasible = true;
+  plan.solver_status = "optimal";
+  for (const auto& v : rv) {
+    for (std::size_t m = 0; m < v.col.size(); ++m) {
+      const auto n = static_cast<int64_t>(std::llround(glp_mip_col_val(p.lp, v.col[m])));
+      if (n <= 0) {
+        continue;
+      }
+      plan.reserved_terms.push_back(
+          {v.o->id, v.start[m], v.start[m + 1], n, static_cast<int64_t>(m) >= v.terms_in_trace});
+      plan.reserved[v.o->id] = std::max(plan.reserved[v.o->id], n);
+      plan.cost.reserved += static_cast<double>(n) * ReservedTermPrice(*v.o);
+      plan.cost.fixed_fees += static_cast<double>(n) * ReservedTermFixedFees(*v.o, v.start[m], v.start[m + 1]);
+    }
+  }
+  std::stable_sort(plan.reserved_terms.begin(), plan.reserved_terms.end(),
+                   [](const ReservedTerm& a, const ReservedTerm& b) { return std::tie(a.start, a.offer) < std::tie(b.start, b.offer); });
+  for (std::size_t j = 0; j < hv.size(); ++j) {
+    const auto& v = hv[j];
+    const double per = v.whole ? v.o->gpus_per_instance : 1.0;  // GPUs per column unit
+    const double inst = v.whole ? 1.0 : 1.0 / v.o->gpus_per_instance;  // instances per column unit
+    double& item = v.o->mode == BillingMode::kSpot ? plan.cost.spot : plan.cost.on_demand;
+    auto& hours = v.o->mode == BillingMode::kSpot ? plan.spot_gpu_hours : plan.on_demand_gpu_hours;
+    std::vector<int64_t> instances(N, 0);
+    bool used = false;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      if (v.col[u] == 0) {
+        continue;
+      }
+      const double x = glp_mip_col_val(p.lp, v.col[u]);
+      if (x <= 1e-9) {
+        continue;
+      }
+      used = true;
+      hours[v.o->id] += units[u].weight * x * per * units[u].minutes / 60.0;
+      if (!v.by_day) {
+        const double billed = units[u].weight * BilledInstanceHours(*v.o, units[u].minutes) * x * inst;
+        item += billed * v.o->HourlyPrice(units[u].hod) * (1.0 + v.rework);
+        plan.cost.fixed_fees += billed * HourlyFixedFee(*v.o);
+      }
+    }
+    if (!used || v.by_day) {
+      continue;
+    }
+    for (std::size_t t = 0; t < N; ++t) {
+      const int u = unit_of_hour[t];
+      if (u >= 0 && v.col[static_cast<std::size_t>(u)] != 0) {
+        const double x = glp_mip_col_val(p.lp, v.col[static_cast<std::size_t>(u)]) * inst;
+        instances[t] = static_cast<int64_t>(std::ceil(x - 1e-6));
+      }
+    }
+    if (v.o->mode == BillingMode::kOnDemand) {
+      const IdleCosts idle = IdleInstanceCosts(*v.o, instances, !opt.retain_idle);
+      plan.cost.stopped += idle.retention;
+      plan.cost.recreate += idle.recreate;
+      if (idle.kept_instance_hours > 0) plan.kept_idle_instance_hours[v.o->id] = idle.kept_instance_hours;
+      if (idle.releases > 0) plan.releases[v.o->id] = idle.releases;
+    }
+  }
+  for (const auto& [key, c] : day_col) {
+    const double x = glp_mip_col_val(p.lp, c);
+    const double cost = x * glp_get_obj_coef(p.lp, c);
+    (hv[key.first].o->mode == BillingMode::kSpot ? plan.cost.spot : plan.cost.on_demand) += cost;
+  }
+  for (const auto& [c, shift] : deferral_cols) {
+    if (shift > 0) {
+      plan.deferred_gpu_hours += glp_mip_col_val(p.lp, c);
+    }
+  }
+  return plan;
+}
+
+UsageTrace NoDeferral(const UsageTrace& usage) {
+  UsageTrace u = usage;  // pure strategies run work when it arrives
+  for (auto& h : u.hours) {
+    h.firm += h.deferrable;
+    h.deferrable = 0;
+    h.deadline_hours = 0;
+  }
+  return u;
+}
+
+std::map<std::string, Plan> Pure(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& base) {
+  std::map<std::string, Plan> out;
+  const UsageTrace u = NoDeferral(usage);
+  std::map<BillingMode, std::vector<std::string>> by_mode;
+  for (const auto& o : set.offers) {
+    if (base.only_offers.empty() ||
+        std::find(base.only_offers.begin(), base.only_offers.end(), o.id) != base.only_offers.end()) {
+      by_mode[o.mode].push_back(o.id);
+    }
+  }
+  for (const auto& [mode, ids] : by_mode) {
+    OptimizeOptions o;
+    o.retain_idle = base.retain_idle;
+    o.only_offers = ids;
+    o.spot_for_all = mode == BillingMode::kSpot;
+    out[ToString(mode)] = Solve(set, u, o);
+  }
+  return out;
 }
 
 }  // namespace
@@ -71,314 +491,25 @@ UsageTrace ScaleUsage(const UsageTrace& u, double factor) {
 }
 
 Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& opt) {
-  Plan plan;
-  const double T = static_cast<double>(usage.hours.size());
-  std::vector<const Offer*> reserved, on_demand, spot;
-  const Gpu* gpu = nullptr;
-  for (const auto& o : set.offers) {
-    if (!opt.only_offers.empty() &&
-        std::find(opt.only_offers.begin(), opt.only_offers.end(), o.id) == opt.only_offers.end()) {
-      continue;
-    }
-    if (gpu != nullptr && o.gpu != gpu) {
-      throw InputError("offers for different GPUs (" + gpu->name + ", " + o.gpu->name +
-                           "): choose one with --gpu",
-                       set.file, o.line, "offers[" + o.id + "].gpu");
-    }
-    gpu = o.gpu;
-    if (IsReserved(o.mode) && opt.allow_reserved) {
-      reserved.push_back(&o);
-    } else if (o.mode == BillingMode::kOnDemand && opt.allow_on_demand) {
-      on_demand.push_back(&o);
-    } else if (o.mode == BillingMode::kSpot && opt.allow_spot) {
-      spot.push_back(&o);
-    }
-  }
-
-  // Day-billed hourly offers pay whole days per instance: every hour must stay its own unit.
-  bool day_billed = false;
-  for (const Offer* o : on_demand) {
-    day_billed |= o->granularity == Granularity::kDay;
-  }
-  for (const Offer* o : spot) {
-    day_billed |= o->granularity == Granularity::kDay;
-  }
-  // Units: hours that deferral can touch stay single; the rest are grouped.
-  std::vector<bool> single(usage.hours.size(), day_billed);
-  for (std::size_t t = 0; t < usage.hours.size(); ++t) {
-    const auto& h = usage.hours[t];
-    if (h.deferrable > 0) {
-      const std::size_t end = std::min(usage.hours.size(), t + static_cast<std::size_t>(std::max(1, h.deadline_hours)));
-      for (std::size_t k = t; k < end; ++k) {
-        single[k] = true;
+  Plan plan = Solve(set, usage, opt);
+  // The program prices idle on-demand instances only approximately (keep-or-release is settled
+  // per gap afterwards); when that makes a pure strategy cheaper, the pure strategy is the plan.
+  if (plan.feasible && plan.cost.stopped + plan.cost.recreate > 0) {
+    for (auto& [mode, p] : Pure(set, usage, opt)) {
+      const bool allowed = mode == "on_demand" ? opt.allow_on_demand
+                           : mode == "spot"    ? opt.allow_spot && opt.spot_for_all
+                                               : opt.allow_reserved;
+      if (allowed && p.feasible && p.cost.Total() < plan.cost.Total() - 1e-6) {
+        p.note = "all " + mode + " is cheaper once the keep-or-release costs of idle instances are counted";
+        plan = p;
       }
-    }
-  }
-  std::vector<Unit> units;
-  std::map<std::tuple<double, double, int>, std::size_t> groups;
-  std::vector<int> unit_of_hour(usage.hours.size(), -1);
-  for (std::size_t t = 0; t < usage.hours.size(); ++t) {
-    const auto& h = usage.hours[t];
-    if (single[t]) {
-      unit_of_hour[t] = static_cast<int>(units.size());
-      units.push_back({1, h.hour_of_day, h.firm, h.interruptible, static_cast<int>(t)});
-      continue;
-    }
-    if (h.firm == 0 && h.interruptible == 0) {
-      continue;  // nothing to serve (idle hours still count for stopped fees through T)
-    }
-    const auto key = std::make_tuple(h.firm, h.interruptible, h.hour_of_day);
-    auto it = groups.find(key);
-    if (it == groups.end()) {
-      groups[key] = units.size();
-      units.push_back({1, h.hour_of_day, h.firm, h.interruptible, -1});
-    } else {
-      units[it->second].weight += 1;
-    }
-  }
-
-  std::vector<int> day_of_hour(usage.hours.size(), 0);
-  for (std::size_t t = 1; t < usage.hours.size(); ++t) {
-    day_of_hour[t] = day_of_hour[t - 1] + (usage.hours[t].hour_of_day == 0 ? 1 : 0);
-  }
-  // A capacity column of an hourly offer in a unit: instances (integer) when an instance holds
-  // several GPUs, else GPUs; cost per instance-hour (0 when the offer bills whole days).
-  auto retains = [&](const Offer* o) {
-    return o->stopped_fee_ratio > 0 && opt.retain_idle && o->billing_starts != BillingStart::kTask;
-  };
-  std::map<std::pair<const Offer*, int>, int> day_col;  // (offer, day) -> instances billed that day
-  Problem p;
-  glp_set_obj_dir(p.lp, GLP_MIN);
-  auto capacity_col = [&](const Offer* o, const Unit& un, std::size_t u, double rework, const char* kind) {
-    const bool whole = o->gpus_per_instance > 1;
-    const double per_instance_hour = o->HourlyPrice(un.hod) * (1.0 + rework);
-    const bool by_day = o->granularity == Granularity::kDay;
-    const double unit_cost = by_day ? 0.0 : un.weight * per_instance_hour / (whole ? 1.0 : o->gpus_per_instance);
-    const int c = p.AddCol(unit_cost, whole, std::string(kind) + o->id + "_" + std::to_string(u));
-    if (by_day) {
-      const int day = day_of_hour[static_cast<std::size_t>(un.hour)];
-      auto key = std::make_pair(o, day);
-      auto it = day_col.find(key);
-      if (it == day_col.end()) {
-        // 24 billed hours per instance and day (GPUs / g when not whole instances).
-        const double per_day = 24.0 * o->price * (1.0 + o->addon_fee_ratio) * (1.0 + rework) /
-                               (whole ? 1.0 : o->gpus_per_instance);
-        it = day_col.emplace(key, p.AddCol(per_day, whole, std::string("day_") + o->id + "_" + std::to_string(day))).first;
-      }
-      const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // day capacity >= this hour's use
-      p.Set(row, it->second, 1.0);
-      p.Set(row, c, -1.0);
-    }
-    return c;
-  };
-  std::vector<int> r_col;
-  for (const Offer* o : reserved) {
-    const double fees = o->MonthlyFixedFees() * T / kHoursPerMonth;
-    r_col.push_back(p.AddCol(ReservedTraceCost(*o, T) + fees, true, "r_" + o->id));
-  }
-  // Peak on-demand GPUs per offer, for the stopped-instance retention fee.
-  std::vector<int> peak_col(on_demand.size(), 0);
-  for (std::size_t j = 0; j < on_demand.size(); ++j) {
-    const Offer* o = on_demand[j];
-    if (retains(o)) {
-      const bool whole = o->gpus_per_instance > 1;
-      peak_col[j] = p.AddCol(o->stopped_fee_ratio * o->price / (whole ? 1.0 : o->gpus_per_instance) * T, whole,
-                             "peak_" + o->id);
-    }
-  }
-  struct UnitCols {
-    std::vector<int> od, sp;
-  };
-  std::vector<UnitCols> cols(units.size());
-  std::vector<int> cover_row(units.size());
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    const Unit& un = units[u];
-    // (A) reserved + on-demand + spot >= all demand of the unit (+ deferred work arriving).
-    const double need = un.firm + un.inter;
-    cover_row[u] = p.AddRow(GLP_LO, need, 0.0);
-    for (std::size_t k = 0; k < reserved.size(); ++k) {
-      p.Set(cover_row[u], r_col[k], reserved[k]->gpus_per_instance);
-    }
-    for (std::size_t j = 0; j < on_demand.size(); ++j) {
-      const Offer* o = on_demand[j];
-      const bool whole = o->gpus_per_instance > 1;
-      const int c = capacity_col(o, un, u, 0.0, "od_");
-      if (peak_col[j] != 0) {  // used hours are not idle: no retention fee for them
-        glp_set_obj_coef(p.lp, c, glp_get_obj_coef(p.lp, c) -
-                                      un.weight * o->stopped_fee_ratio * o->price / (whole ? 1.0 : o->gpus_per_instance));
-      }
-      cols[u].od.push_back(c);
-      p.Set(cover_row[u], c, whole ? o->gpus_per_instance : 1.0);
-      if (peak_col[j] != 0) {
-        const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // peak_j - n_uj >= 0
-        p.Set(row, peak_col[j], 1.0);
-        p.Set(row, c, -1.0);
-      }
-    }
-    if (!spot.empty()) {
-      const int limit = opt.spot_for_all ? 0 : p.AddRow(GLP_UP, 0.0, un.inter);  // (B) spot only for interruptible work
-      for (const Offer* o : spot) {
-        const double rework = o->spot ? SpotReworkFraction(*o->spot) : 0.0;
-        const double g = o->gpus_per_instance > 1 ? o->gpus_per_instance : 1.0;
-        const int c = capacity_col(o, un, u, rework, "sp_");
-        cols[u].sp.push_back(c);
-        p.Set(cover_row[u], c, g);
-        if (limit != 0) {
-          p.Set(limit, c, g);
-        }
-      }
-    }
-  }
-  // Deferrable work at hour t may run at any hour t .. t + deadline - 1 of the trace.
-  std::vector<std::pair<int, int>> deferral_cols;  // (column, shift in hours)
-  for (std::size_t t = 0; t < usage.hours.size(); ++t) {
-    const auto& h = usage.hours[t];
-    if (h.deferrable <= 0) {
-      continue;
-    }
-    const int row = p.AddRow(GLP_FX, h.deferrable, h.deferrable);
-    const std::size_t end = std::min(usage.hours.size(), t + static_cast<std::size_t>(std::max(1, h.deadline_hours)));
-    for (std::size_t k = t; k < end; ++k) {
-      const int c = p.AddCol(0.0, false, "y_" + std::to_string(t) + "_" + std::to_string(k));
-      p.Set(row, c, 1.0);
-      p.Set(cover_row[static_cast<std::size_t>(unit_of_hour[k])], c, -1.0);  // arriving work needs capacity
-      deferral_cols.emplace_back(c, static_cast<int>(k - t));
-    }
-  }
-  if (units.empty() && reserved.empty() && on_demand.empty() && spot.empty()) {
-    throw InputError("no offers to choose from", set.file, 0, "offers");
-  }
-  // Without any capacity source for demand the program is infeasible: say so instead.
-  if (!units.empty() && reserved.empty() && on_demand.empty() && spot.empty()) {
-    plan.solver_status = "no offer can serve the demand";
-    return plan;
-  }
-  glp_load_matrix(p.lp, static_cast<int>(p.ia.size()) - 1, p.ia.data(), p.ja.data(), p.ar.data());
-  plan.variables = glp_get_num_cols(p.lp);
-  plan.integer_variables = glp_get_num_int(p.lp);
-  plan.constraints = glp_get_num_rows(p.lp);
-  glp_iocp parm;
-  glp_init_iocp(&parm);
-  parm.presolve = GLP_ON;
-  parm.msg_lev = GLP_MSG_OFF;
-  const int rc = glp_intopt(p.lp, &parm);
-  const int status = rc == 0 ? glp_mip_status(p.lp) : GLP_UNDEF;
-  if (status != GLP_OPT) {
-    plan.solver_status = status == GLP_NOFEAS ? "infeasible" : "solver failed (glp_intopt " + std::to_string(rc) + ")";
-    return plan;
-  }
-  plan.feasible = true;
-  plan.solver_status = "optimal";
-  for (std::size_t k = 0; k < reserved.size(); ++k) {
-    const auto n = static_cast<int64_t>(std::llround(glp_mip_col_val(p.lp, r_col[k])));
-    if (n > 0) {
-      plan.reserved[reserved[k]->id] = n;
-      plan.cost.reserved += static_cast<double>(n) * ReservedTraceCost(*reserved[k], T);
-      plan.cost.fixed_fees += static_cast<double>(n) * reserved[k]->MonthlyFixedFees() * T / kHoursPerMonth;
-    }
-  }
-  // GPUs a capacity column stands for (instances x GPUs when counted in whole instances).
-  auto gpus_of = [](const Offer* o, double v) { return o->gpus_per_instance > 1 ? v * o->gpus_per_instance : v; };
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    for (std::size_t j = 0; j < on_demand.size(); ++j) {
-      const double v = glp_mip_col_val(p.lp, cols[u].od[j]);
-      if (v > 1e-9) {
-        const double gpus = gpus_of(on_demand[j], v);
-        plan.on_demand_gpu_hours[on_demand[j]->id] += units[u].weight * gpus;
-        if (on_demand[j]->granularity != Granularity::kDay) {
-          plan.cost.on_demand += units[u].weight * gpus * on_demand[j]->HourlyPrice(units[u].hod) /
-                                 on_demand[j]->gpus_per_instance;
-        }
-      }
-    }
-    for (std::size_t q = 0; q < spot.size(); ++q) {
-      const double v = glp_mip_col_val(p.lp, cols[u].sp[q]);
-      if (v > 1e-9) {
-        const double rework = spot[q]->spot ? SpotReworkFraction(*spot[q]->spot) : 0.0;
-        const double gpus = gpus_of(spot[q], v);
-        plan.spot_gpu_hours[spot[q]->id] += units[u].weight * gpus;
-        if (spot[q]->granularity != Granularity::kDay) {
-          plan.cost.spot += units[u].weight * gpus * spot[q]->HourlyPrice(units[u].hod) / spot[q]->gpus_per_instance *
-                            (1.0 + rework);
-        }
-      }
-    }
-  }
-  for (const auto& [key, c] : day_col) {
-    const double v = glp_mip_col_val(p.lp, c);
-    const double cost = v * glp_get_obj_coef(p.lp, c);
-    (key.first->mode == BillingMode::kSpot ? plan.cost.spot : plan.cost.on_demand) += cost;
-  }
-  for (std::size_t j = 0; j < on_demand.size(); ++j) {
-    if (peak_col[j] != 0) {
-      const double peak = gpus_of(on_demand[j], glp_mip_col_val(p.lp, peak_col[j]));
-      const double used = plan.on_demand_gpu_hours[on_demand[j]->id];
-      plan.cost.stopped += on_demand[j]->stopped_fee_ratio * on_demand[j]->price / on_demand[j]->gpus_per_instance *
-                           std::max(0.0, peak * T - used);
-    }
-  }
-  for (const auto& [c, shift] : deferral_cols) {
-    if (shift > 0) {
-      plan.deferred_gpu_hours += glp_mip_col_val(p.lp, c);
     }
   }
   return plan;
 }
 
 std::map<std::string, Plan> PureStrategies(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& base) {
-  std::map<std::string, Plan> out;
-  const double peak = usage.Peak();
-  const double T = static_cast<double>(usage.hours.size());
-  // Reserved modes: the mode's cheapest offer, enough instances for the peak.
-  std::map<BillingMode, std::pair<const Offer*, double>> best;
-  for (const auto& o : set.offers) {
-    if (!IsReserved(o.mode)) {
-      continue;
-    }
-    const double n = std::ceil(peak / o.gpus_per_instance - 1e-9);
-    const double cost = n * (ReservedTraceCost(o, T) + o.MonthlyFixedFees() * T / kHoursPerMonth);
-    auto it = best.find(o.mode);
-    if (it == best.end() || cost < it->second.second) {
-      best[o.mode] = {&o, cost};
-    }
-  }
-  for (const auto& [mode, pick] : best) {
-    Plan p;
-    p.feasible = true;
-    p.solver_status = "closed form";
-    const auto n = static_cast<int64_t>(std::ceil(peak / pick.first->gpus_per_instance - 1e-9));
-    p.reserved[pick.first->id] = n;
-    p.cost.reserved = static_cast<double>(n) * ReservedTraceCost(*pick.first, T);
-    p.cost.fixed_fees = static_cast<double>(n) * pick.first->MonthlyFixedFees() * T / kHoursPerMonth;
-    out[ToString(mode)] = p;
-  }
-  OptimizeOptions od;
-  od.retain_idle = base.retain_idle;
-  od.allow_reserved = false;
-  od.allow_spot = false;
-  bool has_od = false, has_spot = false;
-  for (const auto& o : set.offers) {
-    has_od |= o.mode == BillingMode::kOnDemand;
-    has_spot |= o.mode == BillingMode::kSpot;
-  }
-  UsageTrace no_deferral = usage;  // pure strategies run work when it arrives
-  for (auto& h : no_deferral.hours) {
-    h.firm += h.deferrable;
-    h.deferrable = 0;
-    h.deadline_hours = 0;
-  }
-  if (has_od) {
-    out["on_demand"] = OptimizeRental(set, no_deferral, od);
-  }
-  if (has_spot) {
-    OptimizeOptions sp;
-    sp.retain_idle = base.retain_idle;
-    sp.allow_reserved = false;
-    sp.allow_on_demand = false;
-    sp.spot_for_all = true;
-    out["spot"] = OptimizeRental(set, no_deferral, sp);
-  }
-  return out;
+  return Pure(set, usage, base);
 }
 
 }  // namespace gpuplan

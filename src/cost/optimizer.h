@@ -1,11 +1,13 @@
-// The cheapest rental mix for a usage trace: a mixed-integer program solved with GLPK
-// (docs/cost-model.md §4).
+// The cheapest rental mix for a usage trace on the calendar: a mixed-integer program solved
+// with GLPK (docs/cost-model.md §4).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/money.h"
 #include "cost/offer.h"
 #include "cost/usage.h"
 
@@ -13,7 +15,7 @@ namespace gpuplan {
 
 struct OptimizeOptions {
   bool spot_for_all = false;   // false: only interruptible work may run on spot
-  bool retain_idle = true;     // on-demand capacity is kept (stopped) between uses, paying the retention fee
+  bool retain_idle = true;     // false (--release-idle): release every idle on-demand instance
   bool allow_reserved = true;
   bool allow_on_demand = true;
   bool allow_spot = true;
@@ -21,32 +23,52 @@ struct OptimizeOptions {
 };
 
 struct CostItems {
-  double reserved = 0;        // term prices (add-on fees included) for the whole trace
-  double on_demand = 0;       // GPU-hours at their hour's price, add-on fees included
+  double reserved = 0;        // term prices (add-on fees included)
+  double on_demand = 0;       // instance-hours at their hour's price, add-on fees included
   double spot = 0;            // including expected rework
-  double stopped = 0;         // retention fees of idle on-demand capacity
-  double fixed_fees = 0;      // storage and bandwidth of reserved instances
-  double Total() const { return reserved + on_demand + spot + stopped + fixed_fees; }
+  double stopped = 0;         // retention of idle on-demand instances kept stopped
+  double recreate = 0;        // set-up time billed when released instances are created again
+  double fixed_fees = 0;      // storage and bandwidth
+  double Total() const { return reserved + on_demand + spot + stopped + recreate + fixed_fees; }
+};
+
+// Reserved instances of one offer held for one calendar term.
+struct ReservedTerm {
+  std::string offer;
+  int64_t start = 0;       // local hours (cost/calendar.h)
+  int64_t end = 0;
+  int64_t instances = 0;
+  bool after_trace = false;  // paid only because of a minimum term running past the trace
 };
 
 struct Plan {
   bool feasible = false;
-  std::map<std::string, int64_t> reserved;          // offer id -> instances
-  std::map<std::string, double> on_demand_gpu_hours;  // offer id -> GPU-hours
+  std::string currency = "CNY";
+  std::map<std::string, int64_t> reserved;            // offer id -> most instances held in any term
+  std::vector<ReservedTerm> reserved_terms;           // terms with instances, in time order
+  std::map<std::string, double> on_demand_gpu_hours;  // offer id -> GPU-hours of capacity
   std::map<std::string, double> spot_gpu_hours;       // offer id -> GPU-hours of work (before rework)
+  std::map<std::string, double> kept_idle_instance_hours;  // on-demand instances kept stopped
+  std::map<std::string, int64_t> releases;                 // idle gaps released (and re-created)
   double deferred_gpu_hours = 0;                      // deferrable work moved to a later hour
   CostItems cost;
   std::string solver_status;
+  std::string note;
   int variables = 0;
   int integer_variables = 0;
   int constraints = 0;
+  Money Total() const { return {cost.Total(), currency}; }
 };
 
-// All offers must be for one GPU type (usage is in GPUs of that type).
+// All offers must be for one GPU type (usage is in GPUs of that type). Reserved instances are
+// decided per calendar term of each reserved offer (anchored at the trace's start), honouring
+// minimum terms; on-demand instances are kept stopped or released per idle gap, whichever
+// costs less (billing.h, IdleInstanceCosts).
 Plan OptimizeRental(const OfferSet& offers, const UsageTrace& usage, const OptimizeOptions& o = {});
 
-// Pure strategies: everything on one billing mode (for reserved modes, enough instances of the
-// mode's cheapest offer to cover the peak). Key: billing mode name.
+// Pure strategies: everything on one billing mode. A reserved mode takes, term by term, the
+// instances that term's peak needs (the optimiser restricted to that mode's offers); all
+// on-demand and all spot run work when it arrives. Key: billing mode name.
 std::map<std::string, Plan> PureStrategies(const OfferSet& offers, const UsageTrace& usage,
                                            const OptimizeOptions& base = {});
 

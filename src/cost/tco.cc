@@ -8,18 +8,6 @@
 namespace gpuplan {
 namespace {
 
-// The usage repeated to fill the horizon.
-UsageTrace Repeat(const UsageTrace& u, double hours) {
-  UsageTrace r;
-  r.source = u.source;
-  const auto n = static_cast<std::size_t>(std::ceil(hours));
-  r.hours.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    r.hours.push_back(u.hours[i % u.hours.size()]);
-  }
-  return r;
-}
-
 struct BuyParts {
   double capital, resale, power, room, ops, failures;
   double Total() const { return capital - resale + power + room + ops + failures; }
@@ -60,7 +48,8 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
   if (gpus < usage.Peak() - 1e-9) {
     throw InputError("buying fewer GPUs than the usage's peak leaves demand unserved", "", 0, "--buy-gpus");
   }
-  const UsageTrace horizon = Repeat(usage, horizon_months * kHoursPerMonth);
+  const auto whole_months = static_cast<int64_t>(std::ceil(horizon_months - 1e-9));
+  const UsageTrace horizon = RepeatMonths(usage, whole_months);
   r.rent_plan = OptimizeRental(offers, horizon, opt);
   if (!r.rent_plan.feasible) {
     throw InputError("the offers cannot serve the usage: " + r.rent_plan.solver_status, offers.file, 0, "offers");
@@ -89,7 +78,10 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
   // Utilisation at which buying and renting cost the same over the horizon (the same GPUs,
   // busy that share of every hour), by bisection on the busy share.
   auto diff = [&](double share) {
-    const UsageTrace u = Repeat(UsageFromHoursPerMonth(share * kHoursPerMonth, gpus), horizon_months * kHoursPerMonth);
+    const int64_t month = usage.start_hour;
+    const auto month_hours = static_cast<double>(AddMonths(month, 1) - month);
+    const UsageTrace u = RepeatMonths(UsageFromHoursPerMonth(share * month_hours, gpus, month, usage.utc_offset_minutes),
+                                      whole_months);
     const Plan p = OptimizeRental(offers, u, opt);
     return BuyCost(own, gpu, gpus, horizon_months, share).Total() - p.cost.Total();
   };

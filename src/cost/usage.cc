@@ -9,21 +9,14 @@
 #include "core/error.h"
 #include "core/names.h"
 
+#include <fmt/format.h>
+
 namespace gpuplan {
 namespace {
 
-// Days since 1970-01-01 for a civil date (H. Hinnant's days_from_civil algorithm).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-// Hours since the epoch of an ISO 8601 timestamp on the hour.
-bool ParseHour(const std::string& s, int64_t* hour, int* hour_of_day) {
+// Local hours since the epoch of an ISO 8601 timestamp on the hour, in the zone `zone`
+// (minutes east of UTC): a timestamp with an offset is converted, one without is taken as is.
+bool ParseHour(const std::string& s, int zone, int64_t* hour, int* hour_of_day) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
   char sep = 0;
   int consumed = 0;
@@ -38,14 +31,16 @@ bool ParseHour(const std::string& s, int64_t* hour, int* hour_of_day) {
     }
     rest = rest.substr(static_cast<std::size_t>(more));
   }
-  if (!(rest.empty() || rest == "Z" || ((rest[0] == '+' || rest[0] == '-') && rest.size() == 6 && rest[3] == ':'))) {
+  int offset = zone;
+  if (!rest.empty() && !ParseUtcOffset(rest, &offset)) {
     return false;
   }
-  if ((sep != 'T' && sep != ' ') || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi != 0 || sec != 0) {
+  if ((sep != 'T' && sep != ' ') || mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo) || h > 23 || mi != 0 ||
+      sec != 0) {
     return false;
   }
-  *hour = DaysFromCivil(y, mo, d) * 24 + h;  // local time as written; the offset only labels it
-  *hour_of_day = h;
+  *hour = DaysFromCivil(y, mo, d) * 24 + h + (zone - offset) / 60;
+  *hour_of_day = static_cast<int>(((*hour % 24) + 24) % 24);
   return true;
 }
 
@@ -79,7 +74,7 @@ const char* ToString(DemandClass c) {
 double UsageTrace::TotalGpuHours() const {
   double n = 0;
   for (const auto& h : hours) {
-    n += h.Total();
+    n += h.GpuHours();
   }
   return n;
 }
@@ -92,7 +87,7 @@ double UsageTrace::Peak() const {
   return p;
 }
 
-UsageTrace ParseUsageCsv(const std::string& text, const std::string& file) {
+UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, int zone) {
   std::stringstream in(text);
   std::string line;
   int line_no = 0;
@@ -138,8 +133,8 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file) {
     const auto cells = SplitCsv(line);
     auto cell = [&](int c) { return c >= 0 && c < static_cast<int>(cells.size()) ? cells[static_cast<std::size_t>(c)] : std::string(); };
     Row r{};
-    if (!ParseHour(cell(c_time), &r.hour, &r.hod)) {
-      throw InputError("expected an ISO 8601 hour such as 2026-01-05T09:00, got '" + cell(c_time) + "'", file, line_no,
+    if (!ParseHour(cell(c_time), zone, &r.hour, &r.hod)) {
+      throw InputError("expected an ISO 8601 hour such as 2026-01-05T09:00 (offsets in whole hours), got '" + cell(c_time) + "'", file, line_no,
                        "timestamp");
     }
     char* end = nullptr;
@@ -197,6 +192,8 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file) {
   UsageTrace t;
   t.source = file;
   t.start = first;
+  t.start_hour = lo;
+  t.utc_offset_minutes = zone;
   t.hours.resize(static_cast<std::size_t>(hi - lo + 1));
   for (std::size_t i = 0; i < t.hours.size(); ++i) {
     t.hours[i].hour_of_day = static_cast<int>(((lo + static_cast<int64_t>(i)) % 24 + 24) % 24);
@@ -216,46 +213,124 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file) {
   return t;
 }
 
-UsageTrace LoadUsageCsv(const std::string& path) { return ParseUsageCsv(ReadFileText(path), path); }
+UsageTrace LoadUsageCsv(const std::string& path, int zone) { return ParseUsageCsv(ReadFileText(path), path, zone); }
 
-UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus) {
-  if (!(hours_per_month >= 0 && hours_per_month <= 730)) {
-    throw InputError("must be between 0 and 730", "", 0, "--hours-per-month");
+namespace {
+UsageTrace Empty(int64_t start_hour, std::size_t hours, int zone) {
+  UsageTrace t;
+  t.start_hour = start_hour;
+  t.utc_offset_minutes = zone;
+  t.start = FormatLocalHour(start_hour) + FormatUtcOffset(zone);
+  t.hours.resize(hours);
+  for (std::size_t i = 0; i < hours; ++i) {
+    t.hours[i].hour_of_day = static_cast<int>((((start_hour + static_cast<int64_t>(i)) % 24) + 24) % 24);
+  }
+  return t;
+}
+}  // namespace
+
+UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, int64_t month_start, int zone) {
+  const int64_t end = AddMonths(month_start, 1);
+  const auto len = static_cast<double>(end - month_start);
+  const CivilDate c = CivilFromDays(month_start / 24);
+  if (!(hours_per_month >= 0 && hours_per_month <= len)) {
+    throw InputError(fmt::format("must be between 0 and {:g} (the hours of {:04d}-{:02d})", len, c.year, c.month), "",
+                     0, "--hours-per-month");
   }
   if (!(gpus > 0)) {
     throw InputError("must be positive", "", 0, "--gpus");
   }
-  UsageTrace t;
-  t.source = "hours-per-month";
-  t.hours.resize(730);
-  for (std::size_t i = 0; i < t.hours.size(); ++i) {
-    t.hours[i].hour_of_day = static_cast<int>(i % 24);
-  }
+  UsageTrace t = Empty(month_start, static_cast<std::size_t>(len), zone);
+  t.source = fmt::format("{:g} h per GPU in {:04d}-{:02d}", hours_per_month, c.year, c.month);
+  t.note = fmt::format("{:g} GPUs busy {:g} h each in {:04d}-{:02d} ({:g} h), from 09:00 each day", gpus,
+                       hours_per_month, c.year, c.month, len);
   // Fill working hours first (09:00 onwards each day), then the rest of each day.
   double left = hours_per_month;
   for (int pass = 0; pass < 24 && left > 0; ++pass) {
     const int hod = (9 + pass) % 24;
     for (std::size_t i = static_cast<std::size_t>(hod); i < t.hours.size() && left > 0; i += 24) {
       const double take = std::min(1.0, left);
-      t.hours[i].firm = gpus * take;
+      t.hours[i].firm = gpus;
+      t.hours[i].minutes = 60.0 * take;
       left -= take;
     }
   }
   return t;
 }
 
-UsageTrace UsageFromJob(double gpus, double hours) {
+int64_t NextMonthStart(int64_t now_utc_seconds, int zone) {
+  const int64_t local_hour = (now_utc_seconds + zone * 60LL) / 3600;
+  const CivilDate c = CivilFromDays(local_hour / 24);
+  return AddMonths(DaysFromCivil(c.year, c.month, 1) * 24, 1);
+}
+
+UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute, int zone) {
   if (!(gpus > 0) || !(hours > 0) || hours > 24 * 366 * 3) {
     throw InputError("a job needs positive GPUs and hours (at most three years)", "", 0, "--usage");
   }
-  UsageTrace t;
+  const int64_t first = start_minute >= 0 ? start_minute / 60 : -((-start_minute + 59) / 60);
+  const double end = static_cast<double>(start_minute) + hours * 60.0;
+  const auto n = static_cast<std::size_t>(std::ceil((end - static_cast<double>(first * 60)) / 60.0 - 1e-9));
+  UsageTrace t = Empty(first, n, zone);
   t.source = "job";
-  t.hours.resize(static_cast<std::size_t>(std::ceil(hours)));
-  for (std::size_t i = 0; i < t.hours.size(); ++i) {
-    t.hours[i].hour_of_day = static_cast<int>(i % 24);
-    t.hours[i].firm = gpus * std::min(1.0, hours - static_cast<double>(i));
+  for (std::size_t i = 0; i < n; ++i) {
+    const double b = static_cast<double>((first + static_cast<int64_t>(i)) * 60);
+    const double overlap = std::min(b + 60.0, end) - std::max(b, static_cast<double>(start_minute));
+    t.hours[i].firm = gpus;
+    t.hours[i].minutes = std::clamp(overlap, 0.0, 60.0);
   }
   return t;
+}
+
+UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
+  if (u.hours.empty()) {
+    throw InputError("no usage to extrapolate", u.source, 0, "--extrapolate");
+  }
+  // Whole days from the sample's first day.
+  const int64_t day0 = (u.start_hour >= 0 ? u.start_hour / 24 : -((-u.start_hour + 23) / 24)) * 24;
+  const int64_t days = (u.EndHour() - day0 + 23) / 24;
+  const int64_t weeks = days / 7;
+  const int64_t sample_hours = weeks > 0 ? weeks * 168 : days * 24;
+  const int64_t end = TermStart(period, day0, 1);
+  const char* what = period == TermUnit::kYear ? "year" : "month";
+  if (u.EndHour() - day0 >= end - day0) {
+    UsageTrace same = u;
+    same.note = fmt::format("not extrapolated: the trace already covers a {}", what);
+    return same;
+  }
+  UsageTrace t = Empty(day0, static_cast<std::size_t>(end - day0), u.utc_offset_minutes);
+  t.source = u.source;
+  for (std::size_t i = 0; i < t.hours.size(); ++i) {
+    const int64_t src = day0 + static_cast<int64_t>(i) % sample_hours;
+    if (src >= u.start_hour && src < u.EndHour()) {
+      const UsageHour& h = u.hours[static_cast<std::size_t>(src - u.start_hour)];
+      const int hod = t.hours[i].hour_of_day;
+      t.hours[i] = h;
+      t.hours[i].hour_of_day = hod;
+    }
+  }
+  t.note = fmt::format(
+      "extrapolated: {} measured from {} ({} of them used{}) repeated to the {} {} .. {} ({} days, x{:.2f})",
+      weeks > 0 ? fmt::format("{} whole week{}", weeks, weeks > 1 ? "s" : "") : fmt::format("{} days", days),
+      FormatLocalHour(day0).substr(0, 10), fmt::format("{} h", sample_hours),
+      weeks > 0 ? (days > weeks * 7 ? fmt::format(", the last {} days left out", days - weeks * 7) : std::string())
+                : std::string(", under a week: the weekday/weekend shape is unknown"),
+      what, FormatLocalHour(day0).substr(0, 10), FormatLocalHour(end).substr(0, 10), (end - day0) / 24,
+      static_cast<double>(end - day0) / static_cast<double>(sample_hours));
+  return t;
+}
+
+UsageTrace RepeatMonths(const UsageTrace& u, int64_t months) {
+  const int64_t end = AddMonths(u.start_hour, months);
+  UsageTrace r = Empty(u.start_hour, static_cast<std::size_t>(end - u.start_hour), u.utc_offset_minutes);
+  r.source = u.source;
+  r.note = u.note;
+  for (std::size_t i = 0; i < r.hours.size(); ++i) {
+    const int hod = r.hours[i].hour_of_day;
+    r.hours[i] = u.hours[i % u.hours.size()];
+    r.hours[i].hour_of_day = hod;
+  }
+  return r;
 }
 
 }  // namespace gpuplan

@@ -1,9 +1,11 @@
-// GPU demand over time: an hourly trace by class (docs/offers.md, "Usage").
+// GPU demand over time: an hourly trace by class, placed on the calendar (docs/offers.md, "Usage").
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "cost/calendar.h"
 
 namespace gpuplan {
 
@@ -11,33 +13,58 @@ enum class DemandClass { kSteady, kBurst, kInterruptible, kDeferrable };
 const char* ToString(DemandClass c);
 
 struct UsageHour {
-  int hour_of_day = 0;        // 0-23
+  int hour_of_day = 0;        // 0-23, local time of the trace's zone
   double firm = 0;            // steady + burst GPUs: must run this hour
   double interruptible = 0;   // may run on spot
   double deferrable = 0;      // may move later, within deadline_hours
   int deadline_hours = 0;     // for the deferrable part (the smallest deadline given this hour)
+  double minutes = 60;        // the part of the hour the demand lasts (a job starting at 09:30: 30)
   double Total() const { return firm + interruptible + deferrable; }
+  double GpuHours() const { return Total() * minutes / 60.0; }
 };
 
 struct UsageTrace {
-  std::vector<UsageHour> hours;  // consecutive hours from the first timestamp
+  std::vector<UsageHour> hours;  // consecutive hours from start_hour
+  int64_t start_hour = 0;        // local hours since 1970-01-01T00:00 of hours[0]
+  int utc_offset_minutes = kDefaultUtcOffsetMinutes;  // the zone of start_hour and hour_of_day
   std::string start;             // first timestamp as given
   std::string source;
+  std::string note;              // how the trace was made (extrapolated, synthetic month, ...)
+  int64_t EndHour() const { return start_hour + static_cast<int64_t>(hours.size()); }
   double TotalGpuHours() const;
   double Peak() const;
 };
 
 // CSV: header `timestamp,gpus` with optional `class` and `deadline_hours` columns; ISO 8601
-// hours ("2026-01-05T09:00", seconds and a Z or +08:00 suffix accepted). Several rows may
-// share a timestamp (one per class); missing hours have no demand.
-UsageTrace ParseUsageCsv(const std::string& text, const std::string& file);
-UsageTrace LoadUsageCsv(const std::string& path);
+// hours ("2026-01-05T09:00", seconds and a Z or +08:00 suffix accepted). Timestamps with an
+// offset are converted to `utc_offset_minutes` (the offers' zone); timestamps without one are
+// taken to be in it. Several rows may share a timestamp (one per class); missing hours have no
+// demand.
+UsageTrace ParseUsageCsv(const std::string& text, const std::string& file,
+                         int utc_offset_minutes = kDefaultUtcOffsetMinutes);
+UsageTrace LoadUsageCsv(const std::string& path, int utc_offset_minutes = kDefaultUtcOffsetMinutes);
 
-// A month (730 hours) in which `gpus` GPUs are busy `hours_per_month` hours each, in working
-// days from 09:00 (the shape of a lab's daytime use).
-UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus = 1);
+// The calendar month starting at `month_start` (local hour of the 1st, 00:00) in which `gpus`
+// GPUs are busy `hours_per_month` hours each, filled from 09:00 each day (a lab's daytime use).
+// hours_per_month may be up to the month's length (744 in a 31-day month).
+UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, int64_t month_start,
+                                  int utc_offset_minutes = kDefaultUtcOffsetMinutes);
+// The calendar month after the one holding `now_utc_seconds`, in the given zone (the default
+// month of --hours-per-month).
+int64_t NextMonthStart(int64_t now_utc_seconds, int utc_offset_minutes);
 
-// A job of gpus x hours GPU-hours (e.g. from `gpuplan fit --json`: layout.gpus, time.total_hours).
-UsageTrace UsageFromJob(double gpus, double hours);
+// A job of `gpus` GPUs running `hours` hours from `start_minute` (local minutes since the
+// epoch): every hour it touches holds all the GPUs, for the minutes it overlaps.
+UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute = 0,
+                        int utc_offset_minutes = kDefaultUtcOffsetMinutes);
+
+// Scales a measured sample (say one or two weeks) to a whole calendar period from the day the
+// sample starts (TermUnit::kMonth or kYear) by repeating its whole weeks (the weekday shape is
+// kept: Mondays map to Mondays); a sample shorter than a week is repeated as it is. The result's
+// note says what was done.
+UsageTrace Extrapolate(const UsageTrace& sample, TermUnit period);
+
+// The trace repeated from its start to fill `months` calendar months (for TCO horizons).
+UsageTrace RepeatMonths(const UsageTrace& u, int64_t months);
 
 }  // namespace gpuplan
