@@ -30,23 +30,28 @@ Runner RegisterGpus(CLI::App& app, GlobalOptions& g) {
       std::cout << j.dump(2) << "\n";
       return kExitOk;
     }
-    std::cout << fmt::format("{:<22} {:>8} {:>7} {:>7} {:>7} {:>7} {:<22} {:>6} {:>5} {}\n", "GPU", "mem GiB", "GB/s",
-                             "bf16", "fp8", "int8", "GPU-GPU link", "PCIe", "TDP", "PCI ids");
+    std::cout << fmt::format("{:<22} {:>8} {:>7} {:>7} {:>7} {:>7} {:<22} {:>6} {:>5} {:<44} {}\n", "GPU", "mem GiB",
+                             "GB/s", "bf16", "fp8", "int8", "GPU-GPU link", "PCIe", "TDP", "datatypes", "PCI ids");
     for (const auto& gpu : cat.gpus()) {
       std::string ids;
       for (const auto& id : gpu.pci_device_ids) {
         ids += (ids.empty() ? "" : ",") + id;
       }
+      std::string types;
+      for (const auto& d : gpu.datatypes) {
+        types += (types.empty() ? "" : ",") + d;
+      }
       const std::string link = gpu.interconnect.kind == "none" || gpu.interconnect.kind.empty()
                                    ? "none"
                                    : fmt::format("{} {:g} GB/s", gpu.interconnect.kind, gpu.interconnect.bandwidth_gb_s);
-      std::cout << fmt::format("{:<22} {:>8.1f} {:>7g} {:>7} {:>7} {:>7} {:<22} {:>6} {:>5g} {}\n", gpu.name,
+      std::cout << fmt::format("{:<22} {:>8.1f} {:>7g} {:>7} {:>7} {:>7} {:<22} {:>6} {:>5g} {:<44} {}\n", gpu.name,
                                Bytes(static_cast<double>(gpu.memory_bytes)).gib(), gpu.memory_bandwidth_gb_s,
                                Opt(gpu.tflops.bf16 ? gpu.tflops.bf16 : gpu.tflops.fp16), Opt(gpu.tflops.fp8),
                                Opt(gpu.tflops.int8), link, fmt::format("{}x{}", gpu.pcie_gen, gpu.pcie_lanes),
-                               gpu.tdp_watts, ids);
+                               gpu.tdp_watts, types.empty() ? "-" : types, ids);
     }
-    std::cout << "TFLOPS are dense (no sparsity); bf16 column shows fp16 where the card has no bf16.\n";
+    std::cout << "TFLOPS are dense (no sparsity); bf16 column shows fp16 where the card has no bf16.\n"
+                 "datatypes: the formats the card computes in hardware (tensor cores or vector units).\n";
     return kExitOk;
   };
 }

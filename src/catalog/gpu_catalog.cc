@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "catalog/json_source.h"
@@ -24,7 +26,80 @@ std::string NormalizePciId(std::string id) {
   return n;
 }
 
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+bool KnownDatatype(std::string_view d) {
+  return std::find(std::begin(kGpuDatatypes), std::end(kGpuDatatypes), d) != std::end(kGpuDatatypes);
+}
+
+std::string KnownDatatypeList() {
+  std::string out;
+  for (const auto d : kGpuDatatypes) {
+    out += (out.empty() ? "" : ", ") + std::string(d);
+  }
+  return out;
+}
+
+// The `datatypes` list: known names, no repeats, and every precision with a tflops figure listed
+// (a card with a rate for a type computes it). Absent: the precisions with a tflops figure.
+std::vector<std::string> ReadDatatypes(const YAML::Node& g, const YamlMap& r, const Tflops& t) {
+  const std::pair<const char*, bool> rated[] = {
+      {"fp64", t.fp64.has_value() || t.fp64_tensor.has_value()},
+      {"fp32", t.fp32.has_value()},
+      {"tf32", t.tf32.has_value()},
+      {"bf16", t.bf16.has_value()},
+      {"fp16", t.fp16.has_value()},
+      {"fp8", t.fp8.has_value()},
+      {"fp4", t.fp4.has_value()},
+      {"int8", t.int8.has_value()},
+  };
+  std::vector<std::string> out;
+  if (!r.Has("datatypes")) {
+    for (const auto& [name, has] : rated) {
+      if (has) {
+        out.emplace_back(name);
+      }
+    }
+    return out;
+  }
+  const YAML::Node list = g["datatypes"];
+  if (!list.IsSequence()) {
+    r.Fail("datatypes", "expected a list of datatypes such as [fp32, bf16, fp16]");
+  }
+  for (const auto& e : list) {
+    if (!e.IsScalar()) {
+      throw InputError("expected a datatype name", r.file(), YamlLine(e), r.path() + "datatypes");
+    }
+    const std::string d = Lower(e.Scalar());
+    if (!KnownDatatype(d)) {
+      throw InputError("unknown datatype '" + e.Scalar() + "' (known: " + KnownDatatypeList() + ")", r.file(),
+                       YamlLine(e), r.path() + "datatypes");
+    }
+    if (std::find(out.begin(), out.end(), d) != out.end()) {
+      throw InputError("datatype '" + d + "' is listed twice", r.file(), YamlLine(e), r.path() + "datatypes");
+    }
+    out.push_back(d);
+  }
+  for (const auto& [name, has] : rated) {
+    if (has && std::find(out.begin(), out.end(), name) == out.end()) {
+      r.Fail("datatypes", std::string("tflops gives a ") + name + " rate but datatypes does not list " + name);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+bool Gpu::Supports(std::string_view dtype) const {
+  const std::string d = Lower(dtype);
+  return std::find(datatypes.begin(), datatypes.end(), d) != datatypes.end();
+}
 
 GpuCatalog GpuCatalog::Load(const std::string& path) { return Parse(ReadFileText(path), path); }
 
@@ -86,6 +161,7 @@ GpuCatalog GpuCatalog::Parse(const std::string& yaml_text, const std::string& fi
     gpu.tflops.fp8 = t->Number("fp8", false, 1e-9, kBig);
     gpu.tflops.int8 = t->Number("int8", false, 1e-9, kBig);
     gpu.tflops.fp4 = t->Number("fp4", false, 1e-9, kBig);
+    gpu.datatypes = ReadDatatypes(g, r, gpu.tflops);
     if (const auto ic = r.Map("interconnect", "{kind, bandwidth_gb_s, links}")) {
       gpu.interconnect.kind = ic->Str("kind", true);
       gpu.interconnect.bandwidth_gb_s = ic->Num("bandwidth_gb_s", false, 0, 0, kBig);

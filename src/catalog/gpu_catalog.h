@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuplan {
@@ -31,6 +32,11 @@ struct Gpu {
   std::string memory_type;
   double memory_bandwidth_gb_s = 0;
   Tflops tflops;
+  // Datatypes the card computes in hardware (tensor cores or vector units), lower case, from
+  // kGpuDatatypes: fp64, fp32, tf32, bf16, fp16, fp8, fp6, fp4, int8, int4. Every precision with a
+  // figure in `tflops` is listed; a type may be listed without a figure (e.g. int4 on Turing and
+  // Ampere, fp64 on L40/L4 where no rate is published).
+  std::vector<std::string> datatypes;
   Interconnect interconnect;
   int pcie_gen = 0;
   int pcie_lanes = 0;
@@ -42,7 +48,14 @@ struct Gpu {
   std::string confidence;
   std::vector<std::string> sources;         // resolved source texts
   std::string notes;
+
+  // True when `dtype` (case-insensitive: "fp8", "BF16") is in `datatypes`.
+  bool Supports(std::string_view dtype) const;
 };
+
+// The datatype names `datatypes` may use, widest first.
+inline constexpr std::string_view kGpuDatatypes[] = {"fp64", "fp32", "tf32", "bf16", "fp16",
+                                                      "fp8",  "fp6",  "fp4",  "int8", "int4"};
 
 class GpuCatalog {
  public:

@@ -66,6 +66,7 @@ struct ModelSpec {
   std::string model_type;    // HF model_type
   std::string architecture;  // HF architectures[0] when given
   std::string source;        // file it came from
+  std::string name_or_path;  // the config's `_name_or_path` when given ("meta-llama/Llama-2-70b-chat-hf")
 
   int64_t vocab = 0;
   int64_t hidden = 0;

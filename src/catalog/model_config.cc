@@ -695,6 +695,9 @@ ModelSpec ParseHfConfig(const std::string& text, const std::string& file) {
   const JsonFields f(j, text, file);
   ModelSpec m;
   m.source = file;
+  if (const auto* n = f.Find({"_name_or_path"}); n != nullptr && n->is_string()) {
+    m.name_or_path = n->get<std::string>();
+  }
   m.model_type = f.StringOr({"model_type"}, "");
   if (m.model_type.empty()) {
     f.Fail("model_type", "required field is missing; supported: " + JoinOr(SupportedModelTypes()));

@@ -10,6 +10,107 @@ namespace gpuplan {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Released variants whose name reduces to a preset's ModelStem but whose tensor shapes are not
+// known to equal that preset's: they must not resolve silently (NormalizeName of the name
+// without the organisation prefix, and why).
+struct NotTheSameShapes {
+  const char* normalized;
+  const char* why;
+};
+constexpr NotTheSameShapes kNotTheSameShapes[] = {
+    {"mixtral8x22binstructv01",
+     "Mixtral-8x22B-Instruct-v0.1 ships a newer tokenizer than the base Mixtral-8x22B-v0.1 preset (vocabulary "
+     "32000), so its embedding shapes are not known to be the same"},
+};
+
+std::string WithoutOrg(const std::string& name) {
+  const auto slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+bool Meaningless(const std::string& n) {
+  const std::string k = NormalizeName(n);
+  return k.empty() || k == "config" || k == "configjson";
+}
+
+}  // namespace
+
+std::string NameForConfigFile(const std::string& name_or_path, const fs::path& file) {
+  // 1. The config's _name_or_path: "org/name" as is; a filesystem path by its last component.
+  std::string n = name_or_path;
+  const bool fs_path = !n.empty() && (n[0] == '/' || n[0] == '.' || n[0] == '~' ||
+                                      n.find('\\') != std::string::npos || n.find(':') != std::string::npos);
+  if (fs_path) {
+    std::string trimmed = n;
+    while (!trimmed.empty() && (trimmed.back() == '/' || trimmed.back() == '\\')) {
+      trimmed.pop_back();
+    }
+    n = fs::path(trimmed).filename().string();
+  }
+  if (!Meaningless(n) && n != "." && n != "..") {
+    return n;
+  }
+  // 2. The file's own name when it is not config.json ("Qwen2.5-7B.json").
+  const std::string stem = file.stem().string();
+  if (!Meaningless(stem)) {
+    return stem;
+  }
+  // 3. The folder holding it.
+  const fs::path abs = fs::absolute(file).lexically_normal();
+  const std::string folder = abs.parent_path().filename().string();
+  if (!Meaningless(folder) && folder != "." && folder != ".." && !folder.empty()) {
+    return folder;
+  }
+  return file.string();
+}
+
+const ModelPreset& ResolvePreset(const std::string& what, const std::vector<ModelPreset>& presets) {
+  const std::string want = NormalizeName(what);
+  for (const auto& preset : presets) {
+    if (NormalizeName(preset.name) == want) {
+      return preset;
+    }
+  }
+  const std::string bare = NormalizeName(WithoutOrg(what));
+  for (const auto& preset : presets) {
+    if (NormalizeName(preset.name) == bare) {
+      return preset;
+    }
+  }
+  const std::string stem = ModelStem(what);
+  std::vector<const ModelPreset*> same;
+  for (const auto& preset : presets) {
+    if (!stem.empty() && ModelStem(preset.name) == stem) {
+      same.push_back(&preset);
+    }
+  }
+  if (!same.empty()) {
+    for (const auto& x : kNotTheSameShapes) {
+      if (bare == x.normalized) {
+        throw InputError("model '" + what + "' is not resolved to preset " + same.front()->name + ": " + x.why +
+                             "; give its config.json (--model /path/to/config.json)",
+                         "", 0, "--model");
+      }
+    }
+    // Prefer the preset named without a variant suffix (the base model); the rest share its shapes.
+    for (const ModelPreset* p : same) {
+      if (!HasModelVariant(p->name)) {
+        return *p;
+      }
+    }
+    return *same.front();
+  }
+  std::vector<std::string> names;
+  for (const auto& preset : presets) {
+    names.push_back(preset.name);
+  }
+  throw InputError("unknown model '" + what + "' (not a preset, file or folder); did you mean " +
+                       JoinOr(ClosestNames(WithoutOrg(what), names, 3)) + "? (gpuplan models lists presets)",
+                   "", 0, "--model");
+}
+
 std::vector<ModelPreset> ListPresets(const std::string& data_dir) {
   std::vector<ModelPreset> out;
   std::error_code ec;
@@ -45,28 +146,16 @@ LoadedModel LoadModel(const std::string& what, const std::string& data_dir) {
   }
   if (fs::is_regular_file(p, ec)) {
     out.spec = LoadHfConfig(p.string());
-    out.spec.name = p.parent_path().filename().string();
-    if (out.spec.name.empty()) {
-      out.spec.name = p.stem().string();
-    }
+    out.spec.name = NameForConfigFile(out.spec.name_or_path, p);
     return out;
   }
   const auto presets = ListPresets(data_dir);
-  const std::string want = NormalizeName(what);
-  for (const auto& preset : presets) {
-    if (NormalizeName(preset.name) == want) {
-      out.spec = LoadHfConfig(preset.path);
-      out.spec.name = preset.name;
-      return out;
-    }
-  }
-  std::vector<std::string> names;
-  for (const auto& preset : presets) {
-    names.push_back(preset.name);
-  }
-  throw InputError("unknown model '" + what + "' (not a preset, file or folder); did you mean " +
-                       JoinOr(ClosestNames(what, names, 3)) + "? (gpuplan models lists presets)",
-                   "", 0, "--model");
+  const ModelPreset& preset = ResolvePreset(what, presets);
+  out.spec = LoadHfConfig(preset.path);
+  out.spec.name = NormalizeName(what) == NormalizeName(preset.name)
+                      ? preset.name
+                      : what + " (architecture of preset " + preset.name + ")";
+  return out;
 }
 
 }  // namespace gpuplan

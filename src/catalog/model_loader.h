@@ -2,6 +2,7 @@
 // checkpoint folder (config.json + *.safetensors headers).
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,21 @@ struct LoadedModel {
 };
 
 std::vector<ModelPreset> ListPresets(const std::string& data_dir);
+
+// What the user named as --model, resolved to a preset: the exact name (case- and
+// punctuation-insensitive), the name without an "org/" prefix, or the same ModelStem
+// (core/names.h: -Instruct, -Chat, -chat-hf, -hf, -Base, -it, "Meta-" dropped), which names a
+// release with the preset's tensor shapes. Variants known or suspected to differ in shapes are
+// refused, as are unknown names (with suggestions). InputError on field --model.
+const ModelPreset& ResolvePreset(const std::string& what, const std::vector<ModelPreset>& presets);
+
+// The name of a model read from a config file: the config's `_name_or_path` ("org/name" as is, a
+// filesystem path by its last component), else the file's stem unless it is "config", else its
+// folder; never "config" or ".".
+std::string NameForConfigFile(const std::string& name_or_path, const std::filesystem::path& file);
+
+// Presets resolved by ResolvePreset are named as the user typed them, with
+// " (architecture of preset X)" appended when the name differs from the preset's.
 LoadedModel LoadModel(const std::string& what, const std::string& data_dir);
 
 }  // namespace gpuplan

@@ -18,6 +18,58 @@ std::string NormalizeName(std::string_view name) {
   return out;
 }
 
+namespace {
+
+std::vector<std::string> ModelTokens(std::string_view name, bool* dropped) {
+  if (const auto slash = name.rfind('/'); slash != std::string_view::npos) {
+    name = name.substr(slash + 1);
+    *dropped = true;
+  }
+  std::vector<std::string> tokens;
+  std::string cur;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) != 0) {
+      cur.push_back(static_cast<char>(std::tolower(u)));
+    } else if (!cur.empty()) {
+      tokens.push_back(std::move(cur));
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) {
+    tokens.push_back(std::move(cur));
+  }
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    const bool variant = t == "instruct" || t == "chat" || t == "hf" || t == "base" || t == "it";
+    const bool meta_prefix = i == 0 && t == "meta" && tokens.size() > 1 && tokens[1].rfind("llama", 0) == 0;
+    if (variant || meta_prefix) {
+      *dropped = true;
+      continue;
+    }
+    kept.push_back(t);
+  }
+  return kept;
+}
+
+}  // namespace
+
+std::string ModelStem(std::string_view name) {
+  bool dropped = false;
+  std::string out;
+  for (const auto& t : ModelTokens(name, &dropped)) {
+    out += t;
+  }
+  return out;
+}
+
+bool HasModelVariant(std::string_view name) {
+  bool dropped = false;
+  ModelTokens(name, &dropped);
+  return dropped;
+}
+
 int EditDistance(std::string_view a, std::string_view b) {
   std::vector<int> prev(b.size() + 1);
   std::vector<int> cur(b.size() + 1);

@@ -18,6 +18,16 @@ int EditDistance(std::string_view a, std::string_view b);
 std::vector<std::string> ClosestNames(std::string_view query, const std::vector<std::string>& candidates,
                                       std::size_t limit = 3);
 
+// The architecture key of a model name as people type it: the organisation prefix
+// ("Qwen/", "meta-llama/") dropped, split into [a-z0-9] tokens, the variant tokens that do not
+// change tensor shapes dropped (instruct, chat, hf, base, it) and a leading "meta" before "llama"
+// dropped, the rest joined. "meta-llama/Llama-2-7b-chat-hf" -> "llama27b",
+// "Qwen/Qwen2.5-7B-Instruct" -> "qwen257b", "internlm2-chat-7b" -> "internlm27b".
+std::string ModelStem(std::string_view name);
+
+// True when ModelStem dropped a variant token or an organisation prefix from `name`.
+bool HasModelVariant(std::string_view name);
+
 // "a, b or c"
 std::string JoinOr(const std::vector<std::string>& items);
 

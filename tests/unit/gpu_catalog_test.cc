@@ -89,6 +89,93 @@ TEST(GpuCatalog, DatasheetSpotChecks) {
   EXPECT_DOUBLE_EQ(l40s.interconnect.bandwidth_gb_s, 0);
 }
 
+TEST(GpuCatalog, DatatypesFollowTheArchitecture) {
+  // Turing (T4): fp16, int8 and int4 tensor cores; no bf16, no tf32, no fp8 (bf16/tf32 came with
+  // Ampere, sm_80; fp8 with Ada, sm_89).
+  const Gpu& t4 = Catalog().Find("T4");
+  EXPECT_TRUE(t4.Supports("fp16"));
+  EXPECT_TRUE(t4.Supports("int8"));
+  EXPECT_TRUE(t4.Supports("int4"));
+  EXPECT_FALSE(t4.Supports("bf16"));
+  EXPECT_FALSE(t4.Supports("tf32"));
+  EXPECT_FALSE(t4.Supports("fp8"));
+  // Volta: fp16 tensor only.
+  const Gpu& v100 = Catalog().Find("V100");
+  EXPECT_TRUE(v100.Supports("fp16"));
+  EXPECT_FALSE(v100.Supports("bf16"));
+  EXPECT_FALSE(v100.Supports("int8"));
+  // Ampere: bf16 and tf32, no fp8.
+  for (const char* name : {"A100", "A800", "A10", "A30", "RTX 3090"}) {
+    const Gpu& g = Catalog().Find(name);
+    EXPECT_TRUE(g.Supports("bf16")) << name;
+    EXPECT_TRUE(g.Supports("tf32")) << name;
+    EXPECT_FALSE(g.Supports("fp8")) << name;
+    EXPECT_FALSE(g.Supports("fp4")) << name;
+  }
+  // Ada and Hopper: fp8; Blackwell adds fp4.
+  for (const char* name : {"H100 SXM", "H100 PCIe", "H800", "H20", "H200", "L40S", "L40", "L4", "RTX 4090"}) {
+    const Gpu& g = Catalog().Find(name);
+    EXPECT_TRUE(g.Supports("fp8")) << name;
+    EXPECT_TRUE(g.Supports("bf16")) << name;
+    EXPECT_FALSE(g.Supports("fp4")) << name;
+  }
+  for (const char* name : {"B200", "RTX 5090"}) {
+    const Gpu& g = Catalog().Find(name);
+    EXPECT_TRUE(g.Supports("fp4")) << name;
+    EXPECT_TRUE(g.Supports("FP8")) << name;  // case-insensitive
+  }
+  EXPECT_FALSE(Catalog().Find("H100").Supports("int4"));  // Hopper dropped the int4 tensor path
+  EXPECT_FALSE(Catalog().Find("H100").Supports("float8"));  // not a catalog datatype name
+}
+
+TEST(GpuCatalog, EveryRatedPrecisionIsAListedDatatype) {
+  for (const auto& g : Catalog().gpus()) {
+    EXPECT_FALSE(g.datatypes.empty()) << g.name;
+    const std::pair<const char*, bool> rated[] = {
+        {"fp64", g.tflops.fp64.has_value()}, {"fp32", g.tflops.fp32.has_value()},
+        {"tf32", g.tflops.tf32.has_value()}, {"bf16", g.tflops.bf16.has_value()},
+        {"fp16", g.tflops.fp16.has_value()}, {"fp8", g.tflops.fp8.has_value()},
+        {"fp4", g.tflops.fp4.has_value()},   {"int8", g.tflops.int8.has_value()}};
+    for (const auto& [dtype, has] : rated) {
+      if (has) {
+        EXPECT_TRUE(g.Supports(dtype)) << g.name << " " << dtype;
+      }
+    }
+  }
+}
+
+TEST(GpuCatalog, DatatypeErrorsCarryLineAndField) {
+  const std::string head = "gpus:\n  - name: X\n    memory_bytes: 1\n    memory_bandwidth_gb_s: 1\n";
+  try {
+    GpuCatalog::Parse(head + "    tflops: {fp16: 10}\n    datatypes: [fp16,\n      bfloat16]\n", "dt.yaml");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "dt.yaml");
+    EXPECT_EQ(e.line(), 7);
+    EXPECT_EQ(e.field(), "gpus[X].datatypes");
+    EXPECT_NE(std::string(e.what()).find("bfloat16"), std::string::npos) << e.what();
+  }
+  try {  // a rate for fp8 but fp8 not listed
+    GpuCatalog::Parse(head + "    tflops: {fp16: 10, fp8: 20}\n    datatypes: [fp16]\n", "dt.yaml");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 6);
+    EXPECT_EQ(e.field(), "gpus[X].datatypes");
+  }
+  try {
+    GpuCatalog::Parse(head + "    tflops: {}\n    datatypes: fp16\n", "dt.yaml");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "gpus[X].datatypes");
+  }
+  // Absent: the precisions with a rate; names are read case-insensitively.
+  const GpuCatalog a = GpuCatalog::Parse(head + "    tflops: {fp32: 1, bf16: 2}\n", "a.yaml");
+  EXPECT_EQ(a.gpus()[0].datatypes, (std::vector<std::string>{"fp32", "bf16"}));
+  const GpuCatalog b = GpuCatalog::Parse(head + "    tflops: {}\n    datatypes: [INT4, Fp16]\n", "b.yaml");
+  EXPECT_EQ(b.gpus()[0].datatypes, (std::vector<std::string>{"int4", "fp16"}));
+  EXPECT_TRUE(b.gpus()[0].Supports("int4"));
+}
+
 TEST(GpuCatalog, PciDeviceIds) {
   // pci.ids: 10de:20b2 = GA100 [A100 SXM4 80GB]; 10de:2330 = GH100 [H100 SXM5 80GB].
   EXPECT_EQ(Catalog().FindByPciId("0x20B2"), &Catalog().Find("A100 80GB SXM"));
