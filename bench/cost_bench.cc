@@ -1,5 +1,6 @@
-// Issue 4 target: optimising a one-year hourly trace (8,760 hours) against 30 offers in under
-// 1 second on one core. Run: build/gpuplan_cost_bench
+// Issue 4 / issue 7 target: optimising a one-year hourly trace (8,760 hours) against 30 offers
+// (yearly, monthly and weekly terms decided per calendar term; on-demand instances kept or
+// released per idle gap) in under 1 second on one core. Run: build/gpuplan_cost_bench
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -31,6 +32,8 @@ OfferSet ThirtyOffers(const GpuCatalog& cat) {
   for (int i = 0; i < 15; ++i) {
     Offer* o = add("od" + std::to_string(i), BillingMode::kOnDemand, 50 * u(rng));
     o->stopped_fee_ratio = i % 3 == 0 ? 0.1 : 0.0;
+    o->recreate_minutes = i % 3 == 0 ? 20 : 0;  // keep-or-release decided per idle gap
+    o->releasable = i != 3;                     // one offer (with a stopped fee) that cannot be released
     if (i % 2 == 0) o->night = NightDiscount{22 * 60, 8 * 60, 0.7};
   }
   for (int i = 0; i < 5; ++i) {
@@ -42,6 +45,7 @@ OfferSet ThirtyOffers(const GpuCatalog& cat) {
 
 UsageTrace YearTrace() {
   UsageTrace t;
+  t.start_hour = DaysFromCivil(2027, 1, 1) * 24;  // calendar months and weeks from 2027-01-01
   std::mt19937 rng(2);
   for (int h = 0; h < 8760; ++h) {
     UsageHour x;

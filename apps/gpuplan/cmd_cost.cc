@@ -321,10 +321,10 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
       } else {
         std::cout << fmt::format("month {} ({} h, {})\n", MonthName(month), AddMonths(month, 1) - month,
                                  FormatUtcOffset(zone));
-        std::cout << fmt::format("{:<22} {:<26} {:<26} {:>16}\n", "GPU", "from (pay per use)", "to (pay per term)",
+        std::cout << fmt::format("{:<16} {:<32} {:<32} {:>16}\n", "GPU", "from (pay per use)", "to (pay per term)",
                                  "break-even h/mo");
         for (const auto& p : pairs) {
-          std::cout << fmt::format("{:<22} {:<26} {:<26} {:>16}\n", p.gpu,
+          std::cout << fmt::format("{:<16} {:<32} {:<32} {:>16}\n", p.gpu,
                                    fmt::format("{} ({})", p.from->id, ToString(p.from->mode)),
                                    fmt::format("{} ({})", p.to->id, ToString(p.to->mode)),
                                    p.hours_per_month ? fmt::format("{:.1f}", *p.hours_per_month) : p.note);

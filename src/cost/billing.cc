@@ -163,9 +163,17 @@ std::vector<BreakevenPair> Breakeven(const OfferSet& set, int64_t month_start) {
       p.to = a_res && !b_res ? &a : &b;
       const double lo = cost(*p.from, 0) - cost(*p.to, 0);
       const double hi = cost(*p.from, month_hours) - cost(*p.to, month_hours);
-      if (lo * hi > 0 || (lo == 0 && hi == 0)) {
-        const bool from_cheaper = hi < 0;
+      if (lo * hi > 0 || lo == 0 || hi == 0) {
+        // Never strictly crossing (two hourly offers both cost nothing unused: the one cheaper
+        // when used wins everywhere).
+        const bool from_cheaper = hi < 0 || (hi == 0 && lo < 0);
         p.note = std::string(from_cheaper ? p.from->id : p.to->id) + " is cheaper at every usage level";
+        const Offer& winner = from_cheaper ? *p.from : *p.to;
+        if (winner.mode == BillingMode::kSpot) {
+          p.note += " (for work that can be interrupted)";
+        } else if (winner.mode == BillingMode::kYearly || winner.min_terms > 1) {
+          p.note += " when used for its whole commitment";
+        }
         out.push_back(p);
         continue;
       }

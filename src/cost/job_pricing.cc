@@ -1,8 +1,11 @@
 #include "cost/job_pricing.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 
-#include "cost/optimizer.h"
+#include "core/error.h"
+#include "cost/calendar.h"
 
 namespace gpuplan {
 
@@ -28,29 +31,108 @@ std::map<const Gpu*, double> CardHourPrices(const OfferSet& offers) {
   return out;
 }
 
-void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
-                               std::size_t keep) {
-  std::vector<Candidate> priced;
-  for (auto& c : r.ranked) {
-    OfferSet mine;
-    mine.currency = offers.currency;
-    mine.file = offers.file;
-    for (const auto& o : offers.offers) {
-      if (o.gpu == c.gpu) {
-        mine.offers.push_back(o);
+OfferSet OffersFor(const OfferSet& offers, const Gpu* gpu) {
+  OfferSet mine;
+  mine.currency = offers.currency;
+  mine.file = offers.file;
+  mine.utc_offset_minutes = offers.utc_offset_minutes;
+  for (const auto& o : offers.offers) {
+    if (o.gpu == gpu) {
+      mine.offers.push_back(o);
+    }
+  }
+  return mine;
+}
+
+JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_t start_minute) {
+  JobPrice r;
+  r.start_minute = start_minute;
+  const int zone = card_offers.utc_offset_minutes;
+  r.plan = OptimizeRental(card_offers, UsageFromJob(gpus, hours, start_minute, zone));
+  r.total = {r.plan.feasible ? r.plan.cost.Total() : 0.0, card_offers.currency};
+  // The night window's next opening at or after the start.
+  std::optional<int> opens;
+  for (const auto& o : card_offers.offers) {
+    if (o.night && (!opens || o.night->from_minute < *opens)) {
+      opens = o.night->from_minute;
+    }
+  }
+  if (opens && r.plan.feasible) {
+    const int64_t day = (start_minute >= 0 ? start_minute : start_minute - 1439) / 1440;
+    int64_t at = day * 1440 + *opens;
+    if (at < start_minute) {
+      at += 1440;
+    }
+    if (at != start_minute) {
+      const Plan night = OptimizeRental(card_offers, UsageFromJob(gpus, hours, at, zone));
+      if (night.feasible && night.cost.Total() < r.plan.cost.Total() - 0.005) {
+        r.night_start_minute = at;
+        r.night_total = Money{night.cost.Total(), card_offers.currency};
       }
     }
+  }
+  return r;
+}
+
+ServicePrice PriceService(const OfferSet& card_offers, double gpus, int64_t month_start) {
+  ServicePrice s;
+  const int64_t end = AddMonths(month_start, 1);
+  UsageTrace u = UsageFromJob(gpus, static_cast<double>(end - month_start), month_start * 60,
+                              card_offers.utc_offset_minutes);
+  s.plan = OptimizeRental(card_offers, u);
+  const double month = s.plan.feasible ? s.plan.cost.Total() : 0.0;
+  s.per_month = {month, card_offers.currency};
+  s.per_hour = {month / static_cast<double>(end - month_start), card_offers.currency};
+  return s;
+}
+
+int64_t ParseJobStart(const std::string& s, int zone, int64_t now_utc_seconds) {
+  const int64_t now_local_minute = (now_utc_seconds + zone * 60LL) / 60;
+  if (s.empty() || s == "now") {
+    return now_local_minute;
+  }
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, n = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d%n", &y, &mo, &d, &h, &mi, &n) == 5 &&
+      static_cast<std::size_t>(n) == s.size() && mo >= 1 && mo <= 12 && d >= 1 && d <= DaysInMonth(y, mo) && h < 24 &&
+      mi < 60) {
+    return (DaysFromCivil(y, mo, d) * 24 + h) * 60 + mi;
+  }
+  if (std::sscanf(s.c_str(), "%2d:%2d%n", &h, &mi, &n) == 2 && static_cast<std::size_t>(n) == s.size() && h >= 0 &&
+      h < 24 && mi >= 0 && mi < 60) {
+    const int64_t today = now_local_minute / 1440;
+    return today * 1440 + h * 60 + mi;
+  }
+  throw InputError("expected HH:MM, YYYY-MM-DDTHH:MM or now, got '" + s + "'", "", 0, "--start");
+}
+
+void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
+                               std::size_t keep, std::optional<int64_t> start) {
+  const int64_t start_minute =
+      start ? *start : ParseJobStart("", offers.utc_offset_minutes, static_cast<int64_t>(std::time(nullptr)));
+  std::vector<Candidate> priced;
+  for (auto& c : r.ranked) {
+    const OfferSet mine = OffersFor(offers, c.gpu);
     if (mine.offers.empty()) {
       continue;
     }
     const double t = tokens > 0 ? tokens : 1e6;
     const double hours = t / c.time.tokens_per_second / 3600.0;
-    const Plan p = OptimizeRental(mine, UsageFromJob(static_cast<double>(c.layout.gpus), hours));
-    if (!p.feasible) {
+    const JobPrice p = PriceJob(mine, static_cast<double>(c.layout.gpus), hours, start_minute);
+    if (!p.plan.feasible) {
       continue;
     }
-    c.cost_cny = p.cost.Total();
-    c.cost_basis = "cheapest rental from " + offers.file + " (" + offers.currency + ")";
+    c.cost_cny = p.total.amount;
+    c.cost_basis = "cheapest rental from " + offers.file + " (" + offers.currency + "), starting " +
+                   FormatLocalHour(start_minute / 60).substr(0, 11) +
+                   [&] {
+                     char buf[8];
+                     std::snprintf(buf, sizeof buf, "%02d:%02d", static_cast<int>((start_minute / 60) % 24),
+                                   static_cast<int>(start_minute % 60));
+                     return std::string(buf);
+                   }();
+    if (p.night_total) {
+      c.cost_basis += "; starting at the night window would cost " + p.night_total->Format();
+    }
     if (objective == Objective::kCost) {
       c.score = c.cost_cny;
     }

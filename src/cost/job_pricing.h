@@ -1,22 +1,57 @@
-// Prices fit's candidates with real offers: the cheapest way to rent each one for the job
-// (docs/cost-model.md §8).
+// Prices fit's answers with real offers (docs/cost-model.md §8): a training job of N GPUs for H
+// hours from a start time, or a service running N GPUs around the clock.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
 
+#include "core/money.h"
 #include "cost/offer.h"
+#include "cost/optimizer.h"
 #include "fit/search.h"
 
 namespace gpuplan {
 
 // Cheapest plausible price per card-hour of each card in the offers (per GPU: the lowest of
-// the on-demand / spot average hourly price and the reserved monthly price spread over the
-// month); used to steer the search before exact pricing.
+// the on-demand / spot average hourly price and the reserved price per average month / 730);
+// only steers the search before exact pricing.
 std::map<const Gpu*, double> CardHourPrices(const OfferSet& offers);
 
-// Re-prices every candidate with the rental optimiser for a job of gpus x total hours, drops
-// candidates on cards without offers, and re-ranks when the objective is cost.
+// The offers of one card (empty when the file has none).
+OfferSet OffersFor(const OfferSet& offers, const Gpu* gpu);
+
+struct JobPrice {
+  Money total;
+  Plan plan;                  // the cheapest rental for the job (whole instances, calendar terms)
+  int64_t start_minute = 0;   // local minutes since the epoch, offers' zone
+  // When an offer has a night window: the same job started at the window's next opening.
+  std::optional<int64_t> night_start_minute;
+  std::optional<Money> night_total;
+};
+
+// A job of `gpus` GPUs for `hours` hours from `start_minute` on `card_offers` (offers of one
+// card), billed by the rules of cost/billing.h through the rental optimiser.
+JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_t start_minute);
+
+// A service holding `gpus` GPUs around the clock for the calendar month starting at
+// `month_start` (local hour): the cheapest rental for that month, and per hour of the month.
+struct ServicePrice {
+  Money per_month;
+  Money per_hour;
+  Plan plan;
+};
+ServicePrice PriceService(const OfferSet& card_offers, double gpus, int64_t month_start);
+
+// --start: "HH:MM" (today, in the offers' zone), "YYYY-MM-DDTHH:MM", or empty for now. Returns
+// local minutes since the epoch. Throws InputError naming --start.
+int64_t ParseJobStart(const std::string& s, int utc_offset_minutes, int64_t now_utc_seconds);
+
+// Re-prices every training candidate with PriceJob for its GPUs and hours to finish `tokens`
+// from `start_minute` (nullopt: now, in the offers' zone), drops candidates on cards without
+// offers, and re-ranks when the objective is cost.
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
-                               std::size_t keep);
+                               std::size_t keep, std::optional<int64_t> start_minute = std::nullopt);
 
 }  // namespace gpuplan

@@ -242,7 +242,8 @@ UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, int64_t m
   }
   UsageTrace t = Empty(month_start, static_cast<std::size_t>(len), zone);
   t.source = fmt::format("{:g} h per GPU in {:04d}-{:02d}", hours_per_month, c.year, c.month);
-  t.note = fmt::format("{:g} GPUs busy {:g} h each in {:04d}-{:02d} ({:g} h), from 09:00 each day", gpus,
+  t.note = fmt::format("{:g} GPU{} busy {:g} h each in {:04d}-{:02d} ({:g} h), from 09:00 each day", gpus,
+                       gpus == 1 ? "" : "s",
                        hours_per_month, c.year, c.month, len);
   // Fill working hours first (09:00 onwards each day), then the rest of each day.
   double left = hours_per_month;

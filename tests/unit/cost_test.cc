@@ -668,3 +668,47 @@ TEST(Optimizer, AJobOfWholeInstancesForPartOfAnHour) {
 
 }  // namespace
 }  // namespace gpuplan
+
+#include "cost/job_pricing.h"
+
+namespace gpuplan {
+namespace {
+
+TEST(JobPricing, StartTimeAndTheNightWindow) {
+  // data/offers/nanjing-a100.yaml: on demand 50 x 1.06 = 53 per GPU-hour, 30% off 22:00-08:00
+  // (37.1). A 2-hour job of one GPU at 14:00 on 2027-04-01 pays the day rate: 2 x 53 = 106 (a
+  // monthly term, 23,389, or a year would cost more; spot is only for interruptible work).
+  // Started at the night window's next opening (22:00 the same day): 2 x 37.1 = 74.2.
+  const OfferSet s = LoadOffers(test::DataDir() + "/offers/nanjing-a100.yaml", Cat());
+  const int64_t two_pm = (kApril2027 + 14) * 60;
+  const JobPrice p = PriceJob(s, 1, 2, two_pm);
+  ASSERT_TRUE(p.plan.feasible);
+  EXPECT_NEAR(p.total.amount, 106.0, 1e-6);
+  EXPECT_EQ(p.total.currency, "CNY");
+  ASSERT_TRUE(p.night_total.has_value());
+  EXPECT_EQ(*p.night_start_minute, (kApril2027 + 22) * 60);
+  EXPECT_NEAR(p.night_total->amount, 74.2, 1e-6);
+  // At 00:00 (the old implicit start) the same job silently got the night rate.
+  EXPECT_NEAR(PriceJob(s, 1, 2, kApril2027 * 60).total.amount, 74.2, 1e-6);
+}
+
+TEST(JobPricing, ServiceAroundTheClockForAMonth) {
+  // Two GPUs all of April 2027 (720 h): on demand 14 day hours x 53 + 10 night hours x 37.1 =
+  // 1,113 per GPU-day, 33,390 per GPU-month, more than a monthly term with its add-on and
+  // storage (21,900 x 1.06 + 500 x 0.35 = 23,389). 2 x 23,389 = 46,778 a month, /720 an hour.
+  const OfferSet s = LoadOffers(test::DataDir() + "/offers/nanjing-a100.yaml", Cat());
+  const ServicePrice p = PriceService(s, 2, kApril2027);
+  EXPECT_NEAR(p.per_month.amount, 46778.0, 1e-6);
+  EXPECT_NEAR(p.per_hour.amount, 46778.0 / 720.0, 1e-9);
+}
+
+TEST(JobPricing, StartParsing) {
+  const int64_t now = (DaysFromCivil(2027, 4, 1) * 24 + 6) * 3600 + 15 * 60;  // 06:15 UTC = 14:15 +08:00
+  EXPECT_EQ(ParseJobStart("", 480, now), (kApril2027 + 14) * 60 + 15);
+  EXPECT_EQ(ParseJobStart("09:30", 480, now), (kApril2027 + 9) * 60 + 30);
+  EXPECT_EQ(ParseJobStart("2027-05-02T23:00", 480, now), (DaysFromCivil(2027, 5, 2) * 24 + 23) * 60);
+  EXPECT_THROW(ParseJobStart("25:00", 480, now), InputError);
+}
+
+}  // namespace
+}  // namespace gpuplan
