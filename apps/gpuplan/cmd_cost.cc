@@ -340,7 +340,9 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
           for (std::size_t k = 0; k < levels.size(); ++k) {
             std::cout << fmt::format("  GPU {}: busy {:.0f} h/month{}", k + 1, levels[k], scaled ? " (scaled to 730 h)" : "");
             for (const auto& p : pairs) {
-              std::cout << fmt::format("; {} vs {}: {}", p.from->id, p.to->id, side(p, levels[k]));
+              if (p.hours_per_month) {  // (pairs that never cross are the same at every level)
+                std::cout << fmt::format("; {} vs {}: {}", p.from->id, p.to->id, side(p, levels[k]));
+              }
             }
             std::cout << "\n";
           }

@@ -101,7 +101,7 @@ IdleCosts IdleInstanceCosts(const Offer& o, const std::vector<int64_t>& instance
         if (!can_release || (!force_release && keep <= recreate)) {
           c.retention += keep;
           c.kept_instance_hours += gap;
-        } else {
+        } else if (recreate > 0) {  // releasing for free needs no mention
           c.recreate += recreate;
           c.releases += 1;
         }

@@ -287,14 +287,16 @@ UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
   if (u.hours.empty()) {
     throw InputError("no usage to extrapolate", u.source, 0, "--extrapolate");
   }
-  // Whole days from the sample's first day.
+  // Whole days from the sample's first day. A trace has no rows for hours without use, so a
+  // sample whose last row falls within two days of a week boundary (a Friday evening, say) is
+  // taken to run to that boundary.
   const int64_t day0 = (u.start_hour >= 0 ? u.start_hour / 24 : -((-u.start_hour + 23) / 24)) * 24;
   const int64_t days = (u.EndHour() - day0 + 23) / 24;
-  const int64_t weeks = days / 7;
+  const int64_t weeks = days % 7 >= 5 ? days / 7 + 1 : days / 7;
   const int64_t sample_hours = weeks > 0 ? weeks * 168 : days * 24;
   const int64_t end = TermStart(period, day0, 1);
   const char* what = period == TermUnit::kYear ? "year" : "month";
-  if (u.EndHour() - day0 >= end - day0) {
+  if (u.EndHour() >= end) {
     UsageTrace same = u;
     same.note = fmt::format("not extrapolated: the trace already covers a {}", what);
     return same;
@@ -310,14 +312,20 @@ UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
       t.hours[i].hour_of_day = hod;
     }
   }
-  t.note = fmt::format(
-      "extrapolated: {} measured from {} ({} of them used{}) repeated to the {} {} .. {} ({} days, x{:.2f})",
-      weeks > 0 ? fmt::format("{} whole week{}", weeks, weeks > 1 ? "s" : "") : fmt::format("{} days", days),
-      FormatLocalHour(day0).substr(0, 10), fmt::format("{} h", sample_hours),
-      weeks > 0 ? (days > weeks * 7 ? fmt::format(", the last {} days left out", days - weeks * 7) : std::string())
-                : std::string(", under a week: the weekday/weekend shape is unknown"),
-      what, FormatLocalHour(day0).substr(0, 10), FormatLocalHour(end).substr(0, 10), (end - day0) / 24,
-      static_cast<double>(end - day0) / static_cast<double>(sample_hours));
+  std::string sample;
+  if (weeks > 0) {
+    sample = fmt::format("{} week{} measured ({} .. {})", weeks, weeks > 1 ? "s" : "", FormatLocalHour(day0).substr(0, 10),
+                         FormatLocalHour(day0 + sample_hours).substr(0, 10));
+    if (weeks * 7 < days) {
+      sample += fmt::format(", the last {} day{} left out", days - weeks * 7, days - weeks * 7 > 1 ? "s" : "");
+    }
+  } else {
+    sample = fmt::format("{} day{} measured, under a week: the weekday / weekend shape is unknown", days,
+                         days > 1 ? "s" : "");
+  }
+  t.note = fmt::format("extrapolated to a {}: {} repeated to {} .. {} ({} days, x{:.2f})", what, sample,
+                       FormatLocalHour(day0).substr(0, 10), FormatLocalHour(end).substr(0, 10), (end - day0) / 24,
+                       static_cast<double>(end - day0) / static_cast<double>(sample_hours));
   return t;
 }
 

@@ -626,7 +626,7 @@ TEST(Usage, ExtrapolatesMeasuredWeeksToTheMonth) {
   EXPECT_EQ(month.start_hour, DaysFromCivil(2027, 3, 1) * 24);
   EXPECT_EQ(month.hours.size(), 744u);
   EXPECT_NEAR(month.TotalGpuHours(), 184.0, 1e-9);
-  EXPECT_NE(month.note.find("2 whole weeks"), std::string::npos) << month.note;
+  EXPECT_NE(month.note.find("2 weeks measured (2027-03-01 .. 2027-03-15)"), std::string::npos) << month.note;
   // The sample itself has 80 GPU-hours; a monthly term (21,900) against 184 h on demand (9,200):
   // on demand wins for the month; the trace as given would also say so, but a sample of 80 h is
   // judged on the month's 184 h, not on 80.
