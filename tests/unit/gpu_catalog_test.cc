@@ -22,9 +22,56 @@ const GpuCatalog& Catalog() {
 TEST(GpuCatalog, HasTheRequiredCards) {
   for (const char* name : {"V100 16GB", "V100 32GB", "A100 40GB SXM", "A100 80GB SXM", "A100 40GB PCIe",
                            "A100 80GB PCIe", "A800", "H100 SXM", "H100 PCIe", "H800", "H20", "H200", "B200", "L40S",
-                           "L40", "L4", "T4", "A10", "A30", "RTX 3090", "RTX 4090", "RTX 5090", "Ascend 910B"}) {
+                           "L40", "L4", "T4", "A10", "A30", "RTX 3090", "RTX 4090", "RTX 5090", "Ascend 910B", "L20",
+                           "RTX 4090 D", "RTX A6000", "RTX 6000 Ada"}) {
     EXPECT_NE(Catalog().TryFind(name), nullptr) << name;
   }
+}
+
+// Issue 7: China-market and workstation cards. Expected values are what the sources recorded in
+// data/GPUS-SOURCES.md print: the nvidia-smi names and memory.total MiB of published outputs (S23), the
+// pci.ids device ids (S20), the spec pages S29..S32.
+TEST(GpuCatalog, Issue7CardsByNvidiaSmiNameAndPciId) {
+  struct Card {
+    const char* entry;
+    const char* smi_name;
+    const char* pci_id;
+    int64_t mib;
+  };
+  for (const Card& c : {Card{"L20", "NVIDIA L20", "0x26BA", 46068},
+                        Card{"RTX 4090 D", "NVIDIA GeForce RTX 4090 D", "0x2685", 24564},
+                        Card{"RTX A6000", "NVIDIA RTX A6000", "0x2230", 49140},
+                        Card{"RTX 6000 Ada", "NVIDIA RTX 6000 Ada Generation", "0x26B1", 49140}}) {
+    const Gpu* by_name = Catalog().TryFind(c.smi_name);
+    ASSERT_NE(by_name, nullptr) << c.smi_name;
+    EXPECT_EQ(by_name, &Catalog().Find(c.entry)) << c.smi_name;
+    EXPECT_EQ(Catalog().FindByPciId(c.pci_id), by_name) << c.pci_id;
+    EXPECT_EQ(by_name->memory_bytes, c.mib * 1024 * 1024) << c.entry;
+  }
+  // pci.ids lists a second L20 device id; nvidia-smi truncates the 6000 Ada's name in its table.
+  EXPECT_EQ(Catalog().FindByPciId("0x26B7"), &Catalog().Find("L20"));
+  EXPECT_EQ(Catalog().TryFind("NVIDIA RTX 6000 Ada Gene..."), &Catalog().Find("RTX 6000 Ada"));
+  // The 4090 D is its own SKU, not the 4090.
+  EXPECT_NE(&Catalog().Find("4090D"), &Catalog().Find("RTX 4090"));
+  // Datasheet-level figures read at the sources.
+  const Gpu& a6000 = Catalog().Find("RTX A6000");
+  EXPECT_DOUBLE_EQ(a6000.memory_bandwidth_gb_s, 768.0);  // S31 (NVIDIA spec table)
+  EXPECT_DOUBLE_EQ(a6000.tdp_watts, 300.0);
+  EXPECT_EQ(a6000.architecture, "ampere");
+  EXPECT_TRUE(a6000.Supports("bf16"));
+  EXPECT_FALSE(a6000.Supports("fp8"));  // Ampere: no fp8 tensor path (S28)
+  const Gpu& d = Catalog().Find("RTX 4090 D");
+  EXPECT_DOUBLE_EQ(d.memory_bandwidth_gb_s, 1008.0);
+  EXPECT_DOUBLE_EQ(d.tdp_watts, 425.0);  // power cap in published nvidia-smi outputs
+  for (const char* name : {"L20", "RTX 4090 D", "RTX 6000 Ada"}) {
+    const Gpu& g = Catalog().Find(name);
+    EXPECT_EQ(g.architecture, "ada") << name;
+    EXPECT_TRUE(g.Supports("fp8")) << name;
+    EXPECT_TRUE(g.Supports("int4")) << name;
+    EXPECT_FALSE(g.Supports("fp4")) << name;
+  }
+  EXPECT_DOUBLE_EQ(Catalog().Find("L20").memory_bandwidth_gb_s, 864.0);  // S29
+  EXPECT_DOUBLE_EQ(Catalog().Find("RTX 6000 Ada").memory_bandwidth_gb_s, 960.0);  // S32
 }
 
 TEST(GpuCatalog, NamesMatchCaseAndPunctuationInsensitively) {

@@ -130,6 +130,61 @@ INSTANTIATE_TEST_SUITE_P(
         PublishedCase{"DeepSeek-R1", 671'026'419'200}),
     CaseName<PublishedCase>);
 
+// Presets added for issue 7 (second batch): config.json files of the public repository
+// Girafboy/pytorchKQI, folder llms/<org>/<model>/, commit 4adb1daa (data/models/SOURCES.md; that
+// folder's Llama-2-70b-chat-hf config is byte-identical to the git mirror the first preset came from).
+// Each count is a public record of the real checkpoint, by stored-code-index file id; where the record
+// is of a sibling release, the two configs in that folder have the same shape fields.
+INSTANTIATE_TEST_SUITE_P(
+    Issue7Batch2, PublishedCount,
+    ::testing::Values(
+        // (13,476,839,424 - 8,192) / 2 from the huggyllama/llama-7b index (same shapes, 32 inv_freq
+        // buffers; shared/reference/hf-configs/SOURCES.md); id 2567470270 "Llama-2-7b-chat-hf": 6_738_415_616.
+        PublishedCase{"Llama-2-7b-hf", (13'476'839'424 - 32 * 64 * 4) / 2},
+        // id 13334078062: DeepSpeed "Reconstructed ... 363 params 13015864320 elements" of vicuna-13b (a
+        // Llama-2-13b fine-tune; 363 = 40 x 9 + 3 tensors); id 2567470270 "Llama-2-13b-chat-hf": 13015864320.
+        PublishedCase{"Llama-2-13b-hf", 13'015'864'320},
+        // id 2567470270: "meta-llama/Meta-Llama-3-8B": 8030261248.
+        PublishedCase{"Meta-Llama-3-8B", 8'030'261'248},
+        // id 38362529119: Ollama model_info of a mistral GGUF, general.parameter_count 7241732096
+        // (32 blocks, 8 KV heads); id 2567470270: a Mistral-7B fine-tune (cais/zephyr_7b_r2d2) 7241732096.
+        PublishedCase{"Mistral-7B-v0.1", 7'241'732'096},
+        // id 69302684146: 01-ai/Yi-1.5-6B-Chat, total_parameters 6061035520 (total_parameters_source:
+        // safetensors); the -Chat config has the base's shape fields. Yi-6B differs from Yi-1.5-6B only
+        // in lacking the (false) attention_bias key.
+        PublishedCase{"Yi-1.5-6B", 6'061'035'520},
+        PublishedCase{"Yi-6B", 6'061'035'520},
+        // id 68846515806: 01-ai/Yi-9B 8829407232 (safetensors); id 69026940684: Yi-1.5-9B-Chat-16K, same.
+        // Yi-1.5-9B and Yi-9B have the same shape fields.
+        PublishedCase{"Yi-1.5-9B", 8'829'407'232},
+        // id 69136859370: 01-ai/Yi-1.5-34B-Chat 34388917248; id 68914616300: 01-ai/Yi-34B-Chat, same.
+        PublishedCase{"Yi-1.5-34B", 34'388'917'248},
+        PublishedCase{"Yi-34B", 34'388'917'248},
+        // Qwen2-7B has the shape fields of Qwen2.5-7B (only use_mrope differs): id 12439498600
+        // "qwen/qwen2.5-7b-instruct": 7615616512; id 68407820603 a qwen2 GGUF, parameter_count 7615616512.
+        PublishedCase{"Qwen2-7B", 7'615'616'512},
+        // id 4618468238: "Qwen2_72B_Instruct ... 72706203648" (same shape fields as Qwen2-72B).
+        PublishedCase{"Qwen2-72B", 72'706'203'648},
+        // id 59924751875: Hub API {"id":"Qwen/Qwen2-57B-A14B","safetensors":{"total":57408658944}}.
+        PublishedCase{"Qwen2-57B-A14B", 57'408'658'944},
+        // id 583820047: keras-hub preset "qwen1.5_moe_2.7b_en" params 14315784192; id 41727181442
+        // (chatllm.cpp loaded QWen2-MoE: 14315784192 parameters).
+        PublishedCase{"Qwen1.5-MoE-A2.7B", 14'315'784'192},
+        // id 41727181442: chatllm.cpp loaded DeepSeek-V2(-Lite): 15706484224 parameters; id 69468411049.
+        PublishedCase{"DeepSeek-V2-Lite", 15'706'484'224}),
+    CaseName<PublishedCase>);
+
+TEST(ModelParams, Baichuan2ByHand) {
+  // No published exact count was found for Baichuan2 (data/models/SOURCES.md), so this is the tensor
+  // list of Baichuan's modeling_baichuan.py written out: embed V x h; per layer W_pack 3h x h, o_proj
+  // h x h, gate/up/down 3 x h x ffn, 2 RMSNorms; final norm; untied NormHead lm_head V x h.
+  const auto count = [](int64_t h, int64_t L, int64_t ffn, int64_t V) {
+    return 2 * V * h + L * (4 * h * h + 3 * h * ffn + 2 * h) + h;
+  };
+  EXPECT_EQ(LoadHfConfig(Preset("Baichuan2-7B-Base")).ParamsTotal(), count(4096, 32, 11008, 125696));
+  EXPECT_EQ(LoadHfConfig(Preset("Baichuan2-13B-Base")).ParamsTotal(), count(5120, 40, 13696, 125696));
+}
+
 TEST(ModelParams, Llama3_1_8bByHand) {
   // Llama 3 architecture: h=4096, 32 layers, 32 heads, 8 KV heads, head 128, FFN 14336, vocab 128256.
   const int64_t h = 4096, L = 32, kv = 8 * 128, ffn = 14336, V = 128256;
@@ -192,6 +247,7 @@ TEST(ModelParams, LoraTrainableParameters) {
 }
 
 TEST(ModelParams, EveryPresetLoads) {
+  EXPECT_GE(ListPresets(test::DataDir()).size(), 40U);  // issue 7 requirement 9
   for (const auto& p : ListPresets(test::DataDir())) {
     const ModelSpec m = LoadHfConfig(p.path);
     EXPECT_GT(m.ParamsTotal(), 100'000'000) << p.name;  // Qwen3-0.6B is the smallest
@@ -240,6 +296,21 @@ TEST(ModelNames, InstructChatAndOrgFormsResolveToTheSameArchitecture) {
   EXPECT_EQ(Resolve("internlm/internlm2-7b"), "internlm2-chat-7b");
   EXPECT_EQ(Resolve("mistralai/Mistral-7B-v0.3"), "Mistral-7B-Instruct-v0.3");
   EXPECT_EQ(Resolve("Qwen/Qwen3-30B-A3B-Base"), "Qwen3-30B-A3B");
+  // Issue 7, second batch: each -Chat / -Instruct config in Girafboy/pytorchKQI llms/ has the base's
+  // shape fields (data/models/SOURCES.md).
+  EXPECT_EQ(Resolve("meta-llama/Llama-2-7b-chat-hf"), "Llama-2-7b-hf");
+  EXPECT_EQ(Resolve("meta-llama/Llama-2-13b-chat-hf"), "Llama-2-13b-hf");
+  EXPECT_EQ(Resolve("meta-llama/Meta-Llama-3-8B-Instruct"), "Meta-Llama-3-8B");
+  EXPECT_EQ(Resolve("Llama-3-8B"), "Meta-Llama-3-8B");
+  EXPECT_EQ(Resolve("baichuan-inc/Baichuan2-7B-Chat"), "Baichuan2-7B-Base");
+  EXPECT_EQ(Resolve("baichuan-inc/Baichuan2-13B-Chat"), "Baichuan2-13B-Base");
+  EXPECT_EQ(Resolve("01-ai/Yi-1.5-34B-Chat"), "Yi-1.5-34B");
+  EXPECT_EQ(Resolve("01-ai/Yi-6B-Chat"), "Yi-6B");
+  EXPECT_EQ(Resolve("Qwen/Qwen2-72B-Instruct"), "Qwen2-72B");
+  EXPECT_EQ(Resolve("Qwen/Qwen2-57B-A14B-Instruct"), "Qwen2-57B-A14B");
+  EXPECT_EQ(Resolve("Qwen/Qwen1.5-MoE-A2.7B-Chat"), "Qwen1.5-MoE-A2.7B");
+  EXPECT_EQ(Resolve("deepseek-ai/DeepSeek-V2-Lite-Chat"), "DeepSeek-V2-Lite");
+  EXPECT_EQ(Resolve("mistralai/Mistral-7B-v0.1"), "Mistral-7B-v0.1");
 }
 
 TEST(ModelNames, ResolvedModelIsNamedAsTyped) {
