@@ -52,7 +52,7 @@ struct FitOptions {
   double fragmentation = 0.05;
   // time (issue 3)
   std::optional<double> mfu;
-  std::string network = "ib-400g";
+  std::string network;  // empty: the card's server class decides (DefaultNetwork)
   double tokens = 0;
   double epochs = 0;
   double dataset_tokens = 0;
@@ -65,6 +65,10 @@ struct FitOptions {
   std::string objective = "time";
   int64_t top = 5;
   std::string offers;
+  // Filled from the command line before running: the layout options given explicitly, which
+  // constrain a search (docs/time-model.md §6).
+  SearchPins pinned;
+  bool max_gpus_given = false;
 };
 
 std::vector<std::string> SplitList(const std::string& s) {
@@ -114,8 +118,11 @@ void PrintTable(const ModelSpec& m, const Workload& w, const Layout& l, const Gp
   std::cout << "\n";
   std::cout << fmt::format("task       {}", ToString(w.task));
   if (IsTraining(w.task)) {
+    const std::string precision = w.precision == Precision::kMixed && gpu != nullptr
+                                      ? fmt::format("mixed ({})", HalfDtype(*gpu))
+                                      : std::string(ToString(w.precision));
     std::cout << fmt::format(", precision {}, optimizer {}, seq {}, micro-batch {}, recompute {}, flash-attn {}",
-                             ToString(w.precision), ToString(w.optimizer), w.seq, w.micro_batch,
+                             precision, ToString(w.optimizer), w.seq, w.micro_batch,
                              ToString(w.recompute), w.flash_attn ? "on" : "off");
   } else {
     std::cout << fmt::format(", weights {}, kv {}, context {}, concurrency {}", ToString(w.weight_dtype),
@@ -172,17 +179,22 @@ nlohmann::json CheckpointToJson(const CheckpointSummary& c) {
   return {{"files", c.files}, {"params", c.params}, {"bytes", c.bytes}, {"params_by_dtype", c.params_by_dtype}};
 }
 
-void PrintTrainingTime(const TrainingTime& t, const TimeConfig& tc) {
-  std::cout << fmt::format("\ntime per step ({} sequences = {} micro-batches per data-parallel rank; network {})\n",
-                           t.global_batch, t.micro_batches, tc.network.name);
+void PrintTrainingTime(const TrainingTime& t, const Network& net) {
+  std::cout << fmt::format("\ntime per step ({} sequences = {} micro-batches per data-parallel rank; network {}, "
+                           "{:g} Gb/s per node, {})\n",
+                           t.global_batch, t.micro_batches, net.name, net.node_gbps, net.basis);
   std::cout << fmt::format("  {:<28} {:>10.3f} s   ({:.0f}% of dense peak assumed achievable)\n", "compute",
                            t.compute_seconds, 100 * t.efficiency);
   std::cout << fmt::format("  {:<28} {:>10.3f} s\n", "communication (exposed)", t.communication_seconds);
   std::cout << fmt::format("    {:<26} {:>10.3f} s\n", "tensor parallel", t.tp_seconds);
   std::cout << fmt::format("    {:<26} {:>10.3f} s\n", "pipeline p2p", t.pp_seconds);
   std::cout << fmt::format("    {:<26} {:>10.3f} s\n", "expert all-to-all", t.moe_seconds);
-  std::cout << fmt::format("    {:<26} {:>10.3f} s   (of {:.3f} s, the rest hidden behind backward)\n",
+  std::cout << fmt::format("    {:<26} {:>10.3f} s   (of {:.3f} s, the rest hidden behind compute)\n",
                            "data parallel, exposed", t.dp_exposed_seconds, t.dp_seconds);
+  if (t.dp_node_link_bytes > 0) {
+    std::cout << fmt::format("    {:<26} {:>10.2f} GB per step each way over each node's network link\n",
+                             "data parallel across nodes", t.dp_node_link_bytes / 1e9);
+  }
   std::cout << fmt::format("  {:<28} {:>10.3f} s\n", "pipeline bubble", t.bubble_seconds);
   std::cout << fmt::format("  {:<28} {:>10.3f} s\n", "step", t.step_seconds);
   std::cout << fmt::format("throughput {:.0f} tokens/s, MFU {:.1f}%, bottleneck: {}\n", t.tokens_per_second,
@@ -196,47 +208,65 @@ void PrintTrainingTime(const TrainingTime& t, const TimeConfig& tc) {
   }
 }
 
-void InferenceToJson(nlohmann::json& j, const InferencePlan& p, const Workload& w, double qps, double latency_ms) {
+// `t` holds the figures at the concurrency shown (w.concurrency); the sizing block uses the
+// plan's own concurrency and time.
+void InferenceToJson(nlohmann::json& j, const InferencePlan& p, const InferenceTime& t, const Workload& w, double qps,
+                     double latency_ms) {
   if (!p.fits) {
     j["serving"] = nullptr;  // not even one sequence of the context fits next to the weights
     return;
   }
-  j["prefill_seconds"] = p.time.prefill_seconds;
-  j["time_to_first_token_seconds"] = p.time.prefill_seconds;
-  j["per_token_latency_seconds"] = p.time.decode_step_seconds;
-  j["decode_tokens_per_second"] = p.time.decode_tokens_per_second;
-  j["decode_tokens_per_second_per_gpu"] = p.time.decode_tokens_per_second_per_gpu;
-  j["decode_memory_bound"] = p.time.memory_bound;
-  j["requests_per_second_per_replica"] = p.time.requests_per_second;
+  j["prefill_seconds"] = t.prefill_seconds;
+  j["time_to_first_token_seconds"] = t.prefill_seconds;
+  j["per_token_latency_seconds"] = t.decode_step_seconds;
+  j["decode_tokens_per_second"] = t.decode_tokens_per_second;
+  j["decode_tokens_per_second_per_gpu"] = t.decode_tokens_per_second_per_gpu;
+  j["decode_memory_bound"] = t.memory_bound;
+  j["requests_per_second_per_replica"] = t.requests_per_second;
+  j["replica_seconds_per_request"] = t.replica_seconds_per_request;
   j["concurrency"] = w.concurrency;
   if (qps > 0 || latency_ms > 0) {
     j["sizing"] = {{"qps", qps},
                    {"latency_ms", latency_ms},
                    {"meets_latency", p.meets_latency},
                    {"concurrency_per_replica", p.workload.concurrency},
+                   {"max_concurrency", p.max_concurrency},
+                   {"requests_per_second_per_replica", p.time.requests_per_second},
+                   {"prefill_seconds_per_request", p.time.prefill_seconds},
+                   {"decode_seconds_per_request",
+                    p.time.replica_seconds_per_request - p.time.prefill_seconds},
+                   {"prefill_share", p.prefill_share},
+                   {"bound", p.bound},
                    {"replicas", p.replicas},
                    {"gpus_needed", p.gpus_total},
                    {"cost_per_hour", {{"amount", p.cost_cny_per_hour}, {"currency", "CNY"}}}};
   }
 }
 
-void PrintInference(const InferencePlan& p, const Workload& w, double qps, double latency_ms) {
+void PrintInference(const InferencePlan& p, const InferenceTime& t, const Workload& w, double qps, double latency_ms) {
   if (!p.fits) {
     return;
   }
   std::cout << fmt::format("\ninference at concurrency {}: time to first token {:.3f} s, per-token latency {:.1f} ms "
                            "({}), {:.0f} output tokens/s per replica, {:.0f} per GPU\n",
-                           w.concurrency, p.time.prefill_seconds, 1000 * p.time.decode_step_seconds,
-                           p.time.memory_bound ? "memory-bandwidth bound" : "compute bound",
-                           p.time.decode_tokens_per_second, p.time.decode_tokens_per_second_per_gpu);
+                           w.concurrency, t.prefill_seconds, 1000 * t.decode_step_seconds,
+                           t.memory_bound ? "memory-bandwidth bound" : "compute bound",
+                           t.decode_tokens_per_second, t.decode_tokens_per_second_per_gpu);
   if (qps > 0 || latency_ms > 0) {
     if (!p.meets_latency) {
       std::cout << fmt::format("latency target {:.0f} ms per token is not met even at concurrency 1\n", latency_ms);
       return;
     }
+    if (qps > 0) {
+      std::cout << fmt::format(
+          "each request costs a replica {:.1f} ms of prefill + {:.1f} ms of its share of decode steps "
+          "({:.0f}% prefill): {:.2f} requests/s per replica\n",
+          1000 * p.time.prefill_seconds, 1000 * (p.time.replica_seconds_per_request - p.time.prefill_seconds),
+          100 * p.prefill_share, p.time.requests_per_second);
+    }
     std::cout << fmt::format("for {:g} requests/s: {} replica(s) at concurrency {} = {} GPUs, {:.0f} CNY per hour "
-                             "(illustrative catalog prices)\n",
-                             qps, p.replicas, p.workload.concurrency, p.gpus_total, p.cost_cny_per_hour);
+                             "(illustrative catalog prices); bound: {}\n",
+                             qps, p.replicas, p.workload.concurrency, p.gpus_total, p.cost_cny_per_hour, p.bound);
   }
 }
 
@@ -252,6 +282,22 @@ void ProgressBar(double fraction) {
             << "%" << (fraction >= 1.0 ? "\r\33[K" : "") << std::flush;
 }
 
+nlohmann::json PinnedToJson(const SearchPins& p) {
+  nlohmann::json j = nlohmann::json::object();
+  if (p.gpus) j["gpus"] = *p.gpus;
+  if (p.tp) j["tp"] = *p.tp;
+  if (p.pp) j["pp"] = *p.pp;
+  if (p.ep) j["ep"] = *p.ep;
+  if (p.vpp) j["vpp"] = *p.vpp;
+  if (p.zero) j["zero"] = *p.zero;
+  if (p.micro_batch) j["micro_batch"] = *p.micro_batch;
+  if (p.recompute) j["recompute"] = ToString(*p.recompute);
+  if (p.sp) j["sp"] = *p.sp;
+  if (p.offload_optimizer) j["offload_optimizer"] = *p.offload_optimizer;
+  if (p.offload_params) j["offload_params"] = *p.offload_params;
+  return j;
+}
+
 int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm, const Workload& w,
               const GpuCatalog& cat, const TimeConfig& tc, const OverheadConfig& oc, double tokens) {
   SearchOptions so;
@@ -264,6 +310,8 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
       so.gpus.push_back(&cat.Find(name));
     }
   }
+  so.pinned = o.pinned;
+  so.each_card = !o.gpu.empty();  // a list of cards: the best layout of each is ranked too
   so.max_gpus = o.max_gpus;
   so.margin = o.margin;
   so.objective = ParseObjective(o.objective);
@@ -295,35 +343,60 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
       j["model"] = {{"name", lm.spec.name}, {"architecture", lm.spec.architecture},
                     {"params_total", lm.spec.ParamsTotal()}, {"params_active", lm.spec.ParamsActive()},
                     {"params_trainable", 0}};
-      j["search"] = {{"evaluated", r.evaluated}, {"objective", ToString(so.objective)}};
+      j["search"] = {{"evaluated", r.evaluated}, {"objective", ToString(so.objective)},
+                     {"pinned", PinnedToJson(so.pinned)}};
       j["fits"] = !r.ranked.empty();
       j["candidates"] = nlohmann::json::array();
       for (const auto& p : r.ranked) {
         nlohmann::json c = {{"gpu", p.gpu->name}, {"gpus", p.gpus_total}, {"tp", p.layout.tp}, {"pp", p.layout.pp},
                             {"replicas", p.replicas}, {"memory_per_gpu_total", static_cast<int64_t>(p.memory.per_gpu.Total().value)}};
-        InferenceToJson(c["inference"], p, p.workload, o.qps, o.latency_ms);
+        InferenceToJson(c["inference"], p, p.time, p.workload, o.qps, o.latency_ms);
         c["cost"] = {{"amount", p.cost_cny_per_hour}, {"currency", "CNY"}, {"per", "hour"}};
         j["candidates"].push_back(c);
+      }
+      j["best_per_gpu"] = nlohmann::json::array();
+      for (const auto& p : r.best_per_gpu) {
+        j["best_per_gpu"].push_back({{"gpu", p.gpu->name}, {"gpus", p.gpus_total}, {"tp", p.layout.tp},
+                                     {"pp", p.layout.pp}, {"replicas", p.replicas},
+                                     {"concurrency", p.workload.concurrency}, {"bound", p.bound},
+                                     {"cost", {{"amount", p.cost_cny_per_hour}, {"currency", "CNY"}, {"per", "hour"}}}});
       }
       if (r.ranked.empty()) {
         j["closest"] = r.closest;
       }
+      j["search"]["notes"] = r.notes;
       if (lm.checkpoint) {
         j["checkpoint"] = CheckpointToJson(*lm.checkpoint);
       }
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << fmt::format("{} layouts evaluated; ranked by {}\n", r.evaluated, ToString(so.objective));
-      std::cout << fmt::format("{:>3} {:<24} {:>5} {:>4} {:>8} {:>11} {:>10} {:>12} {:>10}\n", "#", "GPU", "GPUs", "tp",
-                               "replicas", "concurrency", "TTFT s", "ms/token", "CNY/h");
-      for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
-        const auto& p = r.ranked[i];
-        std::cout << fmt::format("{:>3} {:<24} {:>5} {:>4} {:>8} {:>11} {:>10.3f} {:>12.1f} {:>10.0f}\n", i + 1,
+      std::cout << fmt::format("{} layouts evaluated; ranked by {}{}\n", r.evaluated, ToString(so.objective),
+                               so.pinned.Any() ? "; kept as given: " + so.pinned.Describe() : "");
+      auto header = [] {
+        std::cout << fmt::format("{:>3} {:<24} {:>5} {:>4} {:>8} {:>11} {:>10} {:>12} {:>10}  {}\n", "#", "GPU", "GPUs",
+                                 "tp", "replicas", "concurrency", "TTFT s", "ms/token", "CNY/h", "bound");
+      };
+      auto row = [](std::size_t i, const InferencePlan& p) {
+        std::cout << fmt::format("{:>3} {:<24} {:>5} {:>4} {:>8} {:>11} {:>10.3f} {:>12.1f} {:>10.0f}  {}\n", i + 1,
                                  p.gpu->name, p.gpus_total, p.layout.tp, p.replicas, p.workload.concurrency,
-                                 p.time.prefill_seconds, 1000 * p.time.decode_step_seconds, p.cost_cny_per_hour);
+                                 p.time.prefill_seconds, 1000 * p.time.decode_step_seconds, p.cost_cny_per_hour, p.bound);
+      };
+      header();
+      for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
+        row(i, r.ranked[i]);
+      }
+      if (so.gpus.size() > 1 && !o.gpu.empty() && !r.best_per_gpu.empty()) {
+        std::cout << "best of each card:\n";
+        header();
+        for (std::size_t i = 0; i < r.best_per_gpu.size(); ++i) {
+          row(i, r.best_per_gpu[i]);
+        }
       }
       if (r.ranked.empty()) {
         std::cout << "no GPU type meets the request; closest: " << r.closest << "\n";
+      }
+      for (const auto& n : r.notes) {
+        std::cout << "note: " << n << "\n";
       }
     }
     return r.ranked.empty() ? kExitNegative : kExitOk;
@@ -345,7 +418,8 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
       j["closest"] = r.closest;
     }
     j["search"] = {{"evaluated", r.evaluated}, {"fitting", r.fitting}, {"objective", ToString(so.objective)},
-                   {"margin", so.margin}, {"max_gpus", so.max_gpus}};
+                   {"margin", so.margin}, {"max_gpus", so.max_gpus}, {"pinned", PinnedToJson(so.pinned)},
+                   {"notes", r.notes}};
     if (lm.checkpoint) {
       j["checkpoint"] = CheckpointToJson(*lm.checkpoint);
     }
@@ -353,17 +427,23 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
     for (const auto& c : r.ranked) {
       j["candidates"].push_back(CandidateToJson(c));
     }
+    if (!offers) {  // (with --offers only the re-priced candidates carry a rental cost)
+      j["best_per_gpu"] = nlohmann::json::array();
+      for (const auto& c : r.best_per_gpu) {
+        j["best_per_gpu"].push_back(CandidateToJson(c));
+      }
+    }
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << fmt::format("{} layouts evaluated, {} fit with a {:.0f}% margin; ranked by {}{}\n", r.evaluated,
+    std::cout << fmt::format("{} layouts evaluated, {} fit with a {:.0f}% margin; ranked by {}{}{}\n", r.evaluated,
                              r.fitting, 100 * so.margin, ToString(so.objective),
-                             tokens > 0 ? fmt::format(" for {:.3g} tokens", tokens) : " per million tokens");
+                             tokens > 0 ? fmt::format(" for {:.3g} tokens", tokens) : " per million tokens",
+                             so.pinned.Any() ? "; kept as given: " + so.pinned.Describe() : "");
     std::cout << fmt::format(
         "{:>3} {:<22} {:>5} {:>3} {:>3} {:>4} {:>4} {:>10} {:>3} {:>8} {:>8} {:>7} {:>7} {:>7} {:>10} {:>6} {:>10} {:>12}\n",
         "#", "GPU", "GPUs", "tp", "pp", "dp", "zero", "recompute", "mb", "mem GiB", "step s", "comp s", "comm s",
         "bubble", "tokens/s", "MFU", tokens > 0 ? "hours" : "h/Mtok", "CNY");
-    for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
-      const auto& c = r.ranked[i];
+    auto row = [](std::size_t i, const Candidate& c) {
       const double hours = c.time.total_hours ? *c.time.total_hours : 1e6 / c.time.tokens_per_second / 3600.0;
       std::cout << fmt::format(
           "{:>3} {:<22} {:>5} {:>3} {:>3} {:>4} {:>4} {:>10} {:>3} {:>8.1f} {:>8.2f} {:>7.2f} {:>7.2f} {:>7.2f} {:>10.0f} "
@@ -372,6 +452,9 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
           ToString(c.workload.recompute), c.workload.micro_batch, c.memory.per_gpu.Total().gib(), c.time.step_seconds,
           c.time.compute_seconds, c.time.communication_seconds, c.time.bubble_seconds, c.time.tokens_per_second,
           100 * c.time.mfu, hours, c.cost_cny);
+    };
+    for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
+      row(i, r.ranked[i]);
     }
     if (!r.ranked.empty()) {
       const auto& b = r.ranked.front();
@@ -383,10 +466,27 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
         std::cout << fmt::format("  #{} {} x {} tp={} pp={} zero={} lost: {}\n", i + 1, c.layout.gpus, c.gpu->name,
                                  c.layout.tp, c.layout.pp, c.layout.zero, WhyLost(c, b, so.objective));
       }
+      if (!offers && so.gpus.size() > 1 && !o.gpu.empty()) {
+        std::cout << "best layout of each card:\n";
+        for (std::size_t i = 0; i < r.best_per_gpu.size(); ++i) {
+          row(i, r.best_per_gpu[i]);
+        }
+        for (const Gpu* gpu : so.gpus) {
+          if (std::none_of(r.best_per_gpu.begin(), r.best_per_gpu.end(),
+                           [&](const Candidate& c) { return c.gpu == gpu; })) {
+            std::cout << fmt::format("    {}: no layout fits\n", gpu->name);
+          }
+        }
+      }
+      std::cout << "network between nodes: " << NetworkFor(so.time, *b.gpu).name << " (" << NetworkFor(so.time, *b.gpu).basis
+                << ")\n";
       std::cout << (offers ? "costs are the cheapest rental mix from " + o.offers + " for each job\n"
                          : std::string("CNY figures use the catalog's illustrative per-card-hour prices, not offers.\n"));
     } else {
       std::cout << "no layout fits; closest: " << r.closest << "\n";
+    }
+    for (const auto& n : r.notes) {
+      std::cout << "note: " << n << "\n";
     }
   }
   return r.ranked.empty() ? kExitNegative : kExitOk;
@@ -418,9 +518,10 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
   c->add_option("--lora-dropout", o->lora_dropout, "LoRA dropout probability")->capture_default_str();
   c->add_option("--lora-targets", o->lora_targets, "all-linear or module names, comma separated")
       ->capture_default_str();
-  c->add_option("--weight-dtype", o->weight_dtype, "inference weights: bf16 | fp8 | int8 | int4 | fp32")
+  c->add_option("--weight-dtype", o->weight_dtype,
+                 "inference weights: bf16 | fp16 | fp8 | int8 | int4 | fp32 (bf16 becomes fp16 on cards without bf16)")
       ->capture_default_str();
-  c->add_option("--kv-dtype", o->kv_dtype, "KV cache: bf16 | fp8")->capture_default_str();
+  c->add_option("--kv-dtype", o->kv_dtype, "KV cache: bf16 | fp16 | fp8")->capture_default_str();
   c->add_option("--context", o->context, "inference: tokens per sequence (prompt + output)")->capture_default_str();
   c->add_option("--concurrency", o->concurrency, "inference: sequences in flight per replica")->capture_default_str();
   c->add_option("--batched-tokens", o->batched_tokens, "inference: tokens per forward pass")->capture_default_str();
@@ -432,8 +533,9 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
   c->add_option("--fragmentation", o->fragmentation, "allocator slack as a fraction of dynamic tensors")
       ->capture_default_str();
   c->add_option("--mfu", o->mfu, "achievable fraction of dense peak (default per GPU generation)");
-  c->add_option("--network", o->network, "node network: ib-400g, ib-200g, roce-100g, 25gbe, 10gbe, 1gbe or Gb/s per node")
-      ->capture_default_str();
+  c->add_option("--network", o->network,
+                 "node network: ib-400g, ib-200g, roce-100g, 100gbe, 25gbe, 10gbe, 1gbe or Gb/s per node "
+                 "(default: by the card's server class)");
   c->add_option("--tokens", o->tokens, "training job size in tokens (for total and GPU-hours)");
   c->add_option("--epochs", o->epochs, "epochs over --dataset-tokens (instead of --tokens)");
   c->add_option("--dataset-tokens", o->dataset_tokens, "tokens in one epoch");
@@ -449,7 +551,21 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
   c->add_option("--offers", o->offers, "search: rank by the cheapest rental from this offers file (docs/offers.md)");
   c->add_flag("--json", g.json, "print JSON");
 
-  return [o, &g]() -> int {
+  return [o, c, &g]() -> int {
+    auto given = [c](const char* name) { return c->count(name) > 0; };
+    o->pinned = {};
+    if (given("--gpus")) o->pinned.gpus = o->gpus;
+    if (given("--tp")) o->pinned.tp = o->tp;
+    if (given("--pp")) o->pinned.pp = o->pp;
+    if (given("--ep")) o->pinned.ep = o->ep;
+    if (given("--vpp")) o->pinned.vpp = o->vpp;
+    if (given("--zero")) o->pinned.zero = o->zero;
+    if (given("--micro-batch")) o->pinned.micro_batch = o->micro_batch;
+    if (given("--recompute")) o->pinned.recompute = ParseRecompute(o->recompute);
+    if (given("--sp")) o->pinned.sp = o->sp;
+    if (given("--offload-optimizer")) o->pinned.offload_optimizer = o->offload_optimizer;
+    if (given("--offload-params")) o->pinned.offload_params = o->offload_params;
+    o->max_gpus_given = given("--max-gpus");
     const std::string data = DataDir(g);
     LoadedModel lm = LoadModel(o->model, data);
     Workload w;
@@ -470,6 +586,11 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
     w.weight_dtype = ParseWeightDtype(o->weight_dtype);
     w.kv_dtype = ParseKvDtype(o->kv_dtype);
     w.context = o->context;
+    if (w.task == Task::kInfer && o->qps > 0 && !given("--context")) {
+      // Sizing for a request rate: each sequence holds the KV cache of its own request
+      // (paged KV cache, Kwon et al. 2023), not a --context window.
+      w.context = o->prompt_tokens + o->output_tokens;
+    }
     w.concurrency = o->concurrency;
     w.batched_tokens = o->batched_tokens;
     if (o->lora_dropout < 0 || o->lora_dropout >= 1) {
@@ -496,7 +617,9 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
     const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(data) / "gpus.yaml").string());
     TimeConfig tc;
     tc.mfu = o->mfu;
-    tc.network = ParseNetwork(o->network);
+    if (!o->network.empty()) {
+      tc.network = ParseNetwork(o->network);
+    }
     double tokens = o->tokens;
     if (o->epochs > 0 || o->dataset_tokens > 0) {
       if (o->epochs <= 0 || o->dataset_tokens <= 0) {
@@ -513,12 +636,16 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
         throw InputError("must be a positive number, got " + std::to_string(v), "", 0, field);
       }
     }
-    const bool list = o->gpu.empty() || o->gpu.find(',') != std::string::npos;
+    // A search without a card, over a list of cards, or over counts of one card (--max-gpus).
+    const bool list = o->gpu.empty() || o->gpu.find(',') != std::string::npos || o->max_gpus_given;
     if (list) {
       return RunSearch(*o, g, lm, w, cat, tc, oc, tokens);
     }
     const Gpu* gpu = &cat.Find(o->gpu);
+    std::vector<std::string> dtype_notes;
+    w = ForCard(w, *gpu, &dtype_notes);  // bf16 -> fp16 on cards without bf16 (T4, V100)
     MemoryEstimate e = EstimateMemory(lm.spec, w, l, oc, std::optional<int64_t>(gpu->memory_bytes));
+    e.notes.insert(e.notes.end(), dtype_notes.begin(), dtype_notes.end());
     if (lm.checkpoint && lm.checkpoint->params != e.params_total) {
       e.notes.push_back(fmt::format(
           "the checkpoint holds {} parameters but config.json describes {} (difference {}): extra modules "
@@ -532,12 +659,13 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
     }
     std::optional<TrainingTime> tt;
     std::optional<InferencePlan> plan;
+    InferenceTime shown;  // at the concurrency asked for (the plan may size at another)
     if (IsTraining(w.task)) {
       tt = EstimateTrainingTime(lm.spec, w, l, *gpu, tc, tokens);
     } else {
       plan = PlanInference(lm.spec, w, l, *gpu, tc, oc, o->prompt_tokens, o->output_tokens, o->qps, o->latency_ms);
       if (plan->fits) {
-        plan->time = EstimateInferenceTime(lm.spec, w, l, *gpu, tc, o->prompt_tokens, o->output_tokens);
+        shown = EstimateInferenceTime(lm.spec, w, l, *gpu, tc, o->prompt_tokens, o->output_tokens);
       }
       if (o->latency_ms > 0 && !plan->meets_latency) {
         fits = false;
@@ -549,7 +677,7 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
         j["time"] = TrainingTimeToJson(*tt);
       }
       if (plan) {
-        InferenceToJson(j["inference"], *plan, w, o->qps, o->latency_ms);
+        InferenceToJson(j["inference"], *plan, shown, w, o->qps, o->latency_ms);
       }
       if (lm.checkpoint) {
         j["checkpoint"] = CheckpointToJson(*lm.checkpoint);
@@ -562,10 +690,10 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
       }
       PrintTable(lm.spec, w, l, gpu, e, sug);
       if (tt) {
-        PrintTrainingTime(*tt, tc);
+        PrintTrainingTime(*tt, NetworkFor(tc, *gpu));
       }
       if (plan) {
-        PrintInference(*plan, w, o->qps, o->latency_ms);
+        PrintInference(*plan, shown, w, o->qps, o->latency_ms);
       }
     }
     return fits ? kExitOk : kExitNegative;

@@ -17,8 +17,8 @@ struct Change {
 
 // Candidates are listed mildest first within a family (e.g. micro-batch 8, 4, 2, 1), so the
 // first one of a family that fits is the one to suggest.
-std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, const Layout& l0, const GpuCatalog& cat,
-                                     std::optional<int64_t> max_concurrency) {
+std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, const Layout& l0, const Gpu& gpu0,
+                                     const GpuCatalog& cat, std::optional<int64_t> max_concurrency) {
   std::vector<Change> c;
   const bool train = IsTraining(w0.task);
   if (train) {
@@ -92,7 +92,7 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
                    }});
     }
   } else {
-    if (w0.kv_dtype == KvDtype::kBf16) {
+    if (w0.kv_dtype != KvDtype::kFp8 && CardRuns(gpu0, KvDtype::kFp8)) {
       c.push_back({"--kv-dtype fp8", 2, [](Workload& w, Layout&, const Gpu*&) {
                      w.kv_dtype = KvDtype::kFp8;
                      return true;
@@ -101,7 +101,7 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
     const std::vector<std::pair<WeightDtype, int>> dtypes = {
         {WeightDtype::kFp8, 3}, {WeightDtype::kInt8, 4}, {WeightDtype::kInt4, 5}};
     for (const auto& [d, cost] : dtypes) {
-      if (static_cast<int>(d) > static_cast<int>(w0.weight_dtype)) {
+      if (static_cast<int>(d) > static_cast<int>(w0.weight_dtype) && CardRuns(gpu0, d)) {
         c.push_back({std::string("--weight-dtype ") + ToString(d), cost, [d = d](Workload& w, Layout&, const Gpu*&) {
                        w.weight_dtype = d;
                        return true;
@@ -150,9 +150,13 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
                    [](const Gpu* a, const Gpu* b) { return a->memory_bytes < b->memory_bytes; });
   for (const Gpu* gp : by_memory) {
     const Gpu& g = *gp;
-    c.push_back({"--gpu \"" + g.name + "\"", 5, [&g](Workload&, Layout&, const Gpu*& gpu) {
+    c.push_back({"--gpu \"" + g.name + "\"", 5, [&g](Workload& w, Layout&, const Gpu*& gpu) {
                    if (g.memory_bytes <= gpu->memory_bytes) {
                      return false;
+                   }
+                   w = ForCard(w, g);
+                   if (!CardRuns(g, w)) {
+                     return false;  // e.g. fp8 weights on a card without fp8
                    }
                    gpu = &g;
                    return true;
@@ -179,6 +183,81 @@ std::string DescribeLayout(const Workload& w, const Layout& l, const Gpu& gpu) {
   return s;
 }
 
+bool CardRuns(const Gpu& gpu, WeightDtype d) {
+  switch (d) {
+    case WeightDtype::kFp32: return true;
+    case WeightDtype::kBf16: return gpu.Supports("bf16");
+    case WeightDtype::kFp16: return gpu.Supports("fp16");
+    case WeightDtype::kFp8: return gpu.Supports("fp8");
+    case WeightDtype::kInt8:
+    case WeightDtype::kInt4: return true;  // weight-only: dequantised to the card's 16-bit type
+  }
+  return false;
+}
+
+bool CardRuns(const Gpu& gpu, KvDtype d) {
+  switch (d) {
+    case KvDtype::kBf16: return gpu.Supports("bf16");
+    case KvDtype::kFp16: return gpu.Supports("fp16");
+    case KvDtype::kFp8: return gpu.Supports("fp8");
+  }
+  return false;
+}
+
+bool CardRuns(const Gpu& gpu, Precision p) {
+  switch (p) {
+    case Precision::kFp32: return true;
+    case Precision::kMixed: return gpu.Supports("bf16") || gpu.Supports("fp16");
+    case Precision::kBf16: return gpu.Supports("bf16");
+  }
+  return false;
+}
+
+const char* HalfDtype(const Gpu& gpu) { return gpu.Supports("bf16") ? "bf16" : "fp16"; }
+
+Workload ForCard(const Workload& w0, const Gpu& gpu, std::vector<std::string>* notes) {
+  Workload w = w0;
+  auto note = [&](const std::string& n) {
+    if (notes != nullptr) {
+      notes->push_back(n);
+    }
+  };
+  const bool bf16 = gpu.Supports("bf16");
+  if (IsTraining(w.task)) {
+    if (w.precision == Precision::kMixed && !bf16) {
+      note(gpu.name + " has no bf16 (bf16 arrived with Ampere): mixed precision runs as fp16 autocast with loss "
+                      "scaling; memory is the same");
+    } else if (w.precision == Precision::kBf16 && !bf16) {
+      note(gpu.name + " has no bf16 (bf16 arrived with Ampere): pure bf16 training does not run on it; use "
+                      "--precision mixed (fp16 with loss scaling, fp32 master weights)");
+    }
+    return w;
+  }
+  if (w.weight_dtype == WeightDtype::kBf16 && !bf16 && gpu.Supports("fp16")) {
+    w.weight_dtype = WeightDtype::kFp16;
+    note(gpu.name + " has no bf16 (bf16 arrived with Ampere): weights in fp16, the same 2 bytes");
+  }
+  if (w.kv_dtype == KvDtype::kBf16 && !bf16 && gpu.Supports("fp16")) {
+    w.kv_dtype = KvDtype::kFp16;
+  }
+  if (!CardRuns(gpu, w.weight_dtype)) {
+    note(gpu.name + " has no " + ToString(w.weight_dtype) + " (fp8 arrived with Ada and Hopper): the card cannot "
+                    "run " + ToString(w.weight_dtype) + " weights; the memory figures are for the bytes alone");
+  }
+  if (!CardRuns(gpu, w.kv_dtype)) {
+    note(gpu.name + " has no " + ToString(w.kv_dtype) + " (fp8 arrived with Ada and Hopper): an fp8 KV cache needs "
+                    "a card with fp8");
+  }
+  return w;
+}
+
+bool CardRuns(const Gpu& gpu, const Workload& w) {
+  if (IsTraining(w.task)) {
+    return CardRuns(gpu, w.precision);
+  }
+  return CardRuns(gpu, w.weight_dtype) && CardRuns(gpu, w.kv_dtype);
+}
+
 bool Fits(const MemoryEstimate& e, const Gpu& gpu) {
   return e.per_gpu.Total().value <= static_cast<double>(gpu.memory_bytes);
 }
@@ -189,7 +268,7 @@ std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, cons
   if (!IsTraining(w.task)) {
     max_concurrency = EstimateMemory(m, w, l, o, gpu.memory_bytes).max_concurrency;
   }
-  const std::vector<Change> changes = CandidateChanges(m, w, l, catalog, max_concurrency);
+  const std::vector<Change> changes = CandidateChanges(m, w, l, gpu, catalog, max_concurrency);
   std::vector<Suggestion> found;
   std::vector<std::string> families;
   auto try_apply = [&](const std::vector<const Change*>& chs) {

@@ -8,6 +8,7 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "fit/memory_model.h"
+#include "fit/workload.h"
 
 namespace gpuplan {
 
@@ -22,6 +23,22 @@ struct Suggestion {
 };
 
 bool Fits(const MemoryEstimate& e, const Gpu& gpu);
+
+// Datatypes a card runs (docs/memory-model.md §7), from the catalog's `datatypes` list: bf16 from
+// Ampere, fp16 on every tensor-core card (Volta, Turing), fp8 from Ada and Hopper. int8 and int4
+// weight-only quantisation dequantise to the card's 16-bit type in the matmul kernel, so every
+// card runs them.
+bool CardRuns(const Gpu& gpu, WeightDtype d);
+bool CardRuns(const Gpu& gpu, KvDtype d);
+bool CardRuns(const Gpu& gpu, Precision p);
+// The card's 16-bit float for mixed precision and half-precision weights: "bf16", else "fp16".
+const char* HalfDtype(const Gpu& gpu);
+// The workload as the card runs it: bf16 weights, KV cache and mixed precision become fp16 on a
+// card without bf16 (same bytes). Appends a note for each change and for anything the card
+// still cannot run to `notes` when given.
+Workload ForCard(const Workload& w, const Gpu& gpu, std::vector<std::string>* notes = nullptr);
+// Whether the card runs every datatype of the workload (after ForCard).
+bool CardRuns(const Gpu& gpu, const Workload& w);
 std::string DescribeLayout(const Workload& w, const Layout& l, const Gpu& gpu);
 
 // Up to `limit` fitting alternatives, smallest change first. Single changes are tried first;

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/names.h"
+#include "fit/advisor.h"
 
 namespace gpuplan {
 namespace {
@@ -35,6 +36,19 @@ double Score(const Candidate& c, Objective o, double tokens) {
   return hours;
 }
 
+void CheckPins(const SearchPins& p) {
+  for (const auto& [v, field] : {std::pair{p.gpus, "--gpus"}, std::pair{p.tp, "--tp"}, std::pair{p.pp, "--pp"},
+                                 std::pair{p.ep, "--ep"}, std::pair{p.vpp, "--vpp"},
+                                 std::pair{p.micro_batch, "--micro-batch"}}) {
+    if (v && *v <= 0) {
+      throw InputError("must be a positive number, got " + std::to_string(*v), "", 0, field);
+    }
+  }
+  if (p.zero && (*p.zero < 0 || *p.zero > 3)) {
+    throw InputError("ZeRO stage must be 0, 1, 2 or 3", "", 0, "--zero");
+  }
+}
+
 }  // namespace
 
 Objective ParseObjective(const std::string& s) {
@@ -54,6 +68,23 @@ const char* ToString(Objective o) {
   return "?";
 }
 
+std::string SearchPins::Describe() const {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : " ") + part; };
+  if (gpus) add("gpus=" + std::to_string(*gpus));
+  if (tp) add("tp=" + std::to_string(*tp));
+  if (pp) add("pp=" + std::to_string(*pp));
+  if (ep) add("ep=" + std::to_string(*ep));
+  if (vpp) add("vpp=" + std::to_string(*vpp));
+  if (zero) add("zero=" + std::to_string(*zero));
+  if (micro_batch) add("micro-batch=" + std::to_string(*micro_batch));
+  if (recompute) add(std::string("recompute=") + ToString(*recompute));
+  if (sp) add(std::string("sp=") + (*sp ? "on" : "off"));
+  if (offload_optimizer && *offload_optimizer) add("offload-optimizer");
+  if (offload_params && *offload_params) add("offload-params");
+  return s;
+}
+
 SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const SearchOptions& o) {
   if (o.max_gpus <= 0) {
     throw InputError("must be positive", "", 0, "--max-gpus");
@@ -61,53 +92,106 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
   if (o.margin < 0 || o.margin >= 1) {
     throw InputError("must be in [0, 1)", "", 0, "--margin");
   }
+  const SearchPins& pin = o.pinned;
+  CheckPins(pin);
   SearchResult r;
   const ModelSummary sum = Summarize(m, base.lora_targets);
   const int64_t per_node = o.time.gpus_per_node;
-  const std::vector<int64_t> counts = GpuCounts(o.max_gpus, per_node);
+  const std::vector<int64_t> counts = pin.gpus ? std::vector<int64_t>{*pin.gpus} : GpuCounts(o.max_gpus, per_node);
   const int64_t gb_base = base.global_batch > 0 ? base.global_batch
                           : base.task == Task::kPretrain
                               ? std::max<int64_t>(1, kPretrainTokensPerStep / std::max<int64_t>(base.seq, 1))
                               : kFinetuneGlobalBatch;
-  const std::vector<Recompute> recomputes = {Recompute::kFull, Recompute::kSelective, Recompute::kNone};
+  const std::vector<Recompute> recomputes =
+      pin.recompute ? std::vector<Recompute>{*pin.recompute}
+                    : std::vector<Recompute>{Recompute::kFull, Recompute::kSelective, Recompute::kNone};
   const std::size_t keep = o.top + kRunnersUp + o.keep_extra;
   std::vector<Candidate> best;  // sorted, at most `keep`
+  std::vector<std::optional<Candidate>> per_gpu(o.gpus.size());
   double closest_ratio = 1e300;
   std::size_t done = 0;
   const std::size_t total = o.gpus.size() * counts.size();
 
-  for (const Gpu* gpu : o.gpus) {
+  for (std::size_t gi = 0; gi < o.gpus.size(); ++gi) {
+    const Gpu* gpu = o.gpus[gi];
+    if (!CardRuns(*gpu, base.precision)) {
+      r.notes.push_back(gpu->name + ": not searched, it cannot run " + ToString(base.precision) + " training");
+      continue;  // e.g. pure bf16 training on a card without bf16
+    }
+    if (!HasPeakFlops(*gpu, base.precision)) {
+      r.notes.push_back(gpu->name + ": not searched, the catalog has no " +
+                        (base.precision == Precision::kFp32 ? "fp32" : "bf16/fp16") + " TFLOPS figure for it");
+      continue;
+    }
     const double capacity = static_cast<double>(gpu->memory_bytes) * (1.0 - o.margin);
     for (int64_t count : counts) {
       if (o.progress && (++done % 16 == 0)) {
         o.progress(static_cast<double>(done) / static_cast<double>(total));
       }
-      for (int64_t tp = 1; tp <= std::min(count, per_node); tp *= 2) {
-        if (m.heads % tp != 0) {
+      std::vector<int64_t> tps;
+      if (pin.tp) {
+        tps.push_back(*pin.tp);
+      } else {
+        for (int64_t tp = 1; tp <= std::min(count, per_node); tp *= 2) {
+          tps.push_back(tp);
+        }
+      }
+      for (int64_t tp : tps) {
+        if (tp <= 0 || m.heads % tp != 0 || count % tp != 0) {
           continue;
         }
-        for (int64_t pp = 1; tp * pp <= count && pp <= m.layers; pp *= 2) {
-          if (count % (tp * pp) != 0) {
+        std::vector<int64_t> pps;
+        if (pin.pp) {
+          pps.push_back(*pin.pp);
+        } else {
+          for (int64_t pp = 1; tp * pp <= count && pp <= m.layers; pp *= 2) {
+            pps.push_back(pp);
+          }
+        }
+        for (int64_t pp : pps) {
+          if (pp <= 0 || pp > m.layers || count % (tp * pp) != 0) {
             continue;
           }
           const int64_t dp = count / (tp * pp);
-          std::vector<int64_t> eps = {1};
-          if (m.moe) {
-            for (int64_t ep = 2; ep <= dp; ep *= 2) {
-              if (dp % ep == 0 && m.moe->experts % ep == 0) {
-                eps.push_back(ep);
+          std::vector<int64_t> eps;
+          if (pin.ep) {
+            const int64_t ep = *pin.ep;
+            if (ep == 1 || (m.moe && ep > 1 && dp % ep == 0 && m.moe->experts % ep == 0)) {
+              eps.push_back(ep);
+            }
+          } else {
+            eps.push_back(1);
+            if (m.moe) {
+              for (int64_t ep = 2; ep <= dp; ep *= 2) {
+                if (dp % ep == 0 && m.moe->experts % ep == 0) {
+                  eps.push_back(ep);
+                }
               }
             }
           }
-          const int zero_max = dp > 1 ? 3 : 0;
+          std::vector<int> zeros;
+          if (pin.zero) {
+            zeros.push_back(*pin.zero);
+          } else {
+            for (int zero = dp > 1 ? 3 : 0; zero >= 0; --zero) {
+              zeros.push_back(zero);
+            }
+          }
+          const bool sp = pin.sp.value_or(tp > 1);
+          if (sp && tp == 1) {
+            continue;  // sequence parallelism pinned on needs tp > 1
+          }
           for (int64_t ep : eps) {
-            for (int zero = zero_max; zero >= 0; --zero) {
+            for (int zero : zeros) {
+              if (pin.offload_params.value_or(false) && zero != 3) {
+                continue;  // parameter offload needs ZeRO-3
+              }
               for (Recompute rc : recomputes) {
-                if (rc == Recompute::kSelective && base.flash_attn) {
+                if (rc == Recompute::kSelective && base.flash_attn && !pin.recompute) {
                   continue;  // with flash attention, selective recomputation is what already happens
                 }
-                for (int64_t mb = 1; mb <= 8; mb *= 2) {
-                  if (mb * dp > gb_base && mb > 1) {
+                for (int64_t mb = pin.micro_batch.value_or(1); mb <= pin.micro_batch.value_or(8); mb *= 2) {
+                  if (mb * dp > gb_base && mb > 1 && !pin.micro_batch) {
                     break;
                   }
                   Workload w = base;
@@ -120,8 +204,11 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                   l.tp = tp;
                   l.pp = pp;
                   l.ep = ep;
+                  l.vpp = pp > 1 ? pin.vpp.value_or(1) : 1;
                   l.zero = zero;
-                  l.sp = tp > 1;
+                  l.sp = sp;
+                  l.offload_optimizer = pin.offload_optimizer.value_or(false);
+                  l.offload_params = pin.offload_params.value_or(false);
                   MemoryEstimate mem = EstimateMemory(sum, w, l, o.overhead, std::nullopt);
                   ++r.evaluated;
                   const double used = mem.per_gpu.Total().value;
@@ -147,6 +234,10 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                   c.cost_cny = tokens / c.time.tokens_per_second / 3600.0 * static_cast<double>(count) *
                                (price != o.price_per_card_hour.end() ? price->second : gpu->price_cny_per_card_hour);
                   c.score = Score(c, o.objective, o.tokens);
+                  if (!per_gpu[gi] || c.score < per_gpu[gi]->score) {
+                    per_gpu[gi] = c;
+                    per_gpu[gi]->memory = mem;
+                  }
                   if (best.size() < keep || c.score < best.back().score) {
                     // One entry per structural layout (card, tp, pp): the best of its counts,
                     // ZeRO stages, micro-batches and recomputation settings.
@@ -178,7 +269,27 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
   if (o.progress) {
     o.progress(1.0);
   }
+  if (r.evaluated == 0) {
+    r.closest = "no layout of " + std::to_string(counts.empty() ? 0 : counts.back()) +
+                " GPUs or fewer satisfies the given options (" + pin.Describe() + ") for " + m.name +
+                " (tp must divide the " + std::to_string(m.heads) + " heads and the GPU count, pp at most " +
+                std::to_string(m.layers) + " layers)";
+  }
   r.ranked = std::move(best);
+  for (auto& c : per_gpu) {
+    if (c) {
+      r.best_per_gpu.push_back(std::move(*c));
+    }
+  }
+  auto by_score = [](const Candidate& a, const Candidate& b) { return a.score < b.score; };
+  std::stable_sort(r.best_per_gpu.begin(), r.best_per_gpu.end(), by_score);
+  if (o.each_card) {
+    for (const Candidate& c : r.best_per_gpu) {
+      if (std::none_of(r.ranked.begin(), r.ranked.end(), [&](const Candidate& x) { return x.gpu == c.gpu; })) {
+        r.ranked.insert(std::upper_bound(r.ranked.begin(), r.ranked.end(), c, by_score), c);
+      }
+    }
+  }
   return r;
 }
 
@@ -257,8 +368,10 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   };
   int64_t c = std::min(base.concurrency, max_c);
   if (qps > 0) {
-    c = max_c;
+    c = max_c;  // the most sequences in flight amortise the weight reads over the most tokens
   }
+  p.max_concurrency = max_c;
+  bool latency_capped = false;
   if (latency_ms > 0) {
     const double target = latency_ms / 1000.0;
     if (step_at(1).decode_step_seconds > target) {
@@ -272,15 +385,40 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
         (step_at(mid).decode_step_seconds <= target ? lo : hi) = mid;
       }
       c = lo;
+      latency_capped = true;
     }
   }
   p.workload = probe;
   p.workload.concurrency = c;
   p.memory = EstimateMemory(m, p.workload, replica, o, gpu.memory_bytes);
   p.time = step_at(c);
-  p.replicas = qps > 0 ? static_cast<int64_t>(std::ceil(qps / p.time.requests_per_second)) : 1;
+  // §5 continuous batching: a replica spends prefill + O x step / c seconds of its GPUs on each
+  // request, so it serves 1 / that requests per second (InferenceTime::requests_per_second).
+  // (1e-9: a rate that is an exact multiple of one replica's must not round up to one more)
+  p.replicas = qps > 0 ? static_cast<int64_t>(std::ceil(qps / p.time.requests_per_second - 1e-9)) : 1;
+  p.replicas = std::max<int64_t>(p.replicas, 1);
   p.gpus_total = p.replicas * replica.tp * replica.pp;
   p.cost_cny_per_hour = static_cast<double>(p.gpus_total) * gpu.price_cny_per_card_hour;
+  // §5 the bound: what a replica's time per request is made of, and what stops it shrinking.
+  const InferenceTime& it = p.time;
+  const double per_seq = static_cast<double>(output_tokens) / static_cast<double>(c);
+  const double decode = it.decode_step_seconds * per_seq;
+  p.prefill_share = it.prefill_seconds / it.replica_seconds_per_request;
+  const double compute = it.prefill_seconds + (it.memory_bound ? 0.0 : decode);
+  const double memory = it.memory_bound ? decode : 0.0;
+  if (!p.meets_latency) {
+    p.bound = "latency";
+  } else if (compute >= memory) {
+    p.bound = "compute";
+  } else if (it.decode_kv_seconds >= it.decode_weight_seconds) {
+    p.bound = "memory bandwidth";  // the KV reads grow with the concurrency: more would not help
+  } else if (latency_capped) {
+    p.bound = "latency";
+  } else if (c == max_c) {
+    p.bound = "KV capacity";
+  } else {
+    p.bound = "memory bandwidth";  // at the concurrency asked for (--concurrency)
+  }
   return p;
 }
 
@@ -289,29 +427,57 @@ InferenceSearch SearchInference(const ModelSpec& m, const Workload& base, const 
   InferenceSearch r;
   std::vector<InferencePlan> ok;
   double closest = 1e300;
+  const SearchPins& pin = o.pinned;
+  CheckPins(pin);
+  const int64_t pp = pin.pp.value_or(1);
+  std::vector<int64_t> tps;
+  if (pin.tp) {
+    tps.push_back(*pin.tp);
+  } else if (pin.gpus) {
+    if (*pin.gpus % pp == 0) {
+      tps.push_back(*pin.gpus / pp);
+    }
+  } else {
+    for (int64_t tp = 1; tp * pp <= std::min<int64_t>(o.time.gpus_per_node, o.max_gpus); tp *= 2) {
+      tps.push_back(tp);
+    }
+  }
   for (const Gpu* gpu : o.gpus) {
-    for (int64_t tp = 1; tp <= std::min<int64_t>(o.time.gpus_per_node, o.max_gpus); tp *= 2) {
-      if (m.heads % tp != 0) {
+    if (!HasPeakFlops(*gpu, Precision::kBf16)) {
+      r.notes.push_back(gpu->name + ": not searched, the catalog has no bf16/fp16 TFLOPS figure for it");
+      continue;
+    }
+    for (int64_t tp : tps) {
+      if (tp <= 0 || m.heads % tp != 0 || pp > m.layers || (pin.gpus && tp * pp != *pin.gpus)) {
         continue;
       }
+      const Workload wc = ForCard(base, *gpu);
+      if (!CardRuns(*gpu, wc)) {
+        continue;  // e.g. fp8 weights on a card without fp8
+      }
       Layout l;
-      l.gpus = tp;
+      l.gpus = tp * pp;
       l.tp = tp;
+      l.pp = pp;
       ++r.evaluated;
-      InferencePlan p = PlanInference(m, base, l, *gpu, o.time, o.overhead, prompt_tokens, output_tokens, qps, latency_ms);
+      InferencePlan p = PlanInference(m, wc, l, *gpu, o.time, o.overhead, prompt_tokens, output_tokens, qps, latency_ms);
       if (!p.fits || !p.meets_latency || p.gpus_total > o.max_gpus) {
         const double ratio = p.memory.per_gpu.Total().value / static_cast<double>(gpu->memory_bytes);
         if (ratio < closest) {
           closest = ratio;
-          r.closest = std::to_string(tp) + " x " + gpu->name + ": " +
+          r.closest = std::to_string(l.gpus) + " x " + gpu->name + ": " +
                       (!p.fits ? "one sequence does not fit next to the weights"
                                : !p.meets_latency ? "per-token latency above the target even at concurrency 1"
-                                                  : "needs more than --max-gpus GPUs");
+                                                  : "needs " + std::to_string(p.gpus_total) +
+                                                        " GPUs, more than --max-gpus");
         }
         continue;
       }
       ok.push_back(std::move(p));
     }
+  }
+  if (r.evaluated == 0) {
+    r.closest = "no replica layout satisfies the given options (" + pin.Describe() + ") for " + m.name;
   }
   auto score = [&](const InferencePlan& p) {
     switch (o.objective) {
@@ -322,8 +488,21 @@ InferenceSearch SearchInference(const ModelSpec& m, const Workload& base, const 
     return p.cost_cny_per_hour;
   };
   std::stable_sort(ok.begin(), ok.end(), [&](const auto& a, const auto& b) { return score(a) < score(b); });
+  for (const auto& p : ok) {
+    if (std::none_of(r.best_per_gpu.begin(), r.best_per_gpu.end(),
+                     [&](const InferencePlan& b) { return b.gpu == p.gpu; })) {
+      r.best_per_gpu.push_back(p);
+    }
+  }
   if (ok.size() > o.top + kRunnersUp) {
     ok.resize(o.top + kRunnersUp);
+  }
+  if (o.each_card) {
+    for (const InferencePlan& p : r.best_per_gpu) {
+      if (std::none_of(ok.begin(), ok.end(), [&](const InferencePlan& x) { return x.gpu == p.gpu; })) {
+        ok.push_back(p);  // best_per_gpu is in score order, so ok stays sorted
+      }
+    }
   }
   r.ranked = std::move(ok);
   return r;

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,30 @@ enum class Objective { kTime, kGpuHours, kCost };
 Objective ParseObjective(const std::string& s);
 const char* ToString(Objective o);
 
+// Layout dimensions the user fixed (options given on the command line). The search varies only
+// the dimensions left empty here; a pinned one is used as given (even beyond max_gpus or a node).
+struct SearchPins {
+  std::optional<int64_t> gpus;         // GPU count (training: the whole job; inference: one replica)
+  std::optional<int64_t> tp;
+  std::optional<int64_t> pp;
+  std::optional<int64_t> ep;
+  std::optional<int64_t> vpp;
+  std::optional<int> zero;
+  std::optional<int64_t> micro_batch;
+  std::optional<Recompute> recompute;
+  std::optional<bool> sp;
+  std::optional<bool> offload_optimizer;
+  std::optional<bool> offload_params;
+  bool Any() const {
+    return gpus || tp || pp || ep || vpp || zero || micro_batch || recompute || sp || offload_optimizer || offload_params;
+  }
+  std::string Describe() const;  // "gpus=1 zero=0", for messages
+};
+
 struct SearchOptions {
   std::vector<const Gpu*> gpus;  // card types to consider
+  SearchPins pinned;             // dimensions the user chose; the search varies only the rest
+  bool each_card = false;        // rank the best layout of every card too, even below `top`
   int64_t max_gpus = 64;
   double margin = 0.05;          // keep only layouts using at most (1 - margin) of the card's memory
   Objective objective = Objective::kTime;
@@ -47,9 +70,11 @@ struct Candidate {
 
 struct SearchResult {
   std::vector<Candidate> ranked;        // best first: top + a few runners-up
+  std::vector<Candidate> best_per_gpu;  // the best layout of each card that has one, best first
   int64_t evaluated = 0;                // layouts whose memory was estimated
   int64_t fitting = 0;                  // of those, layouts that fit with the margin
   std::string closest;                  // when nothing fits: the nearest miss and why
+  std::vector<std::string> notes;       // cards not searched and why
 };
 
 // Training search (pretrain, full, lora, qlora). The base workload's global batch is kept
@@ -77,6 +102,13 @@ struct InferencePlan {
   int64_t replicas = 1;
   int64_t gpus_total = 0;
   double cost_cny_per_hour = 0;
+  // What decides the replica count (docs/time-model.md §5): "compute" (prefill and decode
+  // matmuls fill the GPUs), "memory bandwidth" (decode reads, mostly the KV cache, which more
+  // concurrency cannot amortise), "KV capacity" (the weights' reads would amortise over more
+  // sequences, but no more fit) or "latency" (the per-token target caps the concurrency).
+  std::string bound;
+  double prefill_share = 0;  // fraction of a replica's busy time spent on prefill
+  int64_t max_concurrency = 0;  // sequences of the context that fit next to the weights
 };
 
 // qps <= 0: one replica at the requested concurrency (capped by what fits). With qps > 0 the
@@ -88,8 +120,10 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
 
 struct InferenceSearch {
   std::vector<InferencePlan> ranked;
+  std::vector<InferencePlan> best_per_gpu;  // the best plan of each card that has one, best first
   int64_t evaluated = 0;
   std::string closest;
+  std::vector<std::string> notes;  // cards not searched and why
 };
 
 InferenceSearch SearchInference(const ModelSpec& m, const Workload& base, const SearchOptions& o,

@@ -35,8 +35,16 @@ struct Link {
   double hop_seconds = 0;
 };
 
-Link IntraNodeLink(const Gpu& g) {
-  if (g.interconnect.bandwidth_gb_s > 0 && g.interconnect.kind != "none") {
+// §4 GPUs a PCIe NVLink bridge joins (A100/H100 PCIe, H100/H200 NVL, A30, RTX 3090): pairs.
+constexpr double kBridgeGroup = 2;
+
+// The link a collective inside one node runs on. `span` is how many consecutive GPUs the group
+// covers (tp ranks are adjacent; a data-parallel group of a tp=2 layout spans 2 x dp GPUs): a
+// bridge joins only pairs, so a wider group falls back to PCIe.
+Link IntraNodeLink(const Gpu& g, double span) {
+  const std::string& kind = g.interconnect.kind;
+  const bool bridge = kind == "nvlink_bridge";
+  if (g.interconnect.bandwidth_gb_s > 0 && kind != "none" && (!bridge || span <= kBridgeGroup)) {
     // Catalog figures are total bidirectional GB/s per GPU; one direction is half.
     return {g.interconnect.bandwidth_gb_s / 2.0 * 1e9 * kLinkEfficiency, kIntraNodeHopSeconds};
   }
@@ -69,6 +77,10 @@ double AttentionForwardFlopsPerToken(const ModelSpec& m, double s) {
 
 double ActivationBytes(Precision p) { return p == Precision::kFp32 ? 4.0 : 2.0; }
 
+// §4 Bytes per parameter of a QLoRA base weight gathered by ZeRO-3: NF4 (0.5) + its blockwise
+// scales (QLoRA, Dettmers et al. 2023: 0.127 bits per parameter after double quantisation).
+constexpr double kNf4GatherBytesPerParam = 0.516;
+
 }  // namespace
 
 Network ParseNetwork(const std::string& s) {
@@ -77,12 +89,13 @@ Network ParseNetwork(const std::string& s) {
     const char* name;
     double gbps;
   };
-  static const Preset presets[] = {{"ib-400g", 8 * 400.0}, {"ib-200g", 8 * 200.0}, {"ib-100g", 8 * 100.0},
-                                   {"roce-400g", 8 * 400.0}, {"roce-100g", 2 * 100.0}, {"100gbe", 100.0},
-                                   {"25gbe", 25.0},       {"10gbe", 10.0},         {"1gbe", 1.0}};
+  static const Preset presets[] = {{"ib-400g", 8 * 400.0},  {"ib-200g", 8 * 200.0},   {"ib-100g", 8 * 100.0},
+                                   {"ib-100g-x4", 4 * 100.0}, {"roce-400g", 8 * 400.0}, {"roce-200g", 8 * 200.0},
+                                   {"roce-100g", 2 * 100.0},  {"100gbe", 100.0},        {"25gbe", 25.0},
+                                   {"10gbe", 10.0},           {"1gbe", 1.0}};
   for (const auto& p : presets) {
     if (NormalizeName(p.name) == n) {
-      return {p.name, p.gbps};
+      return {p.name, p.gbps, "--network"};
     }
   }
   std::string digits = n;
@@ -97,7 +110,7 @@ Network ParseNetwork(const std::string& s) {
       digits.size() < 8) {
     const double v = std::stod(digits);
     if (v > 0) {
-      return {s, v};
+      return {s, v, "--network"};
     }
   }
   std::vector<std::string> names;
@@ -108,6 +121,56 @@ Network ParseNetwork(const std::string& s) {
                    "--network");
 }
 
+ServerClass ServerClassOf(const Gpu& gpu) {
+  const std::string ff = NormalizeName(gpu.form_factor);
+  const std::string kind = gpu.interconnect.kind;
+  if (ff == "sxm" || ff == "oam" || kind == "hccs" ||
+      (kind.rfind("nvlink", 0) == 0 && kind != "nvlink_bridge")) {
+    return ServerClass::kNvlinkBaseboard;
+  }
+  auto geforce = [](const std::string& n) { return NormalizeName(n).find("geforce") != std::string::npos; };
+  if (geforce(gpu.name) || std::any_of(gpu.aliases.begin(), gpu.aliases.end(), geforce)) {
+    return ServerClass::kConsumer;
+  }
+  return ServerClass::kPcieDatacentre;
+}
+
+const char* ToString(ServerClass c) {
+  switch (c) {
+    case ServerClass::kNvlinkBaseboard: return "NVLink baseboard server";
+    case ServerClass::kPcieDatacentre: return "PCIe data-centre server";
+    case ServerClass::kConsumer: return "PCIe server of consumer cards";
+  }
+  return "?";
+}
+
+// §4 The node network by server class (docs/time-model.md §4 gives the source of each row).
+Network DefaultNetwork(const Gpu& gpu) {
+  const ServerClass sc = ServerClassOf(gpu);
+  const std::string arch = NormalizeName(gpu.architecture);
+  auto make = [&](const char* preset) {
+    Network n = ParseNetwork(preset);
+    n.basis = std::string("default for ") + gpu.name + " (" + ToString(sc) + ")";
+    return n;
+  };
+  switch (sc) {
+    case ServerClass::kNvlinkBaseboard:
+      if (arch == "volta") return make("ib-100g-x4");   // DGX-1: 4 x 100 Gb/s EDR
+      if (arch == "ampere") return make("ib-200g");     // DGX A100: 8 x 200 Gb/s HDR
+      if (arch == "davinci") return make("roce-200g");  // Atlas 800T A2: 8 x 200 GE RoCE
+      return make("ib-400g");                           // DGX H100/H200/B200: 8 x 400 Gb/s NDR
+    case ServerClass::kPcieDatacentre:
+      // HBM compute cards go into training servers with 100 GbE; GDDR inference and graphics
+      // cards into general servers with 25 GbE.
+      return make(gpu.memory_type.rfind("HBM", 0) == 0 ? "100gbe" : "25gbe");
+    case ServerClass::kConsumer:
+      return make("10gbe");
+  }
+  return make("ib-400g");
+}
+
+Network NetworkFor(const TimeConfig& c, const Gpu& gpu) { return c.network ? *c.network : DefaultNetwork(gpu); }
+
 double DefaultEfficiency(const Gpu& gpu) {
   const std::string a = NormalizeName(gpu.architecture);
   if (a == "ampere") return 0.55;
@@ -117,6 +180,12 @@ double DefaultEfficiency(const Gpu& gpu) {
   if (a == "volta") return 0.40;
   if (a == "turing") return 0.35;
   return 0.35;
+}
+
+bool HasPeakFlops(const Gpu& gpu, Precision p) {
+  const std::optional<double>& tf =
+      p == Precision::kFp32 ? gpu.tflops.fp32 : (gpu.tflops.bf16 ? gpu.tflops.bf16 : gpu.tflops.fp16);
+  return tf && *tf > 0;
 }
 
 double PeakFlops(const Gpu& gpu, Precision p) {
@@ -202,58 +271,95 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
 
   // §4 communication. Rank order as Megatron-LM: tp innermost, then dp, then pp.
   const double per_node = static_cast<double>(c.gpus_per_node);
-  const Link intra = IntraNodeLink(gpu);
-  const Link inter = NodeLink(c.network);
-  const Link tp_link = static_cast<double>(l.tp) <= per_node ? intra : inter;
+  const double tp = static_cast<double>(l.tp);
+  const Network net = NetworkFor(c, gpu);
+  t.network = net.name;
+  t.network_gbps = net.node_gbps;
+  const Link inter = NodeLink(net);
+  const Link tp_link = tp <= per_node ? IntraNodeLink(gpu, tp) : inter;
   const double tp_bytes = static_cast<double>(w.micro_batch) * s * h * p;
   const double tp_collectives = 4.0 + (w.recompute == Recompute::kFull ? 2.0 : 0.0);
-  t.tp_seconds = m_micro * layers_per_stage * tp_collectives * AllReduce(static_cast<double>(l.tp), tp_bytes, tp_link);
+  t.tp_seconds = m_micro * layers_per_stage * tp_collectives * AllReduce(tp, tp_bytes, tp_link);
 
   // Pipeline: activations forward and gradients back across each stage boundary.
   if (l.pp > 1) {
-    const bool stages_cross_nodes = static_cast<double>(l.tp * l.dp()) >= per_node;
-    const Link& pl = stages_cross_nodes ? inter : intra;
-    const double bytes = tp_bytes / (l.sp ? static_cast<double>(l.tp) : 1.0);
+    const bool stages_cross_nodes = tp * dp >= per_node;
+    const Link pl = stages_cross_nodes ? inter : IntraNodeLink(gpu, 2.0 * tp * dp);
+    const double bytes = tp_bytes / (l.sp ? tp : 1.0);
     t.pp_seconds = m_micro * 2.0 * (bytes / pl.bytes_per_second + pl.hop_seconds);
   }
   // MoE all-to-all: dispatch and combine, forward and backward, per MoE layer.
   if (m.moe && l.ep > 1) {
     const double moe_layers_per_stage =
         std::ceil(static_cast<double>(m.moe->moe_layers) / static_cast<double>(l.pp));
-    const bool ep_in_node = static_cast<double>(l.tp * l.ep) <= per_node;
-    const Link& el = ep_in_node ? intra : inter;
+    const bool ep_in_node = tp * static_cast<double>(l.ep) <= per_node;
+    const Link el = ep_in_node ? IntraNodeLink(gpu, tp * static_cast<double>(l.ep)) : inter;
     const double ep = static_cast<double>(l.ep);
     double link_bw = el.bytes_per_second;
     if (!ep_in_node) {
       link_bw /= per_node;  // every GPU of the node sends through the shared NICs
     }
     const double bytes = static_cast<double>(w.micro_batch) * s * static_cast<double>(m.moe->experts_per_token) * h * p *
-                         (ep - 1) / ep / static_cast<double>(l.tp);
+                         (ep - 1) / ep / tp;
     const double passes = 4.0 + (w.recompute == Recompute::kFull ? 2.0 : 0.0);
     t.moe_seconds = m_micro * moe_layers_per_stage * passes * (bytes / link_bw + (ep - 1) * el.hop_seconds);
   }
-  // Data parallel: gradient all-reduce (ZeRO-1/2: reduce-scatter + all-gather, same volume;
-  // ZeRO-3 adds a second parameter all-gather: 1.5x), hierarchical over NVLink then the network.
+  // Data parallel, hierarchical (NCCL's ring/tree over NVLink inside a node, one ring per NIC
+  // across nodes): a reduce-scatter or all-gather of B bytes per GPU costs (n-1)/n x B on each
+  // GPU's NVLink inside the node, and across nodes the node's NICs carry the node's distinct
+  // partitions once: B x tp per node (the dp_local GPUs holding the same partition share one
+  // copy). An all-reduce is a reduce-scatter + an all-gather.
   if (l.dp() > 1) {
-    const double trainable_on_gpu =
-        lora ? n_lora / static_cast<double>(l.tp * l.pp)
-             : static_cast<double>(mem.params_on_gpu);
-    const double grad_bytes = trainable_on_gpu * (w.precision == Precision::kFp32 ? 4.0 : 2.0);
-    const double dp_local = std::min(dp, std::max(1.0, per_node / static_cast<double>(l.tp)));
+    const double dp_local = std::min(dp, std::max(1.0, per_node / tp));
     const double dp_nodes = std::ceil(dp / dp_local);
-    double dp_time = AllReduce(dp_local, grad_bytes, intra);
-    if (dp_nodes > 1) {
-      // Each node's NICs carry the gradients of all its GPUs' model partitions.
-      const double node_bytes = grad_bytes * std::min(per_node, static_cast<double>(l.tp) * dp_local);
-      dp_time += 2.0 * (dp_nodes - 1) / dp_nodes * node_bytes / inter.bytes_per_second +
-                 2.0 * (dp_nodes - 1) * inter.hop_seconds;
-    }
+    const Link intra_dp = IntraNodeLink(gpu, tp * dp_local);
+    const double node_share = std::min(per_node, tp * dp_local) / dp_local;  // = tp within a node
+    // One half of an all-reduce (reduce-scatter or all-gather) of `bytes` per GPU; adds the
+    // bytes the node link carries to `node_bytes`.
+    auto half = [&](double bytes, double& node_bytes) {
+      double sec = 0;
+      if (dp_local > 1) {
+        sec += (dp_local - 1) / dp_local * bytes / intra_dp.bytes_per_second + (dp_local - 1) * intra_dp.hop_seconds;
+      }
+      if (dp_nodes > 1) {
+        const double on_link = (dp_nodes - 1) / dp_nodes * bytes * node_share;
+        node_bytes += on_link;
+        sec += on_link / inter.bytes_per_second + (dp_nodes - 1) * inter.hop_seconds;
+      }
+      return sec;
+    };
+    const double trainable_on_gpu =
+        lora ? n_lora / (tp * static_cast<double>(l.pp)) : static_cast<double>(mem.params_on_gpu);
+    const double grad_bytes = trainable_on_gpu * (w.precision == Precision::kFp32 ? 4.0 : 2.0);
+    double node_bytes = 0;
+    double dp_time = 0;
+    double hideable = 0;
+    const double backward = matmul_seconds * 2.0 / 3.0;
     if (l.zero == 3) {
-      dp_time *= 1.5;
+      // ZeRO-3 / FSDP (Rajbhandari et al. 2020, section 7.2.2): every micro-batch gathers the
+      // parameters for its forward and again for its backward and reduce-scatters its gradients.
+      // Frozen LoRA base weights are sharded and gathered too (in their stored dtype).
+      const double weight_bytes_per_param = w.task == Task::kQlora ? kNf4GatherBytesPerParam
+                                            : w.precision == Precision::kFp32 ? 4.0
+                                                                                : 2.0;
+      const double param_bytes = static_cast<double>(mem.params_on_gpu) * weight_bytes_per_param;
+      double per_micro_node_bytes = 0;
+      const double per_micro = half(param_bytes, per_micro_node_bytes) +  // forward gather
+                               half(param_bytes, per_micro_node_bytes) +  // backward gather
+                               half(grad_bytes, per_micro_node_bytes);    // gradient reduce-scatter
+      dp_time = m_micro * per_micro;
+      node_bytes = m_micro * per_micro_node_bytes;
+      // Prefetching overlaps the gathers with the forward and the backward pass.
+      hideable = matmul_seconds;
+    } else {
+      // ZeRO 0: all-reduce once per step (gradients accumulate locally); ZeRO-1/2: reduce-scatter
+      // the gradients and all-gather the updated parameters, the same volume.
+      dp_time = half(grad_bytes, node_bytes) + half(grad_bytes, node_bytes);
+      hideable = backward;  // bucketed all-reduce during the backward pass
     }
     t.dp_seconds = dp_time;
-    const double backward = matmul_seconds * 2.0 / 3.0;
-    t.dp_exposed_seconds = std::max(0.0, dp_time - c.dp_overlap * backward);
+    t.dp_node_link_bytes = node_bytes;
+    t.dp_exposed_seconds = std::max(0.0, dp_time - c.dp_overlap * hideable);
   }
   t.communication_seconds = t.tp_seconds + t.pp_seconds + t.moe_seconds + t.dp_exposed_seconds;
 
@@ -295,12 +401,12 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
   const double n = sum.matmul_params;
   const double h = static_cast<double>(m.hidden);
   const double layers = static_cast<double>(m.layers);
-  const Link link = tp <= static_cast<double>(c.gpus_per_node) ? IntraNodeLink(gpu) : NodeLink(c.network);
+  const Link link = tp <= static_cast<double>(c.gpus_per_node) ? IntraNodeLink(gpu, tp) : NodeLink(NetworkFor(c, gpu));
   const double P = static_cast<double>(prompt_tokens);
   const double O = static_cast<double>(output_tokens);
   // §5 prefill: compute-bound, causal attention over the prompt.
-  const double prefill_flops = 2.0 * n * P + AttentionForwardFlopsPerToken(m, P) * P / 2.0;
-  r.prefill_seconds = prefill_flops / (tp * peak * r.efficiency) + layers * 2.0 * AllReduce(tp, P * h * 2.0, link);
+  r.prefill_flops = 2.0 * n * P + AttentionForwardFlopsPerToken(m, P) * P / 2.0;
+  r.prefill_seconds = r.prefill_flops / (tp * peak * r.efficiency) + layers * 2.0 * AllReduce(tp, P * h * 2.0, link);
   // §5 decode: each step reads the GPU's weights and the KV cache of every sequence in flight.
   Workload wd = w;
   wd.context = prompt_tokens + output_tokens / 2;  // average context during decoding
@@ -308,17 +414,21 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
   const double c_seq = static_cast<double>(w.concurrency);
   const double hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;
   // Pipeline stages run one after another for a given token.
-  const double bytes = (mem.per_gpu.weights + mem.per_gpu.kv_cache).value * pp;
-  const double mem_seconds = bytes / hbm;
+  r.decode_weight_seconds = mem.per_gpu.weights.value * pp / hbm;
+  r.decode_kv_seconds = mem.per_gpu.kv_cache.value * pp / hbm;
+  const double mem_seconds = r.decode_weight_seconds + r.decode_kv_seconds;
   const double decode_flops =
       c_seq * (2.0 * n + AttentionForwardFlopsPerToken(m, static_cast<double>(wd.context)));
-  const double compute_seconds = decode_flops / (tp * peak * r.efficiency);
-  r.memory_bound = mem_seconds >= compute_seconds;
+  r.decode_compute_seconds = decode_flops / (tp * peak * r.efficiency);
+  r.memory_bound = mem_seconds >= r.decode_compute_seconds;
   r.decode_step_seconds =
-      std::max(mem_seconds, compute_seconds) + layers * 2.0 * AllReduce(tp, c_seq * h * 2.0, link);
+      std::max(mem_seconds, r.decode_compute_seconds) + layers * 2.0 * AllReduce(tp, c_seq * h * 2.0, link);
   r.decode_tokens_per_second = c_seq / r.decode_step_seconds;
   r.decode_tokens_per_second_per_gpu = r.decode_tokens_per_second / (tp * pp);
-  r.requests_per_second = c_seq / (O * r.decode_step_seconds + r.prefill_seconds);
+  // §5 continuous batching: the replica's GPUs run every request's prefill and its 1/c share of
+  // O decode steps; neither hides behind the other.
+  r.replica_seconds_per_request = r.prefill_seconds + O * r.decode_step_seconds / c_seq;
+  r.requests_per_second = 1.0 / r.replica_seconds_per_request;
   return r;
 }
 

@@ -16,23 +16,40 @@ namespace gpuplan {
 struct Network {
   std::string name = "ib-400g";
   double node_gbps = 8 * 400.0;  // total NIC bandwidth of one node, Gb/s
+  std::string basis = "--network";  // where the figure comes from (an option, or the card's server class)
 };
 // "ib-400g" (8 x 400 Gb/s per node, the HGX H100 reference), "ib-200g" (8 x 200, HGX A100),
 // "roce-100g" (2 x 100), "25gbe", "10gbe", "1gbe", or a bare number of Gb/s per node ("40",
 // "40gbps"). Throws InputError naming --network.
 Network ParseNetwork(const std::string& s);
 
-struct TimeConfig {
-  std::optional<double> mfu;     // achievable fraction of dense peak; default per GPU generation
-  Network network;
-  int64_t gpus_per_node = 8;
-  double dp_overlap = 0.8;       // share of the backward pass that can hide gradient communication
+// The server class a card is sold in, which decides the links inside and between nodes
+// (docs/time-model.md §4, with sources).
+enum class ServerClass {
+  kNvlinkBaseboard,  // SXM / OAM: NVLink (or HCCS) switch baseboard, one InfiniBand/RoCE NIC per GPU
+  kPcieDatacentre,   // PCIe data-centre cards in PCIe servers with Ethernet
+  kConsumer,         // GeForce cards in PCIe servers with 10-25 GbE
 };
+ServerClass ServerClassOf(const Gpu& gpu);
+const char* ToString(ServerClass c);
+// The node network a server of this card usually has when --network is not given.
+Network DefaultNetwork(const Gpu& gpu);
+
+struct TimeConfig {
+  std::optional<double> mfu;         // achievable fraction of dense peak; default per GPU generation
+  std::optional<Network> network;    // between nodes; default: DefaultNetwork(card)
+  int64_t gpus_per_node = 8;
+  double dp_overlap = 0.8;           // share of the overlappable passes that can hide data-parallel traffic
+};
+// The network a time estimate uses for this card: the configured one, else the card's default.
+Network NetworkFor(const TimeConfig& c, const Gpu& gpu);
 
 // Default achievable fraction of dense peak for large matmul-bound steps (docs/time-model.md §3).
 double DefaultEfficiency(const Gpu& gpu);
 // Dense peak FLOP/s for the training precision (bf16/fp16 tensor cores, or fp32).
 double PeakFlops(const Gpu& gpu, Precision p);
+// Whether the catalog has the figure PeakFlops needs (a search skips cards without it).
+bool HasPeakFlops(const Gpu& gpu, Precision p);
 
 struct TrainingTime {
   double flops_per_token = 0;        // model FLOPs (6N + attention), the MFU numerator
@@ -45,8 +62,9 @@ struct TrainingTime {
   double tp_seconds = 0;             // tensor-parallel collectives (on the critical path)
   double pp_seconds = 0;             // pipeline point-to-point transfers
   double moe_seconds = 0;            // expert-parallel all-to-all
-  double dp_seconds = 0;             // data-parallel gradient sync, total
-  double dp_exposed_seconds = 0;     // the part not hidden behind the backward pass
+  double dp_seconds = 0;             // data-parallel traffic (gradients; ZeRO-3 parameter gathers), total
+  double dp_exposed_seconds = 0;     // the part not hidden behind the forward/backward passes
+  double dp_node_link_bytes = 0;     // bytes one node's network link carries per step (each direction)
   double communication_seconds = 0;  // tp + pp + moe + exposed dp
   double bubble_seconds = 0;         // pipeline fill and drain
   double step_seconds = 0;
@@ -56,6 +74,8 @@ struct TrainingTime {
   std::string bottleneck;            // "compute", "communication" or "pipeline bubble"
   std::optional<double> total_hours; // for a token budget
   std::optional<double> gpu_hours;
+  std::string network;               // the node network assumed (name)
+  double network_gbps = 0;           // its Gb/s per node
 };
 
 // tokens: job size in tokens (0: no budget).
@@ -67,10 +87,17 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
 
 struct InferenceTime {
   double prefill_seconds = 0;           // one prompt of prompt_tokens (time to first token)
+  double prefill_flops = 0;             // of one prompt: 2N x P + causal attention
   double decode_step_seconds = 0;       // one decode step at the given concurrency (per-token latency)
-  double decode_tokens_per_second = 0;  // per replica at the given concurrency
+  double decode_weight_seconds = 0;     // of which HBM time reading the weights (x pp)
+  double decode_kv_seconds = 0;         // HBM time reading the KV cache of every sequence in flight
+  double decode_compute_seconds = 0;    // matmul time of one step (the larger of this and the reads counts)
+  double decode_tokens_per_second = 0;  // per replica at the given concurrency, while decoding
   double decode_tokens_per_second_per_gpu = 0;
-  double requests_per_second = 0;       // per replica
+  // Continuous batching (§5): prefills and decode steps share the replica's GPUs, so one request
+  // costs its prefill plus its share (1 / concurrency) of output_tokens decode steps.
+  double replica_seconds_per_request = 0;
+  double requests_per_second = 0;       // per replica: 1 / replica_seconds_per_request
   bool memory_bound = true;             // decode limited by HBM bandwidth (else by compute)
   double efficiency = 0;
 };

@@ -65,13 +65,21 @@ const char* ToString(WeightDtype d) {
   switch (d) {
     case WeightDtype::kFp32: return "fp32";
     case WeightDtype::kBf16: return "bf16";
+    case WeightDtype::kFp16: return "fp16";
     case WeightDtype::kFp8: return "fp8";
     case WeightDtype::kInt8: return "int8";
     case WeightDtype::kInt4: return "int4";
   }
   return "?";
 }
-const char* ToString(KvDtype d) { return d == KvDtype::kBf16 ? "bf16" : "fp8"; }
+const char* ToString(KvDtype d) {
+  switch (d) {
+    case KvDtype::kBf16: return "bf16";
+    case KvDtype::kFp16: return "fp16";
+    case KvDtype::kFp8: return "fp8";
+  }
+  return "?";
+}
 
 Task ParseTask(const std::string& s) {
   return ParseEnum<Task>(s,
@@ -101,13 +109,13 @@ Recompute ParseRecompute(const std::string& s) {
 }
 WeightDtype ParseWeightDtype(const std::string& s) {
   return ParseEnum<WeightDtype>(s,
-                                {{"bf16", WeightDtype::kBf16}, {"fp16", WeightDtype::kBf16},
+                                {{"bf16", WeightDtype::kBf16}, {"fp16", WeightDtype::kFp16},
                                  {"fp8", WeightDtype::kFp8}, {"int8", WeightDtype::kInt8},
                                  {"int4", WeightDtype::kInt4}, {"fp32", WeightDtype::kFp32}},
                                 "--weight-dtype");
 }
 KvDtype ParseKvDtype(const std::string& s) {
-  return ParseEnum<KvDtype>(s, {{"bf16", KvDtype::kBf16}, {"fp16", KvDtype::kBf16}, {"fp8", KvDtype::kFp8}},
+  return ParseEnum<KvDtype>(s, {{"bf16", KvDtype::kBf16}, {"fp16", KvDtype::kFp16}, {"fp8", KvDtype::kFp8}},
                             "--kv-dtype");
 }
 

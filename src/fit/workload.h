@@ -13,9 +13,10 @@ enum class Task { kPretrain, kFull, kLora, kQlora, kInfer };
 enum class Precision { kFp32, kMixed, kBf16 };
 enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor };
 enum class Recompute { kNone, kSelective, kFull };
-// Inference weight storage.
-enum class WeightDtype { kFp32, kBf16, kFp8, kInt8, kInt4 };
-enum class KvDtype { kBf16, kFp8 };
+// Inference weight storage, widest first (the advisor suggests only narrower ones). bf16 and
+// fp16 take the same 2 bytes; which one a card runs is decided by ForCard (fit/advisor.h).
+enum class WeightDtype { kFp32, kBf16, kFp16, kFp8, kInt8, kInt4 };
+enum class KvDtype { kBf16, kFp16, kFp8 };
 
 struct Workload {
   Task task = Task::kFull;

@@ -46,6 +46,11 @@ nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l,
   nlohmann::json workload = {{"task", ToString(w.task)}};
   if (IsTraining(w.task)) {
     workload["precision"] = ToString(w.precision);
+    // The floating-point type the matmuls run in: fp32, or the card's 16-bit type (bf16 from
+    // Ampere, fp16 on Volta and Turing); null without a card.
+    workload["compute_dtype"] = w.precision == Precision::kFp32 ? nlohmann::json("fp32")
+                                : gpu                           ? nlohmann::json(HalfDtype(*gpu))
+                                                                : nlohmann::json(nullptr);
     workload["optimizer"] = ToString(w.optimizer);
     workload["seq"] = w.seq;
     workload["flash_attn"] = w.flash_attn;
@@ -125,7 +130,10 @@ nlohmann::json TrainingTimeToJson(const TrainingTime& t) {
             {"pipeline_p2p_seconds", t.pp_seconds},
             {"expert_all_to_all_seconds", t.moe_seconds},
             {"data_parallel_seconds", t.dp_seconds},
-            {"data_parallel_exposed_seconds", t.dp_exposed_seconds}}},
+            {"data_parallel_exposed_seconds", t.dp_exposed_seconds},
+            {"data_parallel_node_link_bytes", t.dp_node_link_bytes}}},
+          {"network", t.network},
+          {"network_gbps", t.network_gbps},
           {"bottleneck", t.bottleneck},
           {"flops_per_token", t.flops_per_token},
           {"hardware_flops_per_token", t.hw_flops_per_token},

@@ -118,15 +118,16 @@ expect_exit 2 "unknown option" -- "$bin" fit --model Llama-3.1-8B --frobnicate
 
 # cost: break-even by hand. Monthly 21,900 x 1.06 + 500 GB x 0.35 storage = 23,389 per GPU-month
 # against on-demand 50 x 1.06 = 53 per hour (+10 h of night discount a day at 0.7: average
-# 53 x (1 - 10/24 x 0.3) = 46.375) and a 12% retention fee on idle hours (6 per hour):
-# 46.375 H + 6 (730 - H) = 23,389  ->  H = (23,389 - 4,380) / 40.375 = 470.81.
+# 53 x (1 - 10/24 x 0.3) = 46.375). The 12% retention fee is not paid: an idle on-demand
+# instance is released (the offer allows it and re-creating costs nothing), so
+# 46.375 H = 23,389  ->  H = 504.35 (in March 2027, 744 h; the month only matters for retention).
 offers=$(dirname "$data")/data/offers/nanjing-a100.yaml
-expect_exit 0 "cost breakeven" -- "$bin" cost breakeven --offers "$offers" --json
-json_is '[.pairs[] | select(.from_mode == "on_demand" and .to_mode == "monthly")][0].hours_per_month * 100 | round' 47081
+expect_exit 0 "cost breakeven" -- "$bin" cost breakeven --offers "$offers" --month 2027-03 --json
+json_is '[.pairs[] | select(.from_mode == "on_demand" and .to_mode == "monthly")][0].hours_per_month * 100 | round' 50435
 json_is '[.pairs[] | select(.from_mode == "yearly" and .to_mode == "monthly")][0].hours_per_month' null
 json_is '.currency' CNY
 # optimize: 4 GPUs x 730 h (all hours): reserving beats on-demand; the plan is never dearer than a pure strategy.
-expect_exit 0 "cost optimize" -- "$bin" cost optimize --offers "$offers" --hours-per-month 730 --gpus 4 --json
+expect_exit 0 "cost optimize" -- "$bin" cost optimize --offers "$offers" --hours-per-month 730 --gpus 4 --month 2027-01 --json
 json_is '.reserved | map(.instances) | add' 4
 json_is '.total_cost <= .pure_strategies.on_demand and .total_cost <= .pure_strategies.monthly' true
 json_is '.sensitivity.usage_plus_20pct.total_cost > .total_cost' true
@@ -148,6 +149,54 @@ expect_exit 0 "fit offers" -- "$bin" fit --model Llama-3.1-8B --task full --toke
 json_is '[.candidates[].gpu] | unique | join(",")' "A100 80GB SXM"
 json_is '.candidates[0].cost.basis | test("cheapest rental")' true
 json_is '[.candidates[].cost.amount] | . == sort' true
+
+# Issue 7: the user's options constrain the search. `--gpus 1 --zero 0` without --gpu: every
+# candidate is one card without ZeRO (16 bytes x 8,030,261,248 = 128.5 GB of model states: only
+# cards above 128.5 / 0.95 = 135.2 GB fit, the H200 and B200).
+expect_exit 0 "search pinned gpus zero" -- "$bin" fit --model Llama-3.1-8B --task full --gpus 1 --zero 0 --json
+json_is '[.candidates[] | .gpus == 1 and .zero == 0] | all' true
+json_is '[.candidates[] | .gpu_memory > 135200000000] | all' true
+json_is '.search.pinned | [.gpus, .zero] | map(tostring) | join(",")' "1,0"
+json_is '.layout.gpus' 1
+# `--gpu A100 --max-gpus 64` searches counts and layouts of the A100.
+expect_exit 0 "one card, many counts" -- "$bin" fit --model Llama-3.1-8B --task full --gpu A100 --max-gpus 64 --json
+json_is '[.candidates[].gpu] | unique | join(",")' "A100 80GB SXM"
+json_is '[.candidates[].gpus] | (max <= 64 and (unique | length) >= 1 and max > 8)' true
+json_is '.search.evaluated > 100' true
+json_is '.best_per_gpu | length' 1
+# A search over several cards shows the best layout of each.
+expect_exit 0 "several cards" -- "$bin" fit --model Llama-3.1-8B --task full --gpu A100,H100,L40S --json
+json_is '[.best_per_gpu[].gpu] | sort | join(",")' "A100 80GB SXM,H100 SXM 80GB,L40S"
+json_is '[.best_per_gpu[].step_seconds] | length' 3
+expect_exit 0 "several cards, table" -- "$bin" fit --model Llama-3.1-8B --task full --gpu A100,H100,L40S
+[ "$(sed -n '/^best layout of each card:/,$p' "$tmp/out" | grep -cE '^ +[0-9]+ (A100|H100|L40S)')" = 3 ] && ok ||
+  bad "table lacks the best layout of each of the 3 cards"
+
+# Prefill is GPU time (docs/time-model.md §5). Qwen2.5-7B, 20 requests/s of 1,024 + 256 tokens on
+# A100 80GB: prefill 2 x 7,070,619,136 x 1,024 + attention 28 x 1,024^2 x 28 x 256 = 14.69 TFLOP
+# at 312 x 0.55 TFLOPS = 85.6 ms; decode (compute bound at this concurrency) 256 x 14.60 GFLOP /
+# 171.6 TFLOPS = 21.8 ms; 107.4 ms per request -> 9.31 requests/s per GPU -> 3 GPUs for 20/s.
+expect_exit 0 "qps sizing" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu A100 --qps 20 --prompt-tokens 1024 --output-tokens 256 --json
+json_is '.inference.sizing.replicas' 3
+json_is '.inference.sizing.gpus_needed' 3
+json_is '.inference.sizing.bound' compute
+json_is '.inference.sizing.prefill_seconds_per_request * 1000 | round' 86
+expect_exit 0 "qps sizing table" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu A100 --qps 20 --prompt-tokens 1024 --output-tokens 256
+grep -q "bound: compute" "$tmp/out" && ok || bad "qps table lacks the bound"
+
+# Network by card: without --network an RTX 4090 server has 10 GbE, an H100 node 8 x 400G IB.
+expect_exit 0 "network default" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu "RTX 4090" --gpus 16 --recompute full --json
+json_is '.time.network' 10gbe
+expect_exit 0 "network given" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu "RTX 4090" --gpus 16 --recompute full --network ib-400g --json
+json_is '.time.network' ib-400g
+
+# Datatypes the card runs: a T4 has fp16, neither bf16 nor fp8.
+expect_exit 1 "t4 inference" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu T4 --json
+json_is '.workload.weight_dtype' fp16
+json_is '[.suggestions[].change | test("fp8|bf16")] | any' false
+json_is '[.suggestions[].change] | index("--weight-dtype int8") != null' true
+expect_exit 0 "t4 training" -- "$bin" fit --model Llama-3.2-3B --task qlora --gpu T4 --json
+json_is '.workload.compute_dtype' fp16
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,6 +3,8 @@
 // cache formula, QLoRA's NF4 + double quantisation, 1F1B pipeline in-flight micro-batches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "fit/advisor.h"
@@ -230,6 +232,66 @@ TEST(Advisor, EverySuggestionFitsWhenRecomputed) {
   for (const auto& s : sug) {
     EXPECT_TRUE(Fits(EstimateMemory(Llama8b(), s.workload, s.layout, {}, s.gpu->memory_bytes), *s.gpu)) << s.change;
   }
+}
+
+// Issue 7 requirement 8: advice the card can run. The catalog's datatypes (PTX ISA tables, catalog
+// source S28): T4 (Turing) has fp16 but neither bf16 nor fp8; A100 (Ampere) bf16 but no fp8;
+// H100 (Hopper) fp8.
+TEST(Advisor, T4GetsNoFp8OrBf16AndIsLabelledFp16) {
+  const GpuCatalog cat = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
+  const Gpu& t4 = cat.Find("T4");
+  std::vector<std::string> notes;
+  const Workload w = ForCard(Infer(2048, 1), t4, &notes);  // bf16 by default
+  EXPECT_EQ(w.weight_dtype, WeightDtype::kFp16);
+  EXPECT_EQ(w.kv_dtype, KvDtype::kFp16);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("fp16"), std::string::npos);
+  EXPECT_STREQ(HalfDtype(t4), "fp16");
+  EXPECT_NE(DescribeLayout(w, Layout{}, t4).find("weights fp16, kv fp16"), std::string::npos);
+  // 2 x 8.03e9 bytes of fp16 weights > the T4's 15 GiB: quantisation is what the T4 needs.
+  const MemoryEstimate e = EstimateMemory(Llama8b(), w, Layout{}, {}, t4.memory_bytes);
+  ASSERT_FALSE(Fits(e, t4));
+  const auto sug = SuggestFixes(Llama8b(), w, Layout{}, t4, cat, {}, 50);
+  ASSERT_FALSE(sug.empty());
+  bool int8 = false;
+  for (const auto& s : sug) {
+    EXPECT_EQ(s.change.find("fp8"), std::string::npos) << s.change;
+    EXPECT_EQ(s.change.find("bf16"), std::string::npos) << s.change;
+    if (s.gpu == &t4) {
+      EXPECT_EQ(s.result.find("bf16"), std::string::npos) << s.result;
+      EXPECT_EQ(s.result.find("fp8"), std::string::npos) << s.result;
+    }
+    int8 = int8 || s.change == "--weight-dtype int8";
+  }
+  EXPECT_TRUE(int8);  // 8.03e9 x 1 byte + scales fits in 15 GiB
+  // Training on a T4: mixed precision is fp16 autocast; pure bf16 does not run.
+  EXPECT_TRUE(CardRuns(t4, Precision::kMixed));
+  EXPECT_FALSE(CardRuns(t4, Precision::kBf16));
+  EXPECT_FALSE(CardRuns(t4, WeightDtype::kFp8));
+  EXPECT_TRUE(CardRuns(t4, WeightDtype::kInt4));
+}
+
+TEST(Advisor, Fp8OnlyOnCardsWithFp8) {
+  const GpuCatalog cat = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
+  const ModelSpec m70 = LoadHfConfig(test::Preset("Llama-3.1-70B"));
+  // 70.55e9 parameters x 2 bytes = 141 GB: does not fit one 80 GB card; in fp8 (70.6 GB) it does.
+  auto changes = [&](const Gpu& g) {
+    std::vector<std::string> out;
+    const Workload w = ForCard(Infer(1024, 1), g);
+    for (const auto& s : SuggestFixes(m70, w, Layout{}, g, cat, {}, 50)) {
+      out.push_back(s.change);
+    }
+    return out;
+  };
+  auto has = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  const auto h100 = changes(cat.Find("H100"));
+  EXPECT_TRUE(has(h100, "--weight-dtype fp8"));
+  const auto a100 = changes(cat.Find("A100"));
+  EXPECT_FALSE(has(a100, "--weight-dtype fp8"));
+  EXPECT_FALSE(has(a100, "--kv-dtype fp8"));
+  EXPECT_TRUE(has(a100, "--weight-dtype int8"));
 }
 
 }  // namespace

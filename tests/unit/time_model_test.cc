@@ -105,8 +105,109 @@ TEST(TimeModel, SlowNetworkMakesCommunicationTheBottleneck) {
   const TrainingTime s = EstimateTrainingTime(Llama8b(), Pretrain(2048, 16), l, a100, slow, 0);
   EXPECT_EQ(f.bottleneck, "compute");
   EXPECT_EQ(s.bottleneck, "communication");
-  // Inter-node part at 1 Gb/s: 2(n-1)/n x (8 GPUs x 16 GB of gradients) / 0.1 GB/s: minutes.
-  EXPECT_GT(s.dp_seconds, 1000.0);
+  // Inter-node part at 1 Gb/s: 2(n-1)/n x one copy of the 16 GB of gradients per node / 0.1 GB/s.
+  EXPECT_GT(s.dp_seconds, 100.0);
+}
+
+const ModelSpec& Qwen7b() {
+  static const ModelSpec m = LoadHfConfig(test::Preset("Qwen2.5-7B"));
+  return m;
+}
+// Qwen2.5-7B: 28 layers x 233,057,792 + 2 x 152,064 x 3,584 (untied embedding and head) + 3,584
+// (final norm) = 7,615,616,512 parameters; bf16 gradients are 2 bytes each.
+constexpr double kQwenParams = 7'615'616'512.0;
+
+TEST(TimeModel, HierarchicalDataParallelCountsOneCopyPerNodeLink) {
+  // 16 x A100 80GB SXM = 2 nodes of 8, plain data parallel, 1 GbE between the nodes.
+  Layout l;
+  l.gpus = 16;
+  TimeConfig c;
+  c.network = ParseNetwork("1gbe");
+  c.dp_overlap = 0;  // everything exposed
+  Workload w;
+  w.task = Task::kFull;
+  w.seq = 2048;
+  w.global_batch = 16;  // one micro-batch per GPU
+  const TrainingTime t = EstimateTrainingTime(Qwen7b(), w, l, Cat().Find("A100"), c, 0);
+  // Gradients per GPU B = 2 x 7,615,616,512 = 15,231,233,024 bytes.
+  // Intra-node reduce-scatter + all-gather over 8 GPUs on NVLink (300 GB/s per direction x 0.8):
+  //   2 x 7/8 x B / 240e9 = 0.111060 s, + 2 x 7 hops x 5 us = 0.000070 s.
+  // Inter-node all-reduce between 2 nodes of the node's one copy (tp = 1): each way the link
+  //   carries 2 x (2-1)/2 x B = B = 15.23 GB per step (not 8 x B), at 1 Gb/s x 0.8 = 0.1 GB/s:
+  //   152.312 s, + 2 x 1 hop x 15 us.
+  const double b = 2.0 * kQwenParams;
+  EXPECT_NEAR(t.dp_node_link_bytes, b, 1.0);
+  const double intra = 2.0 * 7.0 / 8.0 * b / 240e9 + 14 * 5e-6;
+  const double inter = b / 0.1e9 + 2 * 15e-6;
+  EXPECT_NEAR(t.dp_seconds, intra + inter, 1e-6);
+  EXPECT_NEAR(t.dp_seconds, 152.42, 0.01);
+  EXPECT_EQ(t.bottleneck, "communication");
+}
+
+TEST(TimeModel, Zero3GathersParametersEveryMicroBatch) {
+  Layout l;
+  l.gpus = 16;
+  l.zero = 3;
+  TimeConfig c;
+  c.network = ParseNetwork("1gbe");
+  c.dp_overlap = 0;
+  Workload w;
+  w.task = Task::kFull;
+  w.seq = 2048;
+  w.global_batch = 32;  // 2 micro-batches of 1 sequence per GPU
+  const TrainingTime t = EstimateTrainingTime(Qwen7b(), w, l, Cat().Find("A100"), c, 0);
+  ASSERT_EQ(t.micro_batches, 2);
+  // Per micro-batch: all-gather the bf16 parameters for forward, again for backward, and
+  // reduce-scatter the bf16 gradients: 3 halves of an all-reduce of B = 15,231,233,024 bytes.
+  // Node link per half (2 nodes): (2-1)/2 x B = 7,615,616,512 bytes; 3 halves x 2 micro-batches
+  // = 6 x 7,615,616,512 = 45,693,699,072 bytes per step (3 x B), against B for ZeRO-0.
+  const double b = 2.0 * kQwenParams;
+  EXPECT_NEAR(t.dp_node_link_bytes, 3.0 * b, 1.0);
+  // Time: 6 halves x [7/8 x B / 240e9 + 7 x 5 us (NVLink) + (B/2) / 0.1e9 + 15 us (1 GbE)].
+  const double half = 7.0 / 8.0 * b / 240e9 + 7 * 5e-6 + b / 2.0 / 0.1e9 + 15e-6;
+  EXPECT_NEAR(t.dp_seconds, 6.0 * half, 1e-6);
+}
+
+TEST(TimeModel, DefaultNetworkFollowsTheCardsServerClass) {
+  // docs/time-model.md §4: NVLink baseboards with one NIC per GPU; PCIe servers with Ethernet.
+  EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("H100")).node_gbps, 8 * 400.0);   // DGX H100: 8 x NDR 400
+  EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("B200")).node_gbps, 8 * 400.0);   // DGX B200: 8 x 400
+  EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("A100")).node_gbps, 8 * 200.0);   // DGX A100: 8 x HDR 200
+  EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("V100 SXM2 32GB")).node_gbps, 4 * 100.0);  // DGX-1: 4 x EDR
+  EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("A100 80GB PCIe")).node_gbps, 100.0);  // HBM PCIe card
+  EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("A30")).node_gbps, 100.0);
+  EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("L40S")).node_gbps, 25.0);   // GDDR PCIe card
+  EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("T4")).node_gbps, 25.0);
+  EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("RTX 4090")).node_gbps, 10.0);  // consumer card
+  EXPECT_EQ(ServerClassOf(Cat().Find("RTX 4090")), ServerClass::kConsumer);
+  // The estimate uses the card's default unless --network is given.
+  Layout l;
+  l.gpus = 16;
+  const TrainingTime by_card = EstimateTrainingTime(Llama8b(), Pretrain(2048, 16), l, Cat().Find("L40S"), {}, 0);
+  EXPECT_EQ(by_card.network, "25gbe");
+  EXPECT_DOUBLE_EQ(by_card.network_gbps, 25.0);
+  TimeConfig ib;
+  ib.network = ParseNetwork("ib-400g");
+  const TrainingTime given = EstimateTrainingTime(Llama8b(), Pretrain(2048, 16), l, Cat().Find("L40S"), ib, 0);
+  EXPECT_EQ(given.network, "ib-400g");
+  EXPECT_LT(given.dp_seconds, by_card.dp_seconds);
+}
+
+TEST(TimeModel, NvlinkBridgeJoinsOnlyPairs) {
+  // A100 80GB PCIe: a bridge joins 2 cards (600 GB/s total, 300 per direction); 8 cards in a
+  // server all-reduce over PCIe gen 4 x16 (31.5 GB/s per direction), both at 80%.
+  TimeConfig c;
+  c.dp_overlap = 0;
+  const Gpu& pcie = Cat().Find("A100 80GB PCIe");
+  Layout two;
+  two.gpus = 2;
+  Layout eight;
+  eight.gpus = 8;
+  const double b = 2.0 * 8'030'261'248.0;  // Llama-3.1-8B bf16 gradients
+  const TrainingTime t2 = EstimateTrainingTime(Llama8b(), Pretrain(2048, 2), two, pcie, c, 0);
+  const TrainingTime t8 = EstimateTrainingTime(Llama8b(), Pretrain(2048, 8), eight, pcie, c, 0);
+  EXPECT_NEAR(t2.dp_seconds, 2.0 * 1 / 2 * b / 240e9 + 2 * 5e-6, 1e-9);
+  EXPECT_NEAR(t8.dp_seconds, 2.0 * 7 / 8 * b / 25.2e9 + 14 * 5e-6, 1e-9);
 }
 
 TEST(TimeModel, NetworkNames) {
@@ -114,6 +215,7 @@ TEST(TimeModel, NetworkNames) {
   EXPECT_DOUBLE_EQ(ParseNetwork("10GbE").node_gbps, 10);
   EXPECT_DOUBLE_EQ(ParseNetwork("40").node_gbps, 40);
   EXPECT_DOUBLE_EQ(ParseNetwork("25gbps").node_gbps, 25);
+  EXPECT_DOUBLE_EQ(ParseNetwork("roce-200g").node_gbps, 1600);
   EXPECT_THROW(ParseNetwork("carrier-pigeon"), InputError);
 }
 
@@ -178,6 +280,70 @@ TEST(Search, QpsSizing) {
   // A per-token latency target below the batch-1 step cannot be met.
   const InferencePlan strict = PlanInference(Llama8b(), w, Layout{}, l40s, {}, {}, 1024, 256, 10.0, 1.0);
   EXPECT_FALSE(strict.meets_latency);
+  EXPECT_EQ(strict.bound, "latency");
+}
+
+TEST(Search, QpsSizingCountsPrefillAsGpuTime) {
+  // Qwen2.5-7B, 20 requests/s of 1,024 prompt + 256 output tokens, on A100 80GB SXM, bf16.
+  // N (parameters that multiply activations) = 7,615,616,512 - 544,997,376 (embedding lookup)
+  //   = 7,070,619,136.
+  // Prefill FLOPs per request = 2 N P + causal attention 28 layers x P^2 x 28 heads x 256
+  //   = 14,480,627,990,528 + 210,453,397,504 = 14,691,081,388,032.
+  // A100 bf16 peak 312 TFLOPS x 0.55 achievable = 171.6 TFLOPS: prefill 85.61 ms of the
+  //   replica per request; 20 requests/s need 20 x 0.08561 = 1.71 GPU-seconds per second of
+  //   prefill alone, i.e. already 2 GPUs.
+  // Decode: 20 x 256 = 5,120 tokens/s. Per token 2N + attention at the average context 1,152
+  //   (2 x 28 x 1,152 x 28 x 256 = 462,422,016) = 14,603,660,288 FLOPs -> 21.79 ms of the
+  //   replica per request (256 tokens) when decode is compute bound, which it is above
+  //   c* = 187 sequences: weight reads 15.23 GB / (2,039 GB/s x 0.85) = 8.79 ms per step against
+  //   per sequence 85.1 us of compute and 38.1 us of KV reads (1,152 x 57,344 bytes).
+  // Per request 85.61 + 21.79 = 107.40 ms -> 9.311 requests/s per replica -> 20 / 9.311 = 2.15
+  //   -> 3 replicas of 1 GPU. Counting prefill only as latency (c / (O x step + prefill)) gave
+  //   one replica.
+  Workload w;
+  w.task = Task::kInfer;
+  w.context = 1024 + 256;
+  const Gpu& a100 = Cat().Find("A100");
+  const InferencePlan p = PlanInference(Qwen7b(), w, Layout{}, a100, {}, {}, 1024, 256, 20.0, 0);
+  ASSERT_TRUE(p.fits);
+  // The concurrency that fits: at most (80 GiB - 15.23 GB weights - 0.5 GiB context) / (1,280 x
+  // 57,344 bytes) = 955 sequences, and above c* = 187.
+  EXPECT_LE(p.workload.concurrency, 955);
+  EXPECT_GT(p.workload.concurrency, 187);
+  EXPECT_FALSE(p.time.memory_bound);
+  EXPECT_NEAR(p.time.prefill_flops, 14'691'081'388'032.0, 1e3);
+  EXPECT_NEAR(p.time.prefill_seconds, 0.085612, 1e-6);
+  EXPECT_NEAR(p.time.replica_seconds_per_request, 0.107399, 1e-5);
+  EXPECT_NEAR(p.time.requests_per_second, 9.311, 1e-3);
+  EXPECT_EQ(p.replicas, 3);
+  EXPECT_EQ(p.gpus_total, 3);
+  EXPECT_EQ(p.bound, "compute");
+  EXPECT_NEAR(p.prefill_share, 85.61 / 107.40, 1e-3);
+}
+
+TEST(Search, QpsBoundIsKvCapacityWhenWeightReadsDominate) {
+  // Llama-3.1-70B in bf16 on 2 x H100 (tp=2), 4,096-token context, 128 prompt + 1,024 output
+  // tokens. Each GPU holds half of 70,553,706,496 parameters = 70.55 GB of weights, leaving
+  // about 85.90 - 70.55 - 0.52 (CUDA context) - 0.27 (NCCL) = 14.55 GB for KV cache of
+  // 4,096 x 327,680 / 2 = 671 MB per sequence: at most 21 sequences. A decode step reads the
+  // 70.55 GB of weights (24.8 ms at 3,350 GB/s x 0.85) against at most 21 x 640 x 163,840 =
+  // 2.2 GB of KV and 21 x 2 x 70e9 / (2 x 494.7e12) = 3 ms of matmuls; the prefill is
+  // 2 x 70e9 x 128 / (2 x 494.7 TFLOPS) = 18 ms against 1,024 x 24.8 ms / 21 = 1.2 s of decode per
+  // request. The weight reads would amortise over more sequences, but no more fit: KV capacity.
+  Workload w;
+  w.task = Task::kInfer;
+  w.context = 4096;
+  Layout l;
+  l.gpus = 2;
+  l.tp = 2;
+  const InferencePlan p = PlanInference(LoadHfConfig(test::Preset("Llama-3.1-70B")), w, l, Cat().Find("H100"), {},
+                                        {}, 128, 1024, 5.0, 0);
+  ASSERT_TRUE(p.fits);
+  EXPECT_LE(p.workload.concurrency, 21);
+  EXPECT_GE(p.workload.concurrency, 15);
+  EXPECT_TRUE(p.time.memory_bound);
+  EXPECT_EQ(p.bound, "KV capacity");
+  EXPECT_LT(p.prefill_share, 0.05);
 }
 
 }  // namespace

@@ -1,0 +1,173 @@
+// Layout search contracts (issue 7 requirement 7): every dimension the user gives is kept, the
+// search varies only the rest; a search over several cards reports the best layout of each.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/model.h"
+#include "fit/search.h"
+#include "test_paths.h"
+
+namespace gpuplan {
+namespace {
+
+const GpuCatalog& Cat() {
+  static const GpuCatalog c = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
+  return c;
+}
+const ModelSpec& Llama8b() {
+  static const ModelSpec m = LoadHfConfig(test::Preset("Llama-3.1-8B"));
+  return m;
+}
+constexpr double kP = 8'030'261'248.0;  // Llama-3.1-8B parameters
+
+Workload FullFinetune() {
+  Workload w;
+  w.task = Task::kFull;
+  w.seq = 2048;
+  return w;
+}
+
+SearchOptions AllCards() {
+  SearchOptions o;
+  for (const auto& g : Cat().gpus()) {
+    o.gpus.push_back(&g);
+  }
+  o.tokens = 1e9;
+  return o;
+}
+
+TEST(SearchPins, OneGpuAndZeroZeroAreKeptAcrossTheCatalog) {
+  // `--gpus 1 --zero 0` without --gpu: every candidate is one card without ZeRO. Mixed-precision
+  // AdamW needs 16 bytes x 8,030,261,248 = 128.5 GB of model states alone, so only cards with
+  // more than 128.5 GB / 0.95 (the margin) = 135.2 GB can appear (H200 141 GB, B200 192 GB).
+  SearchOptions o = AllCards();
+  o.pinned.gpus = 1;
+  o.pinned.zero = 0;
+  const SearchResult r = SearchTraining(Llama8b(), FullFinetune(), o);
+  ASSERT_FALSE(r.ranked.empty());
+  for (const Candidate& c : r.ranked) {
+    EXPECT_EQ(c.layout.gpus, 1);
+    EXPECT_EQ(c.layout.zero, 0);
+    EXPECT_GT(static_cast<double>(c.gpu->memory_bytes), 16.0 * kP / 0.95) << c.gpu->name;
+  }
+  for (const Candidate& c : r.best_per_gpu) {
+    EXPECT_EQ(c.layout.gpus, 1);
+  }
+}
+
+TEST(SearchPins, TpPpMicroBatchRecomputeAndSpAreKept) {
+  SearchOptions o = AllCards();
+  o.max_gpus = 32;
+  o.pinned.tp = 2;
+  o.pinned.pp = 2;
+  o.pinned.micro_batch = 2;
+  o.pinned.recompute = Recompute::kSelective;  // kept even though flash attention is on
+  o.pinned.sp = false;
+  const SearchResult r = SearchTraining(Llama8b(), FullFinetune(), o);
+  ASSERT_FALSE(r.ranked.empty());
+  std::set<int64_t> counts;
+  for (const Candidate& c : r.ranked) {
+    EXPECT_EQ(c.layout.tp, 2);
+    EXPECT_EQ(c.layout.pp, 2);
+    EXPECT_FALSE(c.layout.sp);
+    EXPECT_EQ(c.workload.micro_batch, 2);
+    EXPECT_EQ(c.workload.recompute, Recompute::kSelective);
+    EXPECT_EQ(c.layout.gpus % 4, 0);
+    counts.insert(c.layout.gpus);
+  }
+  EXPECT_LE(*counts.rbegin(), 32);
+}
+
+TEST(SearchPins, ImpossiblePinsSayWhy) {
+  // 32 attention heads cannot be split over tp = 3.
+  SearchOptions o = AllCards();
+  o.pinned.tp = 3;
+  const SearchResult r = SearchTraining(Llama8b(), FullFinetune(), o);
+  EXPECT_TRUE(r.ranked.empty());
+  EXPECT_EQ(r.evaluated, 0);
+  EXPECT_NE(r.closest.find("tp=3"), std::string::npos) << r.closest;
+}
+
+TEST(SearchPins, OneCardSearchesCountsAndLayouts) {
+  // `--gpu A100 --max-gpus 64`: counts 1, 2, 4, 8, 16, ..., 64 of the A100 are searched.
+  SearchOptions o;
+  o.gpus = {&Cat().Find("A100")};
+  o.max_gpus = 64;
+  o.tokens = 1e9;
+  const SearchResult r = SearchTraining(Llama8b(), FullFinetune(), o);
+  ASSERT_FALSE(r.ranked.empty());
+  std::set<int64_t> counts;
+  for (const Candidate& c : r.ranked) {
+    EXPECT_EQ(c.gpu, &Cat().Find("A100"));
+    EXPECT_LE(c.layout.gpus, 64);
+    counts.insert(c.layout.gpus);
+  }
+  // The model states (128.5 GB) need at least 2 cards of 80 GiB; the fastest layout uses more
+  // than 8 of them for a token budget.
+  EXPECT_GT(r.ranked.front().layout.gpus, 8);
+  ASSERT_EQ(r.best_per_gpu.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.best_per_gpu[0].score, r.ranked.front().score);
+}
+
+TEST(SearchPins, SeveralCardsReportTheBestOfEach) {
+  SearchOptions o;
+  o.gpus = {&Cat().Find("A100"), &Cat().Find("H100"), &Cat().Find("L40S")};
+  o.max_gpus = 64;
+  o.tokens = 1e9;
+  const SearchResult r = SearchTraining(Llama8b(), FullFinetune(), o);
+  ASSERT_EQ(r.best_per_gpu.size(), 3u);
+  std::set<const Gpu*> cards;
+  for (std::size_t i = 0; i < r.best_per_gpu.size(); ++i) {
+    cards.insert(r.best_per_gpu[i].gpu);
+    if (i > 0) {
+      EXPECT_LE(r.best_per_gpu[i - 1].score, r.best_per_gpu[i].score);
+    }
+    // Nothing ranked on that card beats its best.
+    for (const Candidate& c : r.ranked) {
+      if (c.gpu == r.best_per_gpu[i].gpu) {
+        EXPECT_GE(c.score, r.best_per_gpu[i].score);
+      }
+    }
+  }
+  EXPECT_EQ(cards.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.best_per_gpu.front().score, r.ranked.front().score);
+}
+
+TEST(SearchPins, InferenceReplicaSizeIsKept) {
+  Workload w;
+  w.task = Task::kInfer;
+  w.context = 1280;
+  SearchOptions o = AllCards();
+  o.pinned.tp = 2;
+  const InferenceSearch r = SearchInference(Llama8b(), w, o, 1024, 256, 10.0, 0);
+  ASSERT_FALSE(r.ranked.empty());
+  for (const InferencePlan& p : r.ranked) {
+    EXPECT_EQ(p.layout.tp, 2);
+    EXPECT_EQ(p.gpus_total % 2, 0);
+  }
+  std::set<const Gpu*> cards;
+  for (const InferencePlan& p : r.best_per_gpu) {
+    EXPECT_TRUE(cards.insert(p.gpu).second);
+  }
+}
+
+TEST(SearchPins, InferenceSkipsCardsThatCannotRunTheWeights) {
+  // fp8 weights need fp8 (Ada, Hopper, Blackwell): no Ampere, Turing or Volta card is offered.
+  Workload w;
+  w.task = Task::kInfer;
+  w.context = 1280;
+  w.weight_dtype = WeightDtype::kFp8;
+  SearchOptions o = AllCards();
+  o.top = 100;
+  const InferenceSearch r = SearchInference(Llama8b(), w, o, 1024, 256, 1.0, 0);
+  ASSERT_FALSE(r.best_per_gpu.empty());
+  for (const InferencePlan& p : r.best_per_gpu) {
+    EXPECT_TRUE(p.gpu->Supports("fp8")) << p.gpu->name;
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan
