@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -14,7 +15,9 @@
 #include "fit/advisor.h"
 #include "fit/memory_model.h"
 #include "cost/job_pricing.h"
+#include "cost/calendar.h"
 #include "cost/offer.h"
+#include "cost/usage.h"
 #include "fit/search.h"
 #include "fit/time_model.h"
 #include "io/fit_json.h"
@@ -65,6 +68,7 @@ struct FitOptions {
   std::string objective = "time";
   int64_t top = 5;
   std::string offers;
+  std::string start;  // --start for jobs priced with --offers
   // Filled from the command line before running: the layout options given explicitly, which
   // constrain a search (docs/time-model.md §6).
   SearchPins pinned;
@@ -239,7 +243,8 @@ void InferenceToJson(nlohmann::json& j, const InferencePlan& p, const InferenceT
                    {"bound", p.bound},
                    {"replicas", p.replicas},
                    {"gpus_needed", p.gpus_total},
-                   {"cost_per_hour", {{"amount", p.cost_cny_per_hour}, {"currency", "CNY"}}}};
+                   {"cost_per_hour",
+                    {{"amount", p.cost_per_hour.amount}, {"currency", p.cost_per_hour.currency}, {"basis", p.cost_basis}}}};
   }
 }
 
@@ -264,9 +269,10 @@ void PrintInference(const InferencePlan& p, const InferenceTime& t, const Worklo
           1000 * p.time.prefill_seconds, 1000 * (p.time.replica_seconds_per_request - p.time.prefill_seconds),
           100 * p.prefill_share, p.time.requests_per_second);
     }
-    std::cout << fmt::format("for {:g} requests/s: {} replica(s) at concurrency {} = {} GPUs, {:.0f} CNY per hour "
-                             "(illustrative catalog prices); bound: {}\n",
-                             qps, p.replicas, p.workload.concurrency, p.gpus_total, p.cost_cny_per_hour, p.bound);
+    std::cout << fmt::format("for {:g} requests/s: {} replica(s) at concurrency {} = {} GPUs, {} per hour "
+                             "({}); bound: {}\n",
+                             qps, p.replicas, p.workload.concurrency, p.gpus_total, p.cost_per_hour.Format(),
+                             p.cost_basis, p.bound);
   }
 }
 
@@ -336,8 +342,14 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
     so.gpus = with_offers;
     so.keep_extra = 3 * so.top;
   }
+  const std::string currency = offers ? offers->currency : std::string("CNY");
   if (!IsTraining(w.task)) {
-    const InferenceSearch r = SearchInference(lm.spec, w, so, o.prompt_tokens, o.output_tokens, o.qps, o.latency_ms);
+    InferenceSearch r = SearchInference(lm.spec, w, so, o.prompt_tokens, o.output_tokens, o.qps, o.latency_ms);
+    if (offers) {  // a service on the file's cards, priced for next month around the clock
+      const int64_t month = NextMonthStart(static_cast<int64_t>(std::time(nullptr)), offers->utc_offset_minutes);
+      PricePlansWithOffers(r.ranked, *offers, so.objective, month);
+      PricePlansWithOffers(r.best_per_gpu, *offers, so.objective, month);
+    }
     if (g.json) {
       nlohmann::json j;
       j["model"] = {{"name", lm.spec.name}, {"architecture", lm.spec.architecture},
@@ -351,7 +363,7 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
         nlohmann::json c = {{"gpu", p.gpu->name}, {"gpus", p.gpus_total}, {"tp", p.layout.tp}, {"pp", p.layout.pp},
                             {"replicas", p.replicas}, {"memory_per_gpu_total", static_cast<int64_t>(p.memory.per_gpu.Total().value)}};
         InferenceToJson(c["inference"], p, p.time, p.workload, o.qps, o.latency_ms);
-        c["cost"] = {{"amount", p.cost_cny_per_hour}, {"currency", "CNY"}, {"per", "hour"}};
+        c["cost"] = {{"amount", p.cost_per_hour.amount}, {"currency", p.cost_per_hour.currency}, {"per", "hour"}, {"basis", p.cost_basis}};
         j["candidates"].push_back(c);
       }
       j["best_per_gpu"] = nlohmann::json::array();
@@ -359,7 +371,7 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
         j["best_per_gpu"].push_back({{"gpu", p.gpu->name}, {"gpus", p.gpus_total}, {"tp", p.layout.tp},
                                      {"pp", p.layout.pp}, {"replicas", p.replicas},
                                      {"concurrency", p.workload.concurrency}, {"bound", p.bound},
-                                     {"cost", {{"amount", p.cost_cny_per_hour}, {"currency", "CNY"}, {"per", "hour"}}}});
+                                     {"cost", {{"amount", p.cost_per_hour.amount}, {"currency", p.cost_per_hour.currency}, {"per", "hour"}, {"basis", p.cost_basis}}}});
       }
       if (r.ranked.empty()) {
         j["closest"] = r.closest;
@@ -372,14 +384,14 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
     } else {
       std::cout << fmt::format("{} layouts evaluated; ranked by {}{}\n", r.evaluated, ToString(so.objective),
                                so.pinned.Any() ? "; kept as given: " + so.pinned.Describe() : "");
-      auto header = [] {
+      auto header = [&currency] {
         std::cout << fmt::format("{:>3} {:<24} {:>5} {:>4} {:>8} {:>11} {:>10} {:>12} {:>10}  {}\n", "#", "GPU", "GPUs",
-                                 "tp", "replicas", "concurrency", "TTFT s", "ms/token", "CNY/h", "bound");
+                                 "tp", "replicas", "concurrency", "TTFT s", "ms/token", currency + "/h", "bound");
       };
       auto row = [](std::size_t i, const InferencePlan& p) {
         std::cout << fmt::format("{:>3} {:<24} {:>5} {:>4} {:>8} {:>11} {:>10.3f} {:>12.1f} {:>10.0f}  {}\n", i + 1,
                                  p.gpu->name, p.gpus_total, p.layout.tp, p.replicas, p.workload.concurrency,
-                                 p.time.prefill_seconds, 1000 * p.time.decode_step_seconds, p.cost_cny_per_hour, p.bound);
+                                 p.time.prefill_seconds, 1000 * p.time.decode_step_seconds, p.cost_per_hour.amount, p.bound);
       };
       header();
       for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
@@ -403,7 +415,8 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
   }
   SearchResult r = SearchTraining(lm.spec, w, so);
   if (offers) {
-    PriceCandidatesWithOffers(r, *offers, so.objective, tokens, so.top + 3);
+    PriceCandidatesWithOffers(r, *offers, so.objective, tokens, so.top + 3,
+                              ParseJobStart(o.start, offers->utc_offset_minutes, static_cast<int64_t>(std::time(nullptr))));
   }
   if (g.json) {
     nlohmann::json j;
@@ -442,7 +455,7 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
     std::cout << fmt::format(
         "{:>3} {:<22} {:>5} {:>3} {:>3} {:>4} {:>4} {:>10} {:>3} {:>8} {:>8} {:>7} {:>7} {:>7} {:>10} {:>6} {:>10} {:>12}\n",
         "#", "GPU", "GPUs", "tp", "pp", "dp", "zero", "recompute", "mb", "mem GiB", "step s", "comp s", "comm s",
-        "bubble", "tokens/s", "MFU", tokens > 0 ? "hours" : "h/Mtok", "CNY");
+        "bubble", "tokens/s", "MFU", tokens > 0 ? "hours" : "h/Mtok", currency);
     auto row = [](std::size_t i, const Candidate& c) {
       const double hours = c.time.total_hours ? *c.time.total_hours : 1e6 / c.time.tokens_per_second / 3600.0;
       std::cout << fmt::format(
@@ -451,7 +464,7 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
           i + 1, c.gpu->name, c.layout.gpus, c.layout.tp, c.layout.pp, c.layout.dp(), c.layout.zero,
           ToString(c.workload.recompute), c.workload.micro_batch, c.memory.per_gpu.Total().gib(), c.time.step_seconds,
           c.time.compute_seconds, c.time.communication_seconds, c.time.bubble_seconds, c.time.tokens_per_second,
-          100 * c.time.mfu, hours, c.cost_cny);
+          100 * c.time.mfu, hours, c.cost.amount);
     };
     for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
       row(i, r.ranked[i]);
@@ -480,7 +493,7 @@ int RunSearch(const FitOptions& o, const GlobalOptions& g, const LoadedModel& lm
       }
       std::cout << "network between nodes: " << NetworkFor(so.time, *b.gpu).name << " (" << NetworkFor(so.time, *b.gpu).basis
                 << ")\n";
-      std::cout << (offers ? "costs are the cheapest rental mix from " + o.offers + " for each job\n"
+      std::cout << (offers ? "costs: " + b.cost_basis + "\n"
                          : std::string("CNY figures use the catalog's illustrative per-card-hour prices, not offers.\n"));
     } else {
       std::cout << "no layout fits; closest: " << r.closest << "\n";
@@ -548,7 +561,12 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
   c->add_option("--margin", o->margin, "search: memory safety margin (fraction of the card)")->capture_default_str();
   c->add_option("--objective", o->objective, "search: time | gpu-hours | cost")->capture_default_str();
   c->add_option("--top", o->top, "search: candidates to show")->capture_default_str();
-  c->add_option("--offers", o->offers, "search: rank by the cheapest rental from this offers file (docs/offers.md)");
+  c->add_option("--offers", o->offers,
+                "price with this offers file (docs/offers.md): a search ranks only its cards by the cheapest rental; one "
+                "card prices the job (with --tokens) or the serving plan (with --qps)");
+  c->add_option("--start", o->start,
+                "with --offers: when the job starts, HH:MM today or YYYY-MM-DDTHH:MM in the offers' time zone "
+                "(default now)");
   c->add_flag("--json", g.json, "print JSON");
 
   return [o, c, &g]() -> int {
@@ -671,10 +689,54 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
         fits = false;
       }
     }
+    // With an offers file: the job (training with --tokens) or the serving plan, priced by the
+    // rental optimiser on the file's offers for this card.
+    std::optional<JobPrice> job;
+    std::string price_note;
+    if (!o->offers.empty()) {
+      const OfferSet all = LoadOffers(o->offers, cat);
+      const OfferSet mine = OffersFor(all, gpu);
+      if (mine.offers.empty()) {
+        throw InputError("no offer in " + o->offers + " is for " + gpu->name, o->offers, 0, "--offers");
+      }
+      const auto now = static_cast<int64_t>(std::time(nullptr));
+      if (tt && tt->total_hours) {
+        job = PriceJob(mine, static_cast<double>(l.gpus), *tt->total_hours,
+                       ParseJobStart(o->start, mine.utc_offset_minutes, now));
+      } else if (plan && plan->fits) {
+        std::vector<InferencePlan> one{*plan};
+        PricePlansWithOffers(one, mine, Objective::kTime, NextMonthStart(now, mine.utc_offset_minutes));
+        if (!one.empty()) {
+          plan = one.front();
+        }
+      } else if (tt) {
+        price_note = "give --tokens (or --epochs with --dataset-tokens) to price the job with " + o->offers;
+      }
+    }
+    auto job_json = [&]() -> nlohmann::json {
+      nlohmann::json price = {{"amount", job->total.amount},
+                          {"currency", job->total.currency},
+                          {"start", FormatLocalHour(job->start_minute / 60).substr(0, 11) +
+                                        fmt::format("{:02d}:{:02d}", (job->start_minute / 60) % 24, job->start_minute % 60)},
+                          {"basis", "cheapest rental from " + o->offers + " for " + std::to_string(l.gpus) + " GPUs"},
+                          {"feasible", job->plan.feasible}};
+      if (job->night_total) {
+        const int64_t m = *job->night_start_minute;
+        price["night_start"] = FormatLocalHour(m / 60).substr(0, 11) + fmt::format("{:02d}:{:02d}", (m / 60) % 24, m % 60);
+        price["night_amount"] = job->night_total->amount;
+      }
+      return price;
+    };
     if (g.json) {
       nlohmann::json j = FitToJson(lm.spec, w, l, gpu, e, sug);
       if (tt) {
         j["time"] = TrainingTimeToJson(*tt);
+      }
+      if (job) {
+        j["cost"] = job_json();
+      }
+      if (!price_note.empty()) {
+        j["notes"].push_back(price_note);
       }
       if (plan) {
         InferenceToJson(j["inference"], *plan, shown, w, o->qps, o->latency_ms);
@@ -691,6 +753,19 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
       PrintTable(lm.spec, w, l, gpu, e, sug);
       if (tt) {
         PrintTrainingTime(*tt, NetworkFor(tc, *gpu));
+      }
+      if (job) {
+        const nlohmann::json price = job_json();
+        std::cout << fmt::format("cost: {} ({}, starting {})\n", job->total.Format(), price["basis"].get<std::string>(),
+                                 price["start"].get<std::string>());
+        if (job->night_total) {
+          std::cout << fmt::format("  starting at the night window ({}) would cost {}, saving {}\n",
+                                   price["night_start"].get<std::string>(), job->night_total->Format(),
+                                   Money{job->total.amount - job->night_total->amount, job->total.currency}.Format());
+        }
+      }
+      if (!price_note.empty()) {
+        std::cout << "note: " << price_note << "\n";
       }
       if (plan) {
         PrintInference(*plan, shown, w, o->qps, o->latency_ms);

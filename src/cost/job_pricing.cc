@@ -121,7 +121,7 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
     if (!p.plan.feasible) {
       continue;
     }
-    c.cost_cny = p.total.amount;
+    c.cost = p.total;
     c.cost_basis = "cheapest rental from " + offers.file + " (" + offers.currency + "), starting " +
                    FormatLocalHour(start_minute / 60).substr(0, 11) +
                    [&] {
@@ -134,7 +134,7 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
       c.cost_basis += "; starting at the night window would cost " + p.night_total->Format();
     }
     if (objective == Objective::kCost) {
-      c.score = c.cost_cny;
+      c.score = c.cost.amount;
     }
     priced.push_back(std::move(c));
   }
@@ -143,6 +143,36 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
     priced.resize(keep);
   }
   r.ranked = std::move(priced);
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+void PricePlansWithOffers(std::vector<InferencePlan>& plans, const OfferSet& offers, Objective objective,
+                          int64_t month_start) {
+  std::vector<InferencePlan> priced;
+  for (auto& p : plans) {
+    const OfferSet mine = OffersFor(offers, p.gpu);
+    if (mine.offers.empty()) {
+      continue;
+    }
+    const ServicePrice s = PriceService(mine, static_cast<double>(p.gpus_total), month_start);
+    if (!s.plan.feasible) {
+      continue;
+    }
+    p.cost_per_hour = s.per_hour;
+    p.cost_basis = "cheapest rental from " + offers.file + " for " + std::to_string(p.gpus_total) +
+                   " GPUs around the clock in " + FormatLocalHour(month_start).substr(0, 7) + ": " +
+                   s.per_month.Format() + " a month";
+    priced.push_back(std::move(p));
+  }
+  if (objective == Objective::kCost) {
+    std::stable_sort(priced.begin(), priced.end(), [](const InferencePlan& a, const InferencePlan& b) {
+      return a.cost_per_hour.amount < b.cost_per_hour.amount;
+    });
+  }
+  plans = std::move(priced);
 }
 
 }  // namespace gpuplan

@@ -54,4 +54,10 @@ int64_t ParseJobStart(const std::string& s, int utc_offset_minutes, int64_t now_
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
                                std::size_t keep, std::optional<int64_t> start_minute = std::nullopt);
 
+// Re-prices serving plans as services on the offers file's cards (PriceService for the plan's
+// GPUs in the calendar month starting at `month_start`), drops plans on cards without offers,
+// and re-ranks by cost when the objective is cost.
+void PricePlansWithOffers(std::vector<InferencePlan>& plans, const OfferSet& offers, Objective objective,
+                          int64_t month_start);
+
 }  // namespace gpuplan

@@ -31,7 +31,7 @@ double Score(const Candidate& c, Objective o, double tokens) {
   switch (o) {
     case Objective::kTime: return hours;
     case Objective::kGpuHours: return hours * static_cast<double>(c.layout.gpus);
-    case Objective::kCost: return c.cost_cny;
+    case Objective::kCost: return c.cost.amount;
   }
   return hours;
 }
@@ -231,7 +231,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                   c.time = EstimateTrainingTime(sum, mem, w, l, *gpu, o.time, o.tokens);
                   const double tokens = o.tokens > 0 ? o.tokens : 1e6;
                   const auto price = o.price_per_card_hour.find(gpu);
-                  c.cost_cny = tokens / c.time.tokens_per_second / 3600.0 * static_cast<double>(count) *
+                  c.cost.amount = tokens / c.time.tokens_per_second / 3600.0 * static_cast<double>(count) *
                                (price != o.price_per_card_hour.end() ? price->second : gpu->price_cny_per_card_hour);
                   c.score = Score(c, o.objective, o.tokens);
                   if (!per_gpu[gi] || c.score < per_gpu[gi]->score) {
@@ -398,7 +398,7 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   p.replicas = qps > 0 ? static_cast<int64_t>(std::ceil(qps / p.time.requests_per_second - 1e-9)) : 1;
   p.replicas = std::max<int64_t>(p.replicas, 1);
   p.gpus_total = p.replicas * replica.tp * replica.pp;
-  p.cost_cny_per_hour = static_cast<double>(p.gpus_total) * gpu.price_cny_per_card_hour;
+  p.cost_per_hour.amount = static_cast<double>(p.gpus_total) * gpu.price_cny_per_card_hour;
   // §5 the bound: what a replica's time per request is made of, and what stops it shrinking.
   const InferenceTime& it = p.time;
   const double per_seq = static_cast<double>(output_tokens) / static_cast<double>(c);
@@ -483,9 +483,9 @@ InferenceSearch SearchInference(const ModelSpec& m, const Workload& base, const 
     switch (o.objective) {
       case Objective::kTime: return p.time.decode_step_seconds;
       case Objective::kGpuHours: return static_cast<double>(p.gpus_total);
-      case Objective::kCost: return p.cost_cny_per_hour;
+      case Objective::kCost: return p.cost_per_hour.amount;
     }
-    return p.cost_cny_per_hour;
+    return p.cost_per_hour.amount;
   };
   std::stable_sort(ok.begin(), ok.end(), [&](const auto& a, const auto& b) { return score(a) < score(b); });
   for (const auto& p : ok) {

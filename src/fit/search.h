@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog/gpu_catalog.h"
+#include "core/money.h"
 #include "catalog/model.h"
 #include "fit/memory_model.h"
 #include "fit/time_model.h"
@@ -63,7 +64,7 @@ struct Candidate {
   Layout layout;
   MemoryEstimate memory;
   TrainingTime time;
-  double cost_cny = 0;       // for the token budget (or per million tokens without one)
+  Money cost;  // for the token budget (or per million tokens without one), in the basis' currency
   std::string cost_basis = "illustrative catalog price per card-hour";
   double score = 0;          // lower is better, by the objective
 };
@@ -101,7 +102,8 @@ struct InferencePlan {
   bool meets_latency = true;
   int64_t replicas = 1;
   int64_t gpus_total = 0;
-  double cost_cny_per_hour = 0;
+  Money cost_per_hour;  // the replicas per hour: the catalog's illustrative price, or the offers file's
+  std::string cost_basis = "illustrative catalog price per card-hour";
   // What decides the replica count (docs/time-model.md §5): "compute" (prefill and decode
   // matmuls fill the GPUs), "memory bandwidth" (decode reads, mostly the KV cache, which more
   // concurrency cannot amortise), "KV capacity" (the weights' reads would amortise over more
