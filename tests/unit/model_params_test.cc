@@ -174,6 +174,40 @@ INSTANTIATE_TEST_SUITE_P(
         PublishedCase{"DeepSeek-V2-Lite", 15'706'484'224}),
     CaseName<PublishedCase>);
 
+// Presets added for issue 7 (third batch; data/models/SOURCES.md). Gemma 2: re-serialised from the Python
+// literals of mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @79d603f0. DeepSeek-R1 distills: byte copies
+// (sha256 equal to the recorded download checksums) of the Hub files saved in
+// daniel-p-green/alain-ai-learning-platform @522537bc. Counts are public records of the real checkpoints.
+INSTANTIATE_TEST_SUITE_P(
+    Issue7Batch3, PublishedCount,
+    ::testing::Values(
+        // id 123073332: keras-hub Gemma presets, gemma2_2b_en and gemma2_instruct_2b_en params 2614341888;
+        // id 71230111773: sum(p.numel()) of the loaded gemma-2-2b checkpoint == 2614341888. Tied head.
+        PublishedCase{"gemma-2-2b", 2'614'341'888},
+        // id 123073332: gemma2_9b_en / gemma2_instruct_9b_en 9241705984; id 56108414625: Hub API
+        // google/gemma-2-9b safetensors total 9241705984.
+        PublishedCase{"gemma-2-9b", 9'241'705'984},
+        // id 123073332: gemma2_27b_en / gemma2_instruct_27b_en 27227128320; id 70911651117 (gemma-2-27b-it).
+        PublishedCase{"gemma-2-27b", 27'227'128'320},
+        // Hub API record saved with the config (same repository, sources/huggingface/model.json, revision
+        // 6a6f4aa4): "safetensors": {"parameters": {"BF16": 8030261248}, "total": 8030261248}.
+        PublishedCase{"DeepSeek-R1-Distill-Llama-8B", 8'030'261'248},
+        // Same, revision 711ad2ea: "safetensors": {"parameters": {"BF16": 32763876352}, "total": 32763876352}.
+        PublishedCase{"DeepSeek-R1-Distill-Qwen-32B", 32'763'876'352}),
+    CaseName<PublishedCase>);
+
+TEST(ModelParams, R1DistillConfigsEqualTheirBasePresets) {
+  // The Hub config.json of DeepSeek-R1-Distill-Qwen-32B is byte-identical to the Qwen2.5-32B preset, and that of
+  // DeepSeek-R1-Distill-Llama-8B has the content of the Llama-3.1-8B preset (only a trailing newline differs):
+  // these two distills kept their base model's config, vocabulary and untied head.
+  const auto parsed = [](const std::string& preset) {
+    std::ifstream in(Preset(preset));
+    return nlohmann::json::parse(in);
+  };
+  EXPECT_EQ(parsed("DeepSeek-R1-Distill-Qwen-32B"), parsed("Qwen2.5-32B"));
+  EXPECT_EQ(parsed("DeepSeek-R1-Distill-Llama-8B"), parsed("Llama-3.1-8B"));
+}
+
 TEST(ModelParams, Baichuan2ByHand) {
   // No published exact count was found for Baichuan2 (data/models/SOURCES.md), so this is the tensor
   // list of Baichuan's modeling_baichuan.py written out: embed V x h; per layer W_pack 3h x h, o_proj
@@ -311,6 +345,13 @@ TEST(ModelNames, InstructChatAndOrgFormsResolveToTheSameArchitecture) {
   EXPECT_EQ(Resolve("Qwen/Qwen1.5-MoE-A2.7B-Chat"), "Qwen1.5-MoE-A2.7B");
   EXPECT_EQ(Resolve("deepseek-ai/DeepSeek-V2-Lite-Chat"), "DeepSeek-V2-Lite");
   EXPECT_EQ(Resolve("mistralai/Mistral-7B-v0.1"), "Mistral-7B-v0.1");
+  // Issue 7, third batch: Gemma 2 base and -it releases have the same tensor shapes (keras-hub publishes the
+  // same parameter count for gemma2_<n>_en and gemma2_instruct_<n>_en, id 123073332).
+  EXPECT_EQ(Resolve("google/gemma-2-2b-it"), "gemma-2-2b");
+  EXPECT_EQ(Resolve("google/gemma-2-9b-it"), "gemma-2-9b");
+  EXPECT_EQ(Resolve("google/gemma-2-27b"), "gemma-2-27b");
+  EXPECT_EQ(Resolve("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B"), "DeepSeek-R1-Distill-Qwen-32B");
+  EXPECT_EQ(Resolve("deepseek-ai/DeepSeek-R1-Distill-Llama-8B"), "DeepSeek-R1-Distill-Llama-8B");
 }
 
 TEST(ModelNames, ResolvedModelIsNamedAsTyped) {
@@ -337,6 +378,9 @@ TEST(ModelNames, DifferentOrUnknownModelsAreNotResolvedSilently) {
   refused("Qwen/Qwen2.5-72B-Instruct", "did you mean");
   refused("Qwen2.5-7B-Coder", "did you mean");
   refused("Mistral-7B-Instruct-v0.2", "did you mean");
+  // Distills without a verified config of their own are not presets and do not fall back to their bases.
+  refused("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", "did you mean");
+  refused("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "did you mean");
 }
 
 TEST(ModelNames, ConfigFileIsNamedFromNameOrPathElseFileElseFolder) {
