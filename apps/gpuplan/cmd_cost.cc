@@ -338,6 +338,10 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
         if (measured) {
           PrintUsage(*measured);
           for (std::size_t k = 0; k < levels.size(); ++k) {
+            if (k == 16 && levels.size() > 17) {  // the JSON has every level
+              std::cout << fmt::format("  ... GPUs 17-{} (--json lists each)\n", levels.size());
+              break;
+            }
             std::cout << fmt::format("  GPU {}: busy {:.0f} h/month{}", k + 1, levels[k], scaled ? " (scaled to 730 h)" : "");
             for (const auto& p : pairs) {
               if (p.hours_per_month) {  // (pairs that never cross are the same at every level)

@@ -195,15 +195,24 @@ std::vector<BreakevenPair> Breakeven(const OfferSet& set, int64_t month_start) {
 }
 
 std::vector<double> LevelHoursPerMonth(const UsageTrace& u, bool* scaled) {
-  const auto levels = static_cast<int64_t>(std::ceil(u.Peak() - 1e-9));
-  std::vector<double> out(static_cast<std::size_t>(std::max<int64_t>(0, levels)), 0.0);
+  const auto levels = static_cast<std::size_t>(std::max(0.0, std::ceil(u.Peak() - 1e-9)));
+  // The k-th GPU is busy for the part of each hour's demand above k - 1: whole levels below
+  // floor(d) and the fraction of the next. Counting by floor(d), then a suffix sum: O(hours + levels).
+  std::vector<double> whole(levels + 2, 0.0), out(levels, 0.0);
   for (const auto& h : u.hours) {
     const double d = h.Total();
-    for (int64_t k = 1; k <= levels; ++k) {
-      // The k-th GPU is busy for the part of the demand above k - 1 (fractional demand: that share).
-      const double share = std::clamp(d - static_cast<double>(k - 1), 0.0, 1.0);
-      out[static_cast<std::size_t>(k - 1)] += share * h.minutes / 60.0;
+    const double w = h.minutes / 60.0;
+    const auto f = static_cast<std::size_t>(std::floor(d + 1e-9));
+    whole[std::min(f, levels)] += w;
+    const double frac = d - static_cast<double>(f);
+    if (frac > 1e-9 && f < levels) {
+      out[f] += frac * w;
     }
+  }
+  double above = 0;  // weight of hours with floor(d) >= k
+  for (std::size_t k = levels; k >= 1; --k) {
+    above += whole[k];
+    out[k - 1] += above;
   }
   const bool one_month = AddMonths(u.start_hour, 1) == u.EndHour();
   *scaled = !one_month;

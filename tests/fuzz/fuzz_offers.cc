@@ -6,6 +6,7 @@
 #include "catalog/gpu_catalog.h"
 #include "core/error.h"
 #include "cost/billing.h"
+#include "cost/calendar.h"
 #include "cost/offer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -13,10 +14,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     const auto set = gpuplan::ParseOffers(text, "fuzz.yaml", cat);
+    const int64_t feb = gpuplan::DaysFromCivil(2027, 2, 1) * 24;  // the shortest month
     for (const auto& o : set.offers) {
-      (void)gpuplan::MonthlyCostPerGpu(o, 100);
+      (void)gpuplan::MonthlyCostPerGpu(o, 100, feb);
     }
-    (void)gpuplan::Breakeven(set);
+    (void)gpuplan::Breakeven(set, feb);
   } catch (const gpuplan::InputError&) {
   }
   return 0;

@@ -644,6 +644,17 @@ TEST(Usage, ExtrapolatesMeasuredWeeksToTheMonth) {
   EXPECT_NEAR(year.TotalGpuHours(), (52 * 5 + 2) * 8.0, 1e-9);
 }
 
+TEST(Billing, LevelHoursCountFractionalDemand) {
+  // 1.5 GPUs for 2 hours and 3 GPUs for 1 hour: GPU 1 busy 3 h, GPU 2 2 x 0.5 + 1 = 2 h, GPU 3 1 h.
+  bool scaled = false;
+  const auto l = LevelHoursPerMonth(Trace({1.5, 1.5, 3}), &scaled);
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_TRUE(scaled);  // 3 hours are not a calendar month: scaled by 730 / 3
+  EXPECT_NEAR(l[0], 3 * 730.0 / 3, 1e-9);
+  EXPECT_NEAR(l[1], 2 * 730.0 / 3, 1e-9);
+  EXPECT_NEAR(l[2], 1 * 730.0 / 3, 1e-9);
+}
+
 TEST(Usage, CsvOffsetsAreConvertedToTheOffersZone) {
   // 01:00Z is 09:00 in Shanghai (+08:00); a timestamp without an offset is already local.
   const UsageTrace u = ParseUsageCsv("timestamp,gpus\n2027-03-01T01:00Z,2\n2027-03-01T10:00,1\n", "u.csv");
