@@ -18,10 +18,7 @@
 namespace gpuplan {
 namespace {
 
-const GpuCatalog& Cat() {
-  static const GpuCatalog c = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
-  return c;
-}
+const GpuCatalog& Cat() { return test::Catalog(); }
 
 Offer Make(const std::string& id, BillingMode mode, double price, int gpus = 1) {
   Offer o;

@@ -13,14 +13,8 @@
 namespace gpuplan {
 namespace {
 
-const GpuCatalog& Cat() {
-  static const GpuCatalog c = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
-  return c;
-}
-const ModelSpec& Llama8b() {
-  static const ModelSpec m = LoadHfConfig(test::Preset("Llama-3.1-8B"));
-  return m;
-}
+const GpuCatalog& Cat() { return test::Catalog(); }
+const ModelSpec& Llama8b() { return test::Llama8b(); }
 constexpr double kP = 8'030'261'248.0;  // Llama-3.1-8B parameters
 
 Workload FullFinetune() {

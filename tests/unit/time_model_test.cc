@@ -17,14 +17,8 @@
 namespace gpuplan {
 namespace {
 
-const GpuCatalog& Cat() {
-  static const GpuCatalog c = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
-  return c;
-}
-const ModelSpec& Llama8b() {
-  static const ModelSpec m = LoadHfConfig(test::Preset("Llama-3.1-8B"));
-  return m;
-}
+const GpuCatalog& Cat() { return test::Catalog(); }
+const ModelSpec& Llama8b() { return test::Llama8b(); }
 constexpr double kN = 8'030'261'248.0 - 128256.0 * 4096;  // parameters minus the embedding lookup
 
 Workload Pretrain(int64_t seq, int64_t gb) {
