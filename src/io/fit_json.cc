@@ -111,6 +111,7 @@ nlohmann::json GpuToJson(const Gpu& g) {
           {"tdp_watts", g.tdp_watts},
           {"mig", {{"max_instances", g.mig_max_instances}, {"profiles", g.mig_profiles}}},
           {"pci_device_ids", g.pci_device_ids},
+          {"datatypes", g.datatypes},
           {"price_cny_per_card_hour", g.price_cny_per_card_hour},
           {"confidence", g.confidence},
           {"sources", g.sources}};
