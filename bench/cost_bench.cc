@@ -6,6 +6,7 @@
 #include <random>
 
 #include "catalog/gpu_catalog.h"
+#include "core/civil.h"
 #include "cost/optimizer.h"
 
 namespace {

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/gpu_catalog.h"
-#include "catalog/json_source.h"
 #include "commands.h"
 #include "core/error.h"
 #include "core/money.h"
@@ -17,6 +16,9 @@
 #include "cost/calendar.h"
 #include "cost/optimizer.h"
 #include "cost/tco.h"
+#include "read/file_text.h"
+#include "read/json_fields.h"
+#include "read/time_text.h"
 
 namespace gpuplan::cli {
 namespace {

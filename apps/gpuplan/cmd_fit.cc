@@ -21,6 +21,7 @@
 #include "fit/search.h"
 #include "fit/time_model.h"
 #include "io/fit_json.h"
+#include "read/time_text.h"
 
 namespace gpuplan::cli {
 namespace {

@@ -6,10 +6,10 @@
 #include <cctype>
 #include <cmath>
 
-#include "catalog/json_source.h"
 #include "core/error.h"
 #include "core/names.h"
-#include "io/yaml_fields.h"
+#include "read/file_text.h"
+#include "read/yaml_fields.h"
 
 namespace gpuplan {
 namespace {

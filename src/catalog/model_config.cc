@@ -8,10 +8,11 @@
 #include <limits>
 #include <map>
 
-#include "catalog/json_source.h"
 #include "catalog/model.h"
 #include "core/error.h"
 #include "core/names.h"
+#include "read/file_text.h"
+#include "read/json_fields.h"
 
 namespace gpuplan {
 namespace {

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "catalog/json_source.h"
 #include "core/error.h"
+#include "read/json_fields.h"
 
 namespace gpuplan {
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/civil.h"
+
 namespace gpuplan {
 
 double ReservedTermPrice(const Offer& o) { return o.price * (1.0 + o.addon_fee_ratio); }

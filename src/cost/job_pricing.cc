@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
-#include "core/error.h"
 #include "cost/calendar.h"
+#include "read/time_text.h"
 
 namespace gpuplan {
 
@@ -84,25 +84,6 @@ ServicePrice PriceService(const OfferSet& card_offers, double gpus, int64_t mont
   s.per_month = {month, card_offers.currency};
   s.per_hour = {month / static_cast<double>(end - month_start), card_offers.currency};
   return s;
-}
-
-int64_t ParseJobStart(const std::string& s, int zone, int64_t now_utc_seconds) {
-  const int64_t now_local_minute = (now_utc_seconds + zone * 60LL) / 60;
-  if (s.empty() || s == "now") {
-    return now_local_minute;
-  }
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, n = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d%n", &y, &mo, &d, &h, &mi, &n) == 5 &&
-      static_cast<std::size_t>(n) == s.size() && mo >= 1 && mo <= 12 && d >= 1 && d <= DaysInMonth(y, mo) && h < 24 &&
-      mi < 60) {
-    return (DaysFromCivil(y, mo, d) * 24 + h) * 60 + mi;
-  }
-  if (std::sscanf(s.c_str(), "%2d:%2d%n", &h, &mi, &n) == 2 && static_cast<std::size_t>(n) == s.size() && h >= 0 &&
-      h < 24 && mi >= 0 && mi < 60) {
-    const int64_t today = now_local_minute / 1440;
-    return today * 1440 + h * 60 + mi;
-  }
-  throw InputError("expected HH:MM, YYYY-MM-DDTHH:MM or now, got '" + s + "'", "", 0, "--start");
 }
 
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,

@@ -44,10 +44,6 @@ struct ServicePrice {
 };
 ServicePrice PriceService(const OfferSet& card_offers, double gpus, int64_t month_start);
 
-// --start: "HH:MM" (today, in the offers' zone), "YYYY-MM-DDTHH:MM", or empty for now. Returns
-// local minutes since the epoch. Throws InputError naming --start.
-int64_t ParseJobStart(const std::string& s, int utc_offset_minutes, int64_t now_utc_seconds);
-
 // Re-prices every training candidate with PriceJob for its GPUs and hours to finish `tokens`
 // from `start_minute` (nullopt: now, in the offers' zone), drops candidates on cards without
 // offers, and re-ranks when the objective is cost.

@@ -5,10 +5,11 @@
 #include <cmath>
 #include <set>
 
-#include "catalog/json_source.h"
 #include "core/error.h"
 #include "core/names.h"
-#include "io/yaml_fields.h"
+#include "read/file_text.h"
+#include "read/time_text.h"
+#include "read/yaml_fields.h"
 
 namespace gpuplan {
 namespace {
@@ -29,11 +30,9 @@ E ParseChoice(const YAML::Node& n, const std::string& field, const std::string& 
 }
 
 int ParseClock(const YAML::Node& n, const std::string& field, const std::string& file) {
-  int h = -1, m = -1;
-  char colon = 0;
-  if (n.IsScalar() && std::sscanf(n.Scalar().c_str(), "%d%c%d", &h, &colon, &m) == 3 && colon == ':' && h >= 0 &&
-      h <= 24 && m >= 0 && m < 60 && !(h == 24 && m > 0)) {
-    return h * 60 + m;
+  int minute = 0;
+  if (n.IsScalar() && ParseTimeOfDay(n.Scalar(), &minute)) {
+    return minute;
   }
   throw InputError("expected a time of day HH:MM", file, YamlLine(n), field);
 }

@@ -5,61 +5,16 @@
 #include <map>
 #include <sstream>
 
-#include "catalog/json_source.h"
+#include "core/civil.h"
 #include "core/error.h"
 #include "core/names.h"
+#include "read/csv.h"
+#include "read/file_text.h"
+#include "read/time_text.h"
 
 #include <fmt/format.h>
 
 namespace gpuplan {
-namespace {
-
-// Local hours since the epoch of an ISO 8601 timestamp on the hour, in the zone `zone`
-// (minutes east of UTC): a timestamp with an offset is converted, one without is taken as is.
-bool ParseHour(const std::string& s, int zone, int64_t* hour, int* hour_of_day) {
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
-  char sep = 0;
-  int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c%2d:%2d%n", &y, &mo, &d, &sep, &h, &mi, &consumed) < 6) {
-    return false;
-  }
-  std::string rest = s.substr(static_cast<std::size_t>(consumed));
-  if (!rest.empty() && rest[0] == ':') {
-    int more = 0;
-    if (std::sscanf(rest.c_str(), ":%2d%n", &sec, &more) != 1) {
-      return false;
-    }
-    rest = rest.substr(static_cast<std::size_t>(more));
-  }
-  int offset = zone;
-  if (!rest.empty() && !ParseUtcOffset(rest, &offset)) {
-    return false;
-  }
-  if ((sep != 'T' && sep != ' ') || mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo) || h > 23 || mi != 0 ||
-      sec != 0) {
-    return false;
-  }
-  *hour = DaysFromCivil(y, mo, d) * 24 + h + (zone - offset) / 60;
-  *hour_of_day = static_cast<int>(((*hour % 24) + 24) % 24);
-  return true;
-}
-
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::stringstream ss(line);
-  while (std::getline(ss, cell, ',')) {
-    const auto b = cell.find_first_not_of(" \t\r");
-    const auto e = cell.find_last_not_of(" \t\r");
-    out.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
-  }
-  if (!line.empty() && line.back() == ',') {
-    out.emplace_back();
-  }
-  return out;
-}
-
-}  // namespace
 
 const char* ToString(DemandClass c) {
   switch (c) {
@@ -95,7 +50,7 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, int z
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.find_first_not_of(" \t\r") != std::string::npos) {
-      header = SplitCsv(line);
+      header = SplitCsvLine(line);
       break;
     }
   }
@@ -130,10 +85,10 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, int z
     if (line.find_first_not_of(" \t\r") == std::string::npos) {
       continue;
     }
-    const auto cells = SplitCsv(line);
+    const auto cells = SplitCsvLine(line);
     auto cell = [&](int c) { return c >= 0 && c < static_cast<int>(cells.size()) ? cells[static_cast<std::size_t>(c)] : std::string(); };
     Row r{};
-    if (!ParseHour(cell(c_time), zone, &r.hour, &r.hod)) {
+    if (!ParseIsoHour(cell(c_time), zone, &r.hour, &r.hod)) {
       throw InputError("expected an ISO 8601 hour such as 2026-01-05T09:00 (offsets in whole hours), got '" + cell(c_time) + "'", file, line_no,
                        "timestamp");
     }

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "catalog/gpu_catalog.h"
+#include "core/civil.h"
 #include "core/error.h"
 #include "cost/billing.h"
-#include "cost/calendar.h"
 #include "cost/offer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -7,12 +7,14 @@
 #include <random>
 
 #include "catalog/gpu_catalog.h"
+#include "core/civil.h"
 #include "core/error.h"
 #include "cost/billing.h"
 #include "cost/offer.h"
 #include "cost/optimizer.h"
 #include "cost/tco.h"
 #include "cost/usage.h"
+#include "read/time_text.h"
 #include "test_paths.h"
 
 namespace gpuplan {

@@ -1,8 +1,8 @@
-#include "catalog/json_source.h"
+#include "read/json_fields.h"
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <utility>
 
 #include "core/error.h"
 
@@ -36,16 +36,6 @@ nlohmann::json ParseJsonText(const std::string& text, const std::string& file) {
     const auto bracket = what.find("] ");
     throw InputError("malformed JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2)), file);
   }
-}
-
-std::string ReadFileText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw InputError("cannot open file", path);
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 JsonFields::JsonFields(const nlohmann::json& object, const std::string& text, std::string file)

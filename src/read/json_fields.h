@@ -18,9 +18,6 @@ nlohmann::json ParseJsonText(const std::string& text, const std::string& file);
 // Line (1-based) of byte `offset` in text.
 int LineOfOffset(const std::string& text, std::size_t offset);
 
-// Reads a whole file; InputError when it cannot be opened.
-std::string ReadFileText(const std::string& path);
-
 class JsonFields {
  public:
   JsonFields(const nlohmann::json& object, const std::string& text, std::string file);

@@ -1,4 +1,4 @@
-#include "io/yaml_fields.h"
+#include "read/yaml_fields.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,0 +1,3 @@
+#pragma once
+#include "core/base.h"
+inline int Render() { return Base() + 1; }
