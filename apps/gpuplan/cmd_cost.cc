@@ -1,6 +1,7 @@
 // gpuplan cost breakeven | compare | optimize: billing modes applied to real usage.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -380,7 +381,12 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
           }
         }
       }
-      return kExitOk;
+      // Negative only when no strategy can serve the usage; the ones that cannot say so above.
+      const bool any = std::any_of(pure.begin(), pure.end(), [](const auto& kv) { return kv.second.feasible; });
+      if (!any && !g.json) {
+        std::cout << "no strategy can serve the usage\n";
+      }
+      return any ? kExitOk : kExitNegative;
     }
     if (tco->parsed()) {
       for (const auto& [v, field] : {std::pair{o->own.card_price, "--card-price"}, std::pair{o->own.pue, "--pue"},
@@ -456,7 +462,7 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
     } else {
       PrintUsage(usage);
       if (!best.feasible) {
-        std::cout << "no plan: " << best.solver_status << "\n";
+        std::cout << best.solver_status << "\n";
         return kExitNegative;
       }
       std::cout << "cheapest plan (GLPK MILP, " << best.variables << " variables, " << best.integer_variables

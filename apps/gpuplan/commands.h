@@ -7,13 +7,9 @@
 #include <functional>
 #include <string>
 
-namespace gpuplan::cli {
+#include "core/error.h"  // the exit codes, one meaning everywhere: kExitOk .. kExitInternal
 
-// Exit codes (contract in ../shared/DESIGN.md): 0 ok, 1 negative answer, 2 bad input, 3 environment.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitNegative = 1;
-inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitEnvironment = 3;
+namespace gpuplan::cli {
 
 struct GlobalOptions {
   std::string data_dir;

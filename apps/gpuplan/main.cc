@@ -1,10 +1,13 @@
 // gpuplan: plan, price, check and meter rented GPU servers. Thin front end over gpuplan_core.
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 
 #include "commands.h"
 #include "core/error.h"
+#include "io/error_json.h"
 
 namespace gpuplan::cli {
 
@@ -18,6 +21,36 @@ std::string DataDir(const GlobalOptions& g) {
   return GPUPLAN_DATA_DIR;
 }
 
+namespace {
+
+// --json anywhere before "--": a command line that fails to parse still asked for JSON.
+bool AskedForJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      return false;
+    }
+    if (std::strcmp(argv[i], "--json") == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// With --json the error is a JSON object on stdout (io/error_json.h), else one line on stderr;
+// when stdout cannot be written the line goes to stderr all the same.
+int Report(const ErrorReport& r, bool json) {
+  if (json) {
+    std::cout.clear();
+    std::cout << ErrorToJson(r).dump(2) << "\n";
+    std::cout.flush();
+  }
+  if (!json || !std::cout) {
+    std::cerr << "gpuplan: " << r.Line() << "\n";
+  }
+  return ExitCode(r.kind);
+}
+
+}  // namespace
 }  // namespace gpuplan::cli
 
 int main(int argc, char** argv) {
@@ -42,22 +75,28 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (AskedForJson(argc, argv)) {
+      return Report(gpuplan::UsageError(e.what()), true);
+    }
     app.exit(e);
-    return kExitBadInput;
+    return gpuplan::kExitBadInput;
   }
   try {
-    for (auto* sub : app.get_subcommands()) {
-      return runners.at(sub)();
+    // Test hook (docs/cli.md): provokes the internal-error path, exit 4.
+    if (const char* hook = std::getenv("GPUPLAN_TEST_INTERNAL_ERROR"); hook != nullptr && std::strcmp(hook, "1") == 0) {
+      throw std::logic_error("GPUPLAN_TEST_INTERNAL_ERROR=1 (test hook)");
     }
-  } catch (const gpuplan::InputError& e) {
-    std::cerr << "gpuplan: error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const gpuplan::EnvironmentError& e) {
-    std::cerr << "gpuplan: environment: " << e.what() << "\n";
-    return kExitEnvironment;
+    int code = gpuplan::kExitOk;
+    for (auto* sub : app.get_subcommands()) {
+      code = runners.at(sub)();
+    }
+    if (!std::cout.flush()) {
+      throw gpuplan::EnvironmentError("cannot write the output to standard output");
+    }
+    return code;
   } catch (const std::exception& e) {
-    std::cerr << "gpuplan: internal error: " << e.what() << "\n";
-    return kExitEnvironment;
+    return Report(gpuplan::DescribeError(e), g.json);
+  } catch (...) {
+    return Report(gpuplan::DescribeError(std::runtime_error("an exception that is not a std::exception")), g.json);
   }
-  return kExitOk;
 }

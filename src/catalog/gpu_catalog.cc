@@ -254,7 +254,7 @@ const Gpu& GpuCatalog::Find(const std::string& name) const {
     }
   }
   throw InputError("unknown GPU '" + name + "'; did you mean " + JoinOr(suggestions) + "? (gpuplan gpus lists all)",
-                   "", 0, "gpu");
+                   "", 0, "gpu", suggestions);
 }
 
 const Gpu* GpuCatalog::FindByPciId(const std::string& id) const {

@@ -106,9 +106,10 @@ const ModelPreset& ResolvePreset(const std::string& what, const std::vector<Mode
   for (const auto& preset : presets) {
     names.push_back(preset.name);
   }
-  throw InputError("unknown model '" + what + "' (not a preset, file or folder); did you mean " +
-                       JoinOr(ClosestNames(WithoutOrg(what), names, 3)) + "? (gpuplan models lists presets)",
-                   "", 0, "--model");
+  const std::vector<std::string> closest = ClosestNames(WithoutOrg(what), names, 3);
+  throw InputError("unknown model '" + what + "' (not a preset, file or folder); did you mean " + JoinOr(closest) +
+                       "? (gpuplan models lists presets)",
+                   "", 0, "--model", closest);
 }
 
 std::vector<ModelPreset> ListPresets(const std::string& data_dir) {

@@ -371,8 +371,15 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
   const int rc = glp_intopt(p.lp, &parm);
   const int status = rc == 0 ? glp_mip_status(p.lp) : GLP_UNDEF;
   if (status != GLP_OPT) {
+    const bool spot_only = reserved.empty() && std::all_of(hourly.begin(), hourly.end(), [](const Offer* o) {
+                             return o->mode == BillingMode::kSpot;
+                           });
     plan.solver_status = status == GLP_NOFEAS || rc == GLP_ENOPFS
-                             ? "no feasible plan: the offers cannot serve the usage"
+                             ? std::string("no feasible plan: the offers cannot serve the usage") +
+                                   (spot_only && !opt.spot_for_all
+                                        ? " (they are all spot, and only interruptible work may run on spot; "
+                                          "--spot-for-all lets all work run there)"
+                                        : "")
                              : "the solver stopped without an optimum (glp_intopt " + std::to_string(rc) + ")";
     return plan;
   }

@@ -52,7 +52,7 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
   const UsageTrace horizon = RepeatMonths(usage, whole_months);
   r.rent_plan = OptimizeRental(offers, horizon, opt);
   if (!r.rent_plan.feasible) {
-    throw InputError("the offers cannot serve the usage: " + r.rent_plan.solver_status, offers.file, 0, "offers");
+    throw NegativeAnswer("cannot price renting: " + r.rent_plan.solver_status);
   }
   r.rent_total = r.rent_plan.cost.Total();
   const double busy = usage.TotalGpuHours() / (static_cast<double>(usage.hours.size()) * gpus);

@@ -198,5 +198,109 @@ json_is '[.suggestions[].change] | index("--weight-dtype int8") != null' true
 expect_exit 0 "t4 training" -- "$bin" fit --model Llama-3.2-3B --task qlora --gpu T4 --json
 json_is '.workload.compute_dtype' fp16
 
+# Exit codes, one meaning in every subcommand (docs/cli.md): 0 success, 1 negative answer, 2 bad
+# input or usage, 3 environment, 4 internal error. Each code each subcommand can produce.
+expect_full() {  # expect_full CODE DESCRIPTION -- command...: stdout is /dev/full (cannot be written)
+  local want=$1 what=$2
+  shift 3
+  if [ ! -w /dev/full ]; then echo "SKIP: $what (no /dev/full)"; return; fi
+  "$@" >/dev/full 2>"$tmp/err"
+  local got=$?
+  if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(cat "$tmp/err")"; fi
+}
+cost_args=(--offers "$offers" --hours-per-month 730 --gpus 4 --month 2027-01)
+# Offers that are all spot cannot serve steady work (only interruptible work may run on spot).
+printf 'currency: CNY\noffers:\n  - id: s\n    gpu: A100 80GB SXM\n    mode: spot\n    price: 12\n    spot: {interruptions_per_hour: 0.05, restart_minutes: 10}\n' >"$tmp/spot.yaml"
+spot_args=(--offers "$tmp/spot.yaml" --hours-per-month 100 --month 2027-01)
+mkdir -p "$tmp/mdata/models"
+printf '{"model_type": "llama",,}' >"$tmp/mdata/models/Broken.json"
+# 3: the output cannot be written (stdout is /dev/full), a real environment failure.
+expect_full 3 "fit, stdout unwritable" -- "$bin" fit --model Llama-3.1-8B --task qlora --gpu A100
+stderr_has "gpuplan: environment: cannot write the output"
+expect_full 3 "gpus, stdout unwritable" -- "$bin" gpus
+expect_full 3 "gpus --json, stdout unwritable" -- "$bin" gpus --json
+stderr_has "gpuplan: environment:"
+expect_full 3 "models, stdout unwritable" -- "$bin" models
+expect_full 3 "breakeven, stdout unwritable" -- "$bin" cost breakeven --offers "$offers" --month 2027-03
+expect_full 3 "compare, stdout unwritable" -- "$bin" cost compare "${cost_args[@]}"
+expect_full 3 "optimize, stdout unwritable" -- "$bin" cost optimize "${cost_args[@]}" --json
+expect_full 3 "tco, stdout unwritable" -- "$bin" cost tco "${cost_args[@]}"
+# 4: an internal error (a bug), provoked by the test hook GPUPLAN_TEST_INTERNAL_ERROR=1.
+for cmd in "fit --model Llama-3.1-8B" "gpus" "models" "cost breakeven --offers $offers" \
+           "cost compare ${cost_args[*]}" "cost optimize ${cost_args[*]}" "cost tco ${cost_args[*]}"; do
+  # shellcheck disable=SC2086  # word splitting wanted (no spaces in the paths of this test)
+  expect_exit 4 "internal error: $cmd" -- env GPUPLAN_TEST_INTERNAL_ERROR=1 "$bin" $cmd
+  stderr_has "gpuplan: internal error:"
+  grep -qF "please report" "$tmp/err" && ok || bad "$cmd: the internal error does not ask for a report"
+done
+expect_exit 0 "hook off unless 1" -- env GPUPLAN_TEST_INTERNAL_ERROR=0 "$bin" gpus
+# 2: bad input in each subcommand not covered above.
+expect_exit 2 "models, broken preset" -- "$bin" --data-dir "$tmp/mdata" models
+stderr_has "Broken.json:1:"
+expect_exit 2 "compare, bad usage csv" -- "$bin" cost compare --offers "$offers" --usage "$tmp/u.csv"
+stderr_has "$tmp/u.csv:3: field 'gpus'"
+expect_exit 2 "tco, bad pue" -- "$bin" cost tco "${cost_args[@]}" --pue 0
+stderr_has "field '--pue'"
+expect_exit 2 "breakeven, unknown gpu" -- "$bin" cost breakeven --offers "$offers" --gpu H10
+stderr_has "did you mean H100"
+# 0 and 1 for the cost subcommands: 4 A100s all month can be served; all-spot offers cannot
+# serve steady work, and optimize and tco both say so with exit 1, naming why.
+expect_exit 0 "tco" -- "$bin" cost tco "${cost_args[@]}" --json
+json_is '.horizon_months' 36
+json_is '.rent.feasible' true
+expect_exit 0 "compare" -- "$bin" cost compare "${cost_args[@]}"
+expect_exit 1 "optimize, offers cannot serve" -- "$bin" cost optimize "${spot_args[@]}"
+grep -qF "no feasible plan: the offers cannot serve the usage (they are all spot" "$tmp/out" && ok ||
+  bad "optimize does not say why there is no plan: $(cat "$tmp/out")"
+grep -qi "solver" "$tmp/out" && bad "an infeasible plan is not a solver failure: $(cat "$tmp/out")" || ok
+expect_exit 1 "optimize --json, offers cannot serve" -- "$bin" cost optimize "${spot_args[@]}" --json
+json_is '.feasible' false
+json_is '.solver.status | startswith("no feasible plan")' true
+expect_exit 1 "tco, offers cannot serve" -- "$bin" cost tco "${spot_args[@]}"
+stderr_has "no feasible plan: the offers cannot serve the usage"
+# compare reports each pure strategy: all-spot serves everything (steady work included), so 0;
+# it exits 1 only when no strategy can serve the usage.
+expect_exit 0 "compare, all-spot serves" -- "$bin" cost compare "${spot_args[@]}" --json
+json_is '.strategies.spot.feasible' true
+
+# --json errors: a JSON object on stdout, nothing on stderr, the same exit code.
+json_error_is() {  # json_error_is KIND: stdout is exactly one error object of KIND, stderr empty
+  json_is '.error | keys | join(",")' "field,file,kind,line,message,suggestions"
+  json_is '.error.kind' "$1"
+  json_is '.error.suggestions | type' array
+  if [ -s "$tmp/err" ]; then bad "--json error also wrote stderr: $(cat "$tmp/err")"; else ok; fi
+}
+expect_exit 2 "json: unknown gpu" -- "$bin" fit --model Llama-3.1-8B --gpu H10 --json
+json_error_is input
+json_is '.error.field' gpu
+json_is '.error.suggestions[0]' "H100 SXM 80GB"
+json_is '[.error.file, .error.line] | map(tostring) | join(",")' "null,null"
+json_is '.error.message | test("did you mean H100")' true
+expect_exit 2 "json: unknown model" -- "$bin" fit --model llama-3.1-7b --json
+json_error_is input
+json_is '.error.suggestions | index("Llama-3.1-8B") != null' true
+expect_exit 2 "json: bad offers" -- "$bin" cost breakeven --offers "$tmp/o.yaml" --json
+json_error_is input
+json_is '[.error.file, .error.line, .error.field] | map(tostring) | join(",")' "$tmp/o.yaml,5,offers[x].mode"
+json_is '.error.message | startswith("'"$tmp"'")' false
+expect_exit 2 "json: yaml error" -- "$bin" --data-dir "$tmp/data" gpus --json
+json_error_is input
+json_is '.error.file' "$tmp/data/gpus.yaml"
+expect_exit 2 "json: unknown option" -- "$bin" fit --model Llama-3.1-8B --frobnicate --json
+json_error_is usage
+json_is '.error.message | test("frobnicate")' true
+expect_exit 2 "json: missing option" -- "$bin" cost optimize --json
+json_error_is usage
+json_is '.error.message | test("--offers")' true
+expect_exit 1 "json: tco, offers cannot serve" -- "$bin" cost tco "${spot_args[@]}" --json
+json_error_is negative
+json_is '.error.message | test("no feasible plan")' true
+expect_exit 4 "json: internal error" -- env GPUPLAN_TEST_INTERNAL_ERROR=1 "$bin" cost optimize "${cost_args[@]}" --json
+json_error_is internal
+json_is '.error.message | test("please report")' true
+# Without --json an error stays one line on stderr and stdout stays empty.
+expect_exit 2 "text error" -- "$bin" fit --model Llama-3.1-8B --gpu H10
+[ -s "$tmp/out" ] && bad "text error wrote stdout: $(cat "$tmp/out")" || ok
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,10 +1,14 @@
 // Bad input: each gives an InputError with file, line and field, never a crash.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "catalog/model.h"
 #include "catalog/model_loader.h"
 #include "core/error.h"
 #include "fit/memory_model.h"
+#include "io/error_json.h"
 #include "test_paths.h"
 
 namespace gpuplan {
@@ -91,6 +95,67 @@ TEST(Errors, InvalidLayouts) {
   w.task = Task::kLora;
   w.lora_targets = {"nonexistent"};
   EXPECT_EQ(Catch([&] { EstimateMemory(m, w, l); }).field(), "--lora-targets");
+}
+
+// The exit codes of docs/cli.md, one meaning everywhere.
+TEST(ErrorReports, ExitCodeOfEachKind) {
+  EXPECT_EQ(ExitCode(ErrorKind::kNegative), 1);
+  EXPECT_EQ(ExitCode(ErrorKind::kInput), 2);
+  EXPECT_EQ(ExitCode(ErrorKind::kUsage), 2);
+  EXPECT_EQ(ExitCode(ErrorKind::kEnvironment), 3);
+  EXPECT_EQ(ExitCode(ErrorKind::kInternal), 4);
+}
+
+TEST(ErrorReports, InputErrorToJsonKeepsWhereAndSuggestions) {
+  const InputError e("must be positive", "o.yaml", 5, "offers[x].price", {"a", "b"});
+  const ErrorReport r = DescribeError(e);
+  EXPECT_EQ(r.kind, ErrorKind::kInput);
+  EXPECT_EQ(ErrorToJson(r), nlohmann::json::parse(R"({"error": {"kind": "input", "message": "must be positive",
+      "file": "o.yaml", "line": 5, "field": "offers[x].price", "suggestions": ["a", "b"]}})"));
+  EXPECT_EQ(r.Line(), "error: o.yaml:5: field 'offers[x].price': must be positive");
+}
+
+TEST(ErrorReports, UnknownPartsAreNull) {
+  const ErrorReport r = DescribeError(EnvironmentError("no NVIDIA driver"));
+  EXPECT_EQ(ErrorToJson(r), nlohmann::json::parse(R"({"error": {"kind": "environment", "message": "no NVIDIA driver",
+      "file": null, "line": null, "field": null, "suggestions": []}})"));
+  // A file without a line: the line is null, the file is not.
+  const auto j = ErrorToJson(DescribeError(InputError("cannot open file", "x.csv")));
+  EXPECT_EQ(j["error"]["file"], "x.csv");
+  EXPECT_TRUE(j["error"]["line"].is_null());
+  EXPECT_TRUE(j["error"]["field"].is_null());
+}
+
+TEST(ErrorReports, KindsOfOtherErrors) {
+  EXPECT_EQ(DescribeError(NegativeAnswer("no feasible plan")).kind, ErrorKind::kNegative);
+  EXPECT_EQ(ErrorToJson(DescribeError(NegativeAnswer("no feasible plan")))["error"]["kind"], "negative");
+  EXPECT_EQ(ErrorToJson(UsageError("--model is required"))["error"]["kind"], "usage");
+  // Anything else is a bug: the message keeps what() and asks for a report.
+  const ErrorReport r = DescribeError(std::logic_error("index out of range"));
+  EXPECT_EQ(r.kind, ErrorKind::kInternal);
+  EXPECT_EQ(r.message.rfind("index out of range", 0), 0u) << r.message;
+  EXPECT_NE(r.message.find("please report"), std::string::npos) << r.message;
+  EXPECT_EQ(ErrorToJson(r)["error"]["kind"], "internal");
+}
+
+// The names a "did you mean" offers travel separately, for the JSON error's suggestions.
+TEST(ErrorReports, UnknownGpuCarriesSuggestions) {
+  const auto e = Catch([] { test::Catalog().Find("H10"); });
+  ASSERT_FALSE(e.suggestions().empty());
+  EXPECT_EQ(e.suggestions().front(), "H100 SXM 80GB");
+  for (const auto& s : e.suggestions()) {
+    EXPECT_NE(test::Catalog().TryFind(s), nullptr) << s;  // each a real catalog name
+    EXPECT_NE(e.message().find(s), std::string::npos) << s;  // and named in the message
+  }
+}
+
+TEST(ErrorReports, UnknownModelCarriesSuggestions) {
+  const auto e = Catch([] { LoadModel("llama-3.1-7b", test::DataDir()); });
+  EXPECT_LE(e.suggestions().size(), 3u);
+  EXPECT_NE(std::find(e.suggestions().begin(), e.suggestions().end(), "Llama-3.1-8B"), e.suggestions().end());
+  for (const auto& s : e.suggestions()) {
+    EXPECT_NE(e.message().find(s), std::string::npos) << s;
+  }
 }
 
 }  // namespace
