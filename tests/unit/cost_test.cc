@@ -3,6 +3,7 @@
 // strategy.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -12,6 +13,7 @@
 #include "cost/billing.h"
 #include "cost/offer.h"
 #include "cost/optimizer.h"
+#include "cost/requests.h"
 #include "cost/tco.h"
 #include "cost/usage.h"
 #include "read/time_text.h"
@@ -719,6 +721,189 @@ TEST(JobPricing, StartParsing) {
   EXPECT_EQ(ParseJobStart("2027-05-02T23:00", 480, now), (DaysFromCivil(2027, 5, 2) * 24 + 23) * 60);
   EXPECT_THROW(ParseJobStart("25:00", 480, now), InputError);
 }
+
+// The request -> result functions of the cost jobs (cost/requests.h), on the shipped offers
+// (data/offers/nanjing-a100.yaml): monthly 21,900 x 1.06 + 500 GB x 0.35 = 23,389 per GPU-month;
+// on demand 53 per hour by day, 37.1 at night (22:00-08:00); yearly 183,960 x 1.06 + 12 x 175.
+namespace requests {
+
+const std::string kNanjing = test::DataDir() + "/offers/nanjing-a100.yaml";
+
+TEST(Requests, DefaultsAreDefinedInTheRequests) {
+  const TcoRequest t;
+  EXPECT_EQ(t.gpus, 1);
+  EXPECT_FALSE(t.hours_per_month.has_value());
+  EXPECT_EQ(t.horizon_months, 36);
+  EXPECT_EQ(t.own.card_price, 70000);
+  EXPECT_TRUE(t.Options().retain_idle);
+  EXPECT_FALSE(t.Options().spot_for_all);
+  OptimizeRequest o;
+  o.release_idle = true;
+  o.spot_for_all = true;
+  EXPECT_FALSE(o.Options().retain_idle);
+  EXPECT_TRUE(o.Options().spot_for_all);
+}
+
+TEST(Requests, OptimizeOneGpuAllOfApril) {
+  OptimizeRequest r;
+  r.offers = kNanjing;
+  r.hours_per_month = 720;
+  r.month = "2026-04";
+  const OptimizeResult o = RunOptimize(r, Cat());
+  EXPECT_EQ(o.currency, "CNY");
+  EXPECT_EQ(o.usage.hours.size(), 720u);  // April: 30 x 24
+  ASSERT_TRUE(o.plan.feasible);
+  EXPECT_NEAR(o.plan.cost.Total(), 23389, 0.01);  // 21,900 x 1.06 + 500 x 0.35: one monthly term
+  EXPECT_EQ(o.plan.reserved.at("nj-a100-monthly"), 1);
+  // On demand every hour: 30 days x (14 x 53 + 10 x 37.1) = 30 x 1,113 = 33,390.
+  EXPECT_NEAR(o.pure.at("on_demand").cost.Total(), 33390, 0.01);
+  ASSERT_TRUE(o.savings.at("on_demand").has_value());
+  EXPECT_NEAR(*o.savings.at("on_demand"), 1 - 23389.0 / 33390.0, 1e-9);
+  // One whole yearly term: 183,960 x 1.06 + 12 x 175 = 197,097.6.
+  EXPECT_NEAR(*o.savings.at("yearly"), 1 - 23389.0 / 197097.6, 1e-9);
+  EXPECT_NEAR(*o.savings.at("monthly"), 0, 1e-12);
+  // -20% still needs the one GPU every hour: the same monthly term; +20% never costs less.
+  EXPECT_NEAR(o.usage_minus.cost.Total(), 23389, 0.01);
+  EXPECT_GE(o.usage_plus.cost.Total(), o.plan.cost.Total());
+}
+
+TEST(Requests, OptimizeZeroHoursHasNoSavings) {
+  OptimizeRequest r;
+  r.offers = kNanjing;
+  r.hours_per_month = 0;
+  r.month = "2026-04";
+  const OptimizeResult o = RunOptimize(r, Cat());
+  EXPECT_NEAR(o.plan.cost.Total(), 0, 1e-9);
+  ASSERT_EQ(o.savings.size(), 4u);  // every pure strategy is feasible and costs 0
+  for (const auto& [mode, s] : o.savings) {
+    EXPECT_NEAR(o.pure.at(mode).cost.Total(), 0, 1e-9) << mode;
+    EXPECT_FALSE(s.has_value()) << mode;
+  }
+}
+
+TEST(Requests, CompareFourGpusFourHundredHours) {
+  CompareRequest r;
+  r.offers = kNanjing;
+  r.hours_per_month = 400;
+  r.gpus = 4;
+  r.month = "2026-04";
+  const CompareResult c = RunCompare(r, Cat());
+  EXPECT_TRUE(c.AnyFeasible());
+  EXPECT_NEAR(c.usage.TotalGpuHours(), 1600, 1e-9);  // 4 x 400
+  EXPECT_NEAR(c.strategies.at("monthly").cost.Total(), 4 * 23389.0, 0.01);
+  // 400 h from 09:00: 13 day hours x 30 days + 10 night hours: 4 x (390 x 53 + 10 x 37.1).
+  EXPECT_NEAR(c.strategies.at("on_demand").cost.Total(), 4 * (390 * 53 + 10 * 37.1), 0.01);
+}
+
+TEST(Requests, BreakevenDefaultMonthComesFromNow) {
+  BreakevenRequest r;
+  r.offers = kNanjing;
+  r.now = (DaysFromCivil(2027, 2, 15) * 24 + 4) * 3600;  // 2027-02-15T04:00Z: the next month is March
+  BreakevenResult b = RunBreakeven(r, Cat());
+  EXPECT_EQ(b.month, "2027-03");
+  EXPECT_EQ(b.month_hours, 744);
+  EXPECT_FALSE(b.measured.has_value());
+  // A curve per offer: hours 0, 10, .., 740 and the month's 744.
+  ASSERT_EQ(b.curves.size(), b.offers.offers.size());
+  ASSERT_EQ(b.curves[0].points.size(), 76u);
+  EXPECT_EQ(b.curves[0].points.back().hours, 744);
+  const BreakevenPair* od_monthly = nullptr;
+  for (const auto& p : b.pairs) {
+    if (p.from->mode == BillingMode::kOnDemand && p.to->mode == BillingMode::kMonthly) od_monthly = &p;
+  }
+  ASSERT_NE(od_monthly, nullptr);
+  ASSERT_TRUE(od_monthly->hours_per_month.has_value());
+  EXPECT_NEAR(*od_monthly->hours_per_month, 23389 / 46.375, 0.01);  // 53 x (1 - 10/24 x 0.3) = 46.375
+  EXPECT_EQ(CheaperSide(*od_monthly, 552), "nj-a100-monthly");
+  EXPECT_EQ(CheaperSide(*od_monthly, 240), "nj-a100-on-demand");
+  // Moving the result keeps the pairs' and curves' offers pointing into its own offers.
+  const BreakevenResult moved = std::move(b);
+  auto inside = [&](const Offer* o) {
+    const auto& v = moved.offers.offers;
+    return std::any_of(v.begin(), v.end(), [o](const Offer& x) { return &x == o; });
+  };
+  for (const auto& p : moved.pairs) {
+    EXPECT_TRUE(inside(p.from) && inside(p.to)) << p.note;
+  }
+  EXPECT_EQ(moved.curves[0].offer, &moved.offers.offers[0]);
+}
+
+TEST(Requests, BreakevenMeasuredTwoWeeksJudgedOnTheMonth) {
+  BreakevenRequest r;
+  r.offers = kNanjing;
+  r.usage = std::string(GPUPLAN_TEST_FIXTURES) + "/../scenarios/cost/inputs/two-weeks-weekdays.csv";
+  r.extrapolate = "month";
+  r.month = "2027-03";
+  const BreakevenResult b = RunBreakeven(r, Cat());
+  ASSERT_TRUE(b.measured.has_value());
+  EXPECT_EQ(b.measured->usage.hours.size(), 744u);
+  ASSERT_EQ(b.measured->levels.size(), 1u);
+  EXPECT_NEAR(b.measured->levels[0], 23 * 24, 1e-9);  // March 2027 has 23 weekdays
+  ASSERT_EQ(b.measured->cheaper.size(), b.pairs.size());
+  for (std::size_t i = 0; i < b.pairs.size(); ++i) {
+    if (b.pairs[i].from->mode == BillingMode::kOnDemand && b.pairs[i].to->mode == BillingMode::kMonthly) {
+      EXPECT_EQ(b.measured->cheaper[i][0], "nj-a100-monthly");  // 552 h > 504.35 h
+    }
+  }
+}
+
+TEST(Requests, BadRequestsNameTheOption) {
+  auto field_of = [](auto run) -> std::string {
+    try {
+      run();
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return "no error";
+  };
+  OptimizeRequest both;
+  both.offers = kNanjing;
+  both.usage = "u.csv";
+  both.hours_per_month = 10;
+  EXPECT_EQ(field_of([&] { RunOptimize(both, Cat()); }), "--usage");
+  OptimizeRequest none;
+  none.offers = kNanjing;
+  EXPECT_EQ(field_of([&] { RunOptimize(none, Cat()); }), "--usage");
+  CompareRequest month;
+  month.offers = kNanjing;
+  month.hours_per_month = 10;
+  month.month = "2027-13";
+  EXPECT_EQ(field_of([&] { RunCompare(month, Cat()); }), "--month");
+  CompareRequest ext = month;
+  ext.month = "2027-02";
+  ext.extrapolate = "week";
+  EXPECT_EQ(field_of([&] { RunCompare(ext, Cat()); }), "--extrapolate");
+  BreakevenRequest gpu;
+  gpu.offers = kNanjing;
+  gpu.gpu = "H100";
+  EXPECT_EQ(field_of([&] { RunBreakeven(gpu, Cat()); }), "--gpu");
+  TcoRequest tco;
+  tco.offers = kNanjing;
+  tco.hours_per_month = 730;
+  tco.month = "2027-01";
+  tco.own.pue = 0;
+  EXPECT_EQ(field_of([&] { RunTco(tco, Cat()); }), "--pue");
+  tco.own.pue = 1.4;
+  tco.own.resale_fraction = 2;
+  EXPECT_EQ(field_of([&] { RunTco(tco, Cat()); }), "--resale");
+  EXPECT_EQ(field_of([] { RunOptimize(OptimizeRequest{}, Cat()); }), "--offers");
+}
+
+TEST(Requests, TcoCarriesTheUsageAndCurrency) {
+  TcoRequest r;
+  r.offers = kNanjing;
+  r.hours_per_month = 730;
+  r.gpus = 4;
+  r.month = "2027-01";
+  const TcoJobResult t = RunTco(r, Cat());
+  EXPECT_EQ(t.currency, "CNY");
+  EXPECT_NEAR(t.usage.Peak(), 4, 1e-12);
+  EXPECT_EQ(t.tco.horizon_months, 36);
+  EXPECT_TRUE(t.tco.rent_plan.feasible);
+  EXPECT_EQ(t.BuyIsCheaper(), t.tco.buy_total < t.tco.rent_total);
+}
+
+}  // namespace requests
 
 }  // namespace
 }  // namespace gpuplan

@@ -1,0 +1,192 @@
+#include "cost/requests.h"
+
+#include <algorithm>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "core/error.h"
+#include "cost/calendar.h"
+#include "read/file_text.h"
+#include "read/json_fields.h"
+#include "read/time_text.h"
+
+namespace gpuplan {
+
+OptimizeOptions RentalRequest::Options() const {
+  OptimizeOptions o;
+  o.spot_for_all = spot_for_all;
+  o.retain_idle = !release_idle;
+  return o;
+}
+
+bool CompareResult::AnyFeasible() const {
+  return std::any_of(strategies.begin(), strategies.end(), [](const auto& kv) { return kv.second.feasible; });
+}
+
+int64_t RequestedMonthStart(const CostRequest& r, int zone) {
+  if (r.month.empty()) {
+    return NextMonthStart(r.now ? *r.now : static_cast<int64_t>(std::time(nullptr)), zone);
+  }
+  int64_t h = 0;
+  if (!ParseYearMonth(r.month, &h)) {
+    throw InputError("expected a calendar month YYYY-MM, got '" + r.month + "'", "", 0, "--month");
+  }
+  return h;
+}
+
+OfferSet SelectOffers(const CostRequest& r, const GpuCatalog& cat) {
+  if (r.offers.empty()) {
+    throw InputError("an offers file is required", "", 0, "--offers");
+  }
+  OfferSet s = LoadOffers(r.offers, cat);
+  if (!r.gpu.empty()) {
+    const std::string want = cat.Find(r.gpu).name;
+    std::vector<Offer> keep;
+    for (auto& off : s.offers) {
+      if (off.gpu->name == want) {
+        keep.push_back(off);
+      }
+    }
+    if (keep.empty()) {
+      throw InputError("no offer in " + r.offers + " is for " + want, "", 0, "--gpu");
+    }
+    s.offers = std::move(keep);
+  }
+  return s;
+}
+
+namespace {
+
+UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
+  if (!r.usage.empty() && r.hours_per_month) {
+    throw InputError("give either --usage or --hours-per-month", "", 0, "--usage");
+  }
+  if (r.hours_per_month) {
+    return UsageFromHoursPerMonth(*r.hours_per_month, r.gpus, RequestedMonthStart(r, zone), zone);
+  }
+  if (r.usage.empty()) {
+    throw InputError("usage is required: --usage FILE (CSV or gpuplan fit --json) or --hours-per-month H", "", 0,
+                     "--usage");
+  }
+  const std::string text = ReadFileText(r.usage);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    const nlohmann::json j = ParseJsonText(text, r.usage);
+    const auto* gpus = j.contains("layout") && j["layout"].contains("gpus") ? &j["layout"]["gpus"] : nullptr;
+    const auto* hours = j.contains("time") && j["time"].contains("total_hours") ? &j["time"]["total_hours"] : nullptr;
+    if (gpus == nullptr || !gpus->is_number() || hours == nullptr || !hours->is_number()) {
+      throw InputError("a gpuplan fit --json result with layout.gpus and time.total_hours (run fit with --tokens)",
+                       r.usage, 0, "time.total_hours");
+    }
+    // A job starting at the first hour of the month (the requested or the next one).
+    UsageTrace t = UsageFromJob(gpus->get<double>(), hours->get<double>(), RequestedMonthStart(r, zone) * 60, zone);
+    t.source = r.usage;
+    return t;
+  }
+  return ParseUsageCsv(text, r.usage, zone);
+}
+
+}  // namespace
+
+UsageTrace LoadRequestedUsage(const CostRequest& r, int zone) {
+  UsageTrace u = LoadUsageAsGiven(r, zone);
+  if (r.extrapolate.empty()) {
+    return u;
+  }
+  if (r.extrapolate != "month" && r.extrapolate != "year") {
+    throw InputError("expected month or year, got '" + r.extrapolate + "'", "", 0, "--extrapolate");
+  }
+  return Extrapolate(u, r.extrapolate == "year" ? TermUnit::kYear : TermUnit::kMonth);
+}
+
+std::string CheaperSide(const BreakevenPair& p, double hours_per_month) {
+  if (!p.hours_per_month) {
+    return p.note.substr(0, p.note.find(' '));
+  }
+  return hours_per_month >= *p.hours_per_month ? p.to->id : p.from->id;
+}
+
+BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalog) {
+  BreakevenResult b;
+  b.offers = SelectOffers(r, catalog);
+  const int zone = b.offers.utc_offset_minutes;
+  b.month_start = RequestedMonthStart(r, zone);
+  b.month = FormatLocalHour(b.month_start).substr(0, 7);
+  b.month_hours = AddMonths(b.month_start, 1) - b.month_start;
+  b.pairs = Breakeven(b.offers, b.month_start);
+  if (!r.usage.empty()) {
+    MeasuredBreakeven m;
+    m.usage = LoadRequestedUsage(r, zone);
+    m.levels = LevelHoursPerMonth(m.usage, &m.scaled);
+    for (const auto& p : b.pairs) {
+      std::vector<std::string> sides;
+      for (double level : m.levels) {
+        sides.push_back(CheaperSide(p, level));
+      }
+      m.cheaper.push_back(std::move(sides));
+    }
+    b.measured = std::move(m);
+  }
+  // Each offer's monthly cost per GPU every 10 used hours, and at the month's length.
+  for (const auto& off : b.offers.offers) {
+    CostCurve c;
+    c.offer = &off;
+    const int64_t len = b.month_hours;
+    for (int64_t h = 0; h <= len; h += (h + 10 > len && h < len ? len - h : 10)) {
+      c.points.push_back({h, MonthlyCostPerGpu(off, static_cast<double>(h), b.month_start)});
+      if (h == len) break;
+    }
+    b.curves.push_back(std::move(c));
+  }
+  return b;
+}
+
+CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
+  const OfferSet set = SelectOffers(r, catalog);
+  CompareResult c;
+  c.currency = set.currency;
+  c.usage = LoadRequestedUsage(r, set.utc_offset_minutes);
+  c.strategies = PureStrategies(set, c.usage, r.Options());
+  return c;
+}
+
+OptimizeResult RunOptimize(const OptimizeRequest& r, const GpuCatalog& catalog) {
+  const OfferSet set = SelectOffers(r, catalog);
+  const OptimizeOptions oo = r.Options();
+  OptimizeResult o;
+  o.currency = set.currency;
+  o.usage = LoadRequestedUsage(r, set.utc_offset_minutes);
+  o.pure = PureStrategies(set, o.usage, oo);
+  o.plan = OptimizeRental(set, o.usage, oo);
+  for (const auto& [mode, p] : o.pure) {
+    if (p.feasible) {
+      o.savings[mode] = o.plan.feasible && p.cost.Total() > 0
+                            ? std::optional<double>(1.0 - o.plan.cost.Total() / p.cost.Total())
+                            : std::nullopt;
+    }
+  }
+  o.usage_minus = OptimizeRental(set, ScaleUsage(o.usage, kUsageMinusFactor), oo);
+  o.usage_plus = OptimizeRental(set, ScaleUsage(o.usage, kUsagePlusFactor), oo);
+  return o;
+}
+
+TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog) {
+  const OfferSet set = SelectOffers(r, catalog);
+  TcoJobResult t;
+  t.currency = set.currency;
+  t.usage = LoadRequestedUsage(r, set.utc_offset_minutes);
+  for (const auto& [v, field] : {std::pair{r.own.card_price, "--card-price"}, std::pair{r.own.pue, "--pue"},
+                                 std::pair{r.own.depreciation_years, "--depreciation-years"}}) {
+    if (!(v > 0)) {
+      throw InputError("must be positive", "", 0, field);
+    }
+  }
+  if (r.own.resale_fraction < 0 || r.own.resale_fraction > 1) {
+    throw InputError("must be between 0 and 1", "", 0, "--resale");
+  }
+  t.tco = BuyVersusRent(set, t.usage, r.own, r.horizon_months, r.Options());
+  return t;
+}
+
+}  // namespace gpuplan

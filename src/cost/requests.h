@@ -1,0 +1,140 @@
+// The cost jobs as request -> result functions: `gpuplan cost breakeven | compare | optimize |
+// tco` and any other front end (the serve API) fill a request, call Run*, and render the result
+// (io/cost_json.h for JSON). Every default of these jobs is defined here, once; a front end
+// binds its options to these fields and does not restate them.
+//
+// Lifetime: offers point into the GpuCatalog passed to Run* (`Offer::gpu` is a `const Gpu*`).
+// The caller owns the catalog and must keep it alive as long as a result that holds offers
+// (BreakevenResult). The other results hold no pointers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/gpu_catalog.h"
+#include "cost/billing.h"
+#include "cost/offer.h"
+#include "cost/optimizer.h"
+#include "cost/tco.h"
+#include "cost/usage.h"
+
+namespace gpuplan {
+
+// What every cost job reads: the offers and the usage to price. Errors name the CLI's flags
+// (--offers, --usage, --hours-per-month, --month, --extrapolate, --gpu).
+struct CostRequest {
+  std::string offers;                     // offers file (YAML, docs/offers.md); required
+  std::string gpu;                        // only offers for this GPU (empty: every offer)
+  std::string usage;                      // hourly usage CSV, or a gpuplan fit --json result
+  std::optional<double> hours_per_month;  // instead of `usage`: hours each GPU is busy per month
+  double gpus = 1;                        // GPUs used, with hours_per_month
+  std::string month;                      // calendar month YYYY-MM (empty: the month after `now`)
+  std::string extrapolate;                // "", "month" or "year": usage is a sample to repeat
+  std::optional<int64_t> now;             // UTC seconds for the default month (unset: the clock)
+};
+
+// Break-even of each pair of billing modes in `month`; with `usage` (a measured trace; not
+// hours_per_month) also on which side of each break-even every GPU of the trace falls.
+struct BreakevenRequest : CostRequest {};
+
+// The jobs that price the usage on the rental optimiser.
+struct RentalRequest : CostRequest {
+  bool spot_for_all = false;  // allow spot for every class of work, not only interruptible
+  bool release_idle = false;  // release every idle on-demand instance (false: keep or release per gap)
+  OptimizeOptions Options() const;
+};
+struct CompareRequest : RentalRequest {};
+struct OptimizeRequest : RentalRequest {};
+struct TcoRequest : RentalRequest {
+  double horizon_months = 36;  // months to compare
+  OwnershipCosts own;          // its defaults: cost/tco.h
+};
+
+// The usage factors of the sensitivity plans (-20%, +20%).
+inline constexpr double kUsageMinusFactor = 0.8;
+inline constexpr double kUsagePlusFactor = 1.2;
+
+// One offer's cost per GPU over the month at used hours 0, 10, 20, ... and the month's length.
+struct CostCurvePoint {
+  int64_t hours = 0;
+  double cost_per_gpu = 0;
+};
+struct CostCurve {
+  const Offer* offer = nullptr;  // into BreakevenResult::offers
+  std::vector<CostCurvePoint> points;
+};
+
+// A measured trace judged against the break-evens.
+struct MeasuredBreakeven {
+  UsageTrace usage;
+  std::vector<double> levels;  // hours per month the k-th GPU is busy (LevelHoursPerMonth)
+  bool scaled = false;         // the trace was scaled to the 730-hour average month
+  // [pair][k]: the offer id cheaper for the k-th GPU, or the first word of the pair's note
+  // when the pair never crosses.
+  std::vector<std::vector<std::string>> cheaper;
+};
+
+// Move-only: pairs and curves point into `offers`, whose elements stay put when the result
+// is moved (and whose offers point into the caller's catalog).
+struct BreakevenResult {
+  OfferSet offers;  // the selected offers
+  std::string month;  // YYYY-MM
+  int64_t month_start = 0;
+  int64_t month_hours = 0;
+  std::vector<BreakevenPair> pairs;
+  std::vector<CostCurve> curves;  // one per offer, in file order
+  std::optional<MeasuredBreakeven> measured;
+
+  BreakevenResult() = default;
+  BreakevenResult(BreakevenResult&&) = default;
+  BreakevenResult& operator=(BreakevenResult&&) = default;
+  BreakevenResult(const BreakevenResult&) = delete;
+  BreakevenResult& operator=(const BreakevenResult&) = delete;
+};
+
+struct CompareResult {
+  std::string currency;
+  UsageTrace usage;
+  std::map<std::string, Plan> strategies;  // PureStrategies: billing mode name -> plan
+  bool AnyFeasible() const;                // false: no strategy can serve the usage (exit 1)
+};
+
+struct OptimizeResult {
+  std::string currency;
+  UsageTrace usage;
+  Plan plan;                                // the cheapest mix
+  std::map<std::string, Plan> pure;         // every pure strategy
+  // Per feasible pure strategy: 1 - plan / pure; null when the plan is infeasible or the pure
+  // strategy costs 0 (nothing to save on).
+  std::map<std::string, std::optional<double>> savings;
+  Plan usage_minus;                         // the plan for the usage scaled by kUsageMinusFactor
+  Plan usage_plus;                          // and by kUsagePlusFactor
+};
+
+// TcoResult (tco.h) with what a front end shows beside it.
+struct TcoJobResult {
+  std::string currency;
+  UsageTrace usage;
+  TcoResult tco;
+  bool BuyIsCheaper() const { return tco.buy_total < tco.rent_total; }
+};
+
+// The month the request names, else the month after `now` (or the clock) in the zone.
+int64_t RequestedMonthStart(const CostRequest& r, int utc_offset_minutes);
+// The offers file with only the offers for r.gpu when given. Throws InputError.
+OfferSet SelectOffers(const CostRequest& r, const GpuCatalog& catalog);
+// The usage the request names (CSV, fit --json job or hours per month), extrapolated when asked.
+UsageTrace LoadRequestedUsage(const CostRequest& r, int utc_offset_minutes);
+// Which offer of a pair is cheaper at `hours_per_month` (see MeasuredBreakeven::cheaper).
+std::string CheaperSide(const BreakevenPair& p, double hours_per_month);
+
+BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalog);
+CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog);
+OptimizeResult RunOptimize(const OptimizeRequest& r, const GpuCatalog& catalog);
+// Throws InputError for invalid ownership costs, NegativeAnswer when renting cannot be priced.
+TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog);
+
+}  // namespace gpuplan
