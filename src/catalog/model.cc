@@ -66,4 +66,12 @@ int64_t ModelSpec::KvElementsPerTokenPerLayer() const {
   return kv_heads * (head_dim + v_head_dim);
 }
 
+double ModelSpec::MeanAttendedTokens(double ctx) const {
+  if (sliding_window <= 0 || sliding_window_layers <= 0 || layers <= 0) {
+    return ctx;
+  }
+  const double frac = static_cast<double>(sliding_window_layers) / static_cast<double>(layers);
+  return frac * std::min(ctx, static_cast<double>(sliding_window)) + (1.0 - frac) * ctx;
+}
+
 }  // namespace gpuplan

@@ -97,6 +97,9 @@ struct ModelSpec {
   int64_t ParamsOfRole(TensorRole role) const;
   // Bytes per token per layer of K and V cache at one byte per element (MLA: latent cache).
   int64_t KvElementsPerTokenPerLayer() const;
+  // Tokens a query attends to (and the KV cache holds) per layer, averaged over the layers, at
+  // context `ctx`: sliding-window layers see at most the window.
+  double MeanAttendedTokens(double ctx) const;
 };
 
 // Reads a HuggingFace config.json (text given; `file` only names it in errors).

@@ -31,6 +31,11 @@ struct Bytes {
   friend constexpr bool operator>(Bytes a, Bytes b) { return a.value > b.value; }
 };
 
+// QLoRA's NF4 storage per parameter (Dettmers et al. 2023, section 3): 4 bits, an 8-bit absmax
+// per block of 64 (double quantisation) and a 32-bit constant per 256 of those blocks:
+// (4 + 8/64 + 32/(64 x 256)) / 8 = 0.5159 bytes. Memory and the time model use this one figure.
+inline constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
+
 constexpr Bytes GiB(double n) { return Bytes(n * kGiB); }
 constexpr Bytes MiB(double n) { return Bytes(n * kMiB); }
 

@@ -11,7 +11,6 @@ namespace {
 
 // §3.3 QLoRA NF4 with double quantisation (Dettmers et al. 2023, section 3): 4-bit weights,
 // one 8-bit absmax per 64 weights, one fp32 second-level constant per 256 absmax values.
-constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
 // §5.1 int4 weight-only (GPTQ/AWQ): fp16 scale + fp16 zero point per group of 128 weights.
 constexpr double kInt4GroupSize = 128.0;
 constexpr double kInt4GroupBytes = 4.0;
@@ -347,11 +346,7 @@ class Estimator {
       const double heads_per_gpu = CeilDiv(m_.kv_heads, l_.tp);
       elements = heads_per_gpu * static_cast<double>(m_.head_dim + m_.v_head_dim);
     }
-    double tokens_per_layer = ctx;
-    if (m_.sliding_window > 0 && m_.sliding_window_layers > 0) {
-      const double frac = static_cast<double>(m_.sliding_window_layers) / static_cast<double>(m_.layers);
-      tokens_per_layer = frac * std::min(ctx, static_cast<double>(m_.sliding_window)) + (1.0 - frac) * ctx;
-    }
+    const double tokens_per_layer = m_.MeanAttendedTokens(ctx);
     s.kv_per_seq = Bytes(layers * tokens_per_layer * elements * kv_bytes);
     s.mem.kv_cache = s.kv_per_seq * static_cast<double>(w_.concurrency);
 

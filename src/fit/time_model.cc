@@ -66,20 +66,13 @@ double AllReduce(double n, double bytes, const Link& link) {
 // §1 Attention score and value FLOPs of one forward pass per token at sequence length s
 // (PaLM, Chowdhery et al. 2022, appendix B: 12 L H Q T for training = 3 x this).
 double AttentionForwardFlopsPerToken(const ModelSpec& m, double s) {
-  double s_eff = s;
-  if (m.sliding_window > 0 && m.sliding_window_layers > 0) {
-    const double frac = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.layers);
-    s_eff = frac * std::min(s, static_cast<double>(m.sliding_window)) + (1 - frac) * s;
-  }
+  const double s_eff = m.MeanAttendedTokens(s);
   const double width = static_cast<double>(m.heads) * static_cast<double>(m.head_dim + m.v_head_dim);
   return 2.0 * static_cast<double>(m.layers) * s_eff * width;
 }
 
 double ActivationBytes(Precision p) { return p == Precision::kFp32 ? 4.0 : 2.0; }
 
-// §4 Bytes per parameter of a QLoRA base weight gathered by ZeRO-3: NF4 (0.5) + its blockwise
-// scales (QLoRA, Dettmers et al. 2023: 0.127 bits per parameter after double quantisation).
-constexpr double kNf4GatherBytesPerParam = 0.516;
 
 }  // namespace
 
@@ -263,7 +256,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   if (w.task == Task::kQlora) {
     // Every NF4 weight is read and written as bf16 in each forward and backward pass.
     const double passes = 2.0 + (w.recompute == Recompute::kFull ? 1.0 : 0.0);
-    dequant_seconds = m_micro * passes * static_cast<double>(mem.params_on_gpu) * (0.516 + 2.0) / hbm;
+    dequant_seconds = m_micro * passes * static_cast<double>(mem.params_on_gpu) * (kNf4BytesPerParam + 2.0) / hbm;
   }
   t.compute_seconds = matmul_seconds + optimizer_seconds + dequant_seconds;
   t.matmul_seconds = matmul_seconds;
@@ -339,7 +332,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
       // ZeRO-3 / FSDP (Rajbhandari et al. 2020, section 7.2.2): every micro-batch gathers the
       // parameters for its forward and again for its backward and reduce-scatters its gradients.
       // Frozen LoRA base weights are sharded and gathered too (in their stored dtype).
-      const double weight_bytes_per_param = w.task == Task::kQlora ? kNf4GatherBytesPerParam
+      const double weight_bytes_per_param = w.task == Task::kQlora ? kNf4BytesPerParam
                                             : w.precision == Precision::kFp32 ? 4.0
                                                                                 : 2.0;
       const double param_bytes = static_cast<double>(mem.params_on_gpu) * weight_bytes_per_param;

@@ -4,6 +4,8 @@
 // formula of the architecture's paper written out here by hand.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <nlohmann/json.hpp>
 
 #include <cctype>
@@ -35,6 +37,10 @@ struct IndexCase {
   const char* index;
   int64_t buffer_bytes;  // non-parameter buffers stored in the checkpoint
 };
+// How ctest and gtest print a case (instead of its raw bytes).
+void PrintTo(const IndexCase& c, std::ostream* os) {
+  *os << c.preset << " against the checkpoint index of " << c.index;
+}
 
 template <typename Case>
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
@@ -72,6 +78,9 @@ struct PublishedCase {
   int64_t params;
   bool fixture = false;
 };
+void PrintTo(const PublishedCase& c, std::ostream* os) {
+  *os << c.preset << (c.fixture ? " (fixture config)" : "") << " has " << c.params << " parameters";
+}
 
 class PublishedCount : public ::testing::TestWithParam<PublishedCase> {};
 
