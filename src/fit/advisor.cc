@@ -258,8 +258,10 @@ bool CardRuns(const Gpu& gpu, const Workload& w) {
   return CardRuns(gpu, w.weight_dtype) && CardRuns(gpu, w.kv_dtype);
 }
 
-bool Fits(const MemoryEstimate& e, const Gpu& gpu) {
-  return e.per_gpu.Total().value <= static_cast<double>(gpu.memory_bytes);
+double UsableBytes(const Gpu& gpu, double margin) { return static_cast<double>(gpu.memory_bytes) * (1.0 - margin); }
+
+bool Fits(const MemoryEstimate& e, const Gpu& gpu, double margin) {
+  return e.per_gpu.Total().value <= UsableBytes(gpu, margin);
 }
 
 std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu& gpu,

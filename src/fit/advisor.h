@@ -22,7 +22,10 @@ struct Suggestion {
   MemoryEstimate estimate;
 };
 
-bool Fits(const MemoryEstimate& e, const Gpu& gpu);
+// The one fit test of gpuplan (single estimates, the advisor, the search): the per-GPU total
+// within the card's memory less a safety margin (a fraction; 0 for the verdict of one estimate).
+double UsableBytes(const Gpu& gpu, double margin = 0);
+bool Fits(const MemoryEstimate& e, const Gpu& gpu, double margin = 0);
 
 // Datatypes a card runs (docs/memory-model.md §7), from the catalog's `datatypes` list: bf16 from
 // Ampere, fp16 on every tensor-core card (Volta, Turing), fp8 from Ada and Hopper. int8 and int4

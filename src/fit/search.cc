@@ -123,7 +123,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                         (base.precision == Precision::kFp32 ? "fp32" : "bf16/fp16") + " TFLOPS figure for it");
       continue;
     }
-    const double capacity = static_cast<double>(gpu->memory_bytes) * (1.0 - o.margin);
+    const double capacity = UsableBytes(*gpu, o.margin);  // the Fits test, hoisted per card
     for (int64_t count : counts) {
       if (o.progress && (++done % 16 == 0)) {
         o.progress(static_cast<double>(done) / static_cast<double>(total));
