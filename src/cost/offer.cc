@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "core/names.h"
 #include "read/file_text.h"
@@ -14,19 +15,21 @@
 namespace gpuplan {
 namespace {
 
-template <typename E>
-E ParseChoice(const YAML::Node& n, const std::string& field, const std::string& file,
-              const std::vector<std::pair<const char*, E>>& choices) {
-  const std::string v = n.IsScalar() ? NormalizeName(n.Scalar()) : "";
-  std::vector<std::string> names;
-  for (const auto& [k, e] : choices) {
-    if (NormalizeName(k) == v) {
-      return e;
-    }
-    names.emplace_back(k);
-  }
-  throw InputError("expected " + JoinOr(names) + ", got '" + (n.IsScalar() ? n.Scalar() : "a structure") + "'", file,
-                   YamlLine(n), field);
+// One table per enum (core/enum_names.h): printing and parsing read the same names.
+constexpr EnumName<BillingMode> kModes[] = {{"yearly", BillingMode::kYearly},   {"monthly", BillingMode::kMonthly},
+                                            {"weekly", BillingMode::kWeekly},   {"daily", BillingMode::kDaily},
+                                            {"on_demand", BillingMode::kOnDemand}, {"spot", BillingMode::kSpot}};
+constexpr EnumName<Granularity> kGranularities[] = {{"second", Granularity::kSecond},
+                                                    {"minute", Granularity::kMinute},
+                                                    {"hour", Granularity::kHour},
+                                                    {"day", Granularity::kDay}};
+constexpr EnumName<BillingStart> kBillingStarts[] = {
+    {"create", BillingStart::kCreate}, {"start", BillingStart::kStart}, {"task", BillingStart::kTask}};
+
+template <typename E, std::size_t N>
+E ParseChoice(const YAML::Node& n, const std::string& field, const std::string& file, const EnumName<E> (&table)[N]) {
+  return ParseEnumName(table, n.IsScalar() ? n.Scalar() : "", field, file, YamlLine(n),
+                       n.IsScalar() ? n.Scalar() : "a structure");
 }
 
 int ParseClock(const YAML::Node& n, const std::string& field, const std::string& file) {
@@ -39,34 +42,9 @@ int ParseClock(const YAML::Node& n, const std::string& field, const std::string&
 
 }  // namespace
 
-const char* ToString(BillingMode m) {
-  switch (m) {
-    case BillingMode::kYearly: return "yearly";
-    case BillingMode::kMonthly: return "monthly";
-    case BillingMode::kWeekly: return "weekly";
-    case BillingMode::kDaily: return "daily";
-    case BillingMode::kOnDemand: return "on_demand";
-    case BillingMode::kSpot: return "spot";
-  }
-  return "?";
-}
-const char* ToString(Granularity g) {
-  switch (g) {
-    case Granularity::kSecond: return "second";
-    case Granularity::kMinute: return "minute";
-    case Granularity::kHour: return "hour";
-    case Granularity::kDay: return "day";
-  }
-  return "?";
-}
-const char* ToString(BillingStart b) {
-  switch (b) {
-    case BillingStart::kCreate: return "create";
-    case BillingStart::kStart: return "start";
-    case BillingStart::kTask: return "task";
-  }
-  return "?";
-}
+const char* ToString(BillingMode m) { return NameOf(kModes, m); }
+const char* ToString(Granularity g) { return NameOf(kGranularities, g); }
+const char* ToString(BillingStart b) { return NameOf(kBillingStarts, b); }
 
 bool IsReserved(BillingMode m) { return m != BillingMode::kOnDemand && m != BillingMode::kSpot; }
 
@@ -180,27 +158,14 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
     if (!r.Has("mode")) {
       r.Fail("mode", "required field is missing");
     }
-    o.mode = ParseChoice<BillingMode>(r.Node("mode"), r.path() + "mode", file,
-                                      {{"yearly", BillingMode::kYearly},
-                                       {"monthly", BillingMode::kMonthly},
-                                       {"weekly", BillingMode::kWeekly},
-                                       {"daily", BillingMode::kDaily},
-                                       {"on_demand", BillingMode::kOnDemand},
-                                       {"spot", BillingMode::kSpot}});
+    o.mode = ParseChoice(r.Node("mode"), r.path() + "mode", file, kModes);
     o.price = r.Num("price", true, 0, 1e-9, 1e12);
     o.min_terms = static_cast<int>(r.Num("min_term", false, 1, 1, 1e6));
     if (r.Has("granularity")) {
-      o.granularity = ParseChoice<Granularity>(r.Node("granularity"), r.path() + "granularity", file,
-                                               {{"second", Granularity::kSecond},
-                                                {"minute", Granularity::kMinute},
-                                                {"hour", Granularity::kHour},
-                                                {"day", Granularity::kDay}});
+      o.granularity = ParseChoice(r.Node("granularity"), r.path() + "granularity", file, kGranularities);
     }
     if (r.Has("billing_starts")) {
-      o.billing_starts = ParseChoice<BillingStart>(r.Node("billing_starts"), r.path() + "billing_starts", file,
-                                                   {{"create", BillingStart::kCreate},
-                                                    {"start", BillingStart::kStart},
-                                                    {"task", BillingStart::kTask}});
+      o.billing_starts = ParseChoice(r.Node("billing_starts"), r.path() + "billing_starts", file, kBillingStarts);
     }
     o.stopped_fee_ratio = r.Num("stopped_fee_ratio", false, 0, 0, 1);
     o.addon_fee_ratio = r.Num("addon_fee_ratio", false, 0, 0, 10);

@@ -3,121 +3,47 @@
 #include <map>
 
 #include "catalog/model.h"
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "core/names.h"
 
 namespace gpuplan {
 namespace {
 
-template <typename E>
-E ParseEnum(const std::string& s, const std::vector<std::pair<std::string, E>>& table, const std::string& field) {
-  const std::string n = NormalizeName(s);
-  std::vector<std::string> names;
-  for (const auto& [k, v] : table) {
-    if (NormalizeName(k) == n) {
-      return v;
-    }
-    names.push_back(k);
-  }
-  throw InputError("unknown value '" + s + "'; expected " + JoinOr(names), "", 0, field);
-}
+// One table per enum (core/enum_names.h): canonical name first, then accepted spellings.
+constexpr EnumName<Task> kTasks[] = {{"pretrain", Task::kPretrain}, {"full", Task::kFull}, {"lora", Task::kLora},
+                                     {"qlora", Task::kQlora},       {"infer", Task::kInfer}, {"inference", Task::kInfer},
+                                     {"finetune", Task::kFull}};
+constexpr EnumName<Precision> kPrecisions[] = {{"mixed", Precision::kMixed}, {"bf16", Precision::kBf16},
+                                               {"fp32", Precision::kFp32},   {"amp", Precision::kMixed},
+                                               {"fp16", Precision::kMixed},  {"bf16-mixed", Precision::kMixed}};
+constexpr EnumName<Optimizer> kOptimizers[] = {{"adamw", Optimizer::kAdamW},         {"adamw8bit", Optimizer::kAdamW8bit},
+                                               {"sgd", Optimizer::kSgd},             {"adafactor", Optimizer::kAdafactor},
+                                               {"adam", Optimizer::kAdamW},          {"adamw-8bit", Optimizer::kAdamW8bit}};
+constexpr EnumName<Recompute> kRecomputes[] = {
+    {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
+constexpr EnumName<WeightDtype> kWeightDtypes[] = {{"bf16", WeightDtype::kBf16}, {"fp16", WeightDtype::kFp16},
+                                                   {"fp8", WeightDtype::kFp8},   {"int8", WeightDtype::kInt8},
+                                                   {"int4", WeightDtype::kInt4}, {"fp32", WeightDtype::kFp32}};
+constexpr EnumName<KvDtype> kKvDtypes[] = {{"bf16", KvDtype::kBf16}, {"fp16", KvDtype::kFp16}, {"fp8", KvDtype::kFp8}};
 
 }  // namespace
 
 bool IsTraining(Task t) { return t != Task::kInfer; }
 
-const char* ToString(Task t) {
-  switch (t) {
-    case Task::kPretrain: return "pretrain";
-    case Task::kFull: return "full";
-    case Task::kLora: return "lora";
-    case Task::kQlora: return "qlora";
-    case Task::kInfer: return "infer";
-  }
-  return "?";
-}
-const char* ToString(Precision p) {
-  switch (p) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kMixed: return "mixed";
-    case Precision::kBf16: return "bf16";
-  }
-  return "?";
-}
-const char* ToString(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdamW: return "adamw";
-    case Optimizer::kAdamW8bit: return "adamw8bit";
-    case Optimizer::kSgd: return "sgd";
-    case Optimizer::kAdafactor: return "adafactor";
-  }
-  return "?";
-}
-const char* ToString(Recompute r) {
-  switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
-  }
-  return "?";
-}
-const char* ToString(WeightDtype d) {
-  switch (d) {
-    case WeightDtype::kFp32: return "fp32";
-    case WeightDtype::kBf16: return "bf16";
-    case WeightDtype::kFp16: return "fp16";
-    case WeightDtype::kFp8: return "fp8";
-    case WeightDtype::kInt8: return "int8";
-    case WeightDtype::kInt4: return "int4";
-  }
-  return "?";
-}
-const char* ToString(KvDtype d) {
-  switch (d) {
-    case KvDtype::kBf16: return "bf16";
-    case KvDtype::kFp16: return "fp16";
-    case KvDtype::kFp8: return "fp8";
-  }
-  return "?";
-}
+const char* ToString(Task t) { return NameOf(kTasks, t); }
+const char* ToString(Precision p) { return NameOf(kPrecisions, p); }
+const char* ToString(Optimizer o) { return NameOf(kOptimizers, o); }
+const char* ToString(Recompute r) { return NameOf(kRecomputes, r); }
+const char* ToString(WeightDtype d) { return NameOf(kWeightDtypes, d); }
+const char* ToString(KvDtype d) { return NameOf(kKvDtypes, d); }
 
-Task ParseTask(const std::string& s) {
-  return ParseEnum<Task>(s,
-                         {{"pretrain", Task::kPretrain}, {"full", Task::kFull}, {"lora", Task::kLora},
-                          {"qlora", Task::kQlora}, {"infer", Task::kInfer}, {"inference", Task::kInfer},
-                          {"finetune", Task::kFull}},
-                         "--task");
-}
-Precision ParsePrecision(const std::string& s) {
-  return ParseEnum<Precision>(s,
-                              {{"mixed", Precision::kMixed}, {"amp", Precision::kMixed}, {"fp16", Precision::kMixed},
-                               {"bf16-mixed", Precision::kMixed}, {"bf16", Precision::kBf16},
-                               {"fp32", Precision::kFp32}},
-                              "--precision");
-}
-Optimizer ParseOptimizer(const std::string& s) {
-  return ParseEnum<Optimizer>(s,
-                              {{"adamw", Optimizer::kAdamW}, {"adam", Optimizer::kAdamW},
-                               {"adamw8bit", Optimizer::kAdamW8bit}, {"adamw-8bit", Optimizer::kAdamW8bit},
-                               {"sgd", Optimizer::kSgd}, {"adafactor", Optimizer::kAdafactor}},
-                              "--optimizer");
-}
-Recompute ParseRecompute(const std::string& s) {
-  return ParseEnum<Recompute>(
-      s, {{"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}},
-      "--recompute");
-}
-WeightDtype ParseWeightDtype(const std::string& s) {
-  return ParseEnum<WeightDtype>(s,
-                                {{"bf16", WeightDtype::kBf16}, {"fp16", WeightDtype::kFp16},
-                                 {"fp8", WeightDtype::kFp8}, {"int8", WeightDtype::kInt8},
-                                 {"int4", WeightDtype::kInt4}, {"fp32", WeightDtype::kFp32}},
-                                "--weight-dtype");
-}
-KvDtype ParseKvDtype(const std::string& s) {
-  return ParseEnum<KvDtype>(s, {{"bf16", KvDtype::kBf16}, {"fp16", KvDtype::kFp16}, {"fp8", KvDtype::kFp8}},
-                            "--kv-dtype");
-}
+Task ParseTask(const std::string& s) { return ParseEnumName(kTasks, s, "--task"); }
+Precision ParsePrecision(const std::string& s) { return ParseEnumName(kPrecisions, s, "--precision"); }
+Optimizer ParseOptimizer(const std::string& s) { return ParseEnumName(kOptimizers, s, "--optimizer"); }
+Recompute ParseRecompute(const std::string& s) { return ParseEnumName(kRecomputes, s, "--recompute"); }
+WeightDtype ParseWeightDtype(const std::string& s) { return ParseEnumName(kWeightDtypes, s, "--weight-dtype"); }
+KvDtype ParseKvDtype(const std::string& s) { return ParseEnumName(kKvDtypes, s, "--kv-dtype"); }
 
 void ValidateLayout(const ModelSpec& model, const Workload& w, const Layout& l) {
   auto positive = [](int64_t v, const char* field) {
