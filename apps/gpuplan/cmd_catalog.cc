@@ -1,14 +1,14 @@
-// gpuplan gpus / gpuplan models: list the catalogs.
+// gpuplan gpus / gpuplan models: the library lists the catalogs (catalog/listings.h), this file
+// renders them (JSON through io/catalog_json.h).
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <iostream>
 
 #include "catalog/gpu_catalog.h"
-#include "catalog/model_loader.h"
+#include "catalog/listings.h"
 #include "commands.h"
 #include "core/units.h"
-#include "io/fit_json.h"
+#include "io/catalog_json.h"
 
 namespace gpuplan::cli {
 namespace {
@@ -21,13 +21,9 @@ Runner RegisterGpus(CLI::App& app, GlobalOptions& g) {
   CLI::App* c = app.add_subcommand("gpus", "list the GPU catalog (data/gpus.yaml)");
   c->add_flag("--json", g.json, "print JSON");
   return [&g]() -> int {
-    const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(DataDir(g)) / "gpus.yaml").string());
+    const GpuCatalog cat = LoadGpuCatalog(DataDir(g));
     if (g.json) {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& gpu : cat.gpus()) {
-        j.push_back(GpuToJson(gpu));
-      }
-      std::cout << j.dump(2) << "\n";
+      std::cout << GpusToJson(cat).dump(2) << "\n";
       return kExitOk;
     }
     std::cout << fmt::format("{:<22} {:>8} {:>7} {:>7} {:>7} {:>7} {:<22} {:>6} {:>5} {:<44} {}\n", "GPU", "mem GiB",
@@ -60,30 +56,17 @@ Runner RegisterModels(CLI::App& app, GlobalOptions& g) {
   CLI::App* c = app.add_subcommand("models", "list the model presets (data/models/*.json)");
   c->add_flag("--json", g.json, "print JSON");
   return [&g]() -> int {
-    nlohmann::json j = nlohmann::json::array();
-    if (!g.json) {
-      std::cout << fmt::format("{:<28} {:<12} {:>18} {:>18} {:>7} {:>7}\n", "preset", "model_type", "params total",
-                               "params active", "layers", "hidden");
-    }
-    for (const auto& p : ListPresets(DataDir(g))) {
-      const ModelSpec m = LoadHfConfig(p.path);
-      if (g.json) {
-        j.push_back({{"name", p.name},
-                     {"model_type", m.model_type},
-                     {"architecture", m.architecture},
-                     {"params_total", m.ParamsTotal()},
-                     {"params_active", m.ParamsActive()},
-                     {"layers", m.layers},
-                     {"hidden", m.hidden},
-                     {"vocab", m.vocab},
-                     {"path", p.path}});
-      } else {
-        std::cout << fmt::format("{:<28} {:<12} {:>18} {:>18} {:>7} {:>7}\n", p.name, m.model_type, m.ParamsTotal(),
-                                 m.ParamsActive(), m.layers, m.hidden);
-      }
-    }
+    const std::vector<ModelListing> models = ListModels(DataDir(g));
     if (g.json) {
-      std::cout << j.dump(2) << "\n";
+      std::cout << ModelsToJson(models).dump(2) << "\n";
+      return kExitOk;
+    }
+    std::cout << fmt::format("{:<28} {:<12} {:>18} {:>18} {:>7} {:>7}\n", "preset", "model_type", "params total",
+                             "params active", "layers", "hidden");
+    for (const auto& l : models) {
+      const ModelSpec& m = l.spec;
+      std::cout << fmt::format("{:<28} {:<12} {:>18} {:>18} {:>7} {:>7}\n", l.name, m.model_type, m.ParamsTotal(),
+                               m.ParamsActive(), m.layers, m.hidden);
     }
     return kExitOk;
   };

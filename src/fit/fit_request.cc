@@ -1,0 +1,202 @@
+#include "fit/fit_request.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace gpuplan {
+namespace {
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) {
+      out.push_back(item);
+    }
+  }
+  return out;
+}
+
+bool ParseOnOff(const std::string& s, const char* field) {
+  if (s == "on" || s == "true" || s == "1" || s == "yes") {
+    return true;
+  }
+  if (s == "off" || s == "false" || s == "0" || s == "no") {
+    return false;
+  }
+  throw InputError("expected on or off, got '" + s + "'", "", 0, field);
+}
+
+Workload WorkloadOf(const FitRequest& r) {
+  Workload w;
+  w.task = ParseTask(r.task);
+  w.precision = ParsePrecision(r.precision);
+  w.optimizer = ParseOptimizer(r.optimizer);
+  w.seq = r.seq;
+  w.micro_batch = r.micro_batch;
+  w.global_batch = r.global_batch;
+  w.recompute = ParseRecompute(r.recompute);
+  w.flash_attn = ParseOnOff(r.flash_attn, "--flash-attn");
+  w.lora_rank = r.lora_rank;
+  w.lora_dropout = r.lora_dropout;
+  if (r.lora_targets != "all-linear" && r.lora_targets != "all") {
+    w.lora_targets = SplitList(r.lora_targets);
+  }
+  w.paged_optimizer = w.task == Task::kQlora;
+  w.weight_dtype = ParseWeightDtype(r.weight_dtype);
+  w.kv_dtype = ParseKvDtype(r.kv_dtype);
+  w.context = r.context;
+  if (w.task == Task::kInfer && r.qps > 0 && !r.context_given) {
+    // Sizing for a request rate: each sequence holds the KV cache of its own request
+    // (paged KV cache, Kwon et al. 2023), not a --context window.
+    w.context = r.prompt_tokens + r.output_tokens;
+  }
+  w.concurrency = r.concurrency;
+  w.batched_tokens = r.batched_tokens;
+  return w;
+}
+
+}  // namespace
+
+bool FitRequest::IsSearch() const { return gpu.empty() || gpu.find(',') != std::string::npos || max_gpus_given; }
+
+double FitRequest::JobTokens() const {
+  double t = tokens;
+  if (epochs > 0 || dataset_tokens > 0) {
+    if (epochs <= 0 || dataset_tokens <= 0) {
+      throw InputError("--epochs and --dataset-tokens go together", "", 0, "--epochs");
+    }
+    t = epochs * dataset_tokens;
+  }
+  if (t < 0) {
+    throw InputError("must be positive", "", 0, "--tokens");
+  }
+  return t;
+}
+
+FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
+  FitInputs in;
+  in.model = LoadModel(r.model, data_dir);
+  in.workload = WorkloadOf(r);
+  if (r.lora_dropout < 0 || r.lora_dropout >= 1) {
+    throw InputError("must be in [0, 1)", "", 0, "--lora-dropout");
+  }
+  if (r.cuda_context_mib < 0 || r.nccl_mib < 0 || r.fragmentation < 0 || r.fragmentation > 1) {
+    throw InputError("overhead constants must be zero or positive (fragmentation at most 1)", "", 0, "--fragmentation");
+  }
+  Layout& l = in.layout;
+  l.gpus = r.gpus;
+  l.tp = r.tp;
+  l.pp = r.pp;
+  l.ep = r.ep;
+  l.vpp = r.vpp;
+  l.zero = r.zero;
+  l.sp = r.sp;
+  l.offload_optimizer = r.offload_optimizer;
+  l.offload_params = r.offload_params;
+  in.overhead.cuda_context = MiB(r.cuda_context_mib);
+  in.overhead.nccl_per_group = MiB(r.nccl_mib);
+  in.overhead.fragmentation = r.fragmentation;
+  in.time.mfu = r.mfu;
+  if (!r.network.empty()) {
+    in.time.network = ParseNetwork(r.network);
+  }
+  in.tokens = r.JobTokens();
+  for (const auto& [v, field] : {std::pair{l.gpus, "--gpus"}, std::pair{l.tp, "--tp"}, std::pair{l.pp, "--pp"},
+                                 std::pair{l.ep, "--ep"}, std::pair{l.vpp, "--vpp"}}) {
+    if (v <= 0) {
+      throw InputError("must be a positive number, got " + std::to_string(v), "", 0, field);
+    }
+  }
+  return in;
+}
+
+SearchOptions SearchOptionsOf(const FitRequest& r, const FitInputs& in, const GpuCatalog& catalog) {
+  SearchOptions so;
+  if (r.gpu.empty()) {
+    for (const auto& gpu : catalog.gpus()) {
+      so.gpus.push_back(&gpu);
+    }
+  } else {
+    for (const auto& name : SplitList(r.gpu)) {
+      so.gpus.push_back(&catalog.Find(name));
+    }
+  }
+  so.pinned = r.pinned;
+  so.each_card = !r.gpu.empty();  // a list of cards: the best layout of each is ranked too
+  so.max_gpus = r.max_gpus;
+  so.margin = r.margin;
+  so.objective = ParseObjective(r.objective);
+  so.top = static_cast<std::size_t>(std::max<int64_t>(1, r.top));
+  so.tokens = in.tokens;
+  so.time = in.time;
+  so.overhead = in.overhead;
+  so.progress = r.progress;
+  return so;
+}
+
+FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, const GpuCatalog& catalog) {
+  FitSingle s;
+  s.gpu = &gpu;
+  s.layout = in.layout;
+  std::vector<std::string> dtype_notes;
+  s.workload = ForCard(in.workload, gpu, &dtype_notes);  // bf16 -> fp16 on cards without bf16 (T4, V100)
+  const ModelSpec& spec = in.model.spec;
+  const Workload& w = s.workload;
+  const Layout& l = s.layout;
+  MemoryEstimate& e = s.memory;
+  e = EstimateMemory(spec, w, l, in.overhead, std::optional<int64_t>(gpu.memory_bytes));
+  e.notes.insert(e.notes.end(), dtype_notes.begin(), dtype_notes.end());
+  const auto& ckpt = in.model.checkpoint;
+  if (ckpt && ckpt->params != e.params_total) {
+    e.notes.push_back(fmt::format(
+        "the checkpoint holds {} parameters but config.json describes {} (difference {}): extra modules "
+        "(e.g. DeepSeek's multi-token-prediction layers) or a config that does not match the weights",
+        ckpt->params, e.params_total, ckpt->params - e.params_total));
+  }
+  s.fits = Fits(e, gpu);
+  if (!s.fits) {
+    s.suggestions = SuggestFixes(spec, w, l, gpu, catalog, in.overhead);
+  }
+  s.network = NetworkFor(in.time, gpu);
+  if (IsTraining(w.task)) {
+    s.training = EstimateTrainingTime(spec, w, l, gpu, in.time, in.tokens);
+  } else {
+    s.plan = PlanInference(spec, w, l, gpu, in.time, in.overhead, r.prompt_tokens, r.output_tokens, r.qps,
+                           r.latency_ms);
+    if (s.plan->fits) {
+      s.shown = EstimateInferenceTime(spec, w, l, gpu, in.time, r.prompt_tokens, r.output_tokens);
+    }
+    if (r.latency_ms > 0 && !s.plan->meets_latency) {
+      s.fits = false;
+    }
+  }
+  return s;
+}
+
+FitSearch SearchFit(const FitRequest& r, const FitInputs& in, SearchOptions options) {
+  FitSearch s;
+  s.cards_named = !r.gpu.empty();
+  if (IsTraining(in.workload.task)) {
+    s.training = SearchTraining(in.model.spec, in.workload, options);
+  } else {
+    s.inference =
+        SearchInference(in.model.spec, in.workload, options, r.prompt_tokens, r.output_tokens, r.qps, r.latency_ms);
+  }
+  options.progress = nullptr;
+  s.options = std::move(options);
+  return s;
+}
+
+bool FitSearch::Found() const {
+  return training ? !training->ranked.empty() : inference && !inference->ranked.empty();
+}
+
+bool FitResult::Positive() const { return single ? single->fits : search && search->Found(); }
+
+}  // namespace gpuplan

@@ -1,0 +1,145 @@
+// The fit job as a request: `gpuplan fit` and any other front end (the serve API) fill a
+// FitRequest; cost/fit_job.h runs it (it prices with an offers file, so the function lives one
+// layer up) and io/fit_json.h maps the result to JSON. Every default of the fit options is
+// defined here, once; a front end binds its options to these fields and does not restate them.
+// Errors name the CLI's flags (--gpus, --flash-attn, --epochs, ...).
+//
+// Lifetime: results hold `const Gpu*` into the GpuCatalog the job ran on; the caller owns the
+// catalog and keeps it alive as long as the result.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/model_loader.h"
+#include "fit/advisor.h"
+#include "fit/memory_model.h"
+#include "fit/search.h"
+#include "fit/time_model.h"
+#include "fit/workload.h"
+
+namespace gpuplan {
+
+struct FitRequest {
+  std::string model;  // preset name, config.json path or checkpoint folder; required
+  std::string task = "full";
+  std::string gpu;  // one card; empty or a comma-separated list: a search
+  int64_t gpus = 1;
+  int64_t seq = 2048;
+  int64_t micro_batch = 1;
+  int64_t global_batch = 0;  // 0: fill the pipeline
+  std::string precision = "mixed";
+  std::string optimizer = "adamw";
+  int zero = 0;
+  int64_t tp = 1, pp = 1, ep = 1, vpp = 1;
+  bool sp = false;
+  std::string recompute = "none";
+  std::string flash_attn = "on";
+  int64_t lora_rank = 16;
+  double lora_dropout = 0;
+  std::string lora_targets = "all-linear";
+  std::string weight_dtype = "bf16";
+  std::string kv_dtype = "bf16";
+  int64_t context = 4096;
+  int64_t concurrency = 1;
+  int64_t batched_tokens = 8192;
+  bool offload_optimizer = false;
+  bool offload_params = false;
+  double cuda_context_mib = 500;
+  double nccl_mib = 256;
+  double fragmentation = 0.05;
+  std::optional<double> mfu;  // unset: per GPU generation
+  std::string network;        // empty: the card's server class decides (DefaultNetwork)
+  double tokens = 0;          // training job size (0: per token)
+  double epochs = 0;          // with dataset_tokens, instead of tokens
+  double dataset_tokens = 0;
+  int64_t prompt_tokens = 1024;
+  int64_t output_tokens = 256;
+  double qps = 0;
+  double latency_ms = 0;
+  int64_t max_gpus = 64;
+  double margin = 0.05;
+  std::string objective = "time";
+  int64_t top = 5;
+  std::string offers;  // offers file: prices the job, the serving plan or the search
+  std::string start;   // with offers: when the job starts (empty: now)
+  std::optional<int64_t> now;  // UTC seconds for `start` and the serving month (unset: the clock)
+
+  // Which options were given explicitly: the layout pins constrain a search (docs/time-model.md
+  // §6); max_gpus given makes one card a search over counts; context given keeps the window
+  // when sizing for a request rate.
+  SearchPins pinned;
+  bool max_gpus_given = false;
+  bool context_given = false;
+
+  std::function<void(double)> progress;  // a search's progress, fraction done (may be empty)
+
+  // A search without a card, over a list of cards, or over counts of one card (max_gpus given).
+  bool IsSearch() const;
+  // The job size in tokens: tokens, or epochs x dataset_tokens. Throws InputError.
+  double JobTokens() const;
+};
+
+// The request's domain inputs, checked in the order the CLI always reported errors: the model,
+// the workload's names, the overheads, the network, the job size, the layout. Throws InputError
+// (naming the flag) or what LoadModel throws.
+struct FitInputs {
+  LoadedModel model;
+  Workload workload;  // before ForCard
+  Layout layout;
+  OverheadConfig overhead;
+  TimeConfig time;
+  double tokens = 0;  // JobTokens()
+};
+FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir);
+
+// The search's options without offers (cost/fit_job.h adds their prices). Throws InputError
+// for an unknown card or objective.
+SearchOptions SearchOptionsOf(const FitRequest& r, const FitInputs& in, const GpuCatalog& catalog);
+
+// One card, one layout.
+struct FitSingle {
+  const Gpu* gpu = nullptr;
+  Workload workload;  // after ForCard
+  Layout layout;
+  MemoryEstimate memory;  // notes include the dtype changes and checkpoint mismatch
+  std::vector<Suggestion> suggestions;  // when it does not fit
+  bool fits = false;                    // memory fits and, with a latency target, it is met
+  Network network;                      // between nodes, for the training time
+  std::optional<TrainingTime> training;
+  std::optional<InferencePlan> plan;  // inference: the serving plan
+  InferenceTime shown;                // inference at the concurrency asked for (plan->fits)
+};
+
+// A search over cards and layouts: training or inference.
+struct FitSearch {
+  SearchOptions options;  // as run (cards searched, pins, objective, top); progress cleared
+  bool cards_named = false;  // the request named its cards (a list, or one card over counts)
+  std::string currency = "CNY";  // of the candidates' costs
+  std::optional<SearchResult> training;
+  std::optional<InferenceSearch> inference;
+  bool Found() const;
+};
+
+// What a front end renders (cost/fit_job.h adds the job's price).
+struct FitResult {
+  LoadedModel model;
+  Workload workload;  // the request's (a single fit's own, after ForCard, is in `single`)
+  double tokens = 0;  // the job size used
+  double qps = 0;     // the request's rate and latency target, shown beside the plans
+  double latency_ms = 0;
+  std::optional<FitSingle> single;
+  std::optional<FitSearch> search;
+  bool Positive() const;  // fits (single) or something found (search): exit 0, else 1
+};
+
+// One card: ForCard, memory, suggestions, training time or the serving plan (unpriced).
+FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, const GpuCatalog& catalog);
+// A search with `options` (SearchOptionsOf, maybe priced by offers): training or inference.
+FitSearch SearchFit(const FitRequest& r, const FitInputs& in, SearchOptions options);
+
+}  // namespace gpuplan
