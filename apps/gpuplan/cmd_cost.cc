@@ -8,8 +8,10 @@
 #include <memory>
 
 #include "catalog/gpu_catalog.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "core/money.h"
+#include "cost/cost_options.h"
 #include "cost/requests.h"
 #include "io/cost_json.h"
 #include "read/time_text.h"
@@ -171,35 +173,6 @@ void PrintTco(const TcoJobResult& r) {
   }
 }
 
-// The usage and optimiser options of compare, optimize and tco.
-void AddRental(CLI::App* c, RentalRequest& r) {
-  c->add_option("--usage", r.usage, "hourly usage CSV, or a gpuplan fit --json result");
-  c->add_option_function<double>(
-      "--hours-per-month", [&r](const double& h) { r.hours_per_month = h; },
-      "hours each GPU is used per month (instead of --usage)");
-  c->add_option("--gpus", r.gpus, "GPUs used, with --hours-per-month")->capture_default_str();
-  c->add_flag("--spot-for-all", r.spot_for_all, "allow spot for every class of work, not only interruptible");
-  c->add_flag("--release-idle", r.release_idle,
-              "release every idle on-demand instance (default: keep or release per idle gap, whichever costs less)");
-  c->add_option("--extrapolate", r.extrapolate,
-                "month | year: the usage is a sample (say one or two measured weeks); repeat its weekly shape to "
-                "the whole period");
-}
-
-// The options every cost subcommand shares, bound to the request's fields (their defaults);
-// a rental job's options (`rental`) come between --gpu and --month.
-void AddCommon(CLI::App* c, CostRequest& r, GlobalOptions& g, RentalRequest* rental = nullptr) {
-  c->add_option("--offers", r.offers, "offers file (YAML, docs/offers.md)")->required();
-  c->add_option("--gpu", r.gpu, "only offers for this GPU");
-  if (rental != nullptr) {
-    AddRental(c, *rental);
-  }
-  c->add_option("--month", r.month,
-                "calendar month YYYY-MM for --hours-per-month and break-even (default: next month in the offers' "
-                "time zone)");
-  c->add_flag("--json", g.json, "print JSON");
-}
-
 // Prints `result` as JSON or through `text`.
 template <typename Result, typename Text>
 void Render(const GlobalOptions& g, const Result& result, nlohmann::json (*to_json)(const Result&), Text text) {
@@ -223,36 +196,34 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
   CLI::App* cost = app.add_subcommand("cost", "billing modes, break-even and the cheapest rental mix");
   cost->require_subcommand(1);
 
-  CLI::App* be = cost->add_subcommand("breakeven", "hours per month at which two billing modes cost the same");
-  AddCommon(be, r->be, g);
-  be->add_option("--usage", r->be.usage, "a measured usage CSV: says on which side of each break-even it falls");
-  be->add_option("--extrapolate", r->be.extrapolate, "month | year: repeat the measured sample's weekly shape");
-  CLI::App* cmp = cost->add_subcommand("compare", "the cost of every pure strategy for the usage, fees itemised");
-  AddCommon(cmp, r->cmp, g, &r->cmp);
-  CLI::App* opt = cost->add_subcommand("optimize", "the cheapest mix of reserved, on-demand and spot (MILP, GLPK)");
-  AddCommon(opt, r->opt, g, &r->opt);
+  // Each subcommand's flags from its options table (cost/cost_options.h), then --json.
+  auto add = [&g, cost](const char* name, const char* help, const auto& table, auto& request) {
+    CLI::App* sub = cost->add_subcommand(name, help);
+    AddOptions(sub, table, request);
+    sub->add_flag("--json", g.json, "print JSON");
+    return sub;
+  };
+  CLI::App* be = add("breakeven", "hours per month at which two billing modes cost the same", BreakevenOptionTable(), r->be);
+  CLI::App* cmp = add("compare", "the cost of every pure strategy for the usage, fees itemised", CompareOptionTable(), r->cmp);
+  CLI::App* opt = add("optimize", "the cheapest mix of reserved, on-demand and spot (MILP, GLPK)", OptimizeOptionTable(), r->opt);
+  CLI::App* tco = add("tco", "buy versus rent over a horizon, against the optimised rental plan", TcoOptionTable(), r->tco);
 
-  CLI::App* tco = cost->add_subcommand("tco", "buy versus rent over a horizon, against the optimised rental plan");
-  AddCommon(tco, r->tco, g, &r->tco);
-  OwnershipCosts& own = r->tco.own;
-  tco->add_option("--horizon-months", r->tco.horizon_months, "months to compare")->capture_default_str();
-  tco->add_option("--buy-gpus", own.gpus, "cards to buy (default: the usage's peak)");
-  tco->add_option("--card-price", own.card_price, "per card")->capture_default_str();
-  tco->add_option("--server-per-gpu", own.server_per_gpu, "server share per GPU")->capture_default_str();
-  tco->add_option("--network-per-gpu", own.network_per_gpu, "network share per GPU")->capture_default_str();
-  tco->add_option("--room-per-gpu-month", own.room_per_gpu_month, "rack space and cooling per GPU-month")
-      ->capture_default_str();
-  tco->add_option("--power-price", own.power_price_kwh, "per kWh")->capture_default_str();
-  tco->add_option("--pue", own.pue, "power usage effectiveness")->capture_default_str();
-  tco->add_option("--ops-per-month", own.ops_per_month, "operations staff per month")->capture_default_str();
-  tco->add_option("--failure-rate", own.failure_rate_per_year, "share of cards replaced per year")
-      ->capture_default_str();
-  tco->add_option("--depreciation-years", own.depreciation_years, "years to the resale value")->capture_default_str();
-  tco->add_option("--resale", own.resale_fraction, "value left after depreciation (fraction)")->capture_default_str();
-
-  return [r, &g, be, cmp, tco]() -> int {
+  return [r, &g, be, cmp, opt, tco]() -> int {
     // Offers point into the catalog: it outlives every result below.
     const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(DataDir(g)) / "gpus.yaml").string());
+    // The table's checks; an error in the offers file is reported first, as it always was.
+    auto check = [&cat](const CLI::App* sub, const auto& table, const auto& request) {
+      try {
+        CheckGivenFlags(sub, table, request);
+      } catch (const InputError&) {
+        SelectOffers(request, cat);
+        throw;
+      }
+    };
+    check(be, BreakevenOptionTable(), r->be);
+    check(cmp, CompareOptionTable(), r->cmp);
+    check(opt, OptimizeOptionTable(), r->opt);
+    check(tco, TcoOptionTable(), r->tco);
     if (be->parsed()) {
       Render(g, RunBreakeven(r->be, cat), &BreakevenToJson, PrintBreakeven);
       return kExitOk;

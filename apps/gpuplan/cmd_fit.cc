@@ -9,8 +9,10 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/listings.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "cost/fit_job.h"
+#include "fit/fit_options.h"
 #include "fit/fit_request.h"
 #include "io/fit_job_json.h"
 
@@ -298,83 +300,21 @@ void PrintSingle(const FitJobResult& res) {
 Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
   auto o = std::make_shared<FitRequest>();
   CLI::App* c = app.add_subcommand("fit", "memory, step time and the best layout for a model and task; does it fit?");
-  c->add_option("--model", o->model, "preset name, config.json path, or checkpoint folder")->required();
-  c->add_option("--task", o->task, "pretrain | full | lora | qlora | infer")->capture_default_str();
-  c->add_option("--gpu", o->gpu, "GPU name from the catalog (gpuplan gpus)");
-  c->add_option("--gpus", o->gpus, "number of GPUs")->capture_default_str();
-  c->add_option("--seq", o->seq, "training sequence length")->capture_default_str();
-  c->add_option("--micro-batch", o->micro_batch, "sequences per GPU per micro-step")->capture_default_str();
-  c->add_option("--global-batch", o->global_batch, "sequences per optimizer step (0: fill the pipeline)");
-  c->add_option("--precision", o->precision, "fp32 | mixed | bf16")->capture_default_str();
-  c->add_option("--optimizer", o->optimizer, "adamw | adamw8bit | sgd | adafactor")->capture_default_str();
-  c->add_option("--zero", o->zero, "ZeRO stage 0-3")->capture_default_str();
-  c->add_option("--tp", o->tp, "tensor-parallel size")->capture_default_str();
-  c->add_option("--pp", o->pp, "pipeline-parallel size")->capture_default_str();
-  c->add_option("--ep", o->ep, "expert-parallel size (MoE)")->capture_default_str();
-  c->add_option("--vpp", o->vpp, "interleaved virtual pipeline stages per GPU")->capture_default_str();
-  c->add_flag("--sp", o->sp, "sequence parallelism (with tp > 1)");
-  c->add_option("--recompute", o->recompute, "none | selective | full")->capture_default_str();
-  c->add_option("--flash-attn", o->flash_attn, "on | off")->capture_default_str();
-  c->add_option("--lora-rank", o->lora_rank, "LoRA rank")->capture_default_str();
-  c->add_option("--lora-dropout", o->lora_dropout, "LoRA dropout probability")->capture_default_str();
-  c->add_option("--lora-targets", o->lora_targets, "all-linear or module names, comma separated")
-      ->capture_default_str();
-  c->add_option("--weight-dtype", o->weight_dtype,
-                 "inference weights: bf16 | fp16 | fp8 | int8 | int4 | fp32 (bf16 becomes fp16 on cards without bf16)")
-      ->capture_default_str();
-  c->add_option("--kv-dtype", o->kv_dtype, "KV cache: bf16 | fp16 | fp8")->capture_default_str();
-  c->add_option("--context", o->context, "inference: tokens per sequence (prompt + output)")->capture_default_str();
-  c->add_option("--concurrency", o->concurrency, "inference: sequences in flight per replica")->capture_default_str();
-  c->add_option("--batched-tokens", o->batched_tokens, "inference: tokens per forward pass")->capture_default_str();
-  c->add_flag("--offload-optimizer", o->offload_optimizer, "ZeRO-Offload optimizer states to CPU RAM");
-  c->add_flag("--offload-params", o->offload_params, "ZeRO-Infinity parameter offload (zero 3)");
-  c->add_option("--cuda-context-mib", o->cuda_context_mib, "CUDA context and library workspaces, MiB")
-      ->capture_default_str();
-  c->add_option("--nccl-mib", o->nccl_mib, "NCCL buffers per communicator, MiB")->capture_default_str();
-  c->add_option("--fragmentation", o->fragmentation, "allocator slack as a fraction of dynamic tensors")
-      ->capture_default_str();
-  c->add_option("--mfu", o->mfu, "achievable fraction of dense peak (default per GPU generation)");
-  c->add_option("--network", o->network,
-                 "node network: ib-400g, ib-200g, roce-100g, 100gbe, 25gbe, 10gbe, 1gbe or Gb/s per node "
-                 "(default: by the card's server class)");
-  c->add_option("--tokens", o->tokens, "training job size in tokens (for total and GPU-hours)");
-  c->add_option("--epochs", o->epochs, "epochs over --dataset-tokens (instead of --tokens)");
-  c->add_option("--dataset-tokens", o->dataset_tokens, "tokens in one epoch");
-  c->add_option("--prompt-tokens", o->prompt_tokens, "inference: prompt length")->capture_default_str();
-  c->add_option("--output-tokens", o->output_tokens, "inference: generated tokens per request")->capture_default_str();
-  c->add_option("--qps", o->qps, "inference: requests per second to serve");
-  c->add_option("--latency-ms", o->latency_ms, "inference: per-output-token latency target, ms");
-  c->add_option("--max-gpus", o->max_gpus, "search: largest GPU count (whole nodes of 8 beyond one node)")
-      ->capture_default_str();
-  c->add_option("--margin", o->margin, "search: memory safety margin (fraction of the card)")->capture_default_str();
-  c->add_option("--objective", o->objective, "search: time | gpu-hours | cost")->capture_default_str();
-  c->add_option("--top", o->top, "search: candidates to show")->capture_default_str();
-  c->add_option("--offers", o->offers,
-                "price with this offers file (docs/offers.md): a search ranks only its cards by the cheapest rental; one "
-                "card prices the job (with --tokens) or the serving plan (with --qps)");
-  c->add_option("--start", o->start,
-                "with --offers: when the job starts, HH:MM today or YYYY-MM-DDTHH:MM in the offers' time zone "
-                "(default now)");
+  AddOptions(c, FitOptionTable(), *o);
   c->add_flag("--json", g.json, "print JSON");
 
   return [o, c, &g]() -> int {
-    auto given = [c](const char* name) { return c->count(name) > 0; };
-    o->pinned = {};
-    if (given("--gpus")) o->pinned.gpus = o->gpus;
-    if (given("--tp")) o->pinned.tp = o->tp;
-    if (given("--pp")) o->pinned.pp = o->pp;
-    if (given("--ep")) o->pinned.ep = o->ep;
-    if (given("--vpp")) o->pinned.vpp = o->vpp;
-    if (given("--zero")) o->pinned.zero = o->zero;
-    if (given("--micro-batch")) o->pinned.micro_batch = o->micro_batch;
-    if (given("--recompute")) o->pinned.recompute = ParseRecompute(o->recompute);
-    if (given("--sp")) o->pinned.sp = o->sp;
-    if (given("--offload-optimizer")) o->pinned.offload_optimizer = o->offload_optimizer;
-    if (given("--offload-params")) o->pinned.offload_params = o->offload_params;
-    o->max_gpus_given = given("--max-gpus");
-    o->context_given = given("--context");
+    MarkGivenFitOptions(*o, GivenByKey(c, FitOptionTable()));
     o->progress = ProgressBar;
     const std::string data = DataDir(g);
+    try {
+      CheckGivenFlags(c, FitOptionTable(), *o);
+    } catch (const InputError&) {
+      // Report errors in the order fit always has (the model first, fit_request.h): an error
+      // PrepareFit finds comes before the table's.
+      PrepareFit(*o, data);
+      throw;
+    }
     // The result points into the catalog: it outlives the result.
     const GpuCatalog cat = LoadGpuCatalog(data);
     const FitJobResult res = RunFit(*o, cat, data);

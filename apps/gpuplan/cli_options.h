@@ -1,0 +1,70 @@
+// Registers a job's options table (read/options.h) as CLI11 flags: one loop for every
+// subcommand. CLI11 converts each value to the option's type; the table's validation runs
+// after parsing (CheckGivenFlags), so its errors name the flag and take main()'s error path.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+#include "read/options.h"
+
+namespace gpuplan::cli {
+
+// `table` and `r` must outlive `c` (tables are static; requests are held by the runner).
+template <typename Req>
+void AddOptions(CLI::App* c, const OptionTable<Req>& table, Req& r) {
+  for (const OptionSpec<Req>& o : table) {
+    const OptionSpec<Req>* spec = &o;
+    Req* req = &r;
+    const std::string values = OptionCheckText(o.check, o.kind);
+    const std::string help =
+        o.help + (o.unit.empty() ? "" : " [" + o.unit + "]") + (values.empty() ? "" : " {" + values + "}");
+    CLI::Option* opt = nullptr;
+    switch (o.kind) {
+      case OptionKind::kInt:
+        opt = c->add_option_function<int64_t>(o.flag, [spec, req](const int64_t& v) { spec->set(*req, v); }, help);
+        break;
+      case OptionKind::kDouble:
+        opt = c->add_option_function<double>(o.flag, [spec, req](const double& v) { spec->set(*req, v); }, help);
+        break;
+      case OptionKind::kString:
+        opt = c->add_option_function<std::string>(o.flag, [spec, req](const std::string& v) { spec->set(*req, v); },
+                                                  help);
+        break;
+      case OptionKind::kFlag:
+        opt = c->add_flag_function(o.flag, [spec, req](int64_t n) { spec->set(*req, n > 0); }, help);
+        break;
+    }
+    if (o.required) {
+      opt->required();
+    } else if (o.kind != OptionKind::kFlag) {
+      const std::string d = o.DefaultText();
+      if (!d.empty()) {
+        opt->default_str(d);
+      }
+    }
+  }
+}
+
+// Validates the options given on `c`, naming them by flag. Throws InputError.
+template <typename Req>
+void CheckGivenFlags(const CLI::App* c, const OptionTable<Req>& table, const Req& r) {
+  CheckGivenOptions(table, r, [c](const OptionSpec<Req>& o) { return c->count(o.flag) > 0; }, OptionNaming::kFlag);
+}
+
+// Whether the option with JSON key `key` was given on `c` (for MarkGivenFitOptions).
+template <typename Req>
+std::function<bool(const std::string&)> GivenByKey(const CLI::App* c, const OptionTable<Req>& table) {
+  return [c, &table](const std::string& key) {
+    for (const auto& o : table) {
+      if (o.key == key) {
+        return c->count(o.flag) > 0;
+      }
+    }
+    return false;
+  };
+}
+
+}  // namespace gpuplan::cli

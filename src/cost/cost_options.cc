@@ -1,0 +1,135 @@
+#include "cost/cost_options.h"
+
+#include "core/error.h"
+
+namespace gpuplan {
+namespace {
+
+void CheckExtrapolate(const std::string& s) {
+  if (s != "month" && s != "year") {
+    throw InputError("expected month or year, got '" + s + "'");
+  }
+}
+
+template <typename R>
+OptionSpec<R> Offers() {
+  return Option<R>("--offers", "offers", "offers file (YAML, docs/offers.md)", &R::offers).Required();
+}
+template <typename R>
+OptionSpec<R> GpuFilter() {
+  return Option<R>("--gpu", "gpu", "only offers for this GPU", &R::gpu).Unset("every offer");
+}
+template <typename R>
+OptionSpec<R> Month() {
+  return Option<R>("--month", "month",
+                   "calendar month YYYY-MM for --hours-per-month and break-even (default: next month in the offers' "
+                   "time zone)",
+                   &R::month)
+      .Unset("next month");
+}
+
+// The options of compare, optimize and tco: offers, gpu, the usage and optimiser options, month.
+template <typename R>
+OptionTable<R> RentalTable() {
+  OptionTable<R> t;
+  t.push_back(Offers<R>());
+  t.push_back(GpuFilter<R>());
+  t.push_back(Option<R>("--usage", "usage", "hourly usage CSV, or a gpuplan fit --json result", &R::usage)
+                  .Unset("none"));
+  t.push_back(Option<R>("--hours-per-month", "hours_per_month", "hours each GPU is used per month (instead of --usage)",
+                        &R::hours_per_month)
+                  .Unit("hours")
+                  .Unset("none"));
+  t.push_back(Option<R>("--gpus", "gpus", "GPUs used, with --hours-per-month", &R::gpus));
+  t.push_back(Option<R>("--spot-for-all", "spot_for_all", "allow spot for every class of work, not only interruptible",
+                        &R::spot_for_all));
+  t.push_back(Option<R>("--release-idle", "release_idle",
+                        "release every idle on-demand instance (default: keep or release per idle gap, whichever "
+                        "costs less)",
+                        &R::release_idle));
+  t.push_back(Option<R>("--extrapolate", "extrapolate",
+                        "the usage is a sample (say one or two measured weeks); repeat its weekly shape to the "
+                        "whole month or year",
+                        &R::extrapolate)
+                  .Choices({"month", "year"}, CheckExtrapolate)
+                  .Unset("none"));
+  t.push_back(Month<R>());
+  return t;
+}
+
+template <typename R>
+void Apply(const OptionTable<R>& table, const nlohmann::json& j, R& r) {
+  ApplyJsonOptions(table, j, r);
+}
+
+}  // namespace
+
+const OptionTable<BreakevenRequest>& BreakevenOptionTable() {
+  using R = BreakevenRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Offers<R>());
+    t.push_back(GpuFilter<R>());
+    t.push_back(Month<R>());
+    t.push_back(Option<R>("--usage", "usage", "a measured usage CSV: says on which side of each break-even it falls",
+                          &R::usage)
+                    .Unset("none"));
+    t.push_back(Option<R>("--extrapolate", "extrapolate", "repeat the measured sample's weekly shape to the month or year",
+                          &R::extrapolate)
+                    .Choices({"month", "year"}, CheckExtrapolate)
+                    .Unset("none"));
+    return t;
+  }();
+  return table;
+}
+
+const OptionTable<CompareRequest>& CompareOptionTable() {
+  static const OptionTable<CompareRequest> table = RentalTable<CompareRequest>();
+  return table;
+}
+
+const OptionTable<OptimizeRequest>& OptimizeOptionTable() {
+  static const OptionTable<OptimizeRequest> table = RentalTable<OptimizeRequest>();
+  return table;
+}
+
+const OptionTable<TcoRequest>& TcoOptionTable() {
+  using R = TcoRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t = RentalTable<R>();
+    auto own = [&t](const char* flag, const char* key, const char* help, double OwnershipCosts::*m) -> OptionSpec<R>& {
+      t.push_back(OptionAt<R, double>(flag, key, help, [m](R& r) -> double& { return r.own.*m; }));
+      return t.back();
+    };
+    t.push_back(Option<R>("--horizon-months", "horizon_months", "months to compare", &R::horizon_months)
+                    .Unit("months"));
+    t.push_back(OptionAt<R, int>("--buy-gpus", "buy_gpus", "cards to buy", [](R& r) -> int& { return r.own.gpus; })
+                    .Unset("the usage's peak"));
+    own("--card-price", "card_price", "per card", &OwnershipCosts::card_price).Unit("currency");
+    own("--server-per-gpu", "server_per_gpu", "server share per GPU", &OwnershipCosts::server_per_gpu)
+        .Unit("currency");
+    own("--network-per-gpu", "network_per_gpu", "network share per GPU", &OwnershipCosts::network_per_gpu)
+        .Unit("currency");
+    own("--room-per-gpu-month", "room_per_gpu_month", "rack space and cooling per GPU-month",
+        &OwnershipCosts::room_per_gpu_month)
+        .Unit("currency");
+    own("--power-price", "power_price", "per kWh", &OwnershipCosts::power_price_kwh).Unit("currency/kWh");
+    own("--pue", "pue", "power usage effectiveness", &OwnershipCosts::pue);
+    own("--ops-per-month", "ops_per_month", "operations staff per month", &OwnershipCosts::ops_per_month)
+        .Unit("currency");
+    own("--failure-rate", "failure_rate", "share of cards replaced per year", &OwnershipCosts::failure_rate_per_year)
+        .Unit("1/year");
+    own("--depreciation-years", "depreciation_years", "years to the resale value", &OwnershipCosts::depreciation_years)
+        .Unit("years");
+    own("--resale", "resale", "value left after depreciation (fraction)", &OwnershipCosts::resale_fraction);
+    return t;
+  }();
+  return table;
+}
+
+void ApplyJson(const nlohmann::json& j, BreakevenRequest& r) { Apply(BreakevenOptionTable(), j, r); }
+void ApplyJson(const nlohmann::json& j, CompareRequest& r) { Apply(CompareOptionTable(), j, r); }
+void ApplyJson(const nlohmann::json& j, OptimizeRequest& r) { Apply(OptimizeOptionTable(), j, r); }
+void ApplyJson(const nlohmann::json& j, TcoRequest& r) { Apply(TcoOptionTable(), j, r); }
+
+}  // namespace gpuplan

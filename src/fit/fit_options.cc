@@ -1,0 +1,134 @@
+#include "fit/fit_options.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "fit/search.h"
+#include "fit/time_model.h"
+#include "fit/workload.h"
+
+namespace gpuplan {
+
+const OptionTable<FitRequest>& FitOptionTable() {
+  using R = FitRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    auto on_off = [](const std::string& s) {
+      if (s != "on" && s != "off" && s != "true" && s != "false" && s != "1" && s != "0" && s != "yes" && s != "no") {
+        throw InputError("expected on or off, got '" + s + "'");
+      }
+    };
+    t.push_back(Option<R>("--model", "model", "preset name (gpuplan models), config.json path, or checkpoint folder "
+                          "(config.json + *.safetensors)", &R::model).Required());
+    t.push_back(Option<R>("--task", "task", "what to size: pretraining, fine-tuning (full, lora, qlora) or inference", &R::task)
+                    .Choices({"pretrain", "full", "lora", "qlora", "infer"}, [](const std::string& s) { ParseTask(s); }));
+    t.push_back(Option<R>("--gpu", "gpu", "GPU name from the catalog (gpuplan gpus); without it, with a comma-separated "
+                          "list, or with --max-gpus, fit searches", &R::gpu).Unset("none (search)"));
+    t.push_back(Option<R>("--gpus", "gpus", "GPU count; dp = gpus / (tp x pp); in a search, given = kept (for inference: one replica's GPUs)", &R::gpus).Min(0, true));
+    t.push_back(Option<R>("--seq", "seq", "training sequence length", &R::seq).Unit("tokens"));
+    t.push_back(Option<R>("--micro-batch", "micro_batch", "sequences per GPU per micro-step", &R::micro_batch));
+    t.push_back(Option<R>("--global-batch", "global_batch", "sequences per optimizer step (0: fill the pipeline)",
+                          &R::global_batch));
+    t.push_back(Option<R>("--precision", "precision", "training precision (mixed: bf16/fp16 + fp32 master weights; bf16: pure)",
+                          &R::precision)
+                    .Choices({"fp32", "mixed", "bf16"}, [](const std::string& s) { ParsePrecision(s); }));
+    t.push_back(Option<R>("--optimizer", "optimizer", "optimizer (its states per parameter)", &R::optimizer)
+                    .Choices({"adamw", "adamw8bit", "sgd", "adafactor"}, [](const std::string& s) { ParseOptimizer(s); }));
+    t.push_back(Option<R>("--zero", "zero", "ZeRO stage 0-3 over the data-parallel group; in a search, given = kept", &R::zero));
+    t.push_back(Option<R>("--tp", "tp", "tensor-parallel size; in a search, given = kept", &R::tp).Min(0, true));
+    t.push_back(Option<R>("--pp", "pp", "pipeline-parallel size; in a search, given = kept", &R::pp).Min(0, true));
+    t.push_back(Option<R>("--ep", "ep", "expert-parallel size (MoE); in a search, given = kept", &R::ep).Min(0, true));
+    t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept", &R::vpp).Min(0, true));
+    t.push_back(Option<R>("--sp", "sp", "sequence parallelism (with tp > 1); in a search, given = kept (otherwise on whenever tp > 1)", &R::sp));
+    t.push_back(Option<R>("--recompute", "recompute", "activation recomputation", &R::recompute)
+                    .Choices({"none", "selective", "full"}, [](const std::string& s) { ParseRecompute(s); }));
+    t.push_back(Option<R>("--flash-attn", "flash_attn", "FlashAttention (no attention-score activations)", &R::flash_attn).Choices({"on", "off"}, on_off));
+    t.push_back(Option<R>("--lora-rank", "lora_rank", "LoRA rank", &R::lora_rank));
+    t.push_back(Option<R>("--lora-dropout", "lora_dropout", "LoRA dropout probability", &R::lora_dropout)
+                    .Min(0).Max(1, true));
+    t.push_back(Option<R>("--lora-targets", "lora_targets", "all-linear or module names, comma separated",
+                          &R::lora_targets));
+    t.push_back(Option<R>("--weight-dtype", "weight_dtype",
+                          "inference weights (bf16 becomes fp16 on cards without bf16: T4, V100; "
+                          "docs/memory-model.md §7)", &R::weight_dtype)
+                    .Choices({"bf16", "fp16", "fp8", "int8", "int4", "fp32"},
+                             [](const std::string& s) { ParseWeightDtype(s); }));
+    t.push_back(Option<R>("--kv-dtype", "kv_dtype", "KV cache (bf16 becomes fp16 as for the weights)", &R::kv_dtype)
+                    .Choices({"bf16", "fp16", "fp8"}, [](const std::string& s) { ParseKvDtype(s); }));
+    t.push_back(Option<R>("--context", "context", "inference: tokens per sequence (prompt + output; with --qps and "
+                          "no --context: prompt + output tokens)", &R::context).Unit("tokens"));
+    t.push_back(Option<R>("--concurrency", "concurrency", "inference: sequences in flight per replica",
+                          &R::concurrency));
+    t.push_back(Option<R>("--batched-tokens", "batched_tokens", "inference: tokens per forward pass",
+                          &R::batched_tokens).Unit("tokens"));
+    t.push_back(Option<R>("--offload-optimizer", "offload_optimizer", "ZeRO-Offload optimizer states to CPU RAM",
+                          &R::offload_optimizer));
+    t.push_back(Option<R>("--offload-params", "offload_params", "ZeRO-Infinity parameter offload (zero 3)",
+                          &R::offload_params));
+    t.push_back(Option<R>("--cuda-context-mib", "cuda_context_mib", "CUDA context and library workspaces (docs/memory-model.md §6)",
+                          &R::cuda_context_mib).Unit("MiB"));
+    t.push_back(Option<R>("--nccl-mib", "nccl_mib", "NCCL buffers per communicator (docs/memory-model.md §6)", &R::nccl_mib).Unit("MiB"));
+    t.push_back(Option<R>("--fragmentation", "fragmentation", "allocator slack as a fraction of dynamic tensors (docs/memory-model.md §6)",
+                          &R::fragmentation));
+    t.push_back(Option<R>("--mfu", "mfu", "achievable fraction of dense peak (docs/time-model.md §3)", &R::mfu).Unset("per GPU generation"));
+    t.push_back(Option<R>("--network", "network",
+                          "node network: ib-400g, ib-200g, ib-100g, ib-100g-x4, roce-400g, roce-200g, roce-100g, 100gbe, "
+                          "25gbe, 10gbe, 1gbe or Gb/s per node (default: by the card's server class, docs/time-model.md "
+                          "§4)", &R::network)
+                    .Choices({}, [](const std::string& s) { ParseNetwork(s); })
+                    .Unset("by card"));
+    t.push_back(Option<R>("--tokens", "tokens", "training job size (for total and GPU-hours; 0: per token)", &R::tokens)
+                    .Unit("tokens").Unset("none"));
+    t.push_back(Option<R>("--epochs", "epochs", "epochs over --dataset-tokens (instead of --tokens)", &R::epochs)
+                    .Unset("none"));
+    t.push_back(Option<R>("--dataset-tokens", "dataset_tokens", "tokens in one epoch", &R::dataset_tokens)
+                    .Unit("tokens").Unset("none"));
+    t.push_back(Option<R>("--prompt-tokens", "prompt_tokens", "inference: prompt length", &R::prompt_tokens)
+                    .Unit("tokens"));
+    t.push_back(Option<R>("--output-tokens", "output_tokens", "inference: generated tokens per request",
+                          &R::output_tokens).Unit("tokens"));
+    t.push_back(Option<R>("--qps", "qps", "inference: requests per second to serve", &R::qps).Unset("none"));
+    t.push_back(Option<R>("--latency-ms", "latency_ms", "inference: per-output-token latency target", &R::latency_ms)
+                    .Unit("ms").Unset("none"));
+    t.push_back(Option<R>("--max-gpus", "max_gpus", "search: largest GPU count (whole nodes of 8 beyond one node)",
+                          &R::max_gpus));
+    t.push_back(Option<R>("--margin", "margin", "search: memory safety margin (fraction of the card)", &R::margin));
+    t.push_back(Option<R>("--objective", "objective", "search: what to rank by", &R::objective)
+                    .Choices({"time", "gpu-hours", "cost"}, [](const std::string& s) { ParseObjective(s); }));
+    t.push_back(Option<R>("--top", "top", "search: candidates to show", &R::top));
+    t.push_back(Option<R>("--offers", "offers",
+                          "price with this offers file (docs/offers.md): a search ranks only its cards by the cheapest "
+                          "rental; one card prices the job (with --tokens) or the serving plan (with --qps)",
+                          &R::offers).Unset("none"));
+    t.push_back(Option<R>("--start", "start",
+                          "with --offers: when the job starts, HH:MM today or YYYY-MM-DDTHH:MM in the offers' time "
+                          "zone", &R::start).Unset("now"));
+    return t;
+  }();
+  return table;
+}
+
+void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::string& key)>& given) {
+  r.pinned = {};
+  if (given("gpus")) r.pinned.gpus = r.gpus;
+  if (given("tp")) r.pinned.tp = r.tp;
+  if (given("pp")) r.pinned.pp = r.pp;
+  if (given("ep")) r.pinned.ep = r.ep;
+  if (given("vpp")) r.pinned.vpp = r.vpp;
+  if (given("zero")) r.pinned.zero = r.zero;
+  if (given("micro_batch")) r.pinned.micro_batch = r.micro_batch;
+  if (given("recompute")) r.pinned.recompute = ParseRecompute(r.recompute);
+  if (given("sp")) r.pinned.sp = r.sp;
+  if (given("offload_optimizer")) r.pinned.offload_optimizer = r.offload_optimizer;
+  if (given("offload_params")) r.pinned.offload_params = r.offload_params;
+  r.max_gpus_given = given("max_gpus");
+  r.context_given = given("context");
+}
+
+void ApplyJson(const nlohmann::json& j, FitRequest& r) {
+  std::vector<std::string> keys;
+  ApplyJsonOptions(FitOptionTable(), j, r, &keys);
+  MarkGivenFitOptions(r, [&keys](const std::string& k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); });
+}
+
+}  // namespace gpuplan

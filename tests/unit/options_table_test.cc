@@ -1,0 +1,246 @@
+// The options tables (issue 8 requirement 2; read/options.h, fit/fit_options.h,
+// cost/cost_options.h): a JSON request gives the same request as the equivalent flags, errors
+// name the option as the user wrote it (the key in JSON, the flag on the command line), and the
+// option tables of docs/cli.md are generated from them (GPUPLAN_UPDATE_DOCS=1 rewrites them).
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli_options.h"
+#include "core/error.h"
+#include "cost/cost_options.h"
+#include "doc_table.h"
+#include "fit/fit_options.h"
+#include "test_paths.h"
+
+namespace gpuplan {
+namespace {
+
+// Parses `args` (after the program name) into a request through the table's CLI11 flags.
+template <typename Req>
+Req FromFlags(const OptionTable<Req>& table, std::vector<std::string> args) {
+  Req r;
+  CLI::App app;
+  cli::AddOptions(&app, table, r);
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
+  app.parse(args);
+  cli::CheckGivenFlags(&app, table, r);
+  return r;
+}
+
+// Every option's value, as text, for comparing two requests.
+template <typename Req>
+std::vector<std::string> Values(const OptionTable<Req>& table, const Req& r) {
+  std::vector<std::string> out;
+  for (const auto& o : table) {
+    out.push_back(o.key + "=" + OptionValueText(o.get(r)));
+  }
+  return out;
+}
+
+// The InputError `f` throws (fails the test when none).
+template <typename F>
+InputError ErrorOf(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no InputError";
+  return InputError("none");
+}
+
+template <typename Req>
+void ExpectWellFormed(const OptionTable<Req>& table) {
+  std::set<std::string> flags, keys;
+  for (const auto& o : table) {
+    EXPECT_EQ(o.flag.rfind("--", 0), 0u) << o.flag;
+    EXPECT_TRUE(flags.insert(o.flag).second) << "flag twice: " << o.flag;
+    EXPECT_TRUE(keys.insert(o.key).second) << "key twice: " << o.key;
+    EXPECT_EQ(o.key.find('-'), std::string::npos) << o.key;
+    EXPECT_FALSE(o.help.empty()) << o.flag;
+  }
+}
+
+TEST(OptionsTable, FlagsAndKeysAreUnique) {
+  ExpectWellFormed(FitOptionTable());
+  ExpectWellFormed(BreakevenOptionTable());
+  ExpectWellFormed(CompareOptionTable());
+  ExpectWellFormed(OptimizeOptionTable());
+  ExpectWellFormed(TcoOptionTable());
+}
+
+TEST(OptionsTable, DefaultsComeFromTheRequest) {
+  for (const auto& o : FitOptionTable()) {
+    if (o.key == "seq") {
+      EXPECT_EQ(o.DefaultText(), "2048");
+    }
+    if (o.key == "fragmentation") {
+      EXPECT_EQ(o.DefaultText(), "0.05");
+    }
+    if (o.key == "flash_attn") {
+      EXPECT_EQ(o.DefaultText(), "on");
+    }
+    if (o.key == "sp") {
+      EXPECT_EQ(o.DefaultText(), "off");
+    }
+    if (o.key == "mfu") {
+      EXPECT_EQ(o.DefaultText(), "per GPU generation");
+    }
+    if (o.key == "model") {
+      EXPECT_EQ(o.DefaultText(), "(required)");
+    }
+  }
+  for (const auto& o : TcoOptionTable()) {
+    if (o.key == "pue") {
+      EXPECT_EQ(o.DefaultText(), "1.4");
+    }
+    if (o.key == "horizon_months") {
+      EXPECT_EQ(o.DefaultText(), "36");
+    }
+  }
+}
+
+TEST(OptionsTable, FitJsonGivesTheSameRequestAsFlags) {
+  const FitRequest flags = FromFlags(FitOptionTable(),
+                                     {"--model", "qwen2.5-7b", "--task", "lora", "--gpu", "A100", "--gpus", "8", "--tp",
+                                      "2", "--sp", "--lora-dropout", "0.1", "--mfu", "0.4", "--recompute", "selective",
+                                      "--max-gpus", "16", "--offload-optimizer", "--context", "8192"});
+  FitRequest json;
+  ApplyJson(nlohmann::json::parse(R"({"model": "qwen2.5-7b", "task": "lora", "gpu": "A100", "gpus": 8, "tp": 2,
+      "sp": true, "lora_dropout": 0.1, "mfu": 0.4, "recompute": "selective", "max_gpus": 16,
+      "offload_optimizer": true, "context": 8192})"),
+            json);
+  EXPECT_EQ(Values(FitOptionTable(), json), Values(FitOptionTable(), flags));
+  EXPECT_EQ(json.tp, 2);
+  ASSERT_TRUE(json.mfu.has_value());
+  EXPECT_DOUBLE_EQ(*json.mfu, 0.4);
+  // What was given pins the search, both ways (as the CLI's runner marks it).
+  FitRequest pinned;
+  CLI::App app;
+  cli::AddOptions(&app, FitOptionTable(), pinned);
+  std::vector<std::string> args{"--model", "qwen2.5-7b", "--task", "lora", "--gpu", "A100", "--gpus", "8", "--tp",
+                                "2", "--sp", "--lora-dropout", "0.1", "--mfu", "0.4", "--recompute", "selective",
+                                "--max-gpus", "16", "--offload-optimizer", "--context", "8192"};
+  std::reverse(args.begin(), args.end());
+  app.parse(args);
+  MarkGivenFitOptions(pinned, cli::GivenByKey(&app, FitOptionTable()));
+  EXPECT_EQ(json.pinned.Describe(), pinned.pinned.Describe());
+  EXPECT_EQ(json.pinned.gpus, pinned.pinned.gpus);
+  EXPECT_EQ(json.pinned.tp, std::optional<int64_t>(2));
+  EXPECT_TRUE(json.max_gpus_given);
+  EXPECT_TRUE(json.context_given);
+  EXPECT_TRUE(json.IsSearch());
+}
+
+TEST(OptionsTable, FitJsonErrorsNameTheKey) {
+  FitRequest r;
+  InputError e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"tpp", 2}}, r); });
+  EXPECT_EQ(e.field(), "tpp");
+  EXPECT_NE(e.message().find("unknown key 'tpp'"), std::string::npos) << e.message();
+  ASSERT_FALSE(e.suggestions().empty());
+  EXPECT_EQ(e.suggestions().front(), "tp");
+
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"tp", 0}}, r); });
+  EXPECT_EQ(e.field(), "tp");
+  EXPECT_EQ(e.message(), "must be a positive number, got 0");
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"tp", "2"}}, r); });
+  EXPECT_EQ(e.field(), "tp");
+  EXPECT_NE(e.message().find("expected an integer"), std::string::npos) << e.message();
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"task", "pretrian"}}, r); });
+  EXPECT_EQ(e.field(), "task");
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"flash_attn", "maybe"}}, r); });
+  EXPECT_EQ(e.field(), "flash_attn");
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"lora_dropout", 1.0}}, r); });
+  EXPECT_EQ(e.field(), "lora_dropout");
+  EXPECT_EQ(e.message(), "must be in [0, 1), got 1");
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"sp", 1}}, r); });
+  EXPECT_EQ(e.field(), "sp");
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"task", "infer"}}, r); });
+  EXPECT_EQ(e.field(), "model");
+  e = ErrorOf([&] { ApplyJson(nlohmann::json::array(), r); });
+  EXPECT_EQ(e.field(), "");
+  // Aliases the domain accepts are accepted (the table validates with the domain's parser).
+  EXPECT_NO_THROW(ApplyJson(nlohmann::json{{"model", "x"}, {"optimizer", "adam"}, {"objective", "gpu-hours"}}, r));
+}
+
+TEST(OptionsTable, FlagErrorsNameTheFlag) {
+  InputError e = ErrorOf([] { FromFlags(FitOptionTable(), {"--model", "x", "--tp", "0"}); });
+  EXPECT_EQ(e.field(), "--tp");
+  e = ErrorOf([] { FromFlags(FitOptionTable(), {"--model", "x", "--task", "pretrian"}); });
+  EXPECT_EQ(e.field(), "--task");
+  e = ErrorOf([] { FromFlags(CompareOptionTable(), {"--offers", "o.yaml", "--extrapolate", "week"}); });
+  EXPECT_EQ(e.field(), "--extrapolate");
+  EXPECT_EQ(e.message(), "expected month or year, got 'week'");
+}
+
+TEST(OptionsTable, CostJsonGivesTheSameRequestAsFlags) {
+  const TcoRequest flags = FromFlags(TcoOptionTable(), {"--offers", "o.yaml", "--hours-per-month", "300", "--gpus", "4",
+                                                        "--spot-for-all", "--pue", "1.2", "--buy-gpus", "6",
+                                                        "--horizon-months", "24", "--month", "2027-01"});
+  TcoRequest json;
+  ApplyJson(nlohmann::json::parse(R"({"offers": "o.yaml", "hours_per_month": 300, "gpus": 4, "spot_for_all": true,
+      "pue": 1.2, "buy_gpus": 6, "horizon_months": 24, "month": "2027-01"})"),
+            json);
+  EXPECT_EQ(Values(TcoOptionTable(), json), Values(TcoOptionTable(), flags));
+  EXPECT_DOUBLE_EQ(json.own.pue, 1.2);
+  EXPECT_EQ(json.own.gpus, 6);
+  EXPECT_EQ(json.hours_per_month, std::optional<double>(300));
+  EXPECT_DOUBLE_EQ(json.own.card_price, OwnershipCosts{}.card_price);
+
+  const BreakevenRequest be_flags =
+      FromFlags(BreakevenOptionTable(), {"--offers", "o.yaml", "--usage", "u.csv", "--extrapolate", "month"});
+  BreakevenRequest be;
+  ApplyJson(nlohmann::json{{"offers", "o.yaml"}, {"usage", "u.csv"}, {"extrapolate", "month"}}, be);
+  EXPECT_EQ(Values(BreakevenOptionTable(), be), Values(BreakevenOptionTable(), be_flags));
+
+  const OptimizeRequest opt_flags = FromFlags(OptimizeOptionTable(), {"--offers", "o.yaml", "--release-idle"});
+  OptimizeRequest opt;
+  ApplyJson(nlohmann::json{{"offers", "o.yaml"}, {"release_idle", true}}, opt);
+  EXPECT_EQ(Values(OptimizeOptionTable(), opt), Values(OptimizeOptionTable(), opt_flags));
+  EXPECT_TRUE(opt.release_idle);
+
+  CompareRequest cmp;
+  ApplyJson(nlohmann::json{{"offers", "o.yaml"}, {"usage", "u.csv"}}, cmp);
+  EXPECT_EQ(cmp.usage, "u.csv");
+}
+
+TEST(OptionsTable, CostJsonErrorsNameTheKey) {
+  TcoRequest r;
+  InputError e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", "o"}, {"pue", "high"}}, r); });
+  EXPECT_EQ(e.field(), "pue");
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", "o"}, {"card_prise", 1}}, r); });
+  EXPECT_EQ(e.field(), "card_prise");
+  ASSERT_FALSE(e.suggestions().empty());
+  EXPECT_EQ(e.suggestions().front(), "card_price");
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"usage", "u.csv"}}, r); });
+  EXPECT_EQ(e.field(), "offers");
+  BreakevenRequest be;
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", "o"}, {"extrapolate", "week"}}, be); });
+  EXPECT_EQ(e.field(), "extrapolate");
+  // breakeven has no optimiser options
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", "o"}, {"spot_for_all", true}}, be); });
+  EXPECT_EQ(e.field(), "spot_for_all");
+}
+
+// docs/cli.md's option tables are the tables' own.
+TEST(OptionsTable, DocsCliIsCurrent) {
+  const std::string doc = test::DataDir() + "/../docs/cli.md";
+  auto check = [&doc](const std::string& name, const std::string& table) {
+    test::CheckGeneratedBlock(doc, "<!-- BEGIN GENERATED OPTIONS " + name + " (tests/unit/options_table_test.cc) -->\n",
+                              "<!-- END GENERATED OPTIONS " + name + " -->", table);
+  };
+  check("fit", OptionsMarkdown(FitOptionTable()));
+  check("cost breakeven", OptionsMarkdown(BreakevenOptionTable()));
+  check("cost compare", OptionsMarkdown(CompareOptionTable()));
+  check("cost optimize", OptionsMarkdown(OptimizeOptionTable()));
+  check("cost tco", OptionsMarkdown(TcoOptionTable()));
+}
+
+}  // namespace
+}  // namespace gpuplan
