@@ -1,0 +1,171 @@
+// Text rendering of the cost jobs' results (cost/requests.h): what `gpuplan cost ...` prints
+// without --json.
+#include "io/cost_text.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/money.h"
+#include "io/table.h"
+#include "read/time_text.h"
+
+namespace gpuplan {
+namespace {
+
+std::string Amount(double v, const std::string& currency) { return Money{v, currency}.Format(); }
+
+void PrintItems(std::ostream& os, const CostItems& c, const std::string& cur) {
+  os << fmt::format("    reserved terms {:>16}   on-demand {:>16}   spot {:>14}\n", Amount(c.reserved, cur),
+                    Amount(c.on_demand, cur), Amount(c.spot, cur));
+  os << fmt::format("    stopped fees   {:>16}   re-creation {:>14}   storage+bw {:>15}   total {:>13}\n",
+                    Amount(c.stopped, cur), Amount(c.recreate, cur), Amount(c.fixed_fees, cur), Amount(c.Total(), cur));
+}
+
+void PrintUsage(std::ostream& os, const UsageTrace& u) {
+  os << fmt::format("usage: {} .. {} ({}), {} hours, {:.0f} GPU-hours, peak {:g} GPUs, from {}\n",
+                    FormatLocalHour(u.start_hour), FormatLocalHour(u.EndHour()), FormatUtcOffset(u.utc_offset_minutes),
+                    u.hours.size(), u.TotalGpuHours(), u.Peak(), u.source);
+  if (!u.note.empty()) {
+    os << "  " << u.note << "\n";
+  }
+}
+
+// "1 x nj-monthly 2027-01-01 .. 2027-05-01 (4 terms)": runs of consecutive terms with the same count.
+void PrintReservedTerms(std::ostream& os, const Plan& p) {
+  std::map<std::string, std::vector<const ReservedTerm*>> by_offer;
+  for (const auto& t : p.reserved_terms) {
+    by_offer[t.offer].push_back(&t);
+  }
+  for (const auto& [id, terms] : by_offer) {
+    for (std::size_t i = 0; i < terms.size();) {
+      std::size_t j = i;
+      while (j + 1 < terms.size() && terms[j + 1]->start == terms[j]->end &&
+             terms[j + 1]->instances == terms[i]->instances && terms[j + 1]->after_trace == terms[i]->after_trace) {
+        ++j;
+      }
+      os << fmt::format("  reserve {} x {} from {} to {} ({} term{}){}\n", terms[i]->instances, id,
+                        FormatLocalHour(terms[i]->start).substr(0, 10), FormatLocalHour(terms[j]->end).substr(0, 10),
+                        j - i + 1, j > i ? "s" : "",
+                        terms[i]->after_trace ? ", after the trace: the minimum term" : "");
+      i = j + 1;
+    }
+  }
+}
+
+}  // namespace
+
+void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
+  os << fmt::format("month {} ({} h, {})\n", b.month, b.month_hours, FormatUtcOffset(b.offers.utc_offset_minutes));
+  const Table table(
+      {{"GPU", 16}, {"from (pay per use)", 32}, {"to (pay per term)", 32}, {"break-even h/mo", 16, Align::kRight}});
+  table.PrintHeader(os);
+  for (const auto& p : b.pairs) {
+    table.PrintRow(os, {p.gpu, fmt::format("{} ({})", p.from->id, ToString(p.from->mode)),
+                        fmt::format("{} ({})", p.to->id, ToString(p.to->mode)),
+                        p.hours_per_month ? fmt::format("{:.1f}", *p.hours_per_month) : p.note});
+  }
+  for (const auto& p : b.pairs) {
+    if (p.hours_per_month && !p.note.empty()) {
+      os << fmt::format("  {} vs {}: {}\n", p.from->id, p.to->id, p.note);
+    }
+  }
+  os << "per GPU, fees, granularity and retention included; above the break-even the second one is cheaper\n";
+  if (!b.measured) {
+    return;
+  }
+  const MeasuredBreakeven& m = *b.measured;
+  PrintUsage(os, m.usage);
+  for (std::size_t k = 0; k < m.levels.size(); ++k) {
+    if (k == 16 && m.levels.size() > 17) {  // the JSON has every level
+      os << fmt::format("  ... GPUs 17-{} (--json lists each)\n", m.levels.size());
+      break;
+    }
+    os << fmt::format("  GPU {}: busy {:.0f} h/month{}", k + 1, m.levels[k], m.scaled ? " (scaled to 730 h)" : "");
+    for (std::size_t i = 0; i < b.pairs.size(); ++i) {
+      const auto& p = b.pairs[i];
+      if (p.hours_per_month) {  // (pairs that never cross are the same at every level)
+        os << fmt::format("; {} vs {}: {}", p.from->id, p.to->id, m.cheaper[i][k]);
+      }
+    }
+    os << "\n";
+  }
+}
+
+void CompareToText(std::ostream& os, const CompareResult& c) {
+  PrintUsage(os, c.usage);
+  for (const auto& [mode, p] : c.strategies) {
+    os << fmt::format("all {}:{}\n", mode, p.feasible ? "" : " not possible (" + p.solver_status + ")");
+    if (p.feasible) {
+      PrintReservedTerms(os, p);
+      PrintItems(os, p.cost, c.currency);
+    }
+  }
+  if (!c.AnyFeasible()) {
+    os << "no strategy can serve the usage\n";
+  }
+}
+
+void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all) {
+  const Plan& best = o.plan;
+  const std::string& cur = o.currency;
+  PrintUsage(os, o.usage);
+  if (!best.feasible) {
+    os << best.solver_status << "\n";
+    return;
+  }
+  os << "cheapest plan (GLPK MILP, " << best.variables << " variables, " << best.integer_variables << " integer):\n";
+  PrintReservedTerms(os, best);
+  for (const auto& [id, h] : best.on_demand_gpu_hours) {
+    os << fmt::format("  on-demand {:.0f} GPU-hours on {}\n", h, id);
+  }
+  for (const auto& [id, h] : best.spot_gpu_hours) {
+    os << fmt::format("  spot {:.0f} GPU-hours of work on {}\n", h, id);
+  }
+  if (best.deferred_gpu_hours > 0) {
+    os << fmt::format("  {:.0f} GPU-hours of deferrable work moved later (night discounts)\n", best.deferred_gpu_hours);
+  }
+  PrintItems(os, best.cost, cur);
+  for (const auto& [id, h] : best.kept_idle_instance_hours) {
+    os << fmt::format("  {:.0f} idle instance-hours of {} kept stopped (cheaper than re-creating)\n", h, id);
+  }
+  for (const auto& [id, n] : best.releases) {
+    os << fmt::format("  {} idle gaps of {} released and re-created\n", n, id);
+  }
+  if (!best.note.empty()) {
+    os << "  " << best.note << "\n";
+  }
+  for (const auto& [mode, saving] : o.savings) {
+    if (saving) {
+      os << fmt::format("  vs all {:<10} {:>16}: saves {:.1f}%{}\n", mode, Amount(o.pure.at(mode).cost.Total(), cur),
+                        100.0 * *saving,
+                        mode == "spot" && !spot_for_all
+                            ? " (all-spot also puts steady work on spot; --spot-for-all lets the plan do that)"
+                            : "");
+    }
+  }
+  os << fmt::format("  usage -20%: {}   usage +20%: {}\n", Amount(o.usage_minus.cost.Total(), cur),
+                    Amount(o.usage_plus.cost.Total(), cur));
+}
+
+void TcoToText(std::ostream& os, const TcoJobResult& r) {
+  const TcoResult& t = r.tco;
+  const std::string& cur = r.currency;
+  PrintUsage(os, r.usage);
+  os << fmt::format(
+      "over {:g} months: buy {} (capital {} - resale {} + power {} + room {} + operations {} "
+      "+ failures {})\n",
+      t.horizon_months, Amount(t.buy_total, cur), Amount(t.capital, cur), Amount(t.resale_at_horizon, cur),
+      Amount(t.power, cur), Amount(t.room, cur), Amount(t.operations, cur), Amount(t.failures, cur));
+  os << fmt::format("               rent {} (the optimised plan for this usage)\n",
+                    Amount(t.rent_plan.cost.Total(), cur));
+  os << (t.buy_wins_from_month ? fmt::format("buying has cost less from month {}\n", *t.buy_wins_from_month)
+                               : std::string("buying never catches up within the horizon\n"));
+  if (t.breakeven_utilisation) {
+    os << fmt::format("buying wins above {:.0f}% utilisation of the bought GPUs\n", 100 * *t.breakeven_utilisation);
+  }
+}
+
+}  // namespace gpuplan
