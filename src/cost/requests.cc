@@ -133,10 +133,11 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
     CostCurve c;
     c.offer = &off;
     const int64_t len = b.month_hours;
-    for (int64_t h = 0; h <= len; h += (h + 10 > len && h < len ? len - h : 10)) {
+    // Every 10 hours, and the month's last hour.
+    for (int64_t h = 0; h < len; h += 10) {
       c.points.push_back({h, MonthlyCostPerGpu(off, static_cast<double>(h), b.month_start)});
-      if (h == len) break;
     }
+    c.points.push_back({len, MonthlyCostPerGpu(off, static_cast<double>(len), b.month_start)});
     b.curves.push_back(std::move(c));
   }
   return b;
