@@ -72,6 +72,19 @@ struct Common {
   int64_t h = 0, L = 0, nh = 0, nkv = 0, hd = 0, V = 0, I = 0;
 };
 
+// The shape every family reports, copied onto the spec (values head dim = key head dim unless
+// the family says otherwise afterwards).
+void ApplyCommon(const Common& c, ModelSpec& m) {
+  m.hidden = c.h;
+  m.layers = c.L;
+  m.heads = c.nh;
+  m.kv_heads = c.nkv;
+  m.head_dim = c.hd;
+  m.v_head_dim = c.hd;
+  m.vocab = c.V;
+  m.intermediate = c.I;
+}
+
 Common ReadCommon(const JsonFields& f, ModelSpec& m) {
   Common c;
   c.h = f.Int({"hidden_size", "n_embd", "d_model"}, kMaxDim);
@@ -93,14 +106,7 @@ Common ReadCommon(const JsonFields& f, ModelSpec& m) {
   }
   c.V = f.Int({"vocab_size", "padded_vocab_size"}, kMaxVocab);
   c.I = f.IntOr({"intermediate_size", "ffn_hidden_size", "n_inner"}, 4 * c.h, kMaxWidth);
-  m.hidden = c.h;
-  m.layers = c.L;
-  m.heads = c.nh;
-  m.kv_heads = c.nkv;
-  m.head_dim = c.hd;
-  m.v_head_dim = c.hd;
-  m.vocab = c.V;
-  m.intermediate = c.I;
+  ApplyCommon(c, m);
   m.max_positions = f.IntOr({"max_position_embeddings", "n_positions", "seq_length"}, 0, kMaxPositions, 0);
   m.attention_dropout = f.NumberOr({"attention_dropout", "attn_pdrop"}, 0.0);
   m.hidden_dropout = f.NumberOr({"hidden_dropout", "resid_pdrop"}, 0.0);
@@ -108,13 +114,23 @@ Common ReadCommon(const JsonFields& f, ModelSpec& m) {
   return c;
 }
 
+// Token embedding (vocab x hidden, split over tensor-parallel ranks by vocabulary).
+void AddTokenEmbedding(Builder& b, const Common& c, const std::string& name) {
+  b.Add({name, "embed_tokens", TensorRole::kEmbedding, c.V, c.h, 1, false, false, true});
+}
+
+// The output head, unless it shares the embedding's weight.
+void AddOutputHead(Builder& b, const ModelSpec& m, const Common& c, const std::string& name) {
+  if (!m.tied_embeddings) {
+    b.Add({name, "lm_head", TensorRole::kLmHead, c.V, c.h, 1, false, true, true});
+  }
+}
+
 // Embedding and output head shared by every decoder.
 void AddEmbeddings(Builder& b, ModelSpec& m, const Common& c, const std::string& embed_name,
                    const std::string& head_name) {
-  b.Add({embed_name + ".weight", "embed_tokens", TensorRole::kEmbedding, c.V, c.h, 1, false, false, true});
-  if (!m.tied_embeddings) {
-    b.Add({head_name + ".weight", "lm_head", TensorRole::kLmHead, c.V, c.h, 1, false, true, true});
-  }
+  AddTokenEmbedding(b, c, embed_name + ".weight");
+  AddOutputHead(b, m, c, head_name + ".weight");
 }
 
 // Options for the llama-like family (separate or fused q/k/v, gated MLP, RMSNorm).
@@ -132,6 +148,9 @@ struct LlamaStyle {
   std::string embed = "model.embed_tokens";
   std::string final_norm = "model.norm";
   std::string head = "lm_head";
+
+  // transformers' `attention_bias`: one switch for q, k, v and o.
+  void SetAttentionBias(bool bias) { q_bias = k_bias = v_bias = o_bias = bias; }
 };
 
 void AddLlamaAttention(Builder& b, const Common& c, const LlamaStyle& s, int64_t layers) {
@@ -191,38 +210,39 @@ void ReadSlidingWindow(const JsonFields& f, ModelSpec& m, bool enabled_by_defaul
   }
 }
 
-void BuildLlama(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
+// The sliding-window rule of a family: none, or read with `use_sliding_window` defaulting on/off.
+enum class Window { kNone, kOffByDefault, kOnByDefault };
+
+// A dense llama-like decoder read the common way: the shape, whether the head is tied (default
+// per family), every layer attention + gated MLP in style `s`, then the family's window rule.
+void BuildDenseFamily(const JsonFields& f, ModelSpec& m, Builder& b, const LlamaStyle& s, bool tied_default,
+                      Window window) {
   const Common c = ReadCommon(f, m);
-  m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
-  LlamaStyle s;
-  const bool attn_bias = f.BoolOr({"attention_bias"}, false);
-  s.q_bias = s.k_bias = s.v_bias = s.o_bias = attn_bias;
-  s.mlp_bias = f.BoolOr({"mlp_bias"}, false);
+  m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, tied_default);
   BuildLlamaDense(b, m, c, s);
-  ReadSlidingWindow(f, m, true);
+  if (window != Window::kNone) {
+    ReadSlidingWindow(f, m, window == Window::kOnByDefault);
+  }
 }
 
-void BuildQwen2(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
-  const Common c = ReadCommon(f, m);
-  m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
+void BuildLlama(const JsonFields& f, ModelSpec& m, Builder& b) {
+  LlamaStyle s;
+  s.SetAttentionBias(f.BoolOr({"attention_bias"}, false));
+  s.mlp_bias = f.BoolOr({"mlp_bias"}, false);
+  BuildDenseFamily(f, m, b, s, false, Window::kOnByDefault);
+}
+
+void BuildQwen2(const JsonFields& f, ModelSpec& m, Builder& b) {
   LlamaStyle s;
   s.q_bias = s.k_bias = s.v_bias = true;  // Qwen2Attention: bias=True on q/k/v, False on o_proj
-  BuildLlamaDense(b, m, c, s);
-  ReadSlidingWindow(f, m, false);
+  BuildDenseFamily(f, m, b, s, false, Window::kOffByDefault);
 }
 
-void BuildQwen3(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
-  const Common c = ReadCommon(f, m);
-  m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
+void BuildQwen3(const JsonFields& f, ModelSpec& m, Builder& b) {
   LlamaStyle s;
-  const bool attn_bias = f.BoolOr({"attention_bias"}, false);
-  s.q_bias = s.k_bias = s.v_bias = s.o_bias = attn_bias;
+  s.SetAttentionBias(f.BoolOr({"attention_bias"}, false));
   s.qk_norm = true;
-  BuildLlamaDense(b, m, c, s);
-  ReadSlidingWindow(f, m, false);
+  BuildDenseFamily(f, m, b, s, false, Window::kOffByDefault);
 }
 
 // Which layers carry an MoE block (qwen2_moe / qwen3_moe rule: (i+1) % decoder_sparse_step == 0
@@ -252,14 +272,12 @@ int64_t CountQwenMoeLayers(const JsonFields& f, int64_t layers) {
   return n;
 }
 
-void BuildQwenMoe(const JsonFields& f, ModelSpec& m, bool qwen3) {
-  Builder b(m, f.file());
+void BuildQwenMoe(const JsonFields& f, ModelSpec& m, Builder& b, bool qwen3) {
   const Common c = ReadCommon(f, m);
   m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
   LlamaStyle s;
   if (qwen3) {
-    const bool attn_bias = f.BoolOr({"attention_bias"}, false);
-    s.q_bias = s.k_bias = s.v_bias = s.o_bias = attn_bias;
+    s.SetAttentionBias(f.BoolOr({"attention_bias"}, false));
     s.qk_norm = true;
   } else {
     s.q_bias = s.k_bias = s.v_bias = true;
@@ -293,8 +311,7 @@ void BuildQwenMoe(const JsonFields& f, ModelSpec& m, bool qwen3) {
   ReadSlidingWindow(f, m, false);
 }
 
-void BuildMixtral(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
+void BuildMixtral(const JsonFields& f, ModelSpec& m, Builder& b) {
   const Common c = ReadCommon(f, m);
   m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
   LlamaStyle s;
@@ -323,8 +340,7 @@ void BuildMixtral(const JsonFields& f, ModelSpec& m) {
 // DeepSeek-V2 / V3: multi-head latent attention (arXiv:2405.04434) and DeepSeekMoE with shared
 // experts (arXiv:2401.06066). Layer i is MoE when i >= first_k_dense_replace and
 // i % moe_layer_freq == 0.
-void BuildDeepseek(const JsonFields& f, ModelSpec& m, bool v3) {
-  Builder b(m, f.file());
+void BuildDeepseek(const JsonFields& f, ModelSpec& m, Builder& b, bool v3) {
   Common c;
   c.h = f.Int({"hidden_size"}, kMaxDim);
   c.L = f.Int({"num_hidden_layers"}, kMaxLayers);
@@ -340,14 +356,8 @@ void BuildDeepseek(const JsonFields& f, ModelSpec& m, bool v3) {
   const int64_t qk_hd = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
   c.hd = qk_hd;
   c.nkv = c.nh;
-  m.hidden = c.h;
-  m.layers = c.L;
-  m.heads = c.nh;
-  m.kv_heads = c.nh;
-  m.head_dim = qk_hd;
+  ApplyCommon(c, m);
   m.v_head_dim = mla.v_head_dim;
-  m.vocab = c.V;
-  m.intermediate = c.I;
   m.max_positions = f.IntOr({"max_position_embeddings"}, 0, kMaxPositions, 0);
   m.attention_dropout = f.NumberOr({"attention_dropout"}, 0.0);
   m.torch_dtype = f.StringOr({"torch_dtype"}, "");
@@ -410,44 +420,33 @@ void BuildDeepseek(const JsonFields& f, ModelSpec& m, bool v3) {
   m.mla = mla;
 }
 
-void BuildGemma(const JsonFields& f, ModelSpec& m, bool gemma2) {
-  Builder b(m, f.file());
-  const Common c = ReadCommon(f, m);
-  m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, true);  // Gemma always ties
+void BuildGemma(const JsonFields& f, ModelSpec& m, Builder& b, bool gemma2) {
   LlamaStyle s;
-  const bool attn_bias = f.BoolOr({"attention_bias"}, false);
-  s.q_bias = s.k_bias = s.v_bias = s.o_bias = attn_bias;
+  s.SetAttentionBias(f.BoolOr({"attention_bias"}, false));
   if (gemma2) {
     s.norm_names = {"model.layers.*.input_layernorm", "model.layers.*.post_attention_layernorm",
                     "model.layers.*.pre_feedforward_layernorm", "model.layers.*.post_feedforward_layernorm"};
     m.norms_per_layer = 4;
   }
-  BuildLlamaDense(b, m, c, s);
+  BuildDenseFamily(f, m, b, s, true, Window::kNone);  // Gemma always ties
   if (gemma2) {
     // Gemma 2 alternates local sliding-window and global attention layers.
     const int64_t w = f.IntOr({"sliding_window"}, 0, kMaxPositions, 0);
     if (w > 0) {
       m.sliding_window = w;
-      m.sliding_window_layers = (c.L + 1) / 2;
+      m.sliding_window_layers = (m.layers + 1) / 2;
     }
   }
 }
 
-void BuildPhi3(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
-  const Common c = ReadCommon(f, m);
-  m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
+void BuildPhi3(const JsonFields& f, ModelSpec& m, Builder& b) {
   LlamaStyle s;
   s.fused_qkv = "qkv_proj";
   s.fused_gate_up = "gate_up_proj";
-  BuildLlamaDense(b, m, c, s);
-  ReadSlidingWindow(f, m, true);
+  BuildDenseFamily(f, m, b, s, false, Window::kOnByDefault);
 }
 
-void BuildInternLm2(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
-  const Common c = ReadCommon(f, m);
-  m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
+void BuildInternLm2(const JsonFields& f, ModelSpec& m, Builder& b) {
   LlamaStyle s;
   const bool bias = f.BoolOr({"bias"}, false);
   s.q_bias = s.o_bias = s.mlp_bias = bias;
@@ -461,33 +460,25 @@ void BuildInternLm2(const JsonFields& f, ModelSpec& m) {
   s.norm_names = {"model.layers.*.attention_norm", "model.layers.*.ffn_norm"};
   s.embed = "model.tok_embeddings";
   s.head = "output";
-  BuildLlamaDense(b, m, c, s);
+  BuildDenseFamily(f, m, b, s, false, Window::kNone);
 }
 
-void BuildBaichuan(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
-  const Common c = ReadCommon(f, m);
-  m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
+void BuildBaichuan(const JsonFields& f, ModelSpec& m, Builder& b) {
   LlamaStyle s;
   s.fused_qkv = "W_pack";
-  BuildLlamaDense(b, m, c, s);
+  BuildDenseFamily(f, m, b, s, false, Window::kNone);
 }
 
 // GLM-4 in transformers (model_type "glm"): q/k/v carry biases, fused gate_up_proj.
-void BuildGlm(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
-  const Common c = ReadCommon(f, m);
-  m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
+void BuildGlm(const JsonFields& f, ModelSpec& m, Builder& b) {
   LlamaStyle s;
-  const bool attn_bias = f.BoolOr({"attention_bias"}, true);
-  s.q_bias = s.k_bias = s.v_bias = attn_bias;
+  s.q_bias = s.k_bias = s.v_bias = f.BoolOr({"attention_bias"}, true);
   s.fused_gate_up = "gate_up_proj";
-  BuildLlamaDense(b, m, c, s);
+  BuildDenseFamily(f, m, b, s, false, Window::kNone);
 }
 
 // ChatGLM2/3 and GLM-4 remote code (model_type "chatglm", THUDM modeling_chatglm.py).
-void BuildChatGlm(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
+void BuildChatGlm(const JsonFields& f, ModelSpec& m, Builder& b) {
   Common c;
   c.h = f.Int({"hidden_size"}, kMaxDim);
   c.L = f.Int({"num_layers", "num_hidden_layers"}, kMaxLayers);
@@ -499,14 +490,7 @@ void BuildChatGlm(const JsonFields& f, ModelSpec& m) {
   }
   c.V = f.Int({"padded_vocab_size", "vocab_size"}, kMaxVocab);
   c.I = f.Int({"ffn_hidden_size"}, kMaxWidth);
-  m.hidden = c.h;
-  m.layers = c.L;
-  m.heads = c.nh;
-  m.kv_heads = c.nkv;
-  m.head_dim = c.hd;
-  m.v_head_dim = c.hd;
-  m.vocab = c.V;
-  m.intermediate = c.I;
+  ApplyCommon(c, m);
   m.max_positions = f.IntOr({"seq_length", "max_position_embeddings"}, 0, kMaxPositions, 0);
   m.attention_dropout = f.NumberOr({"attention_dropout"}, 0.0);
   m.hidden_dropout = f.NumberOr({"hidden_dropout"}, 0.0);
@@ -515,8 +499,7 @@ void BuildChatGlm(const JsonFields& f, ModelSpec& m) {
   m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
   const bool linear_bias = f.BoolOr({"add_bias_linear"}, false);
   const bool qkv_bias = f.BoolOr({"add_qkv_bias"}, false) || linear_bias;
-  b.Add({"transformer.embedding.word_embeddings.weight", "embed_tokens", TensorRole::kEmbedding, c.V, c.h, 1, false,
-         false, true});
+  AddTokenEmbedding(b, c, "transformer.embedding.word_embeddings.weight");
   const std::string layer = "transformer.encoder.layers.*";
   b.Norm(layer + ".input_layernorm", c.h, c.L);
   b.Linear(layer + ".self_attention.query_key_value", "query_key_value", TensorRole::kAttention,
@@ -528,14 +511,11 @@ void BuildChatGlm(const JsonFields& f, ModelSpec& m) {
   if (f.BoolOr({"post_layer_norm"}, true)) {
     b.Norm("transformer.encoder.final_layernorm", c.h, 1, false);
   }
-  if (!m.tied_embeddings) {
-    b.Add({"transformer.output_layer.weight", "lm_head", TensorRole::kLmHead, c.V, c.h, 1, false, true, true});
-  }
+  AddOutputHead(b, m, c, "transformer.output_layer.weight");
 }
 
 // GPT-2 (Radford et al. 2019): learned positions, LayerNorm with bias, Conv1D with bias, tied head.
-void BuildGpt2(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
+void BuildGpt2(const JsonFields& f, ModelSpec& m, Builder& b) {
   m.norm = NormKind::kLayerNorm;
   m.gated_mlp = false;
   const Common c = ReadCommon(f, m);
@@ -544,7 +524,7 @@ void BuildGpt2(const JsonFields& f, ModelSpec& m) {
   m.attention_dropout = f.NumberOr({"attn_pdrop"}, 0.1);
   const int64_t positions = f.IntOr({"n_positions", "max_position_embeddings"}, 1024, kMaxPositions);
   m.max_positions = positions;
-  b.Add({"transformer.wte.weight", "embed_tokens", TensorRole::kEmbedding, c.V, c.h, 1, false, false, true});
+  AddTokenEmbedding(b, c, "transformer.wte.weight");
   b.Add({"transformer.wpe.weight", "", TensorRole::kPositionEmbedding, positions, c.h, 1, false, false, false});
   const std::string layer = "transformer.h.*";
   b.Norm(layer + ".ln_1", c.h, c.L);
@@ -554,20 +534,17 @@ void BuildGpt2(const JsonFields& f, ModelSpec& m) {
   b.Linear(layer + ".mlp.c_fc", "c_fc", TensorRole::kMlp, c.I, c.h, c.L, true);
   b.Linear(layer + ".mlp.c_proj", "c_proj", TensorRole::kMlp, c.h, c.I, c.L, true);
   b.Norm("transformer.ln_f", c.h, 1, false);
-  if (!m.tied_embeddings) {
-    b.Add({"lm_head.weight", "lm_head", TensorRole::kLmHead, c.V, c.h, 1, false, true, true});
-  }
+  AddOutputHead(b, m, c, "lm_head.weight");
 }
 
 // GPT-NeoX / Pythia (Black et al. 2022): fused qkv with bias, LayerNorm with bias, GELU MLP.
-void BuildGptNeox(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
+void BuildGptNeox(const JsonFields& f, ModelSpec& m, Builder& b) {
   m.norm = NormKind::kLayerNorm;
   m.gated_mlp = false;
   const Common c = ReadCommon(f, m);
   m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, false);
   const bool bias = f.BoolOr({"attention_bias"}, true);
-  b.Add({"gpt_neox.embed_in.weight", "embed_tokens", TensorRole::kEmbedding, c.V, c.h, 1, false, false, true});
+  AddTokenEmbedding(b, c, "gpt_neox.embed_in.weight");
   const std::string layer = "gpt_neox.layers.*";
   b.Norm(layer + ".input_layernorm", c.h, c.L);
   b.Norm(layer + ".post_attention_layernorm", c.h, c.L);
@@ -576,14 +553,11 @@ void BuildGptNeox(const JsonFields& f, ModelSpec& m) {
   b.Linear(layer + ".mlp.dense_h_to_4h", "dense_h_to_4h", TensorRole::kMlp, c.I, c.h, c.L, true);
   b.Linear(layer + ".mlp.dense_4h_to_h", "dense_4h_to_h", TensorRole::kMlp, c.h, c.I, c.L, true);
   b.Norm("gpt_neox.final_layer_norm", c.h, 1, false);
-  if (!m.tied_embeddings) {
-    b.Add({"embed_out.weight", "lm_head", TensorRole::kLmHead, c.V, c.h, 1, false, true, true});
-  }
+  AddOutputHead(b, m, c, "embed_out.weight");
 }
 
 // Falcon (Almazrouei et al. 2023, modeling_falcon.py): multi-query or grouped KV, parallel attn.
-void BuildFalcon(const JsonFields& f, ModelSpec& m) {
-  Builder b(m, f.file());
+void BuildFalcon(const JsonFields& f, ModelSpec& m, Builder& b) {
   m.norm = NormKind::kLayerNorm;
   m.gated_mlp = false;
   Common c;
@@ -604,14 +578,7 @@ void BuildFalcon(const JsonFields& f, ModelSpec& m) {
   }
   c.V = f.Int({"vocab_size"}, kMaxVocab);
   c.I = f.IntOr({"ffn_hidden_size"}, 4 * c.h, kMaxWidth);
-  m.hidden = c.h;
-  m.layers = c.L;
-  m.heads = c.nh;
-  m.kv_heads = c.nkv;
-  m.head_dim = c.hd;
-  m.v_head_dim = c.hd;
-  m.vocab = c.V;
-  m.intermediate = c.I;
+  ApplyCommon(c, m);
   m.max_positions = f.IntOr({"max_position_embeddings"}, 2048, kMaxPositions, 0);
   m.attention_dropout = f.NumberOr({"attention_dropout"}, 0.0);
   m.hidden_dropout = f.NumberOr({"hidden_dropout"}, 0.0);
@@ -619,8 +586,7 @@ void BuildFalcon(const JsonFields& f, ModelSpec& m) {
   m.tied_embeddings = f.BoolOr({"tie_word_embeddings"}, true);
   const bool bias = f.BoolOr({"bias"}, false);
   const bool parallel = f.BoolOr({"parallel_attn"}, true);
-  b.Add({"transformer.word_embeddings.weight", "embed_tokens", TensorRole::kEmbedding, c.V, c.h, 1, false, false,
-         true});
+  AddTokenEmbedding(b, c, "transformer.word_embeddings.weight");
   const std::string layer = "transformer.h.*";
   if (new_arch) {
     const int64_t n_ln = f.IntOr({"num_ln_in_parallel_attn"}, 2, 2);
@@ -644,12 +610,10 @@ void BuildFalcon(const JsonFields& f, ModelSpec& m) {
   b.Linear(layer + ".mlp.dense_h_to_4h", "dense_h_to_4h", TensorRole::kMlp, c.I, c.h, c.L, bias);
   b.Linear(layer + ".mlp.dense_4h_to_h", "dense_4h_to_h", TensorRole::kMlp, c.h, c.I, c.L, bias);
   b.Norm("transformer.ln_f", c.h, 1, false);
-  if (!m.tied_embeddings) {
-    b.Add({"lm_head.weight", "lm_head", TensorRole::kLmHead, c.V, c.h, 1, false, true, true});
-  }
+  AddOutputHead(b, m, c, "lm_head.weight");
 }
 
-using Reader = std::function<void(const JsonFields&, ModelSpec&)>;
+using Reader = std::function<void(const JsonFields&, ModelSpec&, Builder&)>;
 
 const std::map<std::string, Reader>& Readers() {
   static const std::map<std::string, Reader> readers = {
@@ -657,13 +621,13 @@ const std::map<std::string, Reader>& Readers() {
       {"mistral", BuildLlama},
       {"mixtral", BuildMixtral},
       {"qwen2", BuildQwen2},
-      {"qwen2_moe", [](const JsonFields& f, ModelSpec& m) { BuildQwenMoe(f, m, false); }},
+      {"qwen2_moe", [](const JsonFields& f, ModelSpec& m, Builder& b) { BuildQwenMoe(f, m, b, false); }},
       {"qwen3", BuildQwen3},
-      {"qwen3_moe", [](const JsonFields& f, ModelSpec& m) { BuildQwenMoe(f, m, true); }},
-      {"deepseek_v2", [](const JsonFields& f, ModelSpec& m) { BuildDeepseek(f, m, false); }},
-      {"deepseek_v3", [](const JsonFields& f, ModelSpec& m) { BuildDeepseek(f, m, true); }},
-      {"gemma", [](const JsonFields& f, ModelSpec& m) { BuildGemma(f, m, false); }},
-      {"gemma2", [](const JsonFields& f, ModelSpec& m) { BuildGemma(f, m, true); }},
+      {"qwen3_moe", [](const JsonFields& f, ModelSpec& m, Builder& b) { BuildQwenMoe(f, m, b, true); }},
+      {"deepseek_v2", [](const JsonFields& f, ModelSpec& m, Builder& b) { BuildDeepseek(f, m, b, false); }},
+      {"deepseek_v3", [](const JsonFields& f, ModelSpec& m, Builder& b) { BuildDeepseek(f, m, b, true); }},
+      {"gemma", [](const JsonFields& f, ModelSpec& m, Builder& b) { BuildGemma(f, m, b, false); }},
+      {"gemma2", [](const JsonFields& f, ModelSpec& m, Builder& b) { BuildGemma(f, m, b, true); }},
       {"phi3", BuildPhi3},
       {"gpt2", BuildGpt2},
       {"gpt_neox", BuildGptNeox},
@@ -711,7 +675,8 @@ ModelSpec ParseHfConfig(const std::string& text, const std::string& file) {
   if (it == readers.end()) {
     f.Fail("model_type", "unsupported model_type '" + m.model_type + "'; supported: " + JoinOr(SupportedModelTypes()));
   }
-  it->second(f, m);
+  Builder b(m, file);
+  it->second(f, m, b);
   if (m.architecture.empty()) {
     m.architecture = m.model_type;
   }

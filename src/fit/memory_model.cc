@@ -136,23 +136,23 @@ class Estimator {
       if (w_.task == Task::kQlora && quantisable) {
         return t.params * kNf4BytesPerParam;
       }
-      return t.params * (w_.precision == Precision::kFp32 ? 4.0 : 2.0);
+      return t.params * ElementBytes(w_.precision);
     }
     if (w_.weight_dtype == WeightDtype::kFp32) {
-      return 4.0 * t.params;
+      return kFp32Bytes * t.params;
     }
     if (!quantisable) {
-      return 2.0 * t.params;
+      return kHalfBytes * t.params;
     }
     switch (w_.weight_dtype) {
       case WeightDtype::kFp8:
-        return t.params + 4.0 * t.copies;  // one fp32 scale per tensor
+        return kFp8Bytes * t.params + kFp32Bytes * t.copies;  // one fp32 scale per tensor
       case WeightDtype::kInt8:
-        return t.params + 2.0 * t.rows_total;  // fp16 scale per output channel
+        return t.params + kHalfBytes * t.rows_total;  // fp16 scale per output channel
       case WeightDtype::kInt4:
         return t.params * (0.5 + kInt4GroupBytes / kInt4GroupSize);
       default:
-        return 2.0 * t.params;
+        return kHalfBytes * t.params;
     }
   }
 
@@ -160,9 +160,9 @@ class Estimator {
   // et al. 2020, section 3: 2 + 2 + 12 bytes per parameter for mixed-precision Adam).
   void AddTrainingStates(const std::vector<Trainable>& ts, StageTotals& s) const {
     const bool lora = w_.task == Task::kLora || w_.task == Task::kQlora;
-    const double weight_bytes = w_.precision == Precision::kFp32 ? 4.0 : 2.0;
+    const double weight_bytes = ElementBytes(w_.precision);
     const double grad_bytes = weight_bytes;
-    const double master = w_.precision == Precision::kMixed ? 4.0 : 0.0;
+    const double master = w_.precision == Precision::kMixed ? kFp32Bytes : 0.0;
     double grads = 0;
     double opt = 0;
     double adapters = 0;
@@ -208,11 +208,11 @@ class Estimator {
     }
     const double per_layer = sum_.per_layer_params / static_cast<double>(m_.layers);
     const double largest_other = sum_.largest_non_layer_tensor;
-    const double bytes = w_.precision == Precision::kFp32 ? 4.0 : 2.0;
+    const double bytes = ElementBytes(w_.precision);
     return Bytes(2.0 * std::max(per_layer, largest_other) * bytes / static_cast<double>(l_.tp));
   }
 
-  double ActBytes() const { return w_.precision == Precision::kFp32 ? 4.0 : 2.0; }
+  double ActBytes() const { return ElementBytes(w_.precision); }
 
   // §4 Activations of one transformer layer for one micro-batch on one GPU (Korthikanti et
   // al. 2022, section 4, generalised to GQA, gated MLPs, MoE and MLA). `moe` selects the MoE
@@ -339,7 +339,7 @@ class Estimator {
   void AddInference(bool first, bool last, StageTotals& s) const {
     const double layers = CeilDiv(m_.layers, l_.pp);
     const double ctx = static_cast<double>(w_.context);
-    const double kv_bytes = w_.kv_dtype == KvDtype::kFp8 ? 1.0 : 2.0;
+    const double kv_bytes = ElementBytes(w_.kv_dtype);
     double elements = static_cast<double>(m_.KvElementsPerTokenPerLayer());
     if (!m_.mla) {
       // KV heads are split over tp ranks; with tp > kv_heads they are replicated.
@@ -351,7 +351,7 @@ class Estimator {
     s.mem.kv_cache = s.kv_per_seq * static_cast<double>(w_.concurrency);
 
     // Working buffers of one forward pass over N tokens; freed layer by layer (§5.3).
-    const double p = 2.0;
+    const double p = kHalfBytes;
     const double n = static_cast<double>(std::min<int64_t>(w_.batched_tokens, w_.concurrency * w_.context));
     const double h = static_cast<double>(m_.hidden);
     const double t = static_cast<double>(l_.tp);
@@ -369,7 +369,7 @@ class Estimator {
     }
     const double working = p * n * (2.0 * h + (hq + hkv + nh * static_cast<double>(m_.v_head_dim) + ffn) / t);
     // Sampler: fp32 logits and probabilities of the last position of each sequence.
-    const double per_seq_logits = last ? 2.0 * 4.0 * static_cast<double>(m_.vocab) / t : 0.0;
+    const double per_seq_logits = last ? 2.0 * kFp32Bytes * static_cast<double>(m_.vocab) / t : 0.0;
     s.act_per_seq = Bytes(per_seq_logits);
     s.mem.activations = Bytes(working + per_seq_logits * static_cast<double>(w_.concurrency));
     (void)first;

@@ -71,7 +71,6 @@ double AttentionForwardFlopsPerToken(const ModelSpec& m, double s) {
   return 2.0 * static_cast<double>(m.layers) * s_eff * width;
 }
 
-double ActivationBytes(Precision p) { return p == Precision::kFp32 ? 4.0 : 2.0; }
 
 
 }  // namespace
@@ -210,7 +209,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   const double gpus = static_cast<double>(l.gpus);
   const double dp = static_cast<double>(l.dp());
   const double s = static_cast<double>(w.seq);
-  const double p = ActivationBytes(w.precision);
+  const double p = ElementBytes(w.precision);
   const double h = static_cast<double>(m.hidden);
   const double layers_per_stage = std::ceil(static_cast<double>(m.layers) / static_cast<double>(l.pp));
   t.efficiency = c.mfu.value_or(DefaultEfficiency(gpu));
@@ -256,7 +255,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   if (w.task == Task::kQlora) {
     // Every NF4 weight is read and written as bf16 in each forward and backward pass.
     const double passes = 2.0 + (w.recompute == Recompute::kFull ? 1.0 : 0.0);
-    dequant_seconds = m_micro * passes * static_cast<double>(mem.params_on_gpu) * (kNf4BytesPerParam + 2.0) / hbm;
+    dequant_seconds = m_micro * passes * static_cast<double>(mem.params_on_gpu) * (kNf4BytesPerParam + kHalfBytes) / hbm;
   }
   t.compute_seconds = matmul_seconds + optimizer_seconds + dequant_seconds;
   t.matmul_seconds = matmul_seconds;
@@ -323,7 +322,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     };
     const double trainable_on_gpu =
         lora ? n_lora / (tp * static_cast<double>(l.pp)) : static_cast<double>(mem.params_on_gpu);
-    const double grad_bytes = trainable_on_gpu * (w.precision == Precision::kFp32 ? 4.0 : 2.0);
+    const double grad_bytes = trainable_on_gpu * ElementBytes(w.precision);
     double node_bytes = 0;
     double dp_time = 0;
     double hideable = 0;
@@ -332,9 +331,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
       // ZeRO-3 / FSDP (Rajbhandari et al. 2020, section 7.2.2): every micro-batch gathers the
       // parameters for its forward and again for its backward and reduce-scatters its gradients.
       // Frozen LoRA base weights are sharded and gathered too (in their stored dtype).
-      const double weight_bytes_per_param = w.task == Task::kQlora ? kNf4BytesPerParam
-                                            : w.precision == Precision::kFp32 ? 4.0
-                                                                                : 2.0;
+      const double weight_bytes_per_param = w.task == Task::kQlora ? kNf4BytesPerParam : ElementBytes(w.precision);
       const double param_bytes = static_cast<double>(mem.params_on_gpu) * weight_bytes_per_param;
       double per_micro_node_bytes = 0;
       const double per_micro = half(param_bytes, per_micro_node_bytes) +  // forward gather

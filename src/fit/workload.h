@@ -18,6 +18,15 @@ enum class Recompute { kNone, kSelective, kFull };
 enum class WeightDtype { kFp32, kBf16, kFp16, kFp8, kInt8, kInt4 };
 enum class KvDtype { kBf16, kFp16, kFp8 };
 
+// Bytes of one element, defined once (IEEE 754 binary32 / binary16, bfloat16, OCP FP8).
+inline constexpr double kFp32Bytes = 4.0;
+inline constexpr double kHalfBytes = 2.0;  // fp16 and bf16
+inline constexpr double kFp8Bytes = 1.0;
+// The working (weight, gradient, activation) element of a training precision: mixed and bf16
+// compute in 16 bits, fp32 in 32.
+constexpr double ElementBytes(Precision p) { return p == Precision::kFp32 ? kFp32Bytes : kHalfBytes; }
+constexpr double ElementBytes(KvDtype d) { return d == KvDtype::kFp8 ? kFp8Bytes : kHalfBytes; }
+
 struct Workload {
   Task task = Task::kFull;
   Precision precision = Precision::kMixed;
