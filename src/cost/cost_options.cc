@@ -105,23 +105,23 @@ const OptionTable<TcoRequest>& TcoOptionTable() {
                     .Unit("months"));
     t.push_back(OptionAt<R, int>("--buy-gpus", "buy_gpus", "cards to buy", [](R& r) -> int& { return r.own.gpus; })
                     .Unset("the usage's peak"));
-    own("--card-price", "card_price", "per card", &OwnershipCosts::card_price).Unit("currency");
+    own("--card-price", "card_price", "per card", &OwnershipCosts::card_price).Unit("currency").Min(0, true);
     own("--server-per-gpu", "server_per_gpu", "server share per GPU", &OwnershipCosts::server_per_gpu)
-        .Unit("currency");
+        .Unit("currency").Min(0);
     own("--network-per-gpu", "network_per_gpu", "network share per GPU", &OwnershipCosts::network_per_gpu)
-        .Unit("currency");
+        .Unit("currency").Min(0);
     own("--room-per-gpu-month", "room_per_gpu_month", "rack space and cooling per GPU-month",
         &OwnershipCosts::room_per_gpu_month)
-        .Unit("currency");
-    own("--power-price", "power_price", "per kWh", &OwnershipCosts::power_price_kwh).Unit("currency/kWh");
-    own("--pue", "pue", "power usage effectiveness", &OwnershipCosts::pue);
+        .Unit("currency").Min(0);
+    own("--power-price", "power_price", "per kWh", &OwnershipCosts::power_price_kwh).Unit("currency/kWh").Min(0);
+    own("--pue", "pue", "power usage effectiveness (facility / IT power, at least 1)", &OwnershipCosts::pue).Min(1);
     own("--ops-per-month", "ops_per_month", "operations staff per month", &OwnershipCosts::ops_per_month)
-        .Unit("currency");
+        .Unit("currency").Min(0);
     own("--failure-rate", "failure_rate", "share of cards replaced per year", &OwnershipCosts::failure_rate_per_year)
-        .Unit("1/year");
+        .Unit("1/year").Min(0);
     own("--depreciation-years", "depreciation_years", "years to the resale value", &OwnershipCosts::depreciation_years)
-        .Unit("years");
-    own("--resale", "resale", "value left after depreciation (fraction)", &OwnershipCosts::resale_fraction);
+        .Unit("years").Min(0, true);
+    own("--resale", "resale", "value left after depreciation (fraction)", &OwnershipCosts::resale_fraction).Min(0).Max(1);
     return t;
   }();
   return table;

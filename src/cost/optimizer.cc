@@ -2,11 +2,13 @@
 // (glp_intopt).
 #include "cost/optimizer.h"
 
+#include <fmt/format.h>
 #include <glpk.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 
 #include "core/error.h"
@@ -370,17 +372,21 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
   parm.msg_lev = GLP_MSG_OFF;
   const int rc = glp_intopt(p.lp, &parm);
   const int status = rc == 0 ? glp_mip_status(p.lp) : GLP_UNDEF;
-  if (status != GLP_OPT) {
+  const SolverOutcome outcome = ReadGlpkOutcome(rc, status);
+  if (outcome == SolverOutcome::kFailed) {
+    throw std::runtime_error(fmt::format("the MILP solver stopped without an optimum (glp_intopt returned {}, "
+                                         "glp_mip_status {}) on a model of {} variables and {} constraints",
+                                         rc, status, plan.variables, plan.constraints));
+  }
+  if (outcome == SolverOutcome::kInfeasible) {
     const bool spot_only = reserved.empty() && std::all_of(hourly.begin(), hourly.end(), [](const Offer* o) {
                              return o->mode == BillingMode::kSpot;
                            });
-    plan.solver_status = status == GLP_NOFEAS || rc == GLP_ENOPFS
-                             ? std::string("no feasible plan: the offers cannot serve the usage") +
-                                   (spot_only && !opt.spot_for_all
-                                        ? " (they are all spot, and only interruptible work may run on spot; "
-                                          "--spot-for-all lets all work run there)"
-                                        : "")
-                             : "the solver stopped without an optimum (glp_intopt " + std::to_string(rc) + ")";
+    plan.solver_status = std::string("no feasible plan: the offers cannot serve the usage") +
+                         (spot_only && !opt.spot_for_all
+                              ? " (they are all spot, and only interruptible work may run on spot; "
+                                "--spot-for-all lets all work run there)"
+                              : "");
     return plan;
   }
   plan.feasible = true;
@@ -497,18 +503,34 @@ UsageTrace ScaleUsage(const UsageTrace& u, double factor) {
   return s;
 }
 
-Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& opt) {
+SolverOutcome ReadGlpkOutcome(int rc, int mip_status) {
+  if (rc == 0 && mip_status == GLP_OPT) {
+    return SolverOutcome::kOptimal;
+  }
+  if (rc == GLP_ENOPFS || (rc == 0 && mip_status == GLP_NOFEAS)) {
+    return SolverOutcome::kInfeasible;
+  }
+  return SolverOutcome::kFailed;
+}
+
+Plan OptimizeRental(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& opt,
+                    const std::map<std::string, Plan>* pure) {
   Plan plan = Solve(set, usage, opt);
   // The program prices idle on-demand instances only approximately (keep-or-release is settled
   // per gap afterwards); when that makes a pure strategy cheaper, the pure strategy is the plan.
   if (plan.feasible && plan.cost.stopped + plan.cost.recreate > 0) {
-    for (auto& [mode, p] : Pure(set, usage, opt)) {
+    std::map<std::string, Plan> computed;
+    if (pure == nullptr) {
+      computed = Pure(set, usage, opt);
+      pure = &computed;
+    }
+    for (const auto& [mode, p] : *pure) {
       const bool allowed = mode == "on_demand" ? opt.allow_on_demand
                            : mode == "spot"    ? opt.allow_spot && opt.spot_for_all
                                                : opt.allow_reserved;
       if (allowed && p.feasible && p.cost.Total() < plan.cost.Total() - 1e-6) {
-        p.note = "all " + mode + " is cheaper once the keep-or-release costs of idle instances are counted";
         plan = p;
+        plan.note = "all " + mode + " is cheaper once the keep-or-release costs of idle instances are counted";
       }
     }
   }

@@ -60,11 +60,21 @@ struct Plan {
   Money Total() const { return {cost.Total(), currency}; }
 };
 
+// How a glp_intopt run ended (GLPK reference manual, glp_intopt "Returns" and glp_mip_status):
+// return 0 with status GLP_OPT is an optimum; GLP_ENOPFS (the LP relaxation has no primal
+// feasible solution) or return 0 with GLP_NOFEAS is "the offers cannot serve the usage", a
+// negative answer (exit 1); anything else (numerical failure, limits, an unbounded relaxation)
+// means our model or the solver misbehaved: OptimizeRental throws and the CLI exits 4.
+enum class SolverOutcome { kOptimal, kInfeasible, kFailed };
+SolverOutcome ReadGlpkOutcome(int glp_intopt_rc, int glp_mip_status);
+
 // All offers must be for one GPU type (usage is in GPUs of that type). Reserved instances are
 // decided per calendar term of each reserved offer (anchored at the trace's start), honouring
 // minimum terms; on-demand instances are kept stopped or released per idle gap, whichever
 // costs less (billing.h, IdleInstanceCosts).
-Plan OptimizeRental(const OfferSet& offers, const UsageTrace& usage, const OptimizeOptions& o = {});
+// `pure`: PureStrategies(offers, usage, o) when the caller has them already (not recomputed).
+Plan OptimizeRental(const OfferSet& offers, const UsageTrace& usage, const OptimizeOptions& o = {},
+                    const std::map<std::string, Plan>* pure = nullptr);
 
 // Pure strategies: everything on one billing mode. A reserved mode takes, term by term, the
 // instances that term's peak needs (the optimiser restricted to that mode's offers); all

@@ -159,7 +159,7 @@ OptimizeResult RunOptimize(const OptimizeRequest& r, const GpuCatalog& catalog) 
   o.currency = set.currency;
   o.usage = LoadRequestedUsage(r, set.utc_offset_minutes);
   o.pure = PureStrategies(set, o.usage, oo);
-  o.plan = OptimizeRental(set, o.usage, oo);
+  o.plan = OptimizeRental(set, o.usage, oo, &o.pure);
   for (const auto& [mode, p] : o.pure) {
     if (p.feasible) {
       o.savings[mode] = o.plan.feasible && p.cost.Total() > 0
@@ -177,11 +177,24 @@ TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog) {
   TcoJobResult t;
   t.currency = set.currency;
   t.usage = LoadRequestedUsage(r, set.utc_offset_minutes);
-  for (const auto& [v, field] : {std::pair{r.own.card_price, "--card-price"}, std::pair{r.own.pue, "--pue"},
+  for (const auto& [v, field] : {std::pair{r.own.card_price, "--card-price"},
                                  std::pair{r.own.depreciation_years, "--depreciation-years"}}) {
     if (!(v > 0)) {
       throw InputError("must be positive", "", 0, field);
     }
+  }
+  for (const auto& [v, field] : {std::pair{r.own.server_per_gpu, "--server-per-gpu"},
+                                 std::pair{r.own.network_per_gpu, "--network-per-gpu"},
+                                 std::pair{r.own.room_per_gpu_month, "--room-per-gpu-month"},
+                                 std::pair{r.own.power_price_kwh, "--power-price"},
+                                 std::pair{r.own.ops_per_month, "--ops-per-month"},
+                                 std::pair{r.own.failure_rate_per_year, "--failure-rate"}}) {
+    if (!(v >= 0)) {
+      throw InputError("must be zero or positive", "", 0, field);
+    }
+  }
+  if (!(r.own.pue >= 1)) {
+    throw InputError("must be at least 1 (facility power / IT power, The Green Grid)", "", 0, "--pue");
   }
   if (r.own.resale_fraction < 0 || r.own.resale_fraction > 1) {
     throw InputError("must be between 0 and 1", "", 0, "--resale");

@@ -66,10 +66,10 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--offload-params", "offload_params", "ZeRO-Infinity parameter offload (zero 3)",
                           &R::offload_params));
     t.push_back(Option<R>("--cuda-context-mib", "cuda_context_mib", "CUDA context and library workspaces (docs/memory-model.md §6)",
-                          &R::cuda_context_mib).Unit("MiB"));
-    t.push_back(Option<R>("--nccl-mib", "nccl_mib", "NCCL buffers per communicator (docs/memory-model.md §6)", &R::nccl_mib).Unit("MiB"));
+                          &R::cuda_context_mib).Unit("MiB").Min(0));
+    t.push_back(Option<R>("--nccl-mib", "nccl_mib", "NCCL buffers per communicator (docs/memory-model.md §6)", &R::nccl_mib).Unit("MiB").Min(0));
     t.push_back(Option<R>("--fragmentation", "fragmentation", "allocator slack as a fraction of dynamic tensors (docs/memory-model.md §6)",
-                          &R::fragmentation));
+                          &R::fragmentation).Min(0).Max(1));
     t.push_back(Option<R>("--mfu", "mfu", "achievable fraction of dense peak (docs/time-model.md §3)", &R::mfu).Unset("per GPU generation"));
     t.push_back(Option<R>("--network", "network",
                           "node network: ib-400g, ib-200g, ib-100g, ib-100g-x4, roce-400g, roce-200g, roce-100g, 100gbe, "

@@ -86,8 +86,14 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   if (r.lora_dropout < 0 || r.lora_dropout >= 1) {
     throw InputError("must be in [0, 1)", "", 0, "--lora-dropout");
   }
-  if (r.cuda_context_mib < 0 || r.nccl_mib < 0 || r.fragmentation < 0 || r.fragmentation > 1) {
-    throw InputError("overhead constants must be zero or positive (fragmentation at most 1)", "", 0, "--fragmentation");
+  for (const auto& [v, field] : {std::pair{r.cuda_context_mib, "--cuda-context-mib"}, std::pair{r.nccl_mib, "--nccl-mib"},
+                                 std::pair{r.fragmentation, "--fragmentation"}}) {
+    if (!(v >= 0)) {
+      throw InputError("must be zero or positive", "", 0, field);
+    }
+  }
+  if (r.fragmentation > 1) {
+    throw InputError("must be at most 1 (a fraction of the dynamic tensors)", "", 0, "--fragmentation");
   }
   Layout& l = in.layout;
   l.gpus = r.gpus;

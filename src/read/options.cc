@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "core/error.h"
@@ -92,6 +93,34 @@ std::string OptionCheckText(const OptionCheck& c, OptionKind kind) {
     return fmt::format("{} {}", c.max_exclusive ? "<" : "<=", Number(*c.max));
   }
   return "";
+}
+
+std::string FlagsToKeys(std::string text, const std::vector<std::pair<std::string, std::string>>& flag_key) {
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_'; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    bool replaced = false;
+    if (text.compare(i, 2, "--") == 0 && (i == 0 || !word_char(text[i - 1]))) {
+      std::size_t end = i + 2;
+      while (end < text.size() && word_char(text[end])) {
+        ++end;
+      }
+      const std::string flag = text.substr(i, end - i);
+      for (const auto& [f, k] : flag_key) {
+        if (f == flag) {
+          out += k;
+          i = end;
+          replaced = true;
+          break;
+        }
+      }
+    }
+    if (!replaced) {
+      out += text[i++];
+    }
+  }
+  return out;
 }
 
 void FailUnknownKey(const std::string& key, const std::vector<std::string>& known) {

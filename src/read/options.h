@@ -17,6 +17,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/error.h"
+
 namespace gpuplan {
 
 // What an option holds: an integer, a number, a string, or an on/off flag (a bare CLI flag,
@@ -211,6 +213,35 @@ void CheckGivenOptions(const OptionTable<Req>& table, const Req& r, Given given,
     if (given(o)) {
       CheckOptionValue(o.check, o.get(r), naming == OptionNaming::kFlag ? o.flag : o.key);
     }
+  }
+}
+
+// Domain checks (src/fit, src/cost) name an option by its flag, the library's one spelling. A
+// JSON front end reports the key the user wrote instead: the field of `e` and each flag of
+// `table` in its message ("--epochs and --dataset-tokens go together") become JSON keys.
+std::string FlagsToKeys(std::string text, const std::vector<std::pair<std::string, std::string>>& flag_key);
+
+template <typename Req>
+InputError WithJsonKeys(const OptionTable<Req>& table, const InputError& e) {
+  std::vector<std::pair<std::string, std::string>> flag_key;
+  std::string field = e.field();
+  for (const auto& o : table) {
+    flag_key.emplace_back(o.flag, o.key);
+    if (o.flag == field) {
+      field = o.key;
+    }
+  }
+  return InputError(FlagsToKeys(e.message(), flag_key), e.file(), e.line(), field, e.suggestions());
+}
+
+// Runs one request -> result function for a JSON front end (the serve API): an InputError
+// comes out naming JSON keys (WithJsonKeys), anything else passes through.
+template <typename Req, typename F>
+auto RunWithJsonKeys(const OptionTable<Req>& table, F&& run) -> decltype(run()) {
+  try {
+    return run();
+  } catch (const InputError& e) {
+    throw WithJsonKeys(table, e);
   }
 }
 

@@ -209,6 +209,19 @@ TEST(Optimizer, EqualsBruteForceOnRandomMultiTermInstances) {
   }
 }
 
+// The outcomes of glp_intopt as its reference manual defines them (GLPK 5.0 manual, section
+// 2.8.2): 0 + GLP_OPT solved; GLP_ENOPFS (LP relaxation infeasible) or 0 + GLP_NOFEAS (no
+// integer point) mean the offers cannot serve the usage; the rest are solver failures.
+TEST(Optimizer, ReadsGlpkOutcomesAsTheManualDefinesThem) {
+  EXPECT_EQ(ReadGlpkOutcome(0, 5 /* GLP_OPT */), SolverOutcome::kOptimal);
+  EXPECT_EQ(ReadGlpkOutcome(0, 4 /* GLP_NOFEAS */), SolverOutcome::kInfeasible);
+  EXPECT_EQ(ReadGlpkOutcome(0x0A /* GLP_ENOPFS */, 1), SolverOutcome::kInfeasible);
+  EXPECT_EQ(ReadGlpkOutcome(0x0B /* GLP_ENODFS: unbounded relaxation */, 1), SolverOutcome::kFailed);
+  EXPECT_EQ(ReadGlpkOutcome(0x05 /* GLP_EFAIL */, 1), SolverOutcome::kFailed);
+  EXPECT_EQ(ReadGlpkOutcome(0x09 /* GLP_ETMLIM */, 2 /* GLP_FEAS */), SolverOutcome::kFailed);
+  EXPECT_EQ(ReadGlpkOutcome(0, 2 /* GLP_FEAS, not proven optimal */), SolverOutcome::kFailed);
+}
+
 TEST(Optimizer, MatchesTheLoadDurationCurve) {
   // One reserved offer (one GPU, C for the trace) and on-demand at h per GPU-hour: reserve the
   // k-th GPU exactly when demand reaches k in more than C / h hours.

@@ -14,6 +14,7 @@
 #include "cli_options.h"
 #include "core/error.h"
 #include "cost/cost_options.h"
+#include "cost/fit_job.h"
 #include "doc_table.h"
 #include "fit/fit_options.h"
 #include "test_paths.h"
@@ -229,6 +230,57 @@ TEST(OptionsTable, CostJsonErrorsNameTheKey) {
 }
 
 // docs/cli.md's option tables are the tables' own.
+// Checks that only the domain can make (they depend on the model, the offers file or each
+// other) name the option by its flag in src/; on the JSON path (RunWithJsonKeys, as the serve
+// API calls every job) the same error names the key the user wrote, in the field and the text.
+TEST(OptionsTable, DomainErrorsOnTheJsonPathNameTheKey) {
+  const auto fit_error = [](const nlohmann::json& j) {
+    FitRequest r;
+    ApplyJson(j, r);
+    return ErrorOf([&] { RunWithJsonKeys(FitOptionTable(), [&] { return RunFit(r, test::Catalog(), test::DataDir()); }); });
+  };
+  InputError e = fit_error({{"model", "qwen2.5-7bb"}});
+  EXPECT_EQ(e.field(), "model");
+  ASSERT_FALSE(e.suggestions().empty());
+  EXPECT_EQ(e.suggestions().front(), "Qwen2.5-7B");
+  // Qwen2.5-7B has 28 attention heads: tp=8 cannot split them (a check on the model).
+  e = fit_error({{"model", "Qwen2.5-7B"}, {"gpu", "A100"}, {"gpus", 8}, {"tp", 8}});
+  EXPECT_EQ(e.field(), "tp");
+  e = fit_error({{"model", "Qwen2.5-7B"}, {"gpu", "A100"}, {"gpus", 3}, {"tp", 2}});
+  EXPECT_EQ(e.field(), "gpus");
+  e = fit_error({{"model", "Qwen2.5-7B"}, {"gpu", "A100"}, {"epochs", 2}});
+  EXPECT_EQ(e.field(), "epochs");
+  EXPECT_EQ(e.message(), "epochs and dataset_tokens go together");
+  // Flags in a command-line message stay flags.
+  e = ErrorOf([] {
+    FitRequest r = FromFlags(FitOptionTable(), {"--model", "Qwen2.5-7B", "--gpu", "A100", "--epochs", "2"});
+    (void)RunFit(r, test::Catalog(), test::DataDir());
+  });
+  EXPECT_EQ(e.field(), "--epochs");
+  EXPECT_EQ(e.message(), "--epochs and --dataset-tokens go together");
+
+  const std::string offers = test::DataDir() + "/offers/nanjing-a100.yaml";
+  CompareRequest c;
+  ApplyJson(nlohmann::json{{"offers", offers}, {"hours_per_month", 200}, {"month", "2026-13"}}, c);
+  e = ErrorOf([&] { RunWithJsonKeys(CompareOptionTable(), [&] { return RunCompare(c, test::Catalog()); }); });
+  EXPECT_EQ(e.field(), "month");
+  ApplyJson(nlohmann::json{{"offers", offers}, {"month", "2027-02"}, {"hours_per_month", 700}}, c);
+  e = ErrorOf([&] { RunWithJsonKeys(CompareOptionTable(), [&] { return RunCompare(c, test::Catalog()); }); });
+  EXPECT_EQ(e.field(), "hours_per_month");  // February 2027 has 28 x 24 = 672 hours
+
+  TcoRequest t;
+  ApplyJson(nlohmann::json{{"offers", offers}, {"hours_per_month", 200}, {"gpus", 4}, {"buy_gpus", 2}}, t);
+  e = ErrorOf([&] { RunWithJsonKeys(TcoOptionTable(), [&] { return RunTco(t, test::Catalog()); }); });
+  EXPECT_EQ(e.field(), "buy_gpus");
+  // Ownership values the table already bounds: PUE is facility over IT power, at least 1.
+  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", offers}, {"pue", 0.9}}, t); });
+  EXPECT_EQ(e.field(), "pue");
+  e = ErrorOf([] { FromFlags(TcoOptionTable(), {"--offers", "o.yaml", "--resale", "1.5"}); });
+  EXPECT_EQ(e.field(), "--resale");
+  e = ErrorOf([] { FromFlags(FitOptionTable(), {"--model", "x", "--fragmentation", "-0.1"}); });
+  EXPECT_EQ(e.field(), "--fragmentation");
+}
+
 TEST(OptionsTable, DocsCliIsCurrent) {
   const std::string doc = test::DataDir() + "/../docs/cli.md";
   auto check = [&doc](const std::string& name, const std::string& table) {
