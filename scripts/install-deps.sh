@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git jq
-  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libglpk-dev
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libglpk-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz targets
 )

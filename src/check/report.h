@@ -1,0 +1,73 @@
+// The result model of `gpuplan check`: every measurement with its expectation, status and
+// evidence, the inventory it was judged on, and the suite's verdict. One model; src/io renders
+// it as JSON (the report file, complete after every test), Markdown, HTML and the live terminal
+// view. Field meanings are defined in docs/check.md.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "telemetry/snapshot.h"
+
+namespace gpuplan {
+
+// PASS: within expectation. WARN: works but worth knowing (exit 0). FAIL: not what was sold or
+// not healthy (exit 1). SKIP: not run or not measurable, with the reason (never counted as PASS).
+// ERROR: the test itself could not run properly (a crash, a timeout): the report's verdict
+// becomes ERROR and the exit code 3 when it is an environment problem.
+enum class CheckStatus { kPass, kWarn, kFail, kSkip, kError };
+
+// "PASS", "WARN", "FAIL", "SKIP", "ERROR".
+const char* ToString(CheckStatus s);
+// The worse of two (PASS < SKIP < WARN < FAIL < ERROR for the suite verdict; SKIP never makes
+// a suite fail).
+CheckStatus Worse(CheckStatus a, CheckStatus b);
+
+struct CheckResult {
+  std::string name;   // "pcie_link_width", "storage_random_read", ...
+  int gpu = -1;       // GPU index, -1 for host or whole-machine tests
+  CheckStatus status = CheckStatus::kSkip;
+  std::optional<double> measured;        // numeric value in `unit`
+  std::optional<double> expected;        // the threshold or nominal value in `unit`
+  std::string measured_text;             // non-numeric measurement ("x8", "0x2331 (H100 PCIe)")
+  std::string expected_text;             // non-numeric expectation ("x16", ">= 0.9 x 3350 GB/s")
+  std::string unit;                      // "GB/s", "W", "lanes", "" when none
+  std::string evidence;                  // what was read where, and why this status
+  std::string advice;                    // the next step for a FAIL/WARN (ask the provider, reseat...)
+  std::string expectation_source;        // "catalog: H100 SXM5 80GB", "offer a100-monthly", "default (docs/check.md §3)"
+  double seconds = 0;                    // how long the test ran
+};
+
+struct HostInfo {
+  std::optional<std::string> hostname;
+  std::optional<std::string> os;            // PRETTY_NAME of /etc/os-release
+  std::optional<std::string> kernel;
+  std::optional<std::string> cpu_model;
+  std::optional<int> cpu_sockets;
+  std::optional<int> cpu_cores;             // physical
+  std::optional<int> cpu_threads;           // logical (online)
+  std::optional<uint64_t> memory_bytes;     // MemTotal
+  std::optional<bool> virtual_machine;      // hypervisor flag in /proc/cpuinfo
+  std::map<std::string, std::string> not_measured;
+};
+
+struct CheckReport {
+  std::string tool_version;
+  std::string mode;                         // "quick", "default", "full"
+  std::string started;                      // ISO 8601 UTC
+  std::string finished;                     // empty while running
+  std::string source;                       // where the GPU data came from (GpuSource::Describe)
+  std::string expect;                       // what was ordered, as given ("8x H100 SXM")
+  CheckStatus verdict = CheckStatus::kPass;  // worst status of the tests (SKIP counts as PASS)
+  std::vector<std::string> notes;           // one-line facts about the run ("no NVIDIA driver: ...")
+  HostInfo host;
+  SystemSnapshot system;                    // inventory at the start
+  std::vector<GpuEvent> events;             // XIDs and other events seen during the run
+  std::vector<CheckResult> tests;
+  bool environment_problem = false;         // no driver / unreadable device: exit 3
+
+  void Add(CheckResult r);                  // appends and updates the verdict
+};
+
+}  // namespace gpuplan
