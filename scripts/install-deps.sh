@@ -6,6 +6,7 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libglpk-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz targets
+  chromium                   # headless browser: the check report HTML test opens it
 )
 missing=()
 for p in "${packages[@]}"; do

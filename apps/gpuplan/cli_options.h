@@ -36,6 +36,10 @@ void AddOptions(CLI::App* c, const OptionTable<Req>& table, Req& r) {
       case OptionKind::kFlag:
         opt = c->add_flag_function(o.flag, [spec, req](int64_t n) { spec->set(*req, n > 0); }, help);
         break;
+      case OptionKind::kStrings:
+        opt = c->add_option_function<std::vector<std::string>>(
+            o.flag, [spec, req](const std::vector<std::string>& v) { spec->set(*req, v); }, help);
+        break;
     }
     if (o.required) {
       opt->required();

@@ -22,6 +22,7 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g);
 Runner RegisterGpus(CLI::App& app, GlobalOptions& g);
 Runner RegisterModels(CLI::App& app, GlobalOptions& g);
 Runner RegisterCost(CLI::App& app, GlobalOptions& g);
+Runner RegisterCheck(CLI::App& app, GlobalOptions& g);
 
 // Resolved data directory: --data-dir, else $GPUPLAN_DATA, else the build's data/ folder.
 std::string DataDir(const GlobalOptions& g);

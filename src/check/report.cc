@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/error.h"
+
 namespace gpuplan {
 
 const char* ToString(CheckStatus s) {
@@ -34,6 +36,13 @@ void CheckReport::Add(CheckResult r) {
   const CheckStatus s = r.status == CheckStatus::kSkip ? CheckStatus::kPass : r.status;
   verdict = Worse(verdict, s);
   tests.push_back(std::move(r));
+}
+
+int CheckReport::ExitCode() const {
+  if (verdict == CheckStatus::kError || environment_problem) {
+    return kExitEnvironment;
+  }
+  return verdict == CheckStatus::kFail ? kExitNegative : kExitOk;
 }
 
 }  // namespace gpuplan

@@ -4,6 +4,8 @@
 // view. Field meanings are defined in docs/check.md.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ CheckStatus Worse(CheckStatus a, CheckStatus b);
 struct CheckResult {
   std::string name;   // "pcie_link_width", "storage_random_read", ...
   int gpu = -1;       // GPU index, -1 for host or whole-machine tests
+  std::string node;   // hostname (or capture file) of the node, for reports of several nodes
   CheckStatus status = CheckStatus::kSkip;
   std::optional<double> measured;        // numeric value in `unit`
   std::optional<double> expected;        // the threshold or nominal value in `unit`
@@ -59,15 +62,19 @@ struct CheckReport {
   std::string finished;                     // empty while running
   std::string source;                       // where the GPU data came from (GpuSource::Describe)
   std::string expect;                       // what was ordered, as given ("8x H100 SXM")
+  std::string expected_card;                // the catalog card judged against ("H100 SXM 80GB"), if named
+  std::string offer_id;                     // the offer the machine was rented under (--offer), if given
   CheckStatus verdict = CheckStatus::kPass;  // worst status of the tests (SKIP counts as PASS)
   std::vector<std::string> notes;           // one-line facts about the run ("no NVIDIA driver: ...")
   HostInfo host;
-  SystemSnapshot system;                    // inventory at the start
+  std::vector<SystemSnapshot> nodes;        // inventory at the start, one per node (NVML: one)
   std::vector<GpuEvent> events;             // XIDs and other events seen during the run
   std::vector<CheckResult> tests;
   bool environment_problem = false;         // no driver / unreadable device: exit 3
 
   void Add(CheckResult r);                  // appends and updates the verdict
+  // The exit code of this report: 0 PASS/WARN, 1 FAIL, 3 ERROR or an environment problem.
+  int ExitCode() const;
 };
 
 }  // namespace gpuplan

@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 
 #include "core/enum_names.h"
@@ -97,6 +99,11 @@ double Offer::ReservedMonthly() const {
     default: break;
   }
   return per_month * (1.0 + addon_fee_ratio);
+}
+
+bool ProviderTerms::Any() const {
+  return sla_response_minutes || node_replacement_hours || resume_from_checkpoint || private_network ||
+         disk_encryption || data_erasure_on_release || billing_transparency;
 }
 
 double Offer::HourlyPrice(int hour_of_day) const {
@@ -211,6 +218,39 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
       t.restart_minutes = sr.Num("restart_minutes", false, 10, 0, 1440);
       t.checkpoint_minutes = sr.Num("checkpoint_minutes", false, 5, 0, 1440);
       o.spot = t;
+    }
+    if (r.Has("cpu_cores")) {
+      o.cpu_cores = static_cast<int>(r.Num("cpu_cores", true, 0, 1, 100000));
+    }
+    if (const auto tr = r.Map("terms", "{sla_response_minutes, node_replacement_hours, resume_from_checkpoint, ...}")) {
+      static const char* const kKnown[] = {"sla_response_minutes",   "node_replacement_hours", "resume_from_checkpoint",
+                                           "private_network",        "disk_encryption",        "data_erasure_on_release",
+                                           "billing_transparency"};
+      for (const auto& kv : n["terms"]) {
+        const std::string key = kv.first.as<std::string>();
+        if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
+          tr->Fail(key, "unknown term; expected one of sla_response_minutes, node_replacement_hours, "
+                        "resume_from_checkpoint, private_network, disk_encryption, data_erasure_on_release, "
+                        "billing_transparency");
+        }
+      }
+      auto yes_no = [&tr](const char* key) -> std::optional<bool> {
+        if (!tr->Has(key)) {
+          return std::nullopt;
+        }
+        const std::string v = NormalizeName(tr->Str(key, true));
+        if (v != "true" && v != "false") {
+          tr->Fail(key, "expected true or false");
+        }
+        return v == "true";
+      };
+      o.terms.sla_response_minutes = tr->Number("sla_response_minutes", false, 0, 1e6);
+      o.terms.node_replacement_hours = tr->Number("node_replacement_hours", false, 0, 1e6);
+      o.terms.resume_from_checkpoint = yes_no("resume_from_checkpoint");
+      o.terms.private_network = yes_no("private_network");
+      o.terms.disk_encryption = yes_no("disk_encryption");
+      o.terms.data_erasure_on_release = yes_no("data_erasure_on_release");
+      o.terms.billing_transparency = yes_no("billing_transparency");
     }
     if (o.mode == BillingMode::kSpot && !o.spot) {
       r.Fail("spot", "a spot offer needs spot: {interruptions_per_hour, restart_minutes}");

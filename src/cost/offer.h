@@ -39,6 +39,20 @@ struct SpotTerms {
   double checkpoint_minutes = 5;  // time to write one checkpoint (Young/Daly's C)
 };
 
+// The provider's terms an offers file may state (`terms:`), the hard indicators the articles
+// ask about before signing; absent: not stated. `gpuplan check compare` shows them beside the
+// measured health.
+struct ProviderTerms {
+  std::optional<double> sla_response_minutes;    // first response to a fault
+  std::optional<double> node_replacement_hours;  // a failed node replaced within
+  std::optional<bool> resume_from_checkpoint;    // jobs resume on a replacement from the last checkpoint
+  std::optional<bool> private_network;           // a private (VPC) network between the lab and the nodes
+  std::optional<bool> disk_encryption;           // data at rest encrypted
+  std::optional<bool> data_erasure_on_release;   // disks wiped, with a record, when released
+  std::optional<bool> billing_transparency;      // an itemised bill per instance and hour
+  bool Any() const;
+};
+
 struct Offer {
   std::string id;
   std::string provider;
@@ -62,6 +76,8 @@ struct Offer {
   double egress_price_per_gb = 0;
   std::optional<NightDiscount> night;
   std::optional<SpotTerms> spot;
+  std::optional<int> cpu_cores;  // CPU cores per instance the offer promises
+  ProviderTerms terms;
   int line = 0;                  // where the offer starts in its file
 
   // Fixed monthly fees that do not depend on use (storage, bandwidth), per instance.

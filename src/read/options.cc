@@ -22,6 +22,11 @@ void CheckOptionValue(const OptionCheck& c, const OptionValue& v, const std::str
     x = static_cast<double>(*i);
   } else if (const auto* d = std::get_if<double>(&v)) {
     x = *d;
+  } else if (const auto* list = std::get_if<std::vector<std::string>>(&v)) {
+    for (const auto& item : *list) {
+      CheckOptionValue(c, OptionValue(item), name);
+    }
+    return;
   } else if (const auto* s = std::get_if<std::string>(&v)) {
     if (c.parse) {
       try {
@@ -32,11 +37,11 @@ void CheckOptionValue(const OptionCheck& c, const OptionValue& v, const std::str
       return;
     }
     if (!c.choices.empty() && std::find(c.choices.begin(), c.choices.end(), *s) == c.choices.end()) {
-      std::string list;
+      std::string names;
       for (const auto& choice : c.choices) {
-        list += (list.empty() ? "" : ", ") + choice;
+        names += (names.empty() ? "" : ", ") + choice;
       }
-      throw InputError("expected one of " + list + ", got '" + *s + "'", "", 0, name, ClosestNames(*s, c.choices));
+      throw InputError("expected one of " + names + ", got '" + *s + "'", "", 0, name, ClosestNames(*s, c.choices));
     }
     return;
   } else {
@@ -65,6 +70,13 @@ std::string OptionValueText(const OptionValue& v) {
   if (const auto* b = std::get_if<bool>(&v)) {
     return *b ? "on" : "off";
   }
+  if (const auto* list = std::get_if<std::vector<std::string>>(&v)) {
+    std::string out;
+    for (const auto& item : *list) {
+      out += (out.empty() ? "" : " ") + item;
+    }
+    return out;
+  }
   return "";
 }
 
@@ -76,7 +88,7 @@ std::string OptionCheckText(const OptionCheck& c, OptionKind kind) {
     }
     return out;
   }
-  if (kind == OptionKind::kString || kind == OptionKind::kFlag) {
+  if (kind == OptionKind::kString || kind == OptionKind::kFlag || kind == OptionKind::kStrings) {
     return "";
   }
   if (c.min && c.max) {
@@ -176,6 +188,14 @@ OptionValue OptionValueOfJson(const nlohmann::json& j, OptionKind kind, const st
         return j.get<bool>();
       }
       throw InputError("expected true or false, got " + j.dump(), "", 0, key);
+    case OptionKind::kStrings:
+      if (j.is_string()) {
+        return std::vector<std::string>{j.get<std::string>()};
+      }
+      if (j.is_array() && std::all_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_string(); })) {
+        return j.get<std::vector<std::string>>();
+      }
+      throw InputError("expected a string or an array of strings, got " + j.dump(), "", 0, key);
   }
   throw InputError("unknown option kind", "", 0, key);
 }

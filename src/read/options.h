@@ -21,12 +21,12 @@
 
 namespace gpuplan {
 
-// What an option holds: an integer, a number, a string, or an on/off flag (a bare CLI flag,
-// a JSON boolean).
-enum class OptionKind { kInt, kDouble, kString, kFlag };
+// What an option holds: an integer, a number, a string, an on/off flag (a bare CLI flag,
+// a JSON boolean), or a list of strings (several values after the flag, a JSON array).
+enum class OptionKind { kInt, kDouble, kString, kFlag, kStrings };
 
 // A value of an option; monostate: an optional field left unset.
-using OptionValue = std::variant<std::monostate, int64_t, double, std::string, bool>;
+using OptionValue = std::variant<std::monostate, int64_t, double, std::string, bool, std::vector<std::string>>;
 
 // Validation: a range for numbers, a list of choices for strings (empty: anything).
 struct OptionCheck {
@@ -128,6 +128,12 @@ struct Traits<bool> {
   static constexpr OptionKind kind = OptionKind::kFlag;
   static OptionValue Get(const bool& v) { return v; }
   static void Set(bool& f, const OptionValue& v) { f = std::get<bool>(v); }
+};
+template <>
+struct Traits<std::vector<std::string>> {
+  static constexpr OptionKind kind = OptionKind::kStrings;
+  static OptionValue Get(const std::vector<std::string>& v) { return v; }
+  static void Set(std::vector<std::string>& f, const OptionValue& v) { f = std::get<std::vector<std::string>>(v); }
 };
 template <typename T>
 struct Traits<std::optional<T>> {

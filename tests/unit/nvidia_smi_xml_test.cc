@@ -1,2 +1,439 @@
-// Placeholder: filled in by the issue 9 work.
+// Readers of `nvidia-smi -q -x` and `nvidia-smi -q` captures (src/telemetry/nvidia_smi.h).
+// Every expected value below was read by hand from the fixture file named in the test
+// (tests/fixtures/nvidia-smi/, provenance in SOURCES.md; the edited ones in edited/README.md),
+// with the line in a comment, never copied from the program's output.
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/error.h"
+#include "telemetry/nvidia_smi.h"
+#include "telemetry/snapshot.h"
+
+namespace gpuplan {
+namespace {
+
+constexpr uint64_t kMiB = 1048576ULL;
+
+std::string Fixture(const std::string& name) {
+  return std::string(GPUPLAN_TEST_FIXTURES) + "/nvidia-smi/" + name;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+const GpuSnapshot& OnlyGpu(const SystemSnapshot& s) {
+  EXPECT_EQ(s.gpus.size(), 1u);
+  return s.gpus.at(0);
+}
+
+// ---- real captures, XML ----
+
+TEST(NvidiaSmiXml, A100Sxm4Mig) {
+  const SystemSnapshot s = LoadNvidiaSmiCapture(Fixture("a100-sxm4-mig.xml"));
+  EXPECT_EQ(s.driver_version, "510.47.03");  // line 5
+  EXPECT_EQ(s.cuda_driver_version, "11.6");  // line 6
+  const GpuSnapshot& g = OnlyGpu(s);
+  EXPECT_EQ(g.index, 0);
+  EXPECT_EQ(g.name, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(g.uuid, "GPU-27b94a00-ed54-5c24-b1fd-1054085de32a");
+  EXPECT_EQ(g.serial, "1324321002473");
+  EXPECT_EQ(g.vbios, "92.00.45.00.03");
+  // No <board_part_number> in driver 510: the <gpu_part_number> stands in.
+  EXPECT_EQ(g.board_part_number, "692-2G506-0200-003");
+  EXPECT_EQ(g.pci_bus_id, "00000000:00:04.0");
+  EXPECT_EQ(g.pci_device_id, 0x20B010DEu);
+  EXPECT_EQ(g.pci_subsystem_id, 0x134F10DEu);
+  // The GPU's own <fb_memory_usage> (line 155), not the MIG devices' (19968 MiB).
+  EXPECT_EQ(g.memory_total, 40960 * kMiB);
+  EXPECT_EQ(g.memory_reserved, 605 * kMiB);
+  EXPECT_EQ(g.memory_used, 38 * kMiB);
+  EXPECT_EQ(g.pcie_gen_current, 4);
+  EXPECT_EQ(g.pcie_gen_max, 4);
+  // Driver 510 has no device/host max link gen elements.
+  EXPECT_FALSE(g.pcie_gen_gpu_max.has_value());
+  EXPECT_EQ(g.not_measured.at("pcie_gen_gpu_max"), "not in the capture");
+  EXPECT_FALSE(g.pcie_gen_host_max.has_value());
+  EXPECT_EQ(g.not_measured.at("pcie_gen_host_max"), "not in the capture");
+  EXPECT_EQ(g.pcie_width_current, 16);
+  EXPECT_EQ(g.pcie_width_max, 16);
+  EXPECT_EQ(g.pcie_replays, 0u);
+  EXPECT_EQ(g.mig_enabled, true);
+  EXPECT_EQ(g.mig_pending, true);
+  EXPECT_EQ(g.persistence_mode, false);
+  EXPECT_DOUBLE_EQ(*g.power_draw, 66.92);
+  EXPECT_DOUBLE_EQ(*g.power_limit, 400.0);
+  EXPECT_DOUBLE_EQ(*g.power_default_limit, 400.0);
+  EXPECT_DOUBLE_EQ(*g.power_max_limit, 400.0);
+  EXPECT_EQ(g.ecc_enabled, true);
+  EXPECT_EQ(g.ecc_pending, true);
+  // Volatile counters are all N/A (MIG on), aggregate all 0.
+  EXPECT_FALSE(g.ecc_volatile_corrected.has_value());
+  EXPECT_EQ(g.not_measured.at("ecc_volatile_corrected"),
+            "nvidia-smi -q -x: ecc_errors/volatile/sram_correctable = N/A");
+  EXPECT_FALSE(g.ecc_volatile_uncorrected.has_value());
+  EXPECT_EQ(g.ecc_aggregate_corrected, 0u);
+  EXPECT_EQ(g.ecc_aggregate_uncorrected, 0u);
+  EXPECT_FALSE(g.retired_pages_sbe.has_value());
+  EXPECT_EQ(g.not_measured.at("retired_pages_sbe"),
+            "nvidia-smi -q -x: retired_pages/multiple_single_bit_retirement/retired_count = N/A");
+  // <remapped_rows>N/A</remapped_rows> (line 213): every remapped-row field says so.
+  EXPECT_FALSE(g.remapped_rows_uncorrectable.has_value());
+  EXPECT_EQ(g.not_measured.at("remapped_rows_uncorrectable"),
+            "nvidia-smi -q -x: remapped_rows = N/A");
+  EXPECT_EQ(g.not_measured.at("remapped_rows_pending"), "nvidia-smi -q -x: remapped_rows = N/A");
+  EXPECT_EQ(g.temperature_c, 36);
+  EXPECT_EQ(g.temperature_slowdown_c, 89);
+  EXPECT_EQ(g.sm_clock_mhz, 1410);
+  EXPECT_EQ(g.mem_clock_mhz, 1215);
+  EXPECT_EQ(g.sm_clock_max_mhz, 1410);
+  // Old <clocks_throttle_reasons>: all "Not Active" (one value wraps onto the next line).
+  EXPECT_EQ(g.clock_event_reasons, 0u);
+  EXPECT_FALSE(g.utilization_gpu.has_value());
+  EXPECT_EQ(g.not_measured.at("utilization_gpu"), "nvidia-smi -q -x: utilization/gpu_util = N/A");
+  EXPECT_FALSE(g.compute_capability.has_value());
+  EXPECT_EQ(g.not_measured.at("compute_capability"), "not in the capture");
+}
+
+TEST(NvidiaSmiXml, Rtx4090Driver535) {
+  const SystemSnapshot s = LoadNvidiaSmiCapture(Fixture("rtx-4090-driver-535.xml"));
+  EXPECT_EQ(s.driver_version, "535.86.05");
+  EXPECT_EQ(s.cuda_driver_version, "12.2");
+  const GpuSnapshot& g = OnlyGpu(s);
+  EXPECT_EQ(g.name, "NVIDIA GeForce RTX 4090");
+  EXPECT_FALSE(g.serial.has_value());  // <serial>N/A</serial>, line 29
+  EXPECT_EQ(g.not_measured.at("serial"), "nvidia-smi -q -x: serial = N/A");
+  // <board_part_number>N/A</board_part_number> (line 35): not the chip's gpu_part_number.
+  EXPECT_FALSE(g.board_part_number.has_value());
+  EXPECT_EQ(g.not_measured.at("board_part_number"), "nvidia-smi -q -x: board_part_number = N/A");
+  EXPECT_EQ(g.pci_device_id, 0x268410DEu);  // line 65
+  EXPECT_EQ(g.pci_subsystem_id, 0x40BF1458u);
+  EXPECT_EQ(g.pci_bus_id, "00000000:84:00.0");
+  EXPECT_EQ(g.memory_total, 24564 * kMiB);  // line 107
+  EXPECT_EQ(g.memory_reserved, 346 * kMiB);
+  // Lines 70-74: driver 535 names max_device_link_gen / max_host_link_gen.
+  EXPECT_EQ(g.pcie_gen_max, 3);
+  EXPECT_EQ(g.pcie_gen_current, 1);
+  EXPECT_EQ(g.pcie_gen_gpu_max, 4);
+  EXPECT_EQ(g.pcie_gen_host_max, 3);
+  EXPECT_EQ(g.pcie_width_current, 16);
+  EXPECT_EQ(g.pcie_width_max, 16);
+  EXPECT_EQ(g.mig_enabled, std::nullopt);
+  EXPECT_EQ(g.not_measured.at("mig_enabled"), "nvidia-smi -q -x: mig_mode/current_mig = N/A");
+  EXPECT_EQ(g.persistence_mode, true);
+  // <gpu_power_readings> (lines 198-206), current_power_limit.
+  EXPECT_DOUBLE_EQ(*g.power_draw, 26.84);
+  EXPECT_DOUBLE_EQ(*g.power_limit, 450.0);
+  EXPECT_DOUBLE_EQ(*g.power_default_limit, 450.0);
+  EXPECT_DOUBLE_EQ(*g.power_max_limit, 600.0);
+  EXPECT_EQ(g.ecc_enabled, false);
+  EXPECT_FALSE(g.ecc_aggregate_uncorrected.has_value());
+  EXPECT_EQ(g.not_measured.at("ecc_aggregate_uncorrected"),
+            "nvidia-smi -q -x: ecc_errors/aggregate/sram_uncorrectable = N/A");
+  EXPECT_EQ(g.remapped_rows_correctable, 0u);  // lines 172-175
+  EXPECT_EQ(g.remapped_rows_uncorrectable, 0u);
+  EXPECT_EQ(g.remapped_rows_pending, false);
+  EXPECT_EQ(g.remapped_rows_failure, false);
+  EXPECT_EQ(g.temperature_c, 40);
+  // Only the relative *_tlimit_threshold elements in 535: no absolute slowdown threshold.
+  EXPECT_FALSE(g.temperature_slowdown_c.has_value());
+  EXPECT_EQ(g.not_measured.at("temperature_slowdown_c"), "not in the capture");
+  // New <clocks_event_reasons>: only gpu_idle is Active (line 95).
+  EXPECT_EQ(g.clock_event_reasons, kClockEventGpuIdle);
+  EXPECT_EQ(g.sm_clock_mhz, 210);
+  EXPECT_EQ(g.mem_clock_mhz, 405);
+  EXPECT_EQ(g.sm_clock_max_mhz, 3120);
+  EXPECT_EQ(g.utilization_gpu, 0);
+  EXPECT_EQ(g.utilization_memory, 0);
+}
+
+TEST(NvidiaSmiXml, Rtx3060Laptop) {
+  const SystemSnapshot s = LoadNvidiaSmiCapture(Fixture("rtx-3060.xml"));
+  EXPECT_EQ(s.driver_version, "515.65.01");
+  EXPECT_EQ(s.cuda_driver_version, "11.7");
+  const GpuSnapshot& g = OnlyGpu(s);
+  EXPECT_EQ(g.name, "NVIDIA GeForce RTX 3060 Laptop GPU");
+  EXPECT_EQ(g.pci_device_id, 0x252010DEu);
+  EXPECT_EQ(g.memory_total, 6144 * kMiB);
+  EXPECT_EQ(g.pcie_gen_max, 4);
+  EXPECT_EQ(g.pcie_gen_current, 1);
+  EXPECT_EQ(g.pcie_width_max, 16);
+  EXPECT_EQ(g.pcie_width_current, 8);  // line 68
+  EXPECT_FALSE(g.ecc_enabled.has_value());
+  EXPECT_EQ(g.not_measured.at("ecc_enabled"), "nvidia-smi -q -x: ecc_mode/current_ecc = N/A");
+  EXPECT_DOUBLE_EQ(*g.power_draw, 8.70);
+  EXPECT_FALSE(g.power_limit.has_value());  // lines 169-173 all N/A
+  EXPECT_EQ(g.not_measured.at("power_limit"),
+            "nvidia-smi -q -x: power_readings/enforced_power_limit = N/A");
+  EXPECT_FALSE(g.power_default_limit.has_value());
+  EXPECT_EQ(g.temperature_c, 45);
+  EXPECT_EQ(g.temperature_slowdown_c, 102);
+  EXPECT_EQ(g.clock_event_reasons, kClockEventGpuIdle);  // line 83
+}
+
+TEST(NvidiaSmiXml, TeslaP100OldEccLayout) {
+  const SystemSnapshot s = LoadNvidiaSmiCapture(Fixture("tesla-p100.xml"));
+  EXPECT_EQ(s.driver_version, "510.47.03");
+  const GpuSnapshot& g = OnlyGpu(s);
+  EXPECT_EQ(g.name, "Tesla P100-PCIE-16GB");
+  EXPECT_EQ(g.pci_device_id, 0x15F810DEu);
+  EXPECT_EQ(g.memory_total, 16384 * kMiB);
+  EXPECT_EQ(g.pcie_gen_max, 3);
+  EXPECT_EQ(g.pcie_gen_current, 3);
+  EXPECT_EQ(g.pcie_width_current, 16);
+  EXPECT_DOUBLE_EQ(*g.power_limit, 250.0);
+  EXPECT_DOUBLE_EQ(*g.power_max_limit, 250.0);
+  EXPECT_EQ(g.ecc_enabled, true);
+  // single_bit/total and double_bit/total (lines 135, 145, 157, 167).
+  EXPECT_EQ(g.ecc_volatile_corrected, 0u);
+  EXPECT_EQ(g.ecc_volatile_uncorrected, 0u);
+  EXPECT_EQ(g.ecc_aggregate_corrected, 3u);
+  EXPECT_EQ(g.ecc_aggregate_uncorrected, 0u);
+  EXPECT_EQ(g.retired_pages_sbe, 0u);
+  EXPECT_EQ(g.retired_pages_dbe, 0u);
+  EXPECT_EQ(g.retired_pages_pending, false);
+  EXPECT_FALSE(g.remapped_rows_correctable.has_value());
+  EXPECT_EQ(g.temperature_c, 38);
+  EXPECT_EQ(g.temperature_slowdown_c, 82);
+  EXPECT_EQ(g.mig_enabled, std::nullopt);
+  EXPECT_EQ(g.clock_event_reasons, kClockEventGpuIdle);
+}
+
+// ---- edited captures (edited/README.md) ----
+
+TEST(NvidiaSmiEdited, Rtx4090DSoldAs4090) {
+  const GpuSnapshot g = OnlyGpu(LoadNvidiaSmiCapture(Fixture("edited/rtx4090d-sold-as-4090.xml")));
+  EXPECT_EQ(g.name, "NVIDIA GeForce RTX 4090 D");
+  EXPECT_EQ(g.pci_device_id, 0x268510DEu);
+}
+
+TEST(NvidiaSmiEdited, A100PcieIdInSxm) {
+  const GpuSnapshot g = OnlyGpu(LoadNvidiaSmiCapture(Fixture("edited/a100-pcie-id-in-sxm.xml")));
+  EXPECT_EQ(g.name, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(g.pci_device_id, 0x20F110DEu);
+  EXPECT_EQ(g.mig_enabled, false);
+  EXPECT_EQ(g.mig_pending, false);
+}
+
+TEST(NvidiaSmiEdited, A100X8Link) {
+  const GpuSnapshot g = OnlyGpu(LoadNvidiaSmiCapture(Fixture("edited/a100-x8-link.xml")));
+  EXPECT_EQ(g.pcie_width_current, 8);
+  EXPECT_EQ(g.pcie_width_max, 8);
+  EXPECT_EQ(g.pcie_gen_current, 4);
+}
+
+TEST(NvidiaSmiEdited, A100HostGen3) {
+  const GpuSnapshot g = OnlyGpu(LoadNvidiaSmiCapture(Fixture("edited/a100-host-gen3.xml")));
+  EXPECT_EQ(g.pcie_gen_max, 3);
+  EXPECT_EQ(g.pcie_gen_gpu_max, 4);
+  EXPECT_EQ(g.pcie_gen_host_max, 3);
+  EXPECT_EQ(g.pcie_gen_current, 4);  // left as in the original
+}
+
+TEST(NvidiaSmiEdited, A100MigOn) {
+  const GpuSnapshot g = OnlyGpu(LoadNvidiaSmiCapture(Fixture("edited/a100-mig-on.xml")));
+  EXPECT_EQ(g.mig_enabled, true);
+  EXPECT_EQ(g.mig_pending, true);
+}
+
+TEST(NvidiaSmiEdited, A100EccUncorrected) {
+  const GpuSnapshot g = OnlyGpu(LoadNvidiaSmiCapture(Fixture("edited/a100-ecc-uncorrected.xml")));
+  // volatile: sram_uncorrectable N/A + dram_uncorrectable 2; aggregate: 0 + 2.
+  EXPECT_EQ(g.ecc_volatile_uncorrected, 2u);
+  EXPECT_EQ(g.ecc_aggregate_uncorrected, 2u);
+  EXPECT_FALSE(g.ecc_volatile_corrected.has_value());
+  EXPECT_EQ(g.ecc_aggregate_corrected, 0u);
+  EXPECT_EQ(g.remapped_rows_correctable, 0u);
+  EXPECT_EQ(g.remapped_rows_uncorrectable, 1u);
+  EXPECT_EQ(g.remapped_rows_pending, true);
+  EXPECT_EQ(g.remapped_rows_failure, false);
+}
+
+TEST(NvidiaSmiEdited, A100PowerCapped) {
+  const GpuSnapshot g = OnlyGpu(LoadNvidiaSmiCapture(Fixture("edited/a100-power-capped.xml")));
+  EXPECT_DOUBLE_EQ(*g.power_limit, 250.0);
+  EXPECT_DOUBLE_EQ(*g.power_default_limit, 400.0);
+  EXPECT_DOUBLE_EQ(*g.power_max_limit, 400.0);
+}
+
+TEST(NvidiaSmiEdited, A100CutDownMemory) {
+  const GpuSnapshot g = OnlyGpu(LoadNvidiaSmiCapture(Fixture("edited/a100-cut-down-memory.xml")));
+  EXPECT_EQ(g.memory_total, 20480 * kMiB);
+}
+
+TEST(NvidiaSmiEdited, A100OldDriver) {
+  const SystemSnapshot s = LoadNvidiaSmiCapture(Fixture("edited/a100-old-driver.xml"));
+  EXPECT_EQ(s.driver_version, "470.57.02");
+  EXPECT_EQ(s.cuda_driver_version, "11.4");
+}
+
+TEST(NvidiaSmiEdited, H100TextHostGen3) {
+  // h100-590-q.txt line 79 "Host Max : N/A" -> "Host Max : 3" (edited/README.md).
+  const SystemSnapshot s = LoadNvidiaSmiCapture(Fixture("edited/h100-590-q-host-gen3.txt"));
+  const GpuSnapshot& g = OnlyGpu(s);
+  EXPECT_EQ(g.pcie_gen_host_max, 3);
+  EXPECT_EQ(g.pcie_gen_gpu_max, 5);
+}
+
+// ---- errors ----
+
+TEST(NvidiaSmiErrors, MalformedXmlNamesFileAndLine) {
+  const std::string path = Fixture("edited/a100-malformed.xml");
+  try {
+    LoadNvidiaSmiCapture(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 156);  // "<total>40960 MiB</totl>"
+    EXPECT_FALSE(e.field().empty());
+  }
+}
+
+TEST(NvidiaSmiErrors, BadNumberNamesElementAndLine) {
+  const std::string path = Fixture("edited/a100-bad-number.xml");
+  try {
+    LoadNvidiaSmiCapture(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 215);  // "<gpu_temp>3x6 C</gpu_temp>"
+    EXPECT_EQ(e.field(), "temperature/gpu_temp");
+  }
+}
+
+TEST(NvidiaSmiErrors, BadNumberInTextNamesLine) {
+  std::string text = ReadAll(Fixture("h100-590-q.txt"));
+  const std::string from = "Total                                          : 81559 MiB";
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), "Total                                          : 81x559 MiB");
+  try {
+    ParseNvidiaSmiQueryText(text, "h100.txt");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "h100.txt");
+    EXPECT_EQ(e.line(), 112);  // FB Memory Usage / Total
+    EXPECT_EQ(e.field(), "FB Memory Usage/Total");
+  }
+}
+
+TEST(NvidiaSmiErrors, MissingFile) {
+  try {
+    LoadNvidiaSmiCapture(Fixture("no-such-capture.xml"));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), Fixture("no-such-capture.xml"));
+  }
+}
+
+// ---- text ----
+
+TEST(NvidiaSmiText, H100Driver590) {
+  const SystemSnapshot s = LoadNvidiaSmiCapture(Fixture("h100-590-q.txt"));
+  EXPECT_EQ(s.driver_version, "590.48.01");  // line 5
+  EXPECT_EQ(s.cuda_driver_version, "13.1");
+  const GpuSnapshot& g = OnlyGpu(s);
+  EXPECT_EQ(g.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.serial, "0000000000000");
+  EXPECT_EQ(g.board_part_number, "692-2G520-0200-000");
+  EXPECT_EQ(g.vbios, "96.00.A5.00.01");
+  EXPECT_EQ(g.pci_bus_id, "00000000:00:09.0");
+  EXPECT_EQ(g.pci_device_id, 0x233010DEu);     // line 70
+  EXPECT_EQ(g.pci_subsystem_id, 0x16C110DEu);  // line 72
+  EXPECT_EQ(g.memory_total, 81559 * kMiB);     // line 112
+  EXPECT_EQ(g.memory_reserved, 479 * kMiB);
+  EXPECT_EQ(g.memory_used, 0u);
+  EXPECT_EQ(g.pcie_gen_max, 5);
+  EXPECT_EQ(g.pcie_gen_current, 5);
+  EXPECT_EQ(g.pcie_gen_gpu_max, 5);
+  EXPECT_FALSE(g.pcie_gen_host_max.has_value());  // line 79 "Host Max : N/A"
+  EXPECT_EQ(g.not_measured.at("pcie_gen_host_max"),
+            "nvidia-smi -q: PCI/GPU Link Info/PCIe Generation/Host Max = N/A");
+  EXPECT_EQ(g.pcie_width_max, 16);
+  EXPECT_EQ(g.pcie_width_current, 16);
+  EXPECT_EQ(g.pcie_replays, 9u);  // line 86
+  EXPECT_EQ(g.mig_enabled, false);
+  EXPECT_EQ(g.persistence_mode, true);
+  EXPECT_DOUBLE_EQ(*g.power_draw, 69.62);  // Instantaneous Power Draw, line 195
+  EXPECT_DOUBLE_EQ(*g.power_limit, 700.0);
+  EXPECT_DOUBLE_EQ(*g.power_default_limit, 700.0);
+  EXPECT_DOUBLE_EQ(*g.power_max_limit, 700.0);
+  EXPECT_EQ(g.ecc_enabled, true);
+  EXPECT_EQ(g.ecc_volatile_corrected, 0u);
+  EXPECT_EQ(g.ecc_volatile_uncorrected, 0u);
+  EXPECT_EQ(g.ecc_aggregate_uncorrected, 0u);
+  EXPECT_FALSE(g.retired_pages_sbe.has_value());
+  EXPECT_EQ(g.not_measured.at("retired_pages_sbe"),
+            "nvidia-smi -q: Retired Pages/Single Bit ECC = N/A");
+  EXPECT_EQ(g.remapped_rows_uncorrectable, 0u);
+  EXPECT_EQ(g.remapped_rows_pending, false);
+  EXPECT_EQ(g.temperature_c, 41);  // line 185
+  EXPECT_EQ(g.sm_clock_mhz, 345);
+  EXPECT_EQ(g.mem_clock_mhz, 2619);
+  EXPECT_EQ(g.sm_clock_max_mhz, 1980);
+  EXPECT_EQ(g.clock_event_reasons, kClockEventGpuIdle);  // line 95
+  EXPECT_EQ(g.utilization_gpu, 0);
+}
+
+TEST(NvidiaSmiText, WholeExporterCaptureReadsItsIdleQuerySection) {
+  // The full nvidia_gpu_exporter capture: the reader takes the first NVSMI LOG (the idle -q
+  // section, lines 1480-1735) and stops at the next "####" rule. Values as in h100-590-q.txt,
+  // now at the capture's own line numbers (Device Id: line 1548 = 1478 + 70).
+  const SystemSnapshot s =
+      LoadNvidiaSmiCapture(Fixture("linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"));
+  EXPECT_EQ(s.driver_version, "590.48.01");
+  const GpuSnapshot& g = OnlyGpu(s);
+  EXPECT_EQ(g.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.pci_device_id, 0x233010DEu);
+  EXPECT_EQ(g.memory_total, 81559 * kMiB);
+  EXPECT_EQ(g.temperature_c, 41);
+  EXPECT_EQ(g.clock_event_reasons, kClockEventGpuIdle);
+}
+
+TEST(NvidiaSmiText, H200Driver590) {
+  const SystemSnapshot s = LoadNvidiaSmiCapture(Fixture("h200-590-q.txt"));
+  EXPECT_EQ(s.driver_version, "590.48.01");
+  const GpuSnapshot& g = OnlyGpu(s);
+  EXPECT_EQ(g.name, "NVIDIA H200");
+  EXPECT_EQ(g.pci_device_id, 0x233510DEu);  // line 70
+  EXPECT_EQ(g.memory_total, 143771 * kMiB);  // line 112
+  EXPECT_EQ(g.pcie_gen_max, 5);
+  EXPECT_FALSE(g.pcie_gen_host_max.has_value());
+  EXPECT_DOUBLE_EQ(*g.power_limit, 700.0);  // line 196
+  EXPECT_EQ(g.ecc_enabled, true);
+  EXPECT_EQ(g.mig_enabled, false);
+  EXPECT_EQ(g.temperature_c, 28);  // line 185
+  EXPECT_EQ(g.clock_event_reasons, kClockEventGpuIdle);
+}
+
+TEST(NvidiaSmiText, GpudH100ThrottlingEightGpus) {
+  const SystemSnapshot s =
+      LoadNvidiaSmiCapture(Fixture("nvidia-smi-query.535.161.08.out.0.valid.txt"));
+  EXPECT_EQ(s.driver_version, "535.161.08");
+  EXPECT_EQ(s.cuda_driver_version, "12.2");
+  ASSERT_EQ(s.gpus.size(), 8u);  // "Attached GPUs : 8"
+  const GpuSnapshot& g = s.gpus[0];
+  EXPECT_EQ(g.pci_bus_id, "00000000:19:00.0");
+  EXPECT_EQ(g.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.pci_device_id, 0x233010DEu);  // line 59
+  EXPECT_EQ(g.pcie_gen_host_max, 5);        // line 68
+  EXPECT_EQ(g.pcie_gen_gpu_max, 5);
+  EXPECT_EQ(g.memory_total, 81559 * kMiB);  // line 95
+  // Lines 84-92: HW Slowdown and its child HW Power Brake Slowdown are Active.
+  EXPECT_EQ(g.clock_event_reasons, kClockEventHwSlowdown | kClockEventHwPowerBrake);
+  EXPECT_DOUBLE_EQ(*g.power_draw, 67.74);   // line 171
+  EXPECT_DOUBLE_EQ(*g.power_limit, 700.0);  // line 172
+  EXPECT_EQ(g.temperature_c, 29);           // line 162
+  EXPECT_EQ(s.gpus[1].pci_bus_id, "00000000:3B:00.0");  // line 214
+  EXPECT_EQ(s.gpus[1].index, 1);
+}
+
+}  // namespace
+}  // namespace gpuplan

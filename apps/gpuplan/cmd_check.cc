@@ -1,0 +1,87 @@
+// gpuplan check | check compare | check merge: flags into the requests of check/check_request.h
+// and check/compare.h, the library runs them (RunCheck, CompareReports, MergeReports), and src/io
+// renders: the live view (io/check_text.h) and the report files (io/check_files.h).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "catalog/gpu_catalog.h"
+#include "check/check_options.h"
+#include "check/check_request.h"
+#include "check/compare.h"
+#include "cli_options.h"
+#include "commands.h"
+#include "io/check_files.h"
+#include "io/check_json.h"
+#include "io/check_text.h"
+
+namespace gpuplan::cli {
+
+Runner RegisterCheck(CLI::App& app, GlobalOptions& g) {
+  struct Requests {
+    CheckRequest check;
+    CompareReportsRequest compare;
+    MergeReportsRequest merge;
+  };
+  auto r = std::make_shared<Requests>();
+  CLI::App* check = app.add_subcommand("check", "is the rented server what was promised: GPUs, health, host, storage");
+  AddOptions(check, CheckOptionTable(), r->check);
+  CLI::App* cmp = check->add_subcommand("compare", "check reports side by side; with --offers, money per measured unit");
+  AddOptions(cmp, CompareReportsOptionTable(), r->compare);
+  cmp->add_option("reports", r->compare.reports, "check reports (JSON), two or more")->required();
+  CLI::App* mrg = check->add_subcommand("merge", "the reports of a cluster's nodes as one, outlier nodes and GPUs flagged");
+  AddOptions(mrg, MergeReportsOptionTable(), r->merge);
+  mrg->add_option("reports", r->merge.reports, "check reports (JSON), one per node")->required();
+
+  return [r, &g, check, cmp, mrg]() -> int {
+    const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(DataDir(g)) / "gpus.yaml").string());
+    auto load = [](const std::vector<std::string>& files) {
+      std::vector<NamedReport> reports;
+      for (const auto& f : files) {
+        reports.push_back(LoadReport(f));
+      }
+      return reports;
+    };
+    if (cmp->parsed()) {
+      const CompareReportsRequest& q = r->compare;
+      g.json = q.json == "-";
+      CheckGivenFlags(cmp, CompareReportsOptionTable(), q);
+      const ComparisonResult c = CompareReports(load(q.reports), q, cat);
+      if (q.json != "-" && q.markdown != "-" && q.html != "-") {
+        ComparisonToText(c, std::cout);
+      }
+      WriteComparisonOutputs(c, q.json, q.markdown, q.html, std::cout);
+      return kExitOk;
+    }
+    if (mrg->parsed()) {
+      const MergeReportsRequest& q = r->merge;
+      g.json = q.json == "-";
+      CheckGivenFlags(mrg, MergeReportsOptionTable(), q);
+      const MergeResult m = MergeReports(load(q.reports), q);
+      if (q.json != "-" && q.markdown != "-" && q.html != "-") {
+        MergeToText(m, std::cout);
+      }
+      WriteMergeOutputs(m, q.json, q.markdown, q.html, std::cout);
+      return m.merged.ExitCode();
+    }
+    CheckRequest& q = r->check;
+    g.json = q.json == "-";
+    CheckGivenFlags(check, CheckOptionTable(), q);
+    q.tool_version = GPUPLAN_VERSION;
+    if (const char* lib = std::getenv("GPUPLAN_NVML_LIBRARY"); lib != nullptr && *lib != '\0') {
+      q.nvml_library = lib;  // tests point it at tests/fake_nvml (docs/cli.md)
+    }
+    // A report on standard output moves the live view to standard error.
+    const bool report_on_stdout = q.json == "-" || q.markdown == "-" || q.html == "-";
+    std::ostream& live = report_on_stdout ? std::cerr : std::cout;
+    CheckLiveView view(live, isatty(report_on_stdout ? STDERR_FILENO : STDOUT_FILENO) != 0);
+    CheckReportFiles files(q.json, q.markdown, q.html, std::cout);
+    CheckObservers all({&view, &files});
+    return RunCheck(q, cat, &all).ExitCode();
+  };
+}
+
+}  // namespace gpuplan::cli

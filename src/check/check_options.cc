@@ -1,0 +1,110 @@
+#include "check/check_options.h"
+
+namespace gpuplan {
+
+const OptionTable<CheckRequest>& CheckOptionTable() {
+  using R = CheckRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Option<R>("--quick", "quick", "the short suite: under 2 minutes on one GPU", &R::quick));
+    t.push_back(Option<R>("--full", "full", "the full suite, with the 30-minute burn-in of the GPU tests", &R::full));
+    t.push_back(Option<R>("--expect", "expect",
+                          "what was ordered: \"8x H100 SXM\", \"H100 SXM 80GB x8\", a card, or a count",
+                          &R::expect)
+                    .Unset("each card judged by its own device id"));
+    t.push_back(Option<R>("--offers", "offers", "offers file (YAML, docs/offers.md), with --offer", &R::offers)
+                    .Unset("none"));
+    t.push_back(Option<R>("--offer", "offer", "the offer the machine was rented under: its card and count",
+                          &R::offer)
+                    .Unset("none"));
+    t.push_back(Option<R>("--cpu-cores", "cpu_cores", "CPU cores the offer promises", &R::cpu_cores)
+                    .Unit("cores")
+                    .Min(1)
+                    .Unset("the cores present"));
+    t.push_back(Option<R>("--cuda", "cuda", "the CUDA version the software needs (the driver must support it)",
+                          &R::cuda)
+                    .Unset("PyTorch's, if installed"));
+    t.push_back(Option<R>("--allow-mig", "allow_mig", "MIG slices were asked for (not a FAIL)", &R::allow_mig));
+    t.push_back(Option<R>("--from-nvidia-smi", "from_nvidia_smi",
+                          "judge nvidia-smi -q -x (or -q) captures, one per node, instead of this machine",
+                          &R::from_nvidia_smi)
+                    .Unset("this machine"));
+    t.push_back(Option<R>("--replay", "replay", "read the GPUs from a recording (--record) instead of NVML",
+                          &R::replay)
+                    .Unset("NVML"));
+    t.push_back(Option<R>("--record", "record", "record the NVML snapshots and events of this run to FILE",
+                          &R::record)
+                    .Unset("none"));
+    t.push_back(Option<R>("--data", "data", "the dataset folder: storage read tests", &R::data).Unset("none"));
+    t.push_back(Option<R>("--samples-per-second", "samples_per_second", "samples per second training will read",
+                          &R::samples_per_second)
+                    .Unit("samples/s")
+                    .Min(0, true)
+                    .Unset("none"));
+    t.push_back(Option<R>("--bytes-per-sample", "bytes_per_sample", "bytes read per sample", &R::bytes_per_sample)
+                    .Unit("bytes")
+                    .Min(0, true)
+                    .Unset("none"));
+    t.push_back(Option<R>("--fit", "fit", "a gpuplan fit --json result: samples/s and checkpoint size", &R::fit)
+                    .Unset("none"));
+    t.push_back(Option<R>("--bytes-per-token", "bytes_per_token",
+                          "with --fit: bytes of dataset per token (4: int32 token ids)", &R::bytes_per_token)
+                    .Unit("bytes")
+                    .Min(0, true));
+    t.push_back(Option<R>("--storage-threads", "storage_threads", "threads reading the dataset folder",
+                          &R::storage_threads)
+                    .Min(1)
+                    .Max(256));
+    t.push_back(Option<R>("--thresholds", "thresholds", "YAML file overriding the thresholds of docs/check.md",
+                          &R::thresholds)
+                    .Unset("docs/check.md"));
+    t.push_back(Option<R>("--json", "json", "write the JSON report to FILE, complete after every test (- : stdout)",
+                          &R::json)
+                    .Unset("none"));
+    t.push_back(Option<R>("--markdown", "markdown", "write the Markdown report to FILE", &R::markdown).Unset("none"));
+    t.push_back(Option<R>("--html", "html", "write the self-contained HTML report to FILE", &R::html).Unset("none"));
+    return t;
+  }();
+  return table;
+}
+
+const OptionTable<CompareReportsRequest>& CompareReportsOptionTable() {
+  using R = CompareReportsRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Option<R>("--offers", "offers",
+                          "offers file: price each report's offer and rank by money per measured unit", &R::offers)
+                    .Unset("none"));
+    t.push_back(Option<R>("--offer-of", "offer_of",
+                          "REPORT=OFFER pairs for reports that do not name their offer", &R::offer_of)
+                    .Unset("the offer in each report"));
+    t.push_back(Option<R>("--json", "json", "write the comparison as JSON to FILE (- : stdout)", &R::json)
+                    .Unset("none"));
+    t.push_back(Option<R>("--markdown", "markdown", "write the comparison as Markdown to FILE", &R::markdown)
+                    .Unset("none"));
+    t.push_back(Option<R>("--html", "html", "write the comparison as HTML to FILE", &R::html).Unset("none"));
+    return t;
+  }();
+  return table;
+}
+
+const OptionTable<MergeReportsRequest>& MergeReportsOptionTable() {
+  using R = MergeReportsRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Option<R>("--outlier-z", "outlier_z", "robust z-score beyond which a node or GPU is an outlier",
+                          &R::outlier_z)
+                    .Min(0, true));
+    t.push_back(Option<R>("--json", "json", "write the merged report as JSON to FILE (- : stdout)", &R::json)
+                    .Unset("none"));
+    t.push_back(Option<R>("--markdown", "markdown", "write the merged report as Markdown to FILE", &R::markdown)
+                    .Unset("none"));
+    t.push_back(Option<R>("--html", "html", "write the merged report as HTML to FILE", &R::html).Unset("none"));
+    return t;
+  }();
+  return table;
+}
+
+void ApplyJson(const nlohmann::json& j, CheckRequest& r) { ApplyJsonOptions(CheckOptionTable(), j, r); }
+
+}  // namespace gpuplan

@@ -1,0 +1,414 @@
+#include "check/host.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+namespace gpuplan {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return {};
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// "key<TAB>: value" lines of /proc/cpuinfo, one block per processor (blank line between).
+std::vector<std::vector<std::pair<std::string, std::string>>> CpuBlocks(const std::string& text) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> blocks(1);
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (Trim(line).empty()) {
+      if (!blocks.back().empty()) {
+        blocks.emplace_back();
+      }
+      continue;
+    }
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) {
+      continue;
+    }
+    blocks.back().emplace_back(Trim(line.substr(0, colon)), Trim(line.substr(colon + 1)));
+  }
+  if (blocks.back().empty()) {
+    blocks.pop_back();
+  }
+  return blocks;
+}
+
+std::string Field(const std::vector<std::pair<std::string, std::string>>& block, const std::string& key) {
+  for (const auto& [k, v] : block) {
+    if (k == key) {
+      return v;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+HostInfo ParseHostInfo(const HostTexts& t) {
+  HostInfo h;
+  if (!Trim(t.hostname).empty()) {
+    h.hostname = Trim(t.hostname);
+  }
+  if (!Trim(t.kernel).empty()) {
+    h.kernel = Trim(t.kernel);
+  }
+  {
+    std::istringstream in(t.os_release);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("PRETTY_NAME=", 0) == 0) {
+        std::string v = line.substr(12);
+        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
+          v = v.substr(1, v.size() - 2);
+        }
+        h.os = v;
+      }
+    }
+    if (!h.os) {
+      h.not_measured["os"] = "no PRETTY_NAME in /etc/os-release";
+    }
+  }
+  const auto blocks = CpuBlocks(t.cpuinfo);
+  int processors = 0;
+  std::set<std::pair<std::string, std::string>> cores;
+  std::set<std::string> sockets;
+  bool topology = true;
+  for (const auto& b : blocks) {
+    if (Field(b, "processor").empty()) {
+      continue;
+    }
+    ++processors;
+    const std::string phys = Field(b, "physical id");
+    const std::string core = Field(b, "core id");
+    if (phys.empty() || core.empty()) {
+      topology = false;
+    } else {
+      cores.emplace(phys, core);
+      sockets.insert(phys);
+    }
+    if (!h.cpu_model) {
+      std::string model = Field(b, "model name");
+      if (model.empty()) {
+        model = Field(b, "Model");  // arm64 device-tree machines
+      }
+      if (!model.empty()) {
+        h.cpu_model = model;
+      }
+    }
+    if (!h.virtual_machine) {
+      const std::string flags = Field(b, "flags");
+      if (!flags.empty()) {
+        h.virtual_machine = (" " + flags + " ").find(" hypervisor ") != std::string::npos;
+      }
+    }
+  }
+  if (processors > 0) {
+    h.cpu_threads = processors;
+    if (topology) {
+      h.cpu_cores = static_cast<int>(cores.size());
+      h.cpu_sockets = static_cast<int>(sockets.size());
+    } else {
+      h.not_measured["cpu_cores"] = "/proc/cpuinfo has no physical id / core id (counted threads only)";
+    }
+  } else {
+    h.not_measured["cpu"] = "/proc/cpuinfo unreadable or empty";
+  }
+  if (!h.cpu_model && processors > 0) {
+    h.not_measured["cpu_model"] = "no model name in /proc/cpuinfo";
+  }
+  {
+    std::istringstream in(t.meminfo);
+    std::string key;
+    uint64_t kib = 0;
+    std::string unit;
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream ls(line);
+      if (ls >> key >> kib && key == "MemTotal:") {
+        h.memory_bytes = kib * 1024;  // the kernel's "kB" is KiB (proc(5))
+        break;
+      }
+    }
+    if (!h.memory_bytes) {
+      h.not_measured["memory"] = "no MemTotal in /proc/meminfo";
+    }
+  }
+  return h;
+}
+
+HostInfo ReadHostInfo(const std::string& proc_root, const std::string& os_release) {
+  HostTexts t;
+  t.cpuinfo = Slurp(proc_root + "/cpuinfo");
+  t.meminfo = Slurp(proc_root + "/meminfo");
+  t.os_release = Slurp(os_release);
+  t.hostname = Slurp(proc_root + "/sys/kernel/hostname");
+  t.kernel = Slurp(proc_root + "/sys/kernel/osrelease");
+  return ParseHostInfo(t);
+}
+
+CpuTimes ParseCpuTimes(const std::string& proc_stat) {
+  CpuTimes c;
+  std::istringstream in(proc_stat);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string tag;
+    ls >> tag;
+    if (tag != "cpu") {
+      continue;
+    }
+    uint64_t v[8] = {};
+    int n = 0;
+    while (n < 8 && ls >> v[n]) {
+      ++n;
+    }
+    if (n >= 4) {  // steal appeared in Linux 2.6.11; older kernels give fewer fields
+      c = {true, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+    }
+    break;
+  }
+  return c;
+}
+
+CpuTimes ReadCpuTimes(const std::string& proc_root) { return ParseCpuTimes(Slurp(proc_root + "/stat")); }
+
+std::optional<double> StealFraction(const CpuTimes& a, const CpuTimes& b) {
+  if (!a.valid || !b.valid || b.Total() <= a.Total() || b.steal < a.steal) {
+    return std::nullopt;
+  }
+  return static_cast<double>(b.steal - a.steal) / static_cast<double>(b.Total() - a.Total());
+}
+
+namespace {
+
+// One work unit: 4096 steps of xorshift64 (integer ALU, no memory traffic), so the rate scales
+// with cores and not with memory bandwidth.
+uint64_t WorkUnit(uint64_t x) {
+  for (int i = 0; i < 4096; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+  }
+  return x;
+}
+
+// Runs work units on `threads` threads for `seconds`; returns units per second (all threads).
+double Rate(int threads, double seconds) {
+  std::atomic<bool> stop{false};
+  std::vector<uint64_t> units(static_cast<std::size_t>(threads), 0);
+  std::vector<uint64_t> sinks(static_cast<std::size_t>(threads), 0);
+  std::vector<std::thread> pool;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < threads; ++i) {
+    pool.emplace_back([&, i] {
+      uint64_t x = 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(i);
+      uint64_t n = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        x = WorkUnit(x);
+        ++n;
+      }
+      units[static_cast<std::size_t>(i)] = n;
+      sinks[static_cast<std::size_t>(i)] = x;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& t : pool) {
+    t.join();
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  uint64_t total = 0;
+  uint64_t sink = 0;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    total += units[i];
+    sink ^= sinks[i];
+  }
+  if (sink == 0x1234567) {  // uses the result so the loop cannot be removed (never true in practice)
+    total += 1;
+  }
+  return static_cast<double>(total) / elapsed;
+}
+
+std::string Gib(uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1ull << 30)); }
+
+}  // namespace
+
+CpuThroughput MeasureCpuThroughput(int threads, double seconds) {
+  CpuThroughput r;
+  r.threads = std::max(1, threads);
+  const auto t0 = std::chrono::steady_clock::now();
+  r.single_rate = Rate(1, seconds / 2);
+  r.parallel_rate = Rate(r.threads, seconds / 2);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+std::vector<CheckResult> JudgeHost(const HostInfo& info, int gpu_count, uint64_t gpu_memory_total,
+                                   std::optional<int> promised_cores, std::optional<double> steal,
+                                   const CpuThroughput& tp, const CheckThresholds& th) {
+  std::vector<CheckResult> out;
+  const std::string dflt = "default (docs/check.md §4)";
+  {
+    CheckResult r;
+    r.name = "cpu_model";
+    if (info.cpu_model || info.cpu_threads) {
+      r.status = CheckStatus::kPass;
+      r.measured_text = fmt::format("{}: {} socket(s), {} cores, {} threads{}", info.cpu_model.value_or("unknown CPU"),
+                                    info.cpu_sockets ? std::to_string(*info.cpu_sockets) : "?",
+                                    info.cpu_cores ? std::to_string(*info.cpu_cores) : "?",
+                                    info.cpu_threads ? std::to_string(*info.cpu_threads) : "?",
+                                    info.virtual_machine.value_or(false) ? " (virtual machine)" : "");
+      r.evidence = "read from /proc/cpuinfo";
+    } else {
+      r.status = CheckStatus::kSkip;
+      r.evidence = "not measured: /proc/cpuinfo unreadable";
+    }
+    out.push_back(r);
+  }
+  // The logical CPUs present against the offer's promise (providers sell vCPUs).
+  if (promised_cores) {
+    CheckResult r;
+    r.name = "cpu_cores_promised";
+    r.unit = "vCPUs";
+    r.expected = *promised_cores;
+    r.expectation_source = "offer (cpu_cores)";
+    if (!info.cpu_threads) {
+      r.status = CheckStatus::kSkip;
+      r.evidence = "not measured: /proc/cpuinfo unreadable";
+    } else {
+      r.measured = *info.cpu_threads;
+      r.status = *info.cpu_threads >= *promised_cores ? CheckStatus::kPass : CheckStatus::kFail;
+      r.evidence = fmt::format("{} logical CPUs online, the offer promises {}", *info.cpu_threads, *promised_cores);
+      if (r.status == CheckStatus::kFail) {
+        r.advice = "ask the provider for the CPUs in the offer";
+      }
+    }
+    out.push_back(r);
+  }
+  {
+    CheckResult r;
+    r.name = "cpu_cores_per_gpu";
+    r.unit = "cores/GPU";
+    r.expected = th.cpu_cores_per_gpu_warn;
+    r.expected_text = fmt::format(">= {}", th.cpu_cores_per_gpu_warn);
+    r.expectation_source = dflt;
+    const std::optional<int> cores = info.cpu_cores ? info.cpu_cores : info.cpu_threads;
+    if (gpu_count <= 0) {
+      r.status = CheckStatus::kSkip;
+      r.evidence = "no GPUs seen: no per-GPU ratio";
+    } else if (!cores) {
+      r.status = CheckStatus::kSkip;
+      r.evidence = "not measured: core count unknown";
+    } else {
+      const double per = static_cast<double>(*cores) / gpu_count;
+      r.measured = per;
+      r.status = per >= th.cpu_cores_per_gpu_warn ? CheckStatus::kPass : CheckStatus::kWarn;
+      r.evidence = fmt::format("{} {} for {} GPUs", *cores, info.cpu_cores ? "physical cores" : "logical CPUs", gpu_count);
+      if (r.status == CheckStatus::kWarn) {
+        r.advice = "data loading and tokenisation run on the CPU: too few cores per GPU starve the GPUs";
+      }
+    }
+    out.push_back(r);
+  }
+  {
+    CheckResult r;
+    r.name = "ram_per_gpu_memory";
+    r.unit = "x GPU memory";
+    r.expected = th.ram_per_gpu_memory_warn;
+    r.expected_text = fmt::format(">= {} x total GPU memory", th.ram_per_gpu_memory_warn);
+    r.expectation_source = dflt;
+    if (gpu_count <= 0 || gpu_memory_total == 0) {
+      r.status = CheckStatus::kSkip;
+      r.evidence = "no GPU memory seen: no ratio";
+    } else if (!info.memory_bytes) {
+      r.status = CheckStatus::kSkip;
+      r.evidence = "not measured: no MemTotal in /proc/meminfo";
+    } else {
+      const double ratio = static_cast<double>(*info.memory_bytes) / static_cast<double>(gpu_memory_total);
+      r.measured = ratio;
+      r.status = ratio >= th.ram_per_gpu_memory_warn ? CheckStatus::kPass : CheckStatus::kWarn;
+      r.evidence = fmt::format("host RAM {} against {} of GPU memory on {} GPUs", Gib(*info.memory_bytes),
+                               Gib(gpu_memory_total), gpu_count);
+      if (r.status == CheckStatus::kWarn) {
+        r.advice = "loading a checkpoint or offloading optimizer state needs host RAM at least the size of GPU memory";
+      }
+    }
+    out.push_back(r);
+  }
+  {
+    CheckResult r;
+    r.name = "cpu_steal";
+    r.unit = "%";
+    r.expected = th.steal_warn_fraction * 100;
+    r.expected_text = fmt::format("< {:g}% (FAIL from {:g}%)", th.steal_warn_fraction * 100, th.steal_fail_fraction * 100);
+    r.expectation_source = dflt;
+    if (!steal) {
+      r.status = CheckStatus::kSkip;
+      r.evidence = "not measured: /proc/stat unreadable or no time passed";
+    } else {
+      r.measured = *steal * 100;
+      r.status = *steal >= th.steal_fail_fraction  ? CheckStatus::kFail
+                 : *steal >= th.steal_warn_fraction ? CheckStatus::kWarn
+                                                    : CheckStatus::kPass;
+      r.evidence = fmt::format("{:.2f}% of CPU time was stolen by the hypervisor during the check (/proc/stat)",
+                               *steal * 100);
+      if (r.status != CheckStatus::kPass) {
+        r.advice = "the virtual machine shares its physical cores with others: ask for dedicated cores";
+      }
+    }
+    out.push_back(r);
+  }
+  {
+    CheckResult r;
+    r.name = "cpu_throughput";
+    r.unit = "x one thread";
+    const std::optional<int> cores = info.cpu_cores ? info.cpu_cores : info.cpu_threads;
+    if (tp.single_rate <= 0 || !cores) {
+      r.status = CheckStatus::kSkip;
+      r.evidence = "not measured";
+    } else {
+      // Independent cores give a speed-up equal to their number; hyperthreads add little to
+      // integer work, so the physical cores are the yardstick.
+      const int yard = std::min(*cores, tp.threads);
+      r.measured = tp.SpeedUp();
+      r.expected = th.cpu_throughput_warn_fraction * yard;
+      r.expected_text = fmt::format(">= {:g} x {} cores", th.cpu_throughput_warn_fraction, yard);
+      r.expectation_source = dflt;
+      r.status = tp.SpeedUp() >= *r.expected ? CheckStatus::kPass : CheckStatus::kWarn;
+      r.evidence = fmt::format("{} threads together did {:.1f}x the work of one thread ({} cores present{})", tp.threads,
+                               tp.SpeedUp(), *cores, info.virtual_machine.value_or(false)
+                                                         ? "; a virtual machine whose vCPUs are hyperthread pairs "
+                                                           "reaches about 0.6x of its vCPU count"
+                                                         : "");
+      if (r.status == CheckStatus::kWarn) {
+        r.advice = "the cores are shared or throttled: compare with the steal time and ask the provider";
+      }
+    }
+    r.seconds = tp.seconds;
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,63 @@
+// Host tests of `gpuplan check` (docs/check.md §4): what the machine is (CPU, cores, RAM, OS,
+// virtual or not), CPU steal over the run, and a short CPU throughput test. The readers take
+// the text of /proc files so that tests feed recorded copies (tests/fixtures/host).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/expect.h"
+#include "check/report.h"
+#include "check/thresholds.h"
+
+namespace gpuplan {
+
+// The text of the files ReadHostInfo reads; empty when a file could not be read.
+struct HostTexts {
+  std::string cpuinfo;     // /proc/cpuinfo
+  std::string meminfo;     // /proc/meminfo
+  std::string os_release;  // /etc/os-release
+  std::string hostname;    // /proc/sys/kernel/hostname
+  std::string kernel;      // /proc/sys/kernel/osrelease
+};
+
+// Parses the texts: physical cores are distinct (physical id, core id) pairs, logical threads
+// the `processor` entries, sockets the distinct physical ids; a virtual machine is the
+// `hypervisor` CPU flag. A field that cannot be read lands in not_measured with the reason.
+HostInfo ParseHostInfo(const HostTexts& texts);
+// Reads this machine's files (proc_root "/proc", os_release "/etc/os-release").
+HostInfo ReadHostInfo(const std::string& proc_root = "/proc", const std::string& os_release = "/etc/os-release");
+
+// The aggregate `cpu` line of /proc/stat, in USER_HZ ticks (proc(5)).
+struct CpuTimes {
+  bool valid = false;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  uint64_t Total() const { return user + nice + system + idle + iowait + irq + softirq + steal; }
+};
+CpuTimes ParseCpuTimes(const std::string& proc_stat);
+CpuTimes ReadCpuTimes(const std::string& proc_root = "/proc");
+// Steal ticks over all ticks between two readings; nullopt when either reading is invalid or
+// no time passed.
+std::optional<double> StealFraction(const CpuTimes& before, const CpuTimes& after);
+
+// The CPU throughput test: the same integer work loop on one thread, then on `threads`
+// threads at once; the speed-up is the ratio of the total rates.
+struct CpuThroughput {
+  int threads = 0;
+  double single_rate = 0;    // work units per second on one thread
+  double parallel_rate = 0;  // all threads together
+  double seconds = 0;
+  double SpeedUp() const { return single_rate > 0 ? parallel_rate / single_rate : 0; }
+};
+CpuThroughput MeasureCpuThroughput(int threads, double seconds);
+
+// Judges the host: cpu_cores_per_gpu, ram_per_gpu, cpu_steal, cpu_throughput (plus cpu_model
+// as an informational PASS). `gpu_count` 0 skips the per-GPU ratios with the reason.
+// `promised_cores` is the offer's core count (vCPUs); without it the cores present are used.
+std::vector<CheckResult> JudgeHost(const HostInfo& info, int gpu_count, uint64_t gpu_memory_total,
+                                   std::optional<int> promised_cores, std::optional<double> steal,
+                                   const CpuThroughput& throughput, const CheckThresholds& th);
+
+}  // namespace gpuplan

@@ -1,0 +1,48 @@
+#include "core/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace gpuplan {
+
+void WriteFileAtomically(const std::string& path, const std::string& text, const std::string& what) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const auto fail = [&](const char* step) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw EnvironmentError("cannot write " + what + " " + path + ": " + step + ": " + why);
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fail("open");
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      ::close(fd);
+      fail("write");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync");
+  }
+  if (::close(fd) != 0) {
+    fail("close");
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    fail("rename");
+  }
+}
+
+}  // namespace gpuplan

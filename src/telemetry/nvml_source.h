@@ -1,0 +1,36 @@
+// GpuSource over NVML, loaded at run time with dlopen (no link-time dependency on the driver).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "telemetry/snapshot.h"
+
+namespace gpuplan {
+
+class NvmlSource : public GpuSource {
+ public:
+  // dlopen failure or nvmlInit_v2 failure -> EnvironmentError (one line).
+  static std::unique_ptr<NvmlSource> Open(const std::string& library = "libnvidia-ml.so.1");
+  ~NvmlSource() override;
+  NvmlSource(const NvmlSource&) = delete;
+  NvmlSource& operator=(const NvmlSource&) = delete;
+
+  std::string Describe() const override;  // "NVML <nvml version>, driver <driver version>"
+  SystemSnapshot Snapshot() override;
+  std::vector<GpuEvent> Events(unsigned timeout_ms) override;
+
+  struct Api;  // the loaded symbols (nvml_source.cc)
+
+ private:
+  NvmlSource();
+  std::unique_ptr<Api> api_;
+  std::chrono::steady_clock::time_point opened_;
+};
+
+// "0-27,56-83" from a CPU bit mask given as 64-bit words (bit i of word w = CPU 64*w+i).
+std::string CpuListFromMask(const std::vector<unsigned long>& words);
+
+}  // namespace gpuplan
