@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages gpuplan builds and tests with (idempotent; quick when present).
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config git jq
+  build-essential cmake ninja-build pkg-config git jq yq
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libglpk-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz targets

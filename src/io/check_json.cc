@@ -103,12 +103,20 @@ json CheckResultToJson(const CheckResult& r) {
   j["measured"] = Opt(r.measured);
   j["expected"] = Opt(r.expected);
   j["unit"] = r.unit;
-  j["measured_text"] = r.measured_text;
-  j["expected_text"] = r.expected_text;
   j["evidence"] = r.evidence;
-  j["advice"] = r.advice;
-  j["expectation_source"] = r.expectation_source;
-  j["seconds"] = r.seconds;
+  // The optional texts only when present (a 1,000-node merge has 160,000 results).
+  auto text = [&j](const char* key, const std::string& v) {
+    if (!v.empty()) {
+      j[key] = v;
+    }
+  };
+  text("measured_text", r.measured_text);
+  text("expected_text", r.expected_text);
+  text("advice", r.advice);
+  text("expectation_source", r.expectation_source);
+  if (r.seconds > 0) {
+    j["seconds"] = r.seconds;
+  }
   return j;
 }
 

