@@ -7,6 +7,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz targets
   chromium                   # headless browser: the check report HTML test opens it
+  cmark-gfm                  # GitHub-flavoured Markdown: the check report Markdown test renders it
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -214,7 +214,7 @@ uint64_t WorkUnit(uint64_t x) {
 }
 
 // Runs work units on `threads` threads for `seconds`; returns units per second (all threads).
-double Rate(int threads, double seconds) {
+double Rate(int threads, double seconds, const std::function<void(double)>& progress) {
   std::atomic<bool> stop{false};
   std::vector<uint64_t> units(static_cast<std::size_t>(threads), 0);
   std::vector<uint64_t> sinks(static_cast<std::size_t>(threads), 0);
@@ -232,7 +232,14 @@ double Rate(int threads, double seconds) {
       sinks[static_cast<std::size_t>(i)] = x;
     });
   }
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const auto deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::min(std::chrono::steady_clock::duration(std::chrono::milliseconds(100)),
+                                         deadline - std::chrono::steady_clock::now()));
+    if (progress) {
+      progress(std::min(1.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / seconds));
+    }
+  }
   stop = true;
   for (auto& t : pool) {
     t.join();
@@ -254,12 +261,12 @@ std::string Gib(uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<d
 
 }  // namespace
 
-CpuThroughput MeasureCpuThroughput(int threads, double seconds) {
+CpuThroughput MeasureCpuThroughput(int threads, double seconds, const std::function<void(double)>& progress) {
   CpuThroughput r;
   r.threads = std::max(1, threads);
   const auto t0 = std::chrono::steady_clock::now();
-  r.single_rate = Rate(1, seconds / 2);
-  r.parallel_rate = Rate(r.threads, seconds / 2);
+  r.single_rate = Rate(1, seconds / 2, [&](double f) { if (progress) progress(f / 2); });
+  r.parallel_rate = Rate(r.threads, seconds / 2, [&](double f) { if (progress) progress(0.5 + f / 2); });
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

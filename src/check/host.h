@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,7 +52,8 @@ struct CpuThroughput {
   double seconds = 0;
   double SpeedUp() const { return single_rate > 0 ? parallel_rate / single_rate : 0; }
 };
-CpuThroughput MeasureCpuThroughput(int threads, double seconds);
+// `progress` (optional) is called about every 0.1 s with the fraction done.
+CpuThroughput MeasureCpuThroughput(int threads, double seconds, const std::function<void(double)>& progress = {});
 
 // Judges the host: cpu_cores_per_gpu, ram_per_gpu, cpu_steal, cpu_throughput (plus cpu_model
 // as an informational PASS). `gpu_count` 0 skips the per-GPU ratios with the reason.

@@ -101,7 +101,8 @@ ssize_t ReadRange(const OpenFile& f, char* buf, uint64_t len, uint64_t off) {
 }
 
 template <typename NextRange>
-Phase RunPhase(const std::vector<OpenFile>& files, int threads, uint64_t block, double seconds, NextRange next) {
+Phase RunPhase(const std::vector<OpenFile>& files, int threads, uint64_t block, double seconds, NextRange next,
+               const std::function<void(double)>& progress) {
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> ops{0};
   std::mutex mu;
@@ -127,6 +128,14 @@ Phase RunPhase(const std::vector<OpenFile>& files, int threads, uint64_t block, 
         ++ops;
       }
     });
+  }
+  // The calling thread reports progress while the readers read.
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::min(std::chrono::steady_clock::duration(std::chrono::milliseconds(100)),
+                                         deadline - std::chrono::steady_clock::now()));
+    if (progress) {
+      progress(std::min(1.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / seconds));
+    }
   }
   for (auto& th : pool) {
     th.join();
@@ -252,7 +261,7 @@ StorageResult MeasureStorage(const StorageRequest& req) {
   std::atomic<uint64_t> cursor{0};
   const Phase seq = RunPhase(files, res.threads, seq_block, req.seconds / 2, [&](std::mt19937_64&) {
     return chunks[cursor.fetch_add(1) % chunks.size()];
-  });
+  }, [&](double f) { if (req.progress) req.progress(f / 2); });
   // Random: a block at a uniformly random aligned place of the data.
   std::vector<uint64_t> starts;
   uint64_t acc = 0;
@@ -267,7 +276,7 @@ StorageResult MeasureStorage(const StorageRequest& req) {
     const uint64_t room = files[i].size > rblock ? files[i].size - rblock : 0;
     const uint64_t off = std::min(at - starts[i], room) / kAlign * kAlign;
     return std::pair<std::size_t, uint64_t>(i, off);
-  });
+  }, [&](double f) { if (req.progress) req.progress(0.5 + f / 2); });
   res.sequential_bytes_per_s = seq.bytes_per_s;
   res.random_bytes_per_s = rnd.bytes_per_s;
   res.random_iops = rnd.ops_per_s;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct StorageRequest {
   uint64_t test_file_bytes = 512ull << 20;
   uint64_t sequential_block = 4ull << 20;  // 4 MiB
   uint64_t random_block = 128ull << 10;    // 128 KiB; the suite sets the sample size
+  std::function<void(double)> progress;    // called about every 0.1 s with the fraction done
 };
 
 struct StorageResult {

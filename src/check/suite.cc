@@ -37,6 +37,7 @@ std::vector<CheckResult> RunStorage(CheckContext& c) {
   sr.seconds = ModeSeconds(c.mode, c.thresholds.storage_seconds_quick, c.thresholds.storage_seconds_default);
   sr.threads = c.request.storage_threads;
   sr.random_block = RandomBlockFor(c.storage_need);
+  sr.progress = c.progress;
   const StorageResult res = MeasureStorage(sr);
   return JudgeStorage(res, c.storage_need, c.checkpoint_bytes, c.thresholds);
 }
@@ -53,7 +54,8 @@ std::vector<CheckResult> RunHost(CheckContext& c) {
   }
   const int threads = info.cpu_threads.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   const CpuThroughput tp =
-      MeasureCpuThroughput(threads, ModeSeconds(c.mode, c.thresholds.cpu_seconds_quick, c.thresholds.cpu_seconds_default));
+      MeasureCpuThroughput(threads, ModeSeconds(c.mode, c.thresholds.cpu_seconds_quick, c.thresholds.cpu_seconds_default),
+                           c.progress);
   // Steal over the run so far: the storage test and the CPU test (the moments we asked for CPU).
   const std::optional<double> steal = StealFraction(c.cpu_start, ReadCpuTimes());
   return JudgeHost(info, gpus, gpu_memory, c.expect.cpu_cores, steal, tp, c.thresholds);

@@ -44,6 +44,17 @@ json_is "$tmp/nodriver.json" .complete true
 json_is "$tmp/nodriver.json" '[.tests[].name] | (index("cpu_steal") != null) and (index("storage_random_read") != null)' true
 json_is "$tmp/nodriver.json" '[.tests[] | keys | contains(["name","gpu","status","measured","expected","unit","evidence"])] | all' true
 has "$tmp/nodriver.md" "# GPU check: ERROR"
+# The Markdown renders as GitHub-flavoured Markdown (cmark-gfm): every table row a row.
+if command -v cmark-gfm >/dev/null; then
+  cmark-gfm -e table "$tmp/nodriver.md" >"$tmp/nodriver.html"
+  tables=$(grep -c '^| *-\{3,\}' "$tmp/nodriver.md")
+  rows=$(($(grep -c '^| ' "$tmp/nodriver.md") - tables))
+  [ "$(grep -o '<table>' "$tmp/nodriver.html" | wc -l)" = "$tables" ] && [ "$tables" -ge 2 ] && ok || bad "markdown tables: $tables"
+  [ "$(grep -o '<tr>' "$tmp/nodriver.html" | wc -l)" = "$rows" ] && ok || bad "markdown rows: want $rows"
+  grep -q '<td>storage_seq_read</td>' "$tmp/nodriver.html" && ok || bad "markdown results table lacks storage_seq_read"
+else
+  echo "SKIP: cmark-gfm not installed (scripts/install-deps.sh installs it)"
+fi
 [ -z "$(ls -A "$tmp/data")" ] && ok || bad "storage test left files: $(ls -A "$tmp/data")"
 # This machine's own driver state, without the override: no driver here means exit 3 as well.
 if ! ldconfig -p | grep -q libnvidia-ml.so.1; then

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "io/check_files.h"
 #include "io/check_json.h"
+#include "io/check_text.h"
 #include "telemetry/recorded_source.h"
 #include "telemetry/snapshot_json.h"
 #include "test_paths.h"
@@ -225,6 +226,30 @@ TEST_F(CheckRun, ReportFileIsCompleteAfterEveryTest) {
   }
   EXPECT_TRUE(ReadJson(q.json)["complete"].get<bool>());
   EXPECT_FALSE(fs::exists(q.json + ".tmp." + std::to_string(::getpid())));
+}
+
+// The live view: a progress bar redrawn with \r on a terminal, plain lines otherwise.
+TEST(CheckLiveView, ProgressOnlyOnATerminal) {
+  CheckReport r;
+  CheckResult t;
+  t.name = "storage_seq_read";
+  t.status = CheckStatus::kPass;
+  t.measured = 1.5;
+  t.unit = "GB/s";
+  r.Add(t);
+  for (const bool tty : {true, false}) {
+    std::ostringstream out;
+    CheckLiveView view(out, tty);
+    view.OnTestStart("storage", 0, 2);
+    view.OnProgress("storage", 0.5);
+    view.OnTestDone(r, "storage");
+    const std::string s = out.str();
+    EXPECT_NE(s.find("[1/2] storage\n"), std::string::npos) << s;
+    EXPECT_NE(s.find("PASS  storage_seq_read"), std::string::npos) << s;
+    EXPECT_NE(s.find("1.5 GB/s"), std::string::npos) << s;
+    EXPECT_EQ(s.find("] 50%") != std::string::npos, tty) << s;
+    EXPECT_EQ(s.find('\r') != std::string::npos, tty) << s;
+  }
 }
 
 TEST(CheckJson, RoundTripAndTampering) {

@@ -126,6 +126,17 @@ TEST(CpuThroughput, OneThreadIsItsOwnYardstick) {
   EXPECT_LT(tp.SpeedUp(), 2.0);
 }
 
+TEST(CpuThroughput, ReportsProgress) {
+  std::vector<double> seen;
+  MeasureCpuThroughput(1, 0.6, [&](double f) { seen.push_back(f); });
+  ASSERT_GE(seen.size(), 4u);  // about every 0.1 s over 0.6 s
+  for (std::size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_GE(seen[i], seen[i - 1]);
+  }
+  EXPECT_LE(seen.back(), 1.0);
+  EXPECT_GE(seen.back(), 0.9);
+}
+
 TEST(Storage, RandomBlockFollowsTheSample) {
   EXPECT_EQ(RandomBlockFor(std::nullopt), 128u << 10);
   EXPECT_EQ(RandomBlockFor(StorageNeed{100, 8000}), 8192u);  // 8000 rounded up to 4 KiB pages
