@@ -62,6 +62,21 @@ if ! ldconfig -p | grep -q libnvidia-ml.so.1; then
   json_is "$tmp/here.json" .environment_problem true
 fi
 
+# 1b. What training reads, from a fit: samples/s = tokens/s / seq, bytes/sample = seq x 4 (int32
+# token ids), so the need is tokens/s x 4 bytes/s; a LoRA checkpoint is the adapter in bf16 (2
+# bytes) plus Adam's fp32 master and two moments (12 bytes) per trainable parameter; disk_free
+# wants 3 of them (docs/check.md §5).
+"$bin" fit --model Llama-3.1-8B --task lora --gpu H100 --json >"$tmp/fit.json"
+expect_exit 3 "check --fit" -- env GPUPLAN_NVML_LIBRARY=/none "$bin" check --quick --thresholds "$tmp/fast.yaml" \
+  --data "$tmp/data" --fit "$tmp/fit.json" --json "$tmp/withfit.json"
+need=$(jq '.time.tokens_per_second * 4 / 1e9' "$tmp/fit.json")
+json_is "$tmp/withfit.json" "[.tests[] | select(.name == \"storage_feeds_training\")][0].expected - $need | fabs < 1e-12" true
+json_is "$tmp/withfit.json" '[.tests[] | select(.name == "storage_feeds_training")][0].status' PASS
+ck=$(jq '3 * 14 * .model.params_trainable / 1e9' "$tmp/fit.json")
+json_is "$tmp/withfit.json" "[.tests[] | select(.name == \"disk_free\")][0].expected - $ck | fabs < 1e-6" true
+expect_exit 2 "check --fit not a fit" -- "$bin" check --fit "$tmp/nodriver.json"
+has "$tmp/err" "--fit"
+
 # 2. Before renting: two nodes' captures, one with an x8 link: one report, FAIL, exit 1. The
 # report on stdout (--json -) moves the live view to stderr.
 expect_exit 1 "captures" -- "$bin" check --from-nvidia-smi "$smi/a100-sxm4-mig.xml" "$smi/edited/a100-x8-link.xml" \
