@@ -200,6 +200,15 @@ const std::vector<InventoryColumn>& InventoryColumns() {
       {"driver", [](N n, G) { return TextOr(n.driver_version); }},
       {"ECC", [](N, G g) { return OnOff(g.ecc_enabled, g.ecc_pending); }},
       {"MIG", [](N, G g) { return OnOff(g.mig_enabled, g.mig_pending); }},
+      {"temp", [](N, G g) { return g.temperature_c ? fmt::format("{} C", *g.temperature_c) : std::string(kMissing); }},
+      {"NUMA (CPUs)",
+       [](N, G g) {
+         if (!g.numa_node && !g.cpu_affinity) {
+           return std::string(kMissing);
+         }
+         return (g.numa_node ? std::to_string(*g.numa_node) : std::string(kMissing)) +
+                (g.cpu_affinity ? " (" + *g.cpu_affinity + ")" : std::string());
+       }},
   };
   return columns;
 }

@@ -98,7 +98,7 @@ def render(t):
         return t[1]
     if kind == "enum":
         named = sorted(n for n in t[1] if n.endswith("_t")) or sorted(t[1])
-        return "%s (enum)" % named[0]
+        return named[0]
     if kind == "fnptr":
         return "function pointer"
     return "?" + str(t[1])
@@ -383,8 +383,7 @@ def compare(ours, theirs, bindings, text=None):
                 and ours[1] in ("int", "uint")):
             return "not a %d-byte integer (the C enum's size)" % SCALARS[theirs[2]][0]
         if text is not None and leaf_name(text) not in theirs[1]:
-            return "spelled %r where nvml.h uses the enum typedef %s" % (
-                leaf_name(text), render(theirs).split(" ")[0])
+            return "spelled %r where nvml.h uses the enum typedef %s" % (leaf_name(text), render(theirs))
         return None
     if ours[0] != theirs[0]:
         return "different kind of type"
@@ -483,7 +482,8 @@ def source_coverage(path, dump, report):
         report("no GPUPLAN_NVML_SYMBOLS entries X(member, \"symbol\", PFN_type) found in %s" % path)
     for sym, pfn in ours.items():
         if sym not in dumped:
-            report("dump incomplete: %s (%s) is looked up in %s but nvml_layout_dump does not print it" % (sym, pfn, path))
+            report("dump incomplete: %s (%s) is looked up in %s but nvml_layout_dump does not print it"
+                   % (sym, pfn, path))
         elif dumped[sym] != pfn:
             report("dump stale: %s is %s in %s but %s in nvml_layout_dump" % (sym, pfn, path, dumped[sym]))
     for sym in dumped:
@@ -572,13 +572,15 @@ def main(argv):
                 report("%s: field name ours %s, bindings %s (%s, field %d)" % (
                     where, of["name"], tf["name"], ident, ofields.index(of) + 1))
             if of["offset"] != tf["offset"]:
-                report("%s: offset ours %d, bindings %d (%s.%s)" % (where, of["offset"], tf["offset"], ident, tf["name"]))
+                report("%s: offset ours %d, bindings %d (%s.%s)"
+                       % (where, of["offset"], tf["offset"], ident, tf["name"]))
             if of["size"] != tf["size"]:
                 report("%s: size ours %d, bindings %d (%s.%s)" % (where, of["size"], tf["size"], ident, tf["name"]))
             ours, _ = parse_ours(of["type"])
             why = compare(ours, tf["type"], b)
             if why:
-                report("%s: type ours %s, bindings %s = %s (%s)" % (where, render(ours), tf["rust"], render(tf["type"]), why))
+                report("%s: type ours %s, bindings %s = %s (%s)"
+                       % (where, render(ours), tf["rust"], render(tf["type"]), why))
             else:
                 ok("%s @%d size %d %s" % (where, of["offset"], of["size"], render(ours)))
         if len(ofields) == len(tfields) and s["size"] == lay["size"]:
@@ -631,7 +633,8 @@ def main(argv):
             if is_legacy:
                 legacy.append(sym)
             if sym in NEWER_THAN_BINDINGS:
-                notes.append("note: %s is listed in NEWER_THAN_BINDINGS but is in these bindings; checked against them" % sym)
+                notes.append("note: %s is listed in NEWER_THAN_BINDINGS but is in these bindings; "
+                             "checked against them" % sym)
             label = "bindings"
         elif sym in NEWER_THAN_BINDINGS:
             newer.append(sym)

@@ -111,7 +111,10 @@ has "$tmp/err" "inverted.yaml"
 # XID 79 in the recording): the XID is a FAIL tied to the test that was running.
 expect_exit 1 "fake nvml" -- env GPUPLAN_NVML_LIBRARY="$fake" GPUPLAN_FAKE_NVML="$fixtures/nvml/h100-590.recording.json" \
   "$bin" check --quick --thresholds "$tmp/fast.yaml" --expect "1x H100 SXM" --cuda 12.4 --json "$tmp/fake.json" \
-  --record "$tmp/rec.json"
+  --record "$tmp/rec.json" --markdown "$tmp/fake.md"
+# The inventory row ends with the temperature and the NUMA node with its CPUs (the capture:
+# GPU Current Temp 41 C; topo -m: CPU Affinity 0-19, NUMA Affinity 0).
+grep -q '| 41 C | 0 (0-19) |$' "$tmp/fake.md" && ok || bad "inventory lacks temperature / NUMA: $(grep '^| 0 |' "$tmp/fake.md")"
 json_is "$tmp/fake.json" '.gpus[0].pci_device_id' $((0x233010DE))
 json_is "$tmp/fake.json" '[.tests[] | select(.name == "gpu_identity")][0].status' PASS
 json_is "$tmp/fake.json" '[.tests[] | select(.name == "driver_cuda")][0].status' PASS

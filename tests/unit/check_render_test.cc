@@ -168,13 +168,13 @@ TEST(CheckMarkdown, ReportHasTitleSummaryInventoryAndResults) {
   EXPECT_NE(md.find("- host virtual_machine: no flags line in /proc/cpuinfo\n"), std::string::npos);
   // Inventory of one node: no node column.
   EXPECT_NE(md.find("| GPU | name | serial | PCI bus | device id | memory | PCIe gen | PCIe width | NVLink up | "
-                    "power limit | driver | ECC | MIG |\n"),
+                    "power limit | driver | ECC | MIG | temp | NUMA (CPUs) |\n"),
             std::string::npos);
   EXPECT_NE(md.find("| 0 | NVIDIA H100 PCIe | 1650923000001 | 00000000:18:00.0 | 0x2331 | 80.0 GiB | 5/5 | x16/x16 | "
-                    "0/0 | 350 W | 550.54.15 | on | off |\n"),
+                    "0/0 | 350 W | 550.54.15 | on | off | - | - |\n"),
             std::string::npos);
   EXPECT_NE(md.find("| 1 | NVIDIA H100 PCIe | - | 00000000:41:00.0 | 0x2331 | 80.0 GiB | 5/5 | x8/x16 | - | 350 W | "
-                    "550.54.15 | - | off |\n"),
+                    "550.54.15 | - | off | - | - |\n"),
             std::string::npos);
   EXPECT_NE(md.find("- ecc_enabled: NVML_ERROR_NOT_SUPPORTED (GPU 1)\n"), std::string::npos);
   EXPECT_NE(md.find("## Events\n\n- GPU 1: XID 79 at 12.5 s\n"), std::string::npos);
