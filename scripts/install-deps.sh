@@ -5,6 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git jq yq
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libglpk-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  librust-nvml-wrapper-sys-dev   # bindgen output of the real nvml.h: tests/abi checks our NVML declarations
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz targets
   chromium                   # headless browser: the check report HTML test opens it
   cmark-gfm                  # GitHub-flavoured Markdown: the check report Markdown test renders it

@@ -131,8 +131,10 @@ ComparisonResult CompareReports(const std::vector<NamedReport>& reports, const C
         for (const auto& o : offers->offers) {
           ids.push_back(o.id);
         }
-        throw InputError("no offer '" + m.offer_id + "' (named by " + nr.file + ")", req.offers, 0,
-                         offer_of.count(nr.file) ? "--offer-of" : "offer", ClosestNames(m.offer_id, ids));
+        std::vector<std::string> close = ClosestNames(m.offer_id, ids);
+        throw InputError("no offer '" + m.offer_id + "' (named by " + nr.file + ")" +
+                             (close.empty() ? "" : "; did you mean " + JoinOr(close) + "?"),
+                         req.offers, 0, offer_of.count(nr.file) ? "--offer-of" : "offer", close);
       }
       m.offer = *it;
       // Per instance-hour: reserved terms over the average month (730 h), hourly modes at the

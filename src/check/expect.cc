@@ -113,7 +113,9 @@ Expectation ExpectFromOffer(const OfferSet& offers, const std::string& offer_id)
       return e;
     }
   }
-  throw InputError("no offer '" + offer_id + "' in " + offers.file, "", 0, "--offer", ClosestNames(offer_id, ids));
+  std::vector<std::string> close = ClosestNames(offer_id, ids);
+  throw InputError("no offer '" + offer_id + "' in " + offers.file + (close.empty() ? "" : "; did you mean " + JoinOr(close) + "?"),
+                   "", 0, "--offer", close);
 }
 
 std::optional<std::string> MinimumDriverForCuda(const std::string& cuda) {

@@ -25,6 +25,16 @@ inline constexpr nvmlReturn_t NVML_ERROR_LIBRARY_NOT_FOUND = 12;
 inline constexpr nvmlReturn_t NVML_ERROR_FUNCTION_NOT_FOUND = 13;
 inline constexpr nvmlReturn_t NVML_ERROR_CORRUPTED_INFOROM = 14;
 inline constexpr nvmlReturn_t NVML_ERROR_GPU_IS_LOST = 15;
+inline constexpr nvmlReturn_t NVML_ERROR_RESET_REQUIRED = 16;
+inline constexpr nvmlReturn_t NVML_ERROR_OPERATING_SYSTEM = 17;
+inline constexpr nvmlReturn_t NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18;
+inline constexpr nvmlReturn_t NVML_ERROR_IN_USE = 19;
+inline constexpr nvmlReturn_t NVML_ERROR_MEMORY = 20;
+inline constexpr nvmlReturn_t NVML_ERROR_NO_DATA = 21;
+inline constexpr nvmlReturn_t NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22;
+inline constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_RESOURCES = 23;
+inline constexpr nvmlReturn_t NVML_ERROR_FREQ_NOT_SUPPORTED = 24;
+inline constexpr nvmlReturn_t NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25;
 inline constexpr nvmlReturn_t NVML_ERROR_UNKNOWN = 999;
 
 // Symbolic name of a return code ("NVML_ERROR_NOT_SUPPORTED"), for codes we know.

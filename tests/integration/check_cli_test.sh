@@ -134,8 +134,10 @@ offers:
     terms: {sla_response_minutes: 15}
   - id: b-monthly
     gpu: H100 SXM
+    gpus_per_instance: 8
     mode: monthly
-    price: 7300
+    price: 58400
+    cpu_cores: 4096
 YAML
 expect_exit 3 "node a" -- env GPUPLAN_NVML_LIBRARY=/none "$bin" check --quick --thresholds "$tmp/fast.yaml" --data "$tmp/data" --json "$tmp/a.json"
 expect_exit 3 "node b" -- env GPUPLAN_NVML_LIBRARY=/none "$bin" check --quick --thresholds "$tmp/fast.yaml" --data "$tmp/data" --json "$tmp/b.json"
@@ -143,7 +145,7 @@ expect_exit 0 "compare" -- "$bin" check compare "$tmp/a.json" "$tmp/b.json" --of
   --offer-of "$tmp/a.json=a-od" --offer-of "$tmp/b.json=b-monthly" --json "$tmp/cmp.json" --html "$tmp/cmp.html"
 json_is "$tmp/cmp.json" .rank_basis "price per measured storage TB/s-hour"
 json_is "$tmp/cmp.json" '[.machines[].rank] | sort | map(tostring) | join(",")' "1,2"
-json_is "$tmp/cmp.json" '.machines[1].price_per_hour' 10   # 7,300 CNY / 730 h
+json_is "$tmp/cmp.json" '.machines[1].price_per_hour' 80   # 58,400 CNY / 730 h for one 8-GPU instance (the report saw no GPU)
 json_is "$tmp/cmp.json" '.machines[0].terms.sla_response_minutes' 15
 has "$tmp/cmp.html" "not stated"
 expect_exit 2 "compare: unknown offer" -- "$bin" check compare "$tmp/a.json" "$tmp/b.json" --offers "$tmp/offers.yaml" --offer-of "$tmp/a.json=a-odd"
@@ -151,6 +153,17 @@ has "$tmp/err" "a-od"
 echo '{"schema": "gpuplan-check-report/1", "verdict": "PASS", "tests": [{"name": "x", "status": "FAIL"}]}' >"$tmp/edited.json"
 expect_exit 2 "compare: edited verdict" -- "$bin" check compare "$tmp/a.json" "$tmp/edited.json"
 has "$tmp/err" "verdict"
+
+# 5b. What was paid for, from the offer: its card, its 8 GPUs per instance, its 4,096 CPU cores.
+expect_exit 3 "offer" -- env GPUPLAN_NVML_LIBRARY=/none "$bin" check --quick --thresholds "$tmp/fast.yaml" \
+  --offers "$tmp/offers.yaml" --offer b-monthly --json "$tmp/offer.json"
+json_is "$tmp/offer.json" .offer_id b-monthly
+json_is "$tmp/offer.json" .expected_card "H100 SXM 80GB"
+json_is "$tmp/offer.json" '[.tests[] | select(.name == "cpu_cores_promised")][0] | [.status, .expected] | map(tostring) | join(",")' "FAIL,4096"
+expect_exit 2 "unknown offer" -- "$bin" check --offers "$tmp/offers.yaml" --offer b-montly
+has "$tmp/err" "b-monthly"
+expect_exit 1 "capture against the offer" -- "$bin" check --from-nvidia-smi "$smi/h100-590-q.txt" --offers "$tmp/offers.yaml" --offer b-monthly --json -
+json_is "$tmp/out" '[.tests[] | select(.name == "gpu_count")][0] | [.status, .measured, .expected] | map(tostring) | join(",")' "FAIL,1,8"
 
 # 6. Merge: three nodes' reports into one; its exit code is the worst node's.
 expect_exit 3 "merge" -- "$bin" check merge "$tmp/a.json" "$tmp/b.json" "$tmp/captures.json" --json "$tmp/merged.json" --markdown "$tmp/merged.md"
