@@ -118,12 +118,14 @@ TEST(JudgeHost, StealCoresRamAndPromise) {
   EXPECT_EQ(Find(no_gpu, "cpu_steal").status, CheckStatus::kSkip);
 }
 
-TEST(CpuThroughput, OneThreadIsItsOwnYardstick) {
-  const CpuThroughput tp = MeasureCpuThroughput(1, 0.2);
+TEST(CpuThroughput, MeasuresBothRates) {
+  // The rates themselves depend on the machine and its load; only their presence is asserted
+  // here (the speed-up is judged by JudgeHost on hand-made numbers above).
+  const CpuThroughput tp = MeasureCpuThroughput(2, 0.2);
+  EXPECT_EQ(tp.threads, 2);
   EXPECT_GT(tp.single_rate, 0);
-  // The same work on the same single thread twice: the two rates agree within a loaded CI box's noise.
-  EXPECT_GT(tp.SpeedUp(), 0.5);
-  EXPECT_LT(tp.SpeedUp(), 2.0);
+  EXPECT_GT(tp.parallel_rate, 0);
+  EXPECT_GE(tp.seconds, 0.2);
 }
 
 TEST(CpuThroughput, ReportsProgress) {
