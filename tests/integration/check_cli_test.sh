@@ -94,6 +94,13 @@ has "$tmp/out" "FAIL  gpu_identity"
 expect_exit 1 "4090D as 4090" -- "$bin" check --from-nvidia-smi "$smi/edited/rtx4090d-sold-as-4090.xml" --expect "RTX 4090"
 has "$tmp/out" "RTX 4090 D"
 
+# 2b. A healthy capture of what was ordered: PASS (or WARN), exit 0. The internal-error hook: exit 4.
+expect_exit 0 "healthy capture" -- "$bin" check --from-nvidia-smi "$smi/a100-sxm4-mig.xml" --expect "1x A100 40GB SXM" --allow-mig --json -
+json_is "$tmp/out" '.verdict | test("^(PASS|WARN)$")' true
+json_is "$tmp/out" .exit_code 0
+expect_exit 4 "internal error" -- env GPUPLAN_TEST_INTERNAL_ERROR=1 "$bin" check --from-nvidia-smi "$smi/a100-sxm4-mig.xml"
+has "$tmp/err" "please report"
+
 # 3. Bad input: exit 2, one line naming the flag or file and line, nothing written.
 expect_exit 2 "unknown card" -- "$bin" check --expect "8x H100 SXN" --json "$tmp/never.json"
 has "$tmp/err" "--expect"
