@@ -1,5 +1,5 @@
 // What `gpuplan meter` stores: one sample per GPU per tick, and one per process seen on a GPU
-// at that tick (src/meter/README.md). The agent builds GPU samples from a telemetry snapshot
+// at that tick (docs/meter-store.md). The agent builds GPU samples from a telemetry snapshot
 // (GpuSamplesFromSnapshot) and process samples from NVML's process list and /proc; the store
 // (store.h) keeps them and their roll-ups.
 //

@@ -23,8 +23,10 @@ namespace {
 
 constexpr int64_t kMillisecondsPerDay = 24 * kMillisecondsPerHour;
 constexpr int64_t kMilliwattsPerWatt = 1000;
+constexpr int64_t kWalSizeLimitBytes = 32ll << 20;
+constexpr uint64_t kMinDatabaseBytes = 64ull << 10;
 
-// The schema of version 1 (src/meter/README.md explains every column). Tables are WITHOUT
+// The schema of version 1 (docs/meter-store.md explains every column). Tables are WITHOUT
 // ROWID, clustered on their primary key, which starts with the time: range queries and
 // retention read contiguous pages, and a table costs one b-tree instead of a table and an
 // index.
@@ -449,11 +451,32 @@ void MergeProcess(ProcessAcc& into, const ProcessAcc& more) {
 using GpuKey = std::pair<int64_t, int>;                     // bucket, gpu
 using ProcessKey = std::tuple<int64_t, int, int64_t>;       // bucket, gpu, process id
 
+// Bucket widths of ComputeFromRaw besides the roll-ups' 60,000 and 3,600,000 ms.
+constexpr int64_t kPerSample = 0;    // one row per sample, in the order read
+constexpr int64_t kWholeRange = -1;  // one row per GPU (per process and GPU) over the range
+
+enum class Parts { kAll, kGpus, kProcesses };
+
 struct Computed {
-  std::map<GpuKey, GpuAcc> gpus;
+  std::map<GpuKey, GpuAcc> gpus;  // bucketed rows
+  std::vector<GpuAcc> gpu_rows;   // kPerSample rows, by time then GPU
   std::map<ProcessKey, ProcessAcc> processes;
+  std::vector<ProcessAcc> process_rows;
 };
 
+ProcessUse UseOf(const ProcessAcc& a, const ProcessIdentity& who) {
+  ProcessUse u;
+  static_cast<ProcessIdentity&>(u) = who;
+  u.gpu = a.gpu;
+  u.from_ms = a.first_ms;
+  u.to_ms = a.last_ms;
+  u.samples = a.samples;
+  u.observed_ms = a.observed_ms;
+  u.gpu_memory_n = a.mem_n;
+  u.gpu_memory_sum = a.mem_sum;
+  u.gpu_memory_max = a.mem_max;
+  return u;
+}
 std::string FormatCount(std::size_t n) {
   std::string digits = std::to_string(n);
   std::string out;
@@ -604,6 +627,10 @@ void ValidateStoreOptions(const StoreOptions& o) {
   if (o.retention_batch_rows < 1) {
     throw InputError("must be at least 1, got " + std::to_string(o.retention_batch_rows), "", 0,
                      "retention_batch_rows");
+  }
+  if (o.max_database_bytes && *o.max_database_bytes < kMinDatabaseBytes) {
+    throw InputError("must be at least " + std::to_string(kMinDatabaseBytes) + " bytes", "", 0,
+                     "max_database_bytes");
   }
   // Raw samples must outlive the minute being rolled up, and minutes the hour.
   if (o.raw_retention_hours * static_cast<double>(kMillisecondsPerHour) <
@@ -782,7 +809,9 @@ struct MeterStore::Impl {
   }
 
   ProcessIdentity IdentityOf(int64_t process_id) {
-    auto q = Q("SELECT pid, user, command, container_id, pod_namespace, pod_name, slurm_job_id FROM process WHERE id = ?1");
+    auto q = Q(
+        "SELECT pid, user, command, container_id, pod_namespace, pod_name, slurm_job_id FROM process "
+        "WHERE id = ?1");
     q->Bind(1, process_id);
     ProcessIdentity p;
     if (q->Step()) {
@@ -844,13 +873,27 @@ struct MeterStore::Impl {
 
   // --- roll-ups ------------------------------------------------------------------------------
 
-  // Roll-up rows of the raw samples in [from, to), one bucket per `width` ms (0: per sample).
-  // Each sample's interval, energy and busy time are measured from the previous sample of its
-  // GPU (README: roll-ups), which may lie before `from`.
-  Computed ComputeFromRaw(int64_t from, int64_t to, int64_t width, std::optional<int> only_gpu) {
+  // Roll-up rows of the raw samples in [from, to), one bucket per `width` ms (or kPerSample,
+  // kWholeRange). Each sample's interval, energy and busy time are measured from the previous
+  // sample of its GPU (docs/meter-store.md: roll-ups), which may lie before `from`.
+  Computed ComputeFromRaw(int64_t from, int64_t to, int64_t width, std::optional<int> only_gpu,
+                          Parts parts = Parts::kAll) {
     Computed c;
     const int64_t max_gap = MaxGapMs();
     const int64_t nominal = NominalMs();
+    auto bucket_of = [&](int64_t t) { return width == kWholeRange ? from : FloorTo(t, width); };
+    if (parts != Parts::kProcesses) {
+      ComputeGpus(from, to, width, only_gpu, max_gap, nominal, bucket_of, c);
+    }
+    if (parts != Parts::kGpus) {
+      ComputeProcesses(from, to, width, only_gpu, max_gap, nominal, bucket_of, c);
+    }
+    return c;
+  }
+
+  template <typename BucketOf>
+  void ComputeGpus(int64_t from, int64_t to, int64_t width, std::optional<int> only_gpu, int64_t max_gap,
+                   int64_t nominal, const BucketOf& bucket_of, Computed& c) {
 
     // When a process was on each GPU (sorted: the table is clustered on time).
     std::map<int, std::vector<int64_t>> present;
@@ -880,7 +923,8 @@ struct MeterStore::Impl {
     };
     std::map<int, std::optional<Prev>> prev;
     auto q = Q(std::string("SELECT ") + kGpuSampleSelect +
-               " FROM gpu_sample WHERE time_ms >= ?1 AND time_ms < ?2 AND (?3 IS NULL OR gpu = ?3) ORDER BY time_ms, gpu");
+               " FROM gpu_sample WHERE time_ms >= ?1 AND time_ms < ?2 AND (?3 IS NULL OR gpu = ?3) "
+               "ORDER BY time_ms, gpu");
     q->Bind(1, from);
     q->Bind(2, to);
     q->Bind(3, only_gpu);
@@ -914,16 +958,26 @@ struct MeterStore::Impl {
       }
       const bool active = s.util_gpu && *s.util_gpu > 0;
       const bool busy = active || process_in(s.gpu, s.time_ms - dt, s.time_ms);
-      const GpuKey key{FloorTo(s.time_ms, width), s.gpu};
-      auto [acc, inserted] = c.gpus.try_emplace(key);
-      if (inserted) {
-        acc->second.r.bucket_ms = key.first;
-        acc->second.r.width_ms = width;
-        acc->second.r.gpu = s.gpu;
+      GpuAcc* acc = nullptr;
+      if (width == kPerSample) {
+        acc = &c.gpu_rows.emplace_back();
+      } else {
+        auto [at, inserted] = c.gpus.try_emplace(GpuKey{bucket_of(s.time_ms), s.gpu});
+        acc = &at->second;
       }
-      AddSample(acc->second, s, dt, energy, busy);
+      if (acc->r.samples == 0) {
+        acc->r.bucket_ms = bucket_of(s.time_ms);
+        acc->r.width_ms = width == kWholeRange ? to - from : width;
+        acc->r.gpu = s.gpu;
+      }
+      AddSample(*acc, s, dt, energy, busy);
       it->second = Prev{s.time_ms, s.energy_mj};
     }
+  }
+
+  template <typename BucketOf>
+  void ComputeProcesses(int64_t from, int64_t to, int64_t width, std::optional<int> only_gpu, int64_t max_gap,
+                        int64_t nominal, const BucketOf& bucket_of, Computed& c) {
 
     std::map<std::pair<int, int64_t>, std::optional<int64_t>> prev_process;  // (gpu, process) -> time
     auto pq = Q(
@@ -954,11 +1008,16 @@ struct MeterStore::Impl {
       }
       const int64_t dt = it->second && t - *it->second <= max_gap ? t - *it->second : nominal;
       it->second = t;
-      const ProcessKey key{FloorTo(t, width), gpu, id};
-      auto [acc, inserted] = c.processes.try_emplace(key);
-      ProcessAcc& a = acc->second;
-      if (inserted) {
-        a.bucket_ms = std::get<0>(key);
+      ProcessAcc* acc = nullptr;
+      if (width == kPerSample) {
+        acc = &c.process_rows.emplace_back();
+      } else {
+        auto [at, inserted] = c.processes.try_emplace(ProcessKey{bucket_of(t), gpu, id});
+        acc = &at->second;
+      }
+      ProcessAcc& a = *acc;
+      if (a.samples == 0) {
+        a.bucket_ms = bucket_of(t);
         a.gpu = gpu;
         a.process_id = id;
         a.first_ms = t;
@@ -972,7 +1031,28 @@ struct MeterStore::Impl {
         KeepMax(a.mem_max, memory);
       }
     }
-    return c;
+  }
+
+  // Processes seen in the range, computed from the raw samples: one row per sample
+  // (kPerSample) or per process and GPU (kWholeRange). Inside a read transaction.
+  std::vector<ProcessUse> ProcessUseFromRaw(const TimeRange& range, std::optional<int> gpu, int64_t width) {
+    Computed c = ComputeFromRaw(range.from_ms, range.to_ms, width, gpu, Parts::kProcesses);
+    std::map<int64_t, ProcessIdentity> identities;
+    std::vector<ProcessUse> out;
+    auto add = [&](const ProcessAcc& acc) {
+      auto it = identities.find(acc.process_id);
+      if (it == identities.end()) {
+        it = identities.emplace(acc.process_id, IdentityOf(acc.process_id)).first;
+      }
+      out.push_back(UseOf(acc, it->second));
+    };
+    for (const ProcessAcc& acc : c.process_rows) {
+      add(acc);
+    }
+    for (const auto& [key, acc] : c.processes) {
+      add(acc);
+    }
+    return out;
   }
 
   static std::string GpuTable(Resolution r) { return r == Resolution::kMinute ? "gpu_minute" : "gpu_hour"; }
@@ -1390,6 +1470,12 @@ MeterStore MeterStore::Open(const std::string& path, const StoreOptions& options
                                "'; a network file system?)");
       }
       impl->Exec("PRAGMA synchronous = NORMAL");
+      // After a checkpoint the WAL file is cut back to this size (a catch-up may have grown it).
+      impl->Exec("PRAGMA journal_size_limit = " + std::to_string(kWalSizeLimitBytes));
+      if (options.max_database_bytes) {
+        const auto page_size = static_cast<uint64_t>(impl->PragmaInt("page_size"));
+        impl->Exec("PRAGMA max_page_count = " + std::to_string(*options.max_database_bytes / page_size));
+      }
       if (create) {
         impl->CreateSchema();
       }
@@ -1468,10 +1554,18 @@ FlushStatus MeterStore::Flush(int64_t now_ms) {
       m.minutes_done = update.minutes_done;
       m.hours_done = update.hours_done;
       m.gpu_buffer.erase(m.gpu_buffer.begin(), m.gpu_buffer.begin() + static_cast<std::ptrdiff_t>(n_gpu));
-      m.process_buffer.erase(m.process_buffer.begin(), m.process_buffer.begin() + static_cast<std::ptrdiff_t>(n_process));
+      m.process_buffer.erase(m.process_buffer.begin(),
+                             m.process_buffer.begin() + static_cast<std::ptrdiff_t>(n_process));
       status.written = n_gpu + n_process - too_old;
       m.counters.written += status.written;
       m.counters.dropped_too_old += too_old;
+      if (status.rollup.minute_rows + status.rollup.process_minute_rows > 0) {
+        // About once a minute: copy the WAL into the database. With synchronous=NORMAL this is
+        // when both files are synced, so a power loss (a crash loses nothing committed:
+        // docs/meter-store.md) loses about a minute at most. PASSIVE never waits on readers or
+        // writers; failing is harmless.
+        sqlite3_wal_checkpoint_v2(m.db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      }
     } catch (const SqliteFailure& f) {
       m.DiscardIds();
       if (!IsTransient(f.rc())) {
@@ -1672,8 +1766,9 @@ std::vector<GpuRollup> MeterStore::GpuRollups(Resolution resolution, const TimeR
       out.push_back(std::move(a.r));
     };
     if (resolution == Resolution::kRaw) {
-      Computed c = m.ComputeFromRaw(range.from_ms, range.to_ms, 0, gpu);
-      for (auto& [key, acc] : c.gpus) {
+      Computed c = m.ComputeFromRaw(range.from_ms, range.to_ms, kPerSample, gpu, Parts::kGpus);
+      out.reserve(c.gpu_rows.size());
+      for (GpuAcc& acc : c.gpu_rows) {
         emit(std::move(acc));
       }
       return out;
@@ -1693,22 +1788,6 @@ std::vector<GpuRollup> MeterStore::GpuRollups(Resolution resolution, const TimeR
   return out;
 }
 
-namespace {
-ProcessUse UseOf(const ProcessAcc& a, const ProcessIdentity& who) {
-  ProcessUse u;
-  static_cast<ProcessIdentity&>(u) = who;
-  u.gpu = a.gpu;
-  u.from_ms = a.first_ms;
-  u.to_ms = a.last_ms;
-  u.samples = a.samples;
-  u.observed_ms = a.observed_ms;
-  u.gpu_memory_n = a.mem_n;
-  u.gpu_memory_sum = a.mem_sum;
-  u.gpu_memory_max = a.mem_max;
-  return u;
-}
-}  // namespace
-
 std::vector<ProcessUse> MeterStore::ProcessRollups(Resolution resolution, const TimeRange& range,
                                                    std::optional<int> gpu) const {
   Impl& m = *impl_;
@@ -1716,16 +1795,7 @@ std::vector<ProcessUse> MeterStore::ProcessRollups(Resolution resolution, const 
   try {
     Impl::ReadTransaction tx(m);
     if (resolution == Resolution::kRaw) {
-      Computed c = m.ComputeFromRaw(range.from_ms, range.to_ms, 0, gpu);
-      std::map<int64_t, ProcessIdentity> identities;
-      for (const auto& [key, acc] : c.processes) {
-        auto it = identities.find(acc.process_id);
-        if (it == identities.end()) {
-          it = identities.emplace(acc.process_id, m.IdentityOf(acc.process_id)).first;
-        }
-        out.push_back(UseOf(acc, it->second));
-      }
-      return out;
+      return m.ProcessUseFromRaw(range, gpu, kPerSample);
     }
     const int64_t width = BucketWidthMs(resolution);
     auto q = m.Q(
@@ -1752,8 +1822,19 @@ std::vector<ProcessUse> MeterStore::ProcessRollups(Resolution resolution, const 
 
 std::vector<ProcessUse> MeterStore::ProcessesSeen(Resolution resolution, const TimeRange& range,
                                                   std::optional<int> gpu) const {
+  std::vector<ProcessUse> rows;
+  if (resolution == Resolution::kRaw) {
+    try {
+      Impl::ReadTransaction tx(*impl_);
+      rows = impl_->ProcessUseFromRaw(range, gpu, kWholeRange);  // already one row per process
+    } catch (const SqliteFailure& f) {
+      Translate(f, impl_->path);
+    }
+  } else {
+    rows = ProcessRollups(resolution, range, gpu);
+  }
   std::map<std::pair<int, ProcessIdentity>, ProcessUse> merged;
-  for (ProcessUse& u : ProcessRollups(resolution, range, gpu)) {
+  for (ProcessUse& u : rows) {
     auto [it, inserted] = merged.try_emplace({u.gpu, static_cast<const ProcessIdentity&>(u)}, u);
     if (!inserted) {
       ProcessUse& into = it->second;

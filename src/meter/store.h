@@ -1,5 +1,5 @@
 // The meter's store: GPU and process samples in one SQLite file (WAL mode), written in batches,
-// rolled up into 1-minute and 1-hour tables and trimmed by retention (src/meter/README.md has
+// rolled up into 1-minute and 1-hour tables and trimmed by retention (docs/meter-store.md has
 // the schema, the roll-up definitions and the crash-safety argument).
 //
 // The agent appends every sample and calls Flush when FlushDue says so (every flush_seconds,
@@ -35,10 +35,11 @@ struct StoreOptions {
   // missing file is an InputError.
   bool read_only = false;
   // How often the agent should flush (FlushDue). A SIGKILL loses the samples of at most about
-  // this long, plus the sampling interval (README: crash safety).
+  // this long, plus the sampling interval (docs/meter-store.md: crash safety).
   double flush_seconds = 5;
   // Rows (GPU + process samples) held in memory while the database cannot be written; beyond
-  // this the oldest are dropped and counted. 200,000 rows is 7 h of 8 GPUs at 1 Hz, about 40 MB.
+  // this the oldest are dropped and counted. 200,000 rows: 7 h of 8 GPUs at 1 Hz (3.5 h with a
+  // process on each), about 45 MB (80 MB with the processes' command lines).
   std::size_t max_buffered_samples = 200000;
   // Rows written by one Flush; a larger backlog is written over the following flushes
   // (FlushState::kCatchingUp), so catching up never holds the write lock for long.
@@ -49,7 +50,7 @@ struct StoreOptions {
   // A Flush that took longer than this is reported as kSlow (written, nothing lost).
   double slow_flush_seconds = 1;
   // Sampling: the nominal interval, and the longest gap between two samples of one GPU (or one
-  // process on one GPU) that still counts as observed time (README: roll-ups).
+  // process on one GPU) that still counts as observed time (docs/meter-store.md: roll-ups).
   double sample_interval_seconds = 1;
   double max_sample_gap_seconds = 10;
   // Retention (ApplyRetention): raw samples, 1-minute roll-ups, 1-hour roll-ups (none: kept
@@ -58,6 +59,9 @@ struct StoreOptions {
   double minute_retention_days = 30;
   std::optional<double> hour_retention_days;
   int retention_batch_rows = 10000;
+  // A bound on the database file (PRAGMA max_page_count): beyond it Flush reports kFull and
+  // keeps the samples in memory until retention makes room. None: only the disk bounds it.
+  std::optional<uint64_t> max_database_bytes;
 };
 
 // Throws InputError naming the option (field) when a value is out of range.
@@ -80,8 +84,8 @@ struct TimeRange {
 };
 
 // One GPU over one bucket (a minute, an hour, or one raw sample), as stored in gpu_minute and
-// gpu_hour (README: roll-ups). Sums and counts rather than means, so buckets merge exactly
-// (MergeRollup); a field no sample had has n = 0 and no min/max.
+// gpu_hour (docs/meter-store.md: roll-ups). Sums and counts rather than means, so buckets
+// merge exactly (MergeRollup); a field no sample had has n = 0 and no min/max.
 struct GpuRollup {
   int64_t bucket_ms = 0;  // start of the bucket; for raw rows the sample's time
   int64_t width_ms = 0;   // 60,000 (minute), 3,600,000 (hour), 0 (raw)
@@ -149,7 +153,7 @@ enum class FlushState {
   kOk,
   kSlow,        // written, but the flush took longer than slow_flush_seconds
   kLocked,      // another connection holds the write lock (SQLITE_BUSY / SQLITE_LOCKED)
-  kFull,        // the disk or the database is full (SQLITE_FULL)
+  kFull,        // the disk or max_database_bytes is full (SQLITE_FULL)
   kIoError,     // the file system failed (SQLITE_IOERR)
   kCatchingUp,  // a backlog larger than max_samples_per_flush: part written, the rest next time
 };

@@ -637,6 +637,43 @@ TEST_F(MeterStoreTest, ABacklogIsWrittenInBoundedFlushes) {
   EXPECT_EQ(store.GpuSamples({kT0, kT0 + kMinute}).size(), 20u);
 }
 
+TEST_F(MeterStoreTest, AFullDatabaseKeepsSamplesUntilRetentionMakesRoom) {
+  StoreOptions o;
+  o.max_database_bytes = 256 << 10;  // 64 pages of 4 KiB
+  auto store = MeterStore::Open(File("m.db"), o);
+  // Ten minutes of one GPU at 1 Hz per round until the file is full.
+  int round = 0;
+  FlushStatus st;
+  for (; round < 100; ++round) {
+    store.Append(Ticks(round * 600, 600));
+    st = store.Flush(kT0 + (round + 1) * 600 * kSecond);
+    if (st.state != FlushState::kOk) {
+      break;
+    }
+  }
+  ASSERT_EQ(st.state, FlushState::kFull) << st.reason;
+  ASSERT_GT(round, 0);                   // some rounds fitted
+  EXPECT_EQ(st.written, 0u);             // the round that did not fit...
+  EXPECT_EQ(st.buffered, 600u);          // ...waits in memory
+  EXPECT_EQ(st.dropped, 0u);
+  EXPECT_NE(st.reason.find("full"), std::string::npos) << st.reason;
+  const int64_t full_at = kT0 + (round + 1) * 600 * kSecond;
+  Db db(File("m.db"));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), round * 600);
+
+  // Retention long after: every raw sample that is rolled up goes, freeing pages the next flush
+  // reuses for the samples that waited.
+  const RetentionResult r = store.ApplyRetention(full_at + 49 * kHour);
+  EXPECT_TRUE(r.done) << r.reason;
+  EXPECT_EQ(r.gpu_samples, round * 600);
+  const FlushStatus after = store.Flush(full_at);
+  EXPECT_EQ(after.state, FlushState::kOk) << after.reason;
+  EXPECT_TRUE(after.changed);
+  EXPECT_EQ(after.written, 600u);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 600);
+  EXPECT_EQ(db.Int("SELECT min(time_ms) FROM gpu_sample"), kT0 + round * 600 * kSecond);
+}
+
 // --- SIGKILL during writes -------------------------------------------------------------------------
 
 int64_t WallMs() {
