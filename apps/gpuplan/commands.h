@@ -23,6 +23,7 @@ Runner RegisterGpus(CLI::App& app, GlobalOptions& g);
 Runner RegisterModels(CLI::App& app, GlobalOptions& g);
 Runner RegisterCost(CLI::App& app, GlobalOptions& g);
 Runner RegisterCheck(CLI::App& app, GlobalOptions& g);
+Runner RegisterMeter(CLI::App& app, GlobalOptions& g);
 
 // Resolved data directory: --data-dir, else $GPUPLAN_DATA, else the build's data/ folder.
 std::string DataDir(const GlobalOptions& g);

@@ -37,6 +37,17 @@ double ReservedCostPerMonth(const Offer& o, int64_t month_start) {
   }
 }
 
+int64_t MonthStartOf(int64_t local_hour) {
+  const CivilDate c = CivilFromDays(FloorDiv(local_hour, 24));
+  return DaysFromCivil(c.year, c.month, 1) * 24;
+}
+
+double ReservedCostPerHour(const Offer& o, int64_t local_hour) {
+  const int64_t month_start = MonthStartOf(local_hour);
+  const auto month_hours = static_cast<double>(AddMonths(month_start, 1) - month_start);
+  return ReservedCostPerMonth(o, month_start) / month_hours;
+}
+
 double BilledInstanceHours(const Offer& o, double minutes) {
   if (minutes <= 0) {
     return 0;
@@ -51,6 +62,19 @@ double BilledInstanceHours(const Offer& o, double minutes) {
 }
 
 double HourlyFixedFee(const Offer& o) { return o.MonthlyFixedFees() / kHoursPerMonth; }
+
+InstanceHourCharge ChargeInstanceHour(const Offer& o, int hour_of_day, double minutes, double work) {
+  InstanceHourCharge c;
+  c.billed_hours = BilledInstanceHours(o, minutes);
+  c.price = o.HourlyPrice(hour_of_day);
+  c.work = work;
+  c.fixed_fee = HourlyFixedFee(o);
+  return c;
+}
+
+double InstanceDayCharge(const Offer& o, double work) {
+  return 24.0 * (o.price * (1.0 + o.addon_fee_ratio) * work + HourlyFixedFee(o));
+}
 
 double YoungDalyIntervalHours(const SpotTerms& s) {
   // Young 1974 / Daly 2006 first-order optimum: tau = sqrt(2 C M), M = 1 / rate.
@@ -117,6 +141,57 @@ IdleCosts IdleInstanceCosts(const Offer& o, const std::vector<int64_t>& instance
     }
   }
   return c;
+}
+
+InstanceBill BillInstanceHours(const Offer& o, int64_t start_hour, const std::vector<double>& minutes, double work,
+                               bool force_release) {
+  InstanceBill b;
+  const std::size_t n = minutes.size();
+  b.hour_cost.assign(n, 0.0);
+  b.hour_billed.assign(n, 0.0);
+  if (o.granularity == Granularity::kDay) {
+    // Every calendar day with any use is one block of 24 hours; a day cut by the span is billed
+    // for its hours inside it (1/24 of the block each), so adjacent spans add up to the whole.
+    const double day = InstanceDayCharge(o, work);
+    const double day_fixed = 24.0 * HourlyFixedFee(o);
+    for (std::size_t t = 0; t < n;) {
+      const int64_t d = FloorDiv(start_hour + static_cast<int64_t>(t), 24);
+      std::size_t end = t;
+      bool used = false;
+      while (end < n && FloorDiv(start_hour + static_cast<int64_t>(end), 24) == d) {
+        used |= minutes[end] > 0;
+        ++end;
+      }
+      if (used) {
+        for (std::size_t k = t; k < end; ++k) {
+          b.hour_cost[k] = day / 24.0;
+          b.hour_billed[k] = 1.0;
+          b.compute += (day - day_fixed) / 24.0;
+          b.fixed_fees += day_fixed / 24.0;
+          b.billed_hours += 1.0;
+        }
+      }
+      t = end;
+    }
+    return b;  // day blocks: no keep-or-release between uses (as in the optimiser)
+  }
+  std::vector<int64_t> running(n, 0);
+  for (std::size_t t = 0; t < n; ++t) {
+    if (minutes[t] <= 0) {
+      continue;
+    }
+    const int64_t h = start_hour + static_cast<int64_t>(t);
+    const int hod = static_cast<int>(h - FloorDiv(h, 24) * 24);
+    const InstanceHourCharge c = ChargeInstanceHour(o, hod, minutes[t], work);
+    b.hour_cost[t] = c.Total();
+    b.hour_billed[t] = c.billed_hours;
+    b.compute += c.Compute();
+    b.fixed_fees += c.FixedFees();
+    b.billed_hours += c.billed_hours;
+    running[t] = 1;
+  }
+  b.idle = IdleInstanceCosts(o, running, force_release);
+  return b;
 }
 
 double MonthlyCostPerGpu(const Offer& o, double hours, int64_t month_start) {

@@ -23,6 +23,13 @@ inline double ReservedTermCost(const Offer& o, int64_t term_start, int64_t term_
 // A reserved offer's cost per calendar month when held continuously (a yearly term / 12, a
 // weekly term x the month's hours / 168): what break-even compares.
 double ReservedCostPerMonth(const Offer& o, int64_t month_start);
+// The same spread over the month's hours: what one reserved instance costs for the local hour
+// `local_hour` (ReservedCostPerMonth of the calendar month holding it / that month's hours). The
+// meter prorates a reserved offer to a report range with it: the term is paid whether used or
+// not, so every hour of the range costs its share.
+double ReservedCostPerHour(const Offer& o, int64_t local_hour);
+// The calendar month holding a local hour: the local hour of its 1st, 00:00.
+int64_t MonthStartOf(int64_t local_hour);
 
 // Granularity rule: instance-hours billed for `minutes` of use inside one hour (second: exact;
 // minute: whole minutes; hour: the whole hour; day: the caller bills whole days).
@@ -30,6 +37,29 @@ double BilledInstanceHours(const Offer& o, double minutes);
 // Fixed fees of an hourly instance while it exists (storage, bandwidth: monthly fees prorated
 // over the 730-hour average month, as providers prorate GB-months by the hour).
 double HourlyFixedFee(const Offer& o);
+
+// Hour rule of an on-demand or spot offer: what one instance bills for `minutes` of use within
+// one local hour at `hour_of_day`: BilledInstanceHours (granularity) at the hour's price
+// (Offer::HourlyPrice: add-on fees, night window) times `work`, plus the fixed fees per billed
+// hour. `work` is 1 + spot rework when the minutes are work still to do (the optimiser), 1 when
+// they are capacity already used (the meter: interruptions are in what was observed). The
+// optimiser's objective and its plan's cost items, and the meter's bill of observed use
+// (BillInstanceHours), all price an hour through this. Day-granular offers: InstanceDayCharge.
+struct InstanceHourCharge {
+  double billed_hours = 0;  // instance-hours billed: BilledInstanceHours(o, minutes)
+  double price = 0;         // per instance-hour: o.HourlyPrice(hour_of_day)
+  double work = 1;          // multiplies the price: 1 + spot rework, or 1
+  double fixed_fee = 0;     // per billed instance-hour: HourlyFixedFee(o)
+  double Rate() const { return price * work + fixed_fee; }  // per billed instance-hour
+  double Compute() const { return billed_hours * price * work; }
+  double FixedFees() const { return billed_hours * fixed_fee; }
+  double Total() const { return billed_hours * Rate(); }
+};
+InstanceHourCharge ChargeInstanceHour(const Offer& o, int hour_of_day, double minutes, double work = 1.0);
+// Day rule (granularity: day): one instance used at any time of a calendar day pays 24 hours at
+// the full price (no night window: the block is the day) times `work`, plus 24 hours of fixed
+// fees.
+double InstanceDayCharge(const Offer& o, double work = 1.0);
 
 // Spot rule (docs/cost-model.md §3): expected rework = interruption rate x (checkpoint interval
 // / 2 + restart time) + checkpoint writing C / interval, with the Young/Daly interval
@@ -53,6 +83,26 @@ struct IdleCosts {
 double RecreateCost(const Offer& o);   // one re-creation
 double RetentionPerHour(const Offer& o);  // one stopped instance for an hour (0 for task billing)
 IdleCosts IdleInstanceCosts(const Offer& o, const std::vector<int64_t>& instances, bool force_release);
+
+// One instance of an hourly offer (on-demand or spot) over consecutive local hours from
+// `start_hour`, using `minutes[t]` billed minutes in hour t (0: not running): each hour priced by
+// ChargeInstanceHour (granularity day: InstanceDayCharge for every calendar day with any use,
+// spread evenly over the day's hours inside the span), and the idle gaps between uses by
+// IdleInstanceCosts (kept stopped or released, whichever costs less; nothing for
+// `billing_starts: task`; an offer that cannot be released pays retention to the span's end).
+// Which minutes are "use" (instance up, or task running) is the caller's: the meter passes up
+// minutes for billing_starts create / start and task minutes for task.
+struct InstanceBill {
+  std::vector<double> hour_cost;    // per hour: compute + fixed fees billed for that hour
+  std::vector<double> hour_billed;  // per hour: instance-hours billed
+  double compute = 0;               // the hours' compute price (add-on fees, night window)
+  double fixed_fees = 0;            // storage and bandwidth per billed hour
+  double billed_hours = 0;          // instance-hours billed
+  IdleCosts idle;                   // gaps between uses (retention, re-creation)
+  double Total() const { return compute + fixed_fees + idle.retention + idle.recreate; }
+};
+InstanceBill BillInstanceHours(const Offer& o, int64_t start_hour, const std::vector<double>& minutes,
+                               double work = 1.0, bool force_release = false);
 
 // One offer alone, per GPU, for a calendar month in which each GPU is used `hours` hours:
 // reserved modes their cost per month (above); hourly modes the used hours rounded to the

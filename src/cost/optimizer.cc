@@ -279,11 +279,11 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
                             v.whole);
     }
   }
-  // Cost of one capacity column value in a unit (instance-hours at the hour's price, fixed fees).
+  // Cost of one capacity column value in a unit (instance-hours at the hour's price, fixed fees:
+  // the hour rule of billing.h, which the meter's bill of observed use calls too).
   auto use_cost = [&](const HourlyVars& v, const Unit& un) {
-    const double billed = BilledInstanceHours(*v.o, un.minutes);
-    return un.weight * billed * (v.o->HourlyPrice(un.hod) * (1.0 + v.rework) + HourlyFixedFee(*v.o)) /
-           (v.whole ? 1.0 : v.o->gpus_per_instance);
+    const InstanceHourCharge c = ChargeInstanceHour(*v.o, un.hod, un.minutes, 1.0 + v.rework);
+    return un.weight * c.billed_hours * c.Rate() / (v.whole ? 1.0 : v.o->gpus_per_instance);
   };
   std::vector<int> cover_row(units.size());
   bool any_spot = false;
@@ -336,8 +336,7 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
         auto key = std::make_pair(j, day);
         auto it = day_col.find(key);
         if (it == day_col.end()) {
-          const double per_day = 24.0 * (v.o->price * (1.0 + v.o->addon_fee_ratio) * (1.0 + v.rework) + HourlyFixedFee(*v.o)) /
-                                 (v.whole ? 1.0 : v.o->gpus_per_instance);
+          const double per_day = InstanceDayCharge(*v.o, 1.0 + v.rework) / (v.whole ? 1.0 : v.o->gpus_per_instance);
           it = day_col.emplace(key, p.AddCol(per_day, v.whole)).first;
         }
         const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // the day's instances >= this hour's use
@@ -425,9 +424,10 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       used = true;
       hours[v.o->id] += units[u].weight * x * per * units[u].minutes / 60.0;
       if (!v.by_day) {
-        const double billed = units[u].weight * BilledInstanceHours(*v.o, units[u].minutes) * x * inst;
-        item += billed * v.o->HourlyPrice(units[u].hod) * (1.0 + v.rework);
-        plan.cost.fixed_fees += billed * HourlyFixedFee(*v.o);
+        const InstanceHourCharge c = ChargeInstanceHour(*v.o, units[u].hod, units[u].minutes, 1.0 + v.rework);
+        const double billed = units[u].weight * c.billed_hours * x * inst;
+        item += billed * c.price * c.work;
+        plan.cost.fixed_fees += billed * c.fixed_fee;
       }
     }
     if (!used || v.by_day) {

@@ -25,7 +25,8 @@ std::vector<CheckResult> Judge(const std::string& capture, const std::string& ex
   return JudgeInventory(sys, e, test::Catalog(), CheckThresholds{}, "capture " + capture, /*idle=*/true);
 }
 
-const CheckResult& Find(const std::vector<CheckResult>& v, const std::string& name, int gpu = 0) {
+// A copy: callers pass temporaries (Find(Judge(...), ...)).
+CheckResult Find(const std::vector<CheckResult>& v, const std::string& name, int gpu = 0) {
   for (const auto& r : v) {
     if (r.name == name && (r.gpu == gpu || r.gpu == -1)) {
       return r;

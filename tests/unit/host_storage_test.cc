@@ -26,7 +26,8 @@ std::string Read(const std::string& rel) {
   return s.str();
 }
 
-const CheckResult& Find(const std::vector<CheckResult>& v, const std::string& name) {
+// A copy: callers pass temporaries (Find(JudgeStorage(...), ...)).
+CheckResult Find(const std::vector<CheckResult>& v, const std::string& name) {
   for (const auto& r : v) {
     if (r.name == name) {
       return r;

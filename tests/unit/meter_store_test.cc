@@ -182,7 +182,7 @@ TEST_F(MeterStoreTest, RoundTripsGpuAndProcessSamples) {
   EXPECT_EQ(store.Buffered(), 6u);
 
   const FlushStatus st = store.Flush(kT0 + 2 * kSecond);
-  EXPECT_EQ(st.state, FlushState::kOk) << st.reason;
+  EXPECT_FALSE(IsBehind(st.state)) << st.reason;
   EXPECT_EQ(st.written, 6u);
   EXPECT_EQ(st.buffered, 0u);
 
@@ -272,7 +272,7 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
   auto store = StoreWithTwoMinutes(File("m.db"));
   // Flushing at kT0 + 120 s completes both minutes; the hour is not complete.
   const FlushStatus st = store.Flush(kT0 + 120 * kSecond);
-  ASSERT_EQ(st.state, FlushState::kOk) << st.reason;
+  ASSERT_FALSE(IsBehind(st.state)) << st.reason;
   EXPECT_EQ(st.written, 250u);           // 240 GPU samples + 10 process samples
   EXPECT_EQ(st.rollup.minute_rows, 4);   // 2 minutes x 2 GPUs
   EXPECT_EQ(st.rollup.hour_rows, 0);
@@ -396,7 +396,7 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
 
 TEST_F(MeterStoreTest, ALateSampleReRollsItsMinuteAndHour) {
   auto store = StoreWithTwoMinutes(File("m.db"));
-  ASSERT_EQ(store.Flush(kT0 + kHour).state, FlushState::kOk);
+  ASSERT_FALSE(IsBehind(store.Flush(kT0 + kHour).state));
   // A sample of GPU 0 arrives late, at 30.5 s, at 100 % and half-way on the energy counter.
   GpuSample late = Gpu0(30);
   late.time_ms = kT0 + 30 * kSecond + 500;
@@ -405,7 +405,7 @@ TEST_F(MeterStoreTest, ALateSampleReRollsItsMinuteAndHour) {
   late.clock_event_reasons = 0;
   store.Append({late});
   const FlushStatus st = store.Flush(kT0 + kHour);
-  ASSERT_EQ(st.state, FlushState::kOk) << st.reason;
+  ASSERT_FALSE(IsBehind(st.state)) << st.reason;
   const auto m = store.GpuRollups(Resolution::kMinute, {kT0, kT0 + kMinute}, 0);
   ASSERT_EQ(m.size(), 1u);
   // 61 samples; the late one and sample 31 now stand for 0.5 s each, so observed time, busy
@@ -439,7 +439,7 @@ TEST_F(MeterStoreTest, AGapLongerThanTheLimitIsNotObservedTime) {
     v.push_back(g);
   }
   store.Append(v);
-  ASSERT_EQ(store.Flush(kT0 + kMinute).state, FlushState::kOk);
+  ASSERT_FALSE(IsBehind(store.Flush(kT0 + kMinute).state));
   const auto m = store.GpuRollups(Resolution::kMinute, {kT0, kT0 + kMinute});
   ASSERT_EQ(m.size(), 1u);
   // Observed: 1 (nominal) + 1 + 1 + 1 (nominal, the gap is not observed) + 1 = 5 s.
@@ -472,7 +472,7 @@ TEST_F(MeterStoreTest, RetentionDeletesExactlyTheRowsOlderThanTheCut) {
   store.Append(g);
   store.Append(p);
   const int64_t now = kT0 + 40 * kDay;
-  ASSERT_EQ(store.Flush(now).state, FlushState::kOk);
+  ASSERT_FALSE(IsBehind(store.Flush(now).state));
   Db db(File("m.db"));
   ASSERT_EQ(db.Int("SELECT count(*) FROM gpu_minute"), 5760);  // one sample per minute row
   ASSERT_EQ(db.Int("SELECT count(*) FROM gpu_hour"), 960);     // 40 x 24
@@ -533,7 +533,7 @@ TEST_F(MeterStoreTest, RetentionKeepsSamplesNotRolledUpYet) {
   }
   store.Append(g);
   // Flushed at 5 min: only minutes 0..4 are complete and rolled up.
-  ASSERT_EQ(store.Flush(kT0 + 5 * kMinute).state, FlushState::kOk);
+  ASSERT_FALSE(IsBehind(store.Flush(kT0 + 5 * kMinute).state));
   // Long after, the 48 h cut would take everything, but the cut stops at the roll-up watermark.
   const RetentionResult r = store.ApplyRetention(kT0 + 100 * kDay);
   EXPECT_EQ(r.raw_cut_ms, kT0 + 5 * kMinute);
@@ -583,7 +583,7 @@ TEST_F(MeterStoreTest, ALockedDatabaseLeavesSamplesBufferedUntilItIsFree) {
 
   other.Exec("COMMIT");
   const FlushStatus c = store.Flush(kT0 + 16 * kSecond);
-  EXPECT_EQ(c.state, FlushState::kOk) << c.reason;
+  EXPECT_FALSE(IsBehind(c.state)) << c.reason;
   EXPECT_TRUE(c.changed);
   EXPECT_NE(c.reason.find("caught up"), std::string::npos) << c.reason;
   EXPECT_EQ(c.written, 17u);
@@ -612,7 +612,7 @@ TEST_F(MeterStoreTest, ABufferBeyondItsBoundDropsTheOldestAndCountsThem) {
   EXPECT_EQ(a.dropped, 7u);
   EXPECT_NE(a.reason.find("7 dropped"), std::string::npos) << a.reason;
   other.Exec("ROLLBACK");
-  ASSERT_EQ(store.Flush(kT0 + 28 * kSecond).state, FlushState::kOk);
+  ASSERT_FALSE(IsBehind(store.Flush(kT0 + 28 * kSecond).state));
   EXPECT_EQ(other.Int("SELECT count(*) FROM gpu_sample"), 20);
   EXPECT_EQ(other.Int("SELECT min(time_ms) FROM gpu_sample"), kT0 + 7 * kSecond);
   EXPECT_EQ(store.Counters().dropped_overflow, 7u);
@@ -630,7 +630,7 @@ TEST_F(MeterStoreTest, ABacklogIsWrittenInBoundedFlushes) {
   EXPECT_TRUE(store.FlushDue(kT0 + 20 * kSecond));  // at once, not flush_seconds later
   EXPECT_EQ(store.Flush(kT0 + 20 * kSecond).written, 8u);
   const FlushStatus c = store.Flush(kT0 + 20 * kSecond);
-  EXPECT_EQ(c.state, FlushState::kOk);
+  EXPECT_FALSE(IsBehind(c.state));
   EXPECT_EQ(c.written, 4u);
   EXPECT_FALSE(store.FlushDue(kT0 + 21 * kSecond));  // next in flush_seconds (5 s)
   EXPECT_TRUE(store.FlushDue(kT0 + 25 * kSecond));
@@ -647,7 +647,7 @@ TEST_F(MeterStoreTest, AFullDatabaseKeepsSamplesUntilRetentionMakesRoom) {
   for (; round < 100; ++round) {
     store.Append(Ticks(round * 600, 600));
     st = store.Flush(kT0 + (round + 1) * 600 * kSecond);
-    if (st.state != FlushState::kOk) {
+    if (IsBehind(st.state)) {  // a slow flush (ASan, a loaded CI box) still wrote everything
       break;
     }
   }
@@ -667,7 +667,7 @@ TEST_F(MeterStoreTest, AFullDatabaseKeepsSamplesUntilRetentionMakesRoom) {
   EXPECT_TRUE(r.done) << r.reason;
   EXPECT_EQ(r.gpu_samples, round * 600);
   const FlushStatus after = store.Flush(full_at);
-  EXPECT_EQ(after.state, FlushState::kOk) << after.reason;
+  EXPECT_FALSE(IsBehind(after.state)) << after.reason;
   EXPECT_TRUE(after.changed);
   EXPECT_EQ(after.written, 600u);
   EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 600);
@@ -767,7 +767,7 @@ TEST_F(MeterStoreTest, SigkillDuringWritesLosesOnlyTheLastFlushInterval) {
   EXPECT_EQ(static_cast<int64_t>(store.GpuSamples({start, newest + 1}).size()),
             db.Int("SELECT count(*) FROM gpu_sample"));
   store.Append(Ticks(0, 1));
-  EXPECT_EQ(store.Flush(newest + kMinute).state, FlushState::kOk);
+  EXPECT_FALSE(IsBehind(store.Flush(newest + kMinute).state));
 }
 
 // --- files that are not ours ------------------------------------------------------------------------
@@ -851,7 +851,7 @@ TEST_F(MeterStoreTest, BadOptionsNameTheOption) {
 
 TEST_F(MeterStoreTest, AReadOnlyStoreQueriesWhatTheWriterFlushed) {
   auto writer = StoreWithTwoMinutes(File("m.db"));
-  ASSERT_EQ(writer.Flush(kT0 + kHour).state, FlushState::kOk);
+  ASSERT_FALSE(IsBehind(writer.Flush(kT0 + kHour).state));
   StoreOptions ro;
   ro.read_only = true;
   const auto reader = MeterStore::Open(File("m.db"), ro);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "check/check_options.h"
+#include "meter/meter_options.h"
 
 #include <CLI/CLI.hpp>
 
@@ -79,6 +80,8 @@ TEST(OptionsTable, FlagsAndKeysAreUnique) {
   ExpectWellFormed(CheckOptionTable());
   ExpectWellFormed(CompareReportsOptionTable());
   ExpectWellFormed(MergeReportsOptionTable());
+  ExpectWellFormed(MeterReportOptionTable());
+  ExpectWellFormed(MeterExportOptionTable());
 }
 
 TEST(OptionsTable, DefaultsComeFromTheRequest) {
@@ -300,6 +303,8 @@ TEST(OptionsTable, DocsCliIsCurrent) {
   check("check", OptionsMarkdown(CheckOptionTable()));
   check("check compare", OptionsMarkdown(CompareReportsOptionTable()));
   check("check merge", OptionsMarkdown(MergeReportsOptionTable()));
+  check("meter report", OptionsMarkdown(MeterReportOptionTable()));
+  check("meter export", OptionsMarkdown(MeterExportOptionTable()));
 }
 
 }  // namespace

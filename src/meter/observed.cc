@@ -1,0 +1,393 @@
+// Observed use from the store's roll-ups, and its money under an offer through the billing
+// rules of src/cost/billing.h (docs/meter.md).
+#include "meter/observed.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "core/civil.h"
+#include "core/error.h"
+#include "core/names.h"
+#include "cost/calendar.h"
+#include "read/time_text.h"
+
+namespace gpuplan {
+namespace {
+
+int64_t FloorHourMs(int64_t ms) { return FloorDiv(ms, kMillisecondsPerHour) * kMillisecondsPerHour; }
+int64_t CeilHourMs(int64_t ms) { return -FloorHourMs(-ms); }
+
+// The local hour (offers' zone, whole hours east of UTC) of the UTC hour starting at `ms`.
+int64_t LocalHourOf(int64_t ms, int zone_minutes) {
+  return FloorDiv(ms, kMillisecondsPerHour) + zone_minutes / 60;
+}
+int64_t MsOfLocalHour(int64_t local_hour, int zone_minutes) {
+  return (local_hour - zone_minutes / 60) * kMillisecondsPerHour;
+}
+
+void AddUtilisation(GpuHourUse& h, const GpuRollup& r, int64_t ms) {
+  if (ms <= 0) {
+    return;
+  }
+  if (r.utilization_gpu_n > 0) {
+    const double mean = static_cast<double>(r.utilization_gpu_sum) / static_cast<double>(r.utilization_gpu_n);
+    h.utilisation_ms[UtilisationBucket(mean)] += ms;
+  } else {
+    h.utilisation_unmeasured_ms += ms;
+  }
+}
+
+void AddTotals(GpuHourUse& h, const GpuRollup& r) {
+  h.observed_ms += r.observed_ms;
+  h.busy_ms += r.busy_ms;
+  h.active_ms += r.active_ms;
+  if (r.energy_mj) {
+    h.energy_mj += *r.energy_mj;
+    h.energy_measured = true;
+  }
+}
+
+}  // namespace
+
+std::string_view UtilisationBucketName(std::size_t bucket) {
+  static constexpr std::string_view kNames[kUtilisationBuckets] = {"0", "1-25", "26-50", "51-75", "76-100"};
+  return bucket < kUtilisationBuckets ? kNames[bucket] : "?";
+}
+
+std::size_t UtilisationBucket(double mean) {
+  if (!(mean > 0)) {
+    return 0;
+  }
+  if (mean <= 25) return 1;
+  if (mean <= 50) return 2;
+  if (mean <= 75) return 3;
+  return 4;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> ObservedUse::ObservedHours() const {
+  std::optional<std::pair<std::size_t, std::size_t>> out;
+  for (std::size_t t = 0; t < up_ms.size(); ++t) {
+    if (up_ms[t] > 0) {
+      if (!out) {
+        out = std::make_pair(t, t + 1);
+      }
+      out->second = t + 1;
+    }
+  }
+  return out;
+}
+
+ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
+  ObservedUse u;
+  u.from_ms = FloorHourMs(range.from_ms);
+  const int64_t to = std::max(u.from_ms, CeilHourMs(range.to_ms));
+  u.hours = static_cast<std::size_t>((to - u.from_ms) / kMillisecondsPerHour);
+  if (u.hours == 0) {
+    return u;
+  }
+  // The parts of the range each table holds completely: hours before the hours watermark,
+  // minutes before the minutes watermark, raw samples after it.
+  const StoreExtent e = store.Extent();
+  const int64_t hours_done = std::clamp(e.hours_done_ms.value_or(u.from_ms), u.from_ms, to);
+  const int64_t minutes_done = std::clamp(e.minutes_done_ms.value_or(u.from_ms), hours_done, to);
+  const std::vector<GpuRollup> hour_rows = store.GpuRollups(Resolution::kHour, {u.from_ms, hours_done});
+  // Minute rows of the whole rolled-up part: totals for [hours_done, minutes_done), and the
+  // utilisation distribution everywhere they are still kept.
+  const std::vector<GpuRollup> minute_rows = store.GpuRollups(Resolution::kMinute, {u.from_ms, minutes_done});
+  const std::vector<GpuRollup> raw_rows = store.GpuRollups(Resolution::kRaw, {minutes_done, to});
+
+  std::map<int, std::optional<std::string>> seen;
+  for (const auto* rows : {&hour_rows, &minute_rows, &raw_rows}) {
+    for (const GpuRollup& r : *rows) {
+      auto& uuid = seen[r.gpu];
+      if (r.uuid) {
+        uuid = r.uuid;
+      }
+    }
+  }
+  std::map<int, std::size_t> position;
+  for (const auto& [gpu, uuid] : seen) {
+    position[gpu] = u.gpus.size();
+    u.gpus.push_back(gpu);
+    u.uuids.push_back(uuid);
+  }
+  u.use.assign(u.gpus.size(), std::vector<GpuHourUse>(u.hours));
+  auto cell = [&](const GpuRollup& r) -> GpuHourUse& {
+    const auto t = static_cast<std::size_t>((FloorHourMs(r.bucket_ms) - u.from_ms) / kMillisecondsPerHour);
+    return u.use[position.at(r.gpu)][t];
+  };
+  // Fine data first: minute rows (all of them for the distribution, the unrolled hours' also for
+  // the totals) and raw rows (both).
+  std::vector<std::vector<int64_t>> fine_ms(u.gpus.size(), std::vector<int64_t>(u.hours, 0));
+  for (const GpuRollup& r : minute_rows) {
+    GpuHourUse& h = cell(r);
+    AddUtilisation(h, r, r.observed_ms);
+    fine_ms[position.at(r.gpu)][static_cast<std::size_t>((FloorHourMs(r.bucket_ms) - u.from_ms) / kMillisecondsPerHour)] +=
+        r.observed_ms;
+    if (r.bucket_ms >= hours_done) {
+      AddTotals(h, r);
+    }
+  }
+  for (const GpuRollup& r : raw_rows) {
+    GpuHourUse& h = cell(r);
+    AddUtilisation(h, r, r.observed_ms);
+    AddTotals(h, r);
+  }
+  // Hour rows: the totals of the rolled-up hours, and the distribution of the time the minute
+  // rows no longer cover (retention), at the hour's mean.
+  for (const GpuRollup& r : hour_rows) {
+    GpuHourUse& h = cell(r);
+    AddTotals(h, r);
+    const auto i = position.at(r.gpu);
+    const auto t = static_cast<std::size_t>((r.bucket_ms - u.from_ms) / kMillisecondsPerHour);
+    const int64_t rest = r.observed_ms - fine_ms[i][t];
+    if (rest > 0) {
+      AddUtilisation(h, r, rest);
+      if (fine_ms[i][t] == 0) {
+        ++u.utilisation_from_hour_means;
+      }
+    }
+  }
+  u.up_ms.assign(u.hours, 0);
+  for (const auto& gpu : u.use) {
+    for (std::size_t t = 0; t < u.hours; ++t) {
+      u.up_ms[t] = std::max(u.up_ms[t], gpu[t].observed_ms);
+    }
+  }
+
+  // Processes, from the same tables over the same parts.
+  std::map<std::tuple<std::size_t, int, ProcessIdentity>, int64_t> procs;
+  auto add_processes = [&](Resolution res, int64_t from, int64_t until) {
+    if (from >= until) {
+      return;
+    }
+    for (const ProcessUse& p : store.ProcessRollups(res, {from, until})) {
+      if (!position.count(p.gpu)) {
+        continue;  // a process on a GPU with no GPU sample: no GPU-hour to attribute
+      }
+      const auto t = static_cast<std::size_t>((FloorHourMs(p.from_ms) - u.from_ms) / kMillisecondsPerHour);
+      if (t >= u.hours) {
+        continue;
+      }
+      procs[{t, p.gpu, static_cast<const ProcessIdentity&>(p)}] += p.observed_ms;
+    }
+  };
+  add_processes(Resolution::kHour, u.from_ms, hours_done);
+  add_processes(Resolution::kMinute, hours_done, minutes_done);
+  add_processes(Resolution::kRaw, minutes_done, to);
+  u.processes.reserve(procs.size());
+  for (const auto& [key, ms] : procs) {
+    u.processes.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), ms});
+  }
+  return u;
+}
+
+double ObservedBill::Money() const {
+  double s = 0;
+  for (const auto& g : gpus) s += g.Money();
+  return s;
+}
+double ObservedBill::IdleMoney() const {
+  double s = 0;
+  for (const auto& g : gpus) s += g.idle_money;
+  return s;
+}
+double ObservedBill::BilledHours() const {
+  double s = 0;
+  for (const auto& g : gpus) s += g.billed_hours;
+  return s;
+}
+double ObservedBill::IdleBilledHours() const {
+  double s = 0;
+  for (const auto& g : gpus) s += g.idle_billed_hours;
+  return s;
+}
+
+ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const OfferSet& offers) {
+  ObservedBill bill;
+  bill.offer = &o;
+  bill.currency = offers.currency;
+  bill.utc_offset_minutes = offers.utc_offset_minutes;
+  const std::size_t n = use.hours;
+  const std::size_t gpus = use.gpus.size();
+  const int64_t start = LocalHourOf(use.from_ms, offers.utc_offset_minutes);
+  const auto per = static_cast<std::size_t>(std::max(1, o.gpus_per_instance));
+  bill.gpus.resize(gpus);
+  for (std::size_t i = 0; i < gpus; ++i) {
+    GpuBill& g = bill.gpus[i];
+    g.gpu = use.gpus[i];
+    g.hour_cost.assign(n, 0.0);
+    g.hour_billed.assign(n, 0.0);
+    g.hour_idle_share.assign(n, 0.0);
+  }
+  if (gpus == 0 || n == 0) {
+    return bill;
+  }
+  if (gpus % per != 0) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "the machine shows %zu GPUs but an instance of %s holds %zu: the last instance is billed whole, "
+                  "split over the %zu GPUs seen in it",
+                  gpus, o.id.c_str(), per, gpus % per);
+    bill.notes.emplace_back(line);
+  }
+  // The share of an hour's billed time (card-hours x 1 h) in which GPU i was not busy.
+  auto idle_share = [&](std::size_t i, std::size_t t, double billed_hours) {
+    if (billed_hours <= 0) {
+      return 0.0;
+    }
+    const double billed_ms = billed_hours * static_cast<double>(kMillisecondsPerHour);
+    const double busy = std::min(static_cast<double>(use.use[i][t].busy_ms), billed_ms);
+    return 1.0 - busy / billed_ms;
+  };
+  for (std::size_t first = 0; first < gpus; first += per) {
+    const std::size_t last = std::min(gpus, first + per);
+    const auto members = static_cast<double>(last - first);
+    if (IsReserved(o.mode)) {
+      // The term is paid whether the instance is used or not: every hour costs its share.
+      for (std::size_t t = 0; t < n; ++t) {
+        const double cost = ReservedCostPerHour(o, start + static_cast<int64_t>(t)) / members;
+        for (std::size_t i = first; i < last; ++i) {
+          GpuBill& g = bill.gpus[i];
+          g.hour_cost[t] = cost;
+          g.hour_billed[t] = 1.0;
+          g.compute += cost;
+        }
+      }
+    } else {
+      // The instance's billed minutes: up time, or for task billing the time any of its GPUs
+      // was busy.
+      std::vector<double> minutes(n, 0.0);
+      for (std::size_t t = 0; t < n; ++t) {
+        int64_t ms = 0;
+        if (o.billing_starts == BillingStart::kTask) {
+          for (std::size_t i = first; i < last; ++i) {
+            ms = std::max(ms, use.use[i][t].busy_ms);
+          }
+        } else {
+          ms = use.up_ms[t];
+        }
+        minutes[t] = static_cast<double>(ms) / static_cast<double>(kMillisecondsPerMinute);
+      }
+      const InstanceBill ib = BillInstanceHours(o, start, minutes, 1.0, false);
+      for (std::size_t i = first; i < last; ++i) {
+        GpuBill& g = bill.gpus[i];
+        for (std::size_t t = 0; t < n; ++t) {
+          g.hour_cost[t] = ib.hour_cost[t] / members;
+          g.hour_billed[t] = ib.hour_billed[t];
+        }
+        g.compute += ib.compute / members;
+        g.fixed_fees += ib.fixed_fees / members;
+        g.stopped += ib.idle.retention / members;
+        g.recreate += ib.idle.recreate / members;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < gpus; ++i) {
+    GpuBill& g = bill.gpus[i];
+    for (std::size_t t = 0; t < n; ++t) {
+      g.hour_idle_share[t] = idle_share(i, t, g.hour_billed[t]);
+      g.billed_hours += g.hour_billed[t];
+      g.idle_billed_hours += g.hour_billed[t] * g.hour_idle_share[t];
+      g.idle_money += g.hour_cost[t] * g.hour_idle_share[t];
+    }
+  }
+  if (o.mode == BillingMode::kSpot) {
+    bill.notes.emplace_back("spot is billed for the time observed, without expected rework: the interruptions are in it");
+  }
+  if (!IsReserved(o.mode) && o.billing_starts != BillingStart::kTask) {
+    bill.notes.emplace_back(
+        std::string("billed from ") + ToString(o.billing_starts) +
+        ": the machine's up time as the agent saw it (a stopped machine, or one whose agent was not running, "
+        "is down: stopped-instance fee or release, whichever costs less)");
+  }
+  return bill;
+}
+
+std::optional<MonthProjection> ProjectMonth(const MeterStore& store, const Offer& offer, const OfferSet& offers,
+                                            int64_t to_ms) {
+  const int zone = offers.utc_offset_minutes;
+  to_ms = CeilHourMs(to_ms);
+  const int64_t last_hour = LocalHourOf(to_ms - kMillisecondsPerHour, zone);
+  const int64_t month_start = MonthStartOf(last_hour);
+  const int64_t month_end = AddMonths(month_start, 1);
+  const StoreExtent e = store.Extent();
+  std::optional<int64_t> first;
+  for (const auto& v : {e.raw_from_ms, e.minute_from_ms, e.hour_from_ms}) {
+    if (v && (!first || *v < *first)) {
+      first = *v;
+    }
+  }
+  if (!first || FloorHourMs(*first) >= to_ms) {
+    return std::nullopt;
+  }
+  MonthProjection p;
+  p.month = FormatLocalHour(month_start).substr(0, 7);
+  p.from_ms = std::max(MsOfLocalHour(month_start, zone), FloorHourMs(*first));
+  p.to_ms = to_ms;
+  p.month_end_ms = MsOfLocalHour(month_end, zone);
+  const ObservedUse use = ReadObservedUse(store, {p.from_ms, p.to_ms});
+  p.so_far = BillObservedUse(use, offer, offers).Money();
+  const double hours = static_cast<double>(p.to_ms - p.from_ms) / static_cast<double>(kMillisecondsPerHour);
+  p.per_hour = hours > 0 ? p.so_far / hours : 0.0;
+  p.remaining_hours =
+      static_cast<double>(std::max<int64_t>(0, p.month_end_ms - p.to_ms)) / static_cast<double>(kMillisecondsPerHour);
+  p.projected = p.so_far + p.per_hour * p.remaining_hours;
+  return p;
+}
+
+std::string_view ToString(UsageBasis b) { return b == UsageBasis::kBusy ? "busy" : "allocated"; }
+
+UsageBasis ParseUsageBasis(const std::string& text, const std::string& field) {
+  const std::string n = NormalizeName(text);
+  if (n == "busy") return UsageBasis::kBusy;
+  if (n == "allocated") return UsageBasis::kAllocated;
+  throw InputError("expected busy or allocated, got '" + text + "'", "", 0, field);
+}
+
+UsageTrace UsageTraceFromObserved(const ObservedUse& use, int zone, UsageBasis basis) {
+  UsageTrace t;
+  t.start_hour = LocalHourOf(use.from_ms, zone);
+  t.utc_offset_minutes = zone;
+  t.start = FormatLocalHour(t.start_hour) + FormatUtcOffset(zone);
+  t.source = "meter";
+  t.note = std::string("measured: GPU-hours ") + (basis == UsageBasis::kBusy ? "busy" : "allocated (observed)") +
+           " per hour";
+  t.hours.resize(use.hours);
+  for (std::size_t h = 0; h < use.hours; ++h) {
+    UsageHour& u = t.hours[h];
+    const int64_t local = t.start_hour + static_cast<int64_t>(h);
+    u.hour_of_day = static_cast<int>(local - FloorDiv(local, 24) * 24);
+    int64_t ms = 0;
+    for (const auto& gpu : use.use) {
+      ms += basis == UsageBasis::kBusy ? gpu[h].busy_ms : gpu[h].observed_ms;
+    }
+    u.firm = static_cast<double>(ms) / static_cast<double>(kMillisecondsPerHour);
+  }
+  return t;
+}
+
+UsageTrace UsageTraceFromStore(const MeterStore& store, const TimeRange& range, int zone, UsageBasis basis) {
+  return UsageTraceFromObserved(ReadObservedUse(store, range), zone, basis);
+}
+
+std::string UsageTraceToCsv(const UsageTrace& trace) {
+  std::string out = "timestamp,gpus\n";
+  const std::string offset = FormatUtcOffset(trace.utc_offset_minutes);
+  for (std::size_t h = 0; h < trace.hours.size(); ++h) {
+    // GPU-hours to 1/10,000 (0.36 s of one GPU), trailing zeros dropped.
+    char num[64];
+    std::snprintf(num, sizeof num, "%.4f", trace.hours[h].Total());
+    std::string v = num;
+    while (!v.empty() && v.back() == '0') v.pop_back();
+    if (!v.empty() && v.back() == '.') v.pop_back();
+    if (v == "-0") v = "0";
+    out += FormatLocalHour(trace.start_hour + static_cast<int64_t>(h)) + offset + "," + v + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,476 @@
+// `gpuplan meter report` and `meter export` (docs/meter.md): request -> result.
+#include "meter/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "core/civil.h"
+#include "core/error.h"
+#include "core/money.h"
+#include "core/names.h"
+#include "cost/offer.h"
+#include "read/time_text.h"
+
+namespace gpuplan {
+namespace {
+
+constexpr double kMsPerHour = static_cast<double>(kMillisecondsPerHour);
+constexpr double kMjPerKwh = 3.6e9;  // 1 kWh = 3.6 MJ = 3.6e9 mJ
+
+int64_t FloorHourMs(int64_t ms) { return FloorDiv(ms, kMillisecondsPerHour) * kMillisecondsPerHour; }
+int64_t CeilHourMs(int64_t ms) { return -FloorHourMs(-ms); }
+
+int64_t NowMs(const std::optional<int64_t>& now) {
+  return (now ? *now : static_cast<int64_t>(std::time(nullptr))) * kMillisecondsPerSecond;
+}
+
+std::string Hours(double h) {
+  char b[32];
+  std::snprintf(b, sizeof b, h >= 9.95 || h == 0 ? "%.0f" : "%.1f", h);
+  return b;
+}
+
+std::string FormatTimeMs(int64_t ms, int zone) {
+  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
+}
+
+// The one offer a report is priced with.
+const Offer& ChooseOffer(const OfferSet& set, const std::string& id) {
+  if (set.offers.empty()) {
+    throw InputError("the offers file has no offers", set.file, 0, "--offers");
+  }
+  if (id.empty()) {
+    if (set.offers.size() == 1) {
+      return set.offers.front();
+    }
+    std::vector<std::string> ids;
+    for (const auto& o : set.offers) ids.push_back(o.id);
+    throw InputError("the offers file has " + std::to_string(ids.size()) + " offers: name one with --offer (" +
+                         JoinOr(ids) + ")",
+                     set.file, 0, "--offer");
+  }
+  for (const auto& o : set.offers) {
+    if (o.id == id) {
+      return o;
+    }
+  }
+  std::vector<std::string> ids;
+  for (const auto& o : set.offers) ids.push_back(o.id);
+  throw InputError("no offer '" + id + "' in " + set.file, set.file, 0, "--offer", ClosestNames(id, ids));
+}
+
+// The group a process belongs to.
+std::string GroupKey(MeterGroupBy by, const ProcessIdentity& p) {
+  switch (by) {
+    case MeterGroupBy::kUser: return p.user && !p.user->empty() ? *p.user : "(unknown user)";
+    case MeterGroupBy::kPod:
+      return p.pod_name ? (p.pod_namespace ? *p.pod_namespace + "/" : std::string()) + *p.pod_name : "(no pod)";
+    case MeterGroupBy::kJob: {
+      if (p.slurm_job_id) return "slurm:" + *p.slurm_job_id;
+      if (p.pod_name) return "pod:" + (p.pod_namespace ? *p.pod_namespace + "/" : std::string()) + *p.pod_name;
+      if (p.container_id) return "container:" + p.container_id->substr(0, 12);
+      std::string cmd = p.command.value_or("");
+      cmd = cmd.substr(0, cmd.find(' '));
+      if (const auto slash = cmd.rfind('/'); slash != std::string::npos) cmd = cmd.substr(slash + 1);
+      return "pid:" + std::to_string(p.pid) + (cmd.empty() ? "" : " " + cmd);
+    }
+    case MeterGroupBy::kGpu: break;
+  }
+  return "GPU";
+}
+
+const char* const kNoProcess = "(no process)";
+const char* const kUnseenProcess = "(unseen process)";
+
+struct GroupAcc {
+  MeterGroup g;
+  bool energy = false;
+  double energy_mj = 0;
+  std::set<ProcessIdentity> processes;
+};
+
+void AddHist(UtilisationDistribution& into, const std::array<double, kUtilisationBuckets>& ms, double unmeasured_ms,
+             double factor) {
+  for (std::size_t b = 0; b < kUtilisationBuckets; ++b) {
+    into.hours[b] += ms[b] * factor / kMsPerHour;
+  }
+  into.unmeasured_hours += unmeasured_ms * factor / kMsPerHour;
+}
+
+// A reader-friendly range check; throws InputError for a range that is empty or reversed.
+void CheckRange(int64_t from, int64_t to, int zone) {
+  if (from >= to) {
+    throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be before --to (" + FormatTimeMs(to, zone) + ")",
+                     "", 0, "--from");
+  }
+}
+
+// The store opened for reading, with the agent's sampling when the request gives it.
+template <typename Request>
+MeterStore OpenForReading(const Request& r) {
+  StoreOptions so;
+  so.read_only = true;
+  if (r.sample_interval_seconds) so.sample_interval_seconds = *r.sample_interval_seconds;
+  if (r.max_sample_gap_seconds) so.max_sample_gap_seconds = *r.max_sample_gap_seconds;
+  return MeterStore::Open(r.db, so);
+}
+
+// What the store holds, for the note when a range holds nothing.
+std::string StoreSpan(const MeterStore& store, int zone) {
+  const StoreExtent e = store.Extent();
+  std::optional<int64_t> first, last;
+  for (const auto& v : {e.raw_from_ms, e.minute_from_ms, e.hour_from_ms}) {
+    if (v && (!first || *v < *first)) first = *v;
+  }
+  if (e.raw_to_ms) last = *e.raw_to_ms + 1;
+  else if (e.minutes_done_ms) last = *e.minutes_done_ms;
+  if (!first || !last) {
+    return "the store holds no samples";
+  }
+  return "the store holds samples from " + FormatTimeMs(*first, zone) + " to " + FormatTimeMs(CeilHourMs(*last), zone);
+}
+
+}  // namespace
+
+std::string_view ToString(MeterGroupBy by) {
+  switch (by) {
+    case MeterGroupBy::kGpu: return "gpu";
+    case MeterGroupBy::kUser: return "user";
+    case MeterGroupBy::kJob: return "job";
+    case MeterGroupBy::kPod: return "pod";
+  }
+  return "?";
+}
+
+MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field) {
+  const std::string n = NormalizeName(text);
+  for (MeterGroupBy b : {MeterGroupBy::kGpu, MeterGroupBy::kUser, MeterGroupBy::kJob, MeterGroupBy::kPod}) {
+    if (n == ToString(b)) {
+      return b;
+    }
+  }
+  throw InputError("expected gpu, user, job or pod, got '" + text + "'", "", 0, field);
+}
+
+int64_t ParseMeterTime(const std::string& text, int zone, const std::string& field) {
+  int64_t hour = 0;
+  int hod = 0;
+  if (ParseYearMonth(text, &hour)) {
+    return (hour - zone / 60) * kMillisecondsPerHour;
+  }
+  int y = 0, m = 0, d = 0, n = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &m, &d, &n) == 3 && static_cast<std::size_t>(n) == text.size() &&
+      m >= 1 && m <= 12 && d >= 1 && d <= DaysInMonth(y, m)) {
+    return (DaysFromCivil(y, m, d) * 24 - zone / 60) * kMillisecondsPerHour;
+  }
+  if (ParseIsoHour(text, zone, &hour, &hod)) {
+    return (hour - zone / 60) * kMillisecondsPerHour;
+  }
+  throw InputError("expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "
+                   "month 2026-03, got '" + text + "'",
+                   "", 0, field);
+}
+
+double UtilisationDistribution::Total() const {
+  double s = unmeasured_hours;
+  for (double h : hours) s += h;
+  return s;
+}
+
+MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalog) {
+  if (r.db.empty()) {
+    throw InputError("a meter database is required", "", 0, "--db");
+  }
+  MeterReport rep;
+  rep.db = r.db;
+  rep.by = ParseMeterGroupBy(r.by);
+  std::optional<OfferSet> offers;
+  const Offer* offer = nullptr;
+  if (!r.offers.empty()) {
+    offers = LoadOffers(r.offers, catalog);
+    offer = &ChooseOffer(*offers, r.offer);
+    rep.utc_offset_minutes = offers->utc_offset_minutes;
+  } else if (!r.offer.empty()) {
+    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
+  }
+  const int zone = rep.utc_offset_minutes;
+  const int64_t now = CeilHourMs(NowMs(r.now));
+  rep.to_ms = r.to.empty() ? now : std::min(now, CeilHourMs(ParseMeterTime(r.to, zone, "--to")));
+  if (r.from.empty()) {
+    const int64_t last_local = FloorDiv(rep.to_ms - 1, kMillisecondsPerHour) + zone / 60;
+    const CivilDate c = CivilFromDays(FloorDiv(last_local, 24));
+    rep.from_ms = (DaysFromCivil(c.year, c.month, 1) * 24 - zone / 60) * kMillisecondsPerHour;
+  } else {
+    rep.from_ms = FloorHourMs(ParseMeterTime(r.from, zone, "--from"));
+  }
+  CheckRange(rep.from_ms, rep.to_ms, zone);
+
+  const MeterStore store = OpenForReading(r);
+  const ObservedUse use = ReadObservedUse(store, {rep.from_ms, rep.to_ms});
+  rep.gpus = use.gpus;
+  rep.utilisation_from_hour_means = use.utilisation_from_hour_means;
+  std::optional<ObservedBill> bill;
+  if (offer != nullptr) {
+    bill = BillObservedUse(use, *offer, *offers);
+    rep.priced = true;
+    rep.currency = offers->currency;
+    rep.offer = MeterOfferSummary{offer->id,
+                                  offers->file,
+                                  offer->gpu != nullptr ? offer->gpu->name : std::string(),
+                                  ToString(offer->mode),
+                                  ToString(offer->granularity),
+                                  ToString(offer->billing_starts),
+                                  offer->gpus_per_instance,
+                                  offer->price};
+    rep.notes.insert(rep.notes.end(), bill->notes.begin(), bill->notes.end());
+    rep.projection = ProjectMonth(store, *offer, *offers, rep.to_ms);
+  }
+  if (!use.ObservedHours()) {
+    rep.notes.push_back("nothing was observed from " + FormatTimeMs(rep.from_ms, zone) + " to " +
+                        FormatTimeMs(rep.to_ms, zone) + "; " + StoreSpan(store, zone));
+  }
+  if (use.utilisation_from_hour_means > 0) {
+    rep.notes.push_back(std::to_string(use.utilisation_from_hour_means) +
+                        " GPU-hours are older than the minute roll-ups kept: their utilisation distribution uses "
+                        "the hour's mean");
+  }
+
+  // Per GPU and hour: the figures, then who they go to.
+  std::map<std::string, GroupAcc> groups;
+  GroupAcc total;
+  total.g.key = "total";
+  std::vector<GroupAcc> per_gpu(use.gpus.size());
+  std::size_t next_process = 0;  // use.processes is ordered by hour, then GPU
+  for (std::size_t t = 0; t < use.hours; ++t) {
+    const std::size_t first_process = next_process;
+    while (next_process < use.processes.size() && use.processes[next_process].hour == t) {
+      ++next_process;
+    }
+    for (std::size_t i = 0; i < use.gpus.size(); ++i) {
+      const GpuHourUse& h = use.use[i][t];
+      const double cost = bill ? bill->gpus[i].hour_cost[t] : 0.0;
+      const double billed = bill ? bill->gpus[i].hour_billed[t] : 0.0;
+      const double idle_share = bill ? bill->gpus[i].hour_idle_share[t] : 0.0;
+      std::array<double, kUtilisationBuckets> hist{};
+      for (std::size_t b = 0; b < kUtilisationBuckets; ++b) hist[b] = static_cast<double>(h.utilisation_ms[b]);
+      double unmeasured = static_cast<double>(h.utilisation_unmeasured_ms);
+      // The GPU's own row and the total.
+      for (GroupAcc* a : {&per_gpu[i], &total}) {
+        MeterGroup& g = a->g;
+        g.observed_hours += static_cast<double>(h.observed_ms) / kMsPerHour;
+        g.busy_hours += static_cast<double>(h.busy_ms) / kMsPerHour;
+        g.active_hours += static_cast<double>(h.active_ms) / kMsPerHour;
+        g.idle_hours += static_cast<double>(h.IdleMs()) / kMsPerHour;
+        AddHist(g.utilisation, hist, unmeasured, 1.0);
+        if (h.energy_measured) {
+          a->energy = true;
+          a->energy_mj += static_cast<double>(h.energy_mj);
+        }
+        g.billed_hours += billed;
+        g.idle_billed_hours += billed * idle_share;
+        g.money += cost;
+        g.idle_money += cost * idle_share;
+      }
+      if (rep.by == MeterGroupBy::kGpu) {
+        continue;
+      }
+      // By user / job / pod. The idle time (no process, no utilisation) and the idle share of
+      // the hour's money go to "(no process)"; its utilisation is taken from the 0 bucket first.
+      const double observed = static_cast<double>(h.observed_ms);
+      const double busy = static_cast<double>(h.busy_ms);
+      double idle_left = static_cast<double>(h.IdleMs());
+      std::array<double, kUtilisationBuckets> idle_hist{};
+      double idle_unmeasured = 0;
+      {
+        const double take0 = std::min(idle_left, hist[0]);
+        idle_hist[0] = take0;
+        hist[0] -= take0;
+        idle_left -= take0;
+        const double take_u = std::min(idle_left, unmeasured);
+        idle_unmeasured = take_u;
+        unmeasured -= take_u;
+        idle_left -= take_u;
+        for (std::size_t b = 1; b < kUtilisationBuckets && idle_left > 0; ++b) {
+          const double take = std::min(idle_left, hist[b]);
+          idle_hist[b] += take;
+          hist[b] -= take;
+          idle_left -= take;
+        }
+      }
+      const double energy = static_cast<double>(h.energy_mj);
+      if (h.IdleMs() > 0 || billed * idle_share > 0) {
+        GroupAcc& a = groups[kNoProcess];
+        MeterGroup& g = a.g;
+        g.observed_hours += static_cast<double>(h.IdleMs()) / kMsPerHour;
+        g.idle_hours += static_cast<double>(h.IdleMs()) / kMsPerHour;
+        AddHist(g.utilisation, idle_hist, idle_unmeasured, 1.0);
+        if (h.energy_measured && observed > 0) {
+          a.energy = true;
+          a.energy_mj += energy * (observed - busy) / observed;
+        }
+        g.billed_hours += billed * idle_share;
+        g.idle_billed_hours += billed * idle_share;
+        g.money += cost * idle_share;
+        g.idle_money += cost * idle_share;
+      }
+      if (h.busy_ms <= 0 && (billed * (1 - idle_share)) <= 0) {
+        continue;
+      }
+      // The busy part, shared by the processes seen on the GPU in the hour in proportion to the
+      // time each was seen (processes seen together all hour split it evenly).
+      std::vector<const ProcessHourUse*> here;
+      double seen_ms = 0;
+      for (std::size_t k = first_process; k < next_process; ++k) {
+        if (use.processes[k].gpu == use.gpus[i] && use.processes[k].observed_ms > 0) {
+          here.push_back(&use.processes[k]);
+          seen_ms += static_cast<double>(use.processes[k].observed_ms);
+        }
+      }
+      auto give = [&](GroupAcc& a, double share, const ProcessIdentity* who) {
+        MeterGroup& g = a.g;
+        g.observed_hours += busy * share / kMsPerHour;
+        g.busy_hours += busy * share / kMsPerHour;
+        g.active_hours += static_cast<double>(h.active_ms) * share / kMsPerHour;
+        AddHist(g.utilisation, hist, unmeasured, share);
+        if (h.energy_measured && observed > 0) {
+          a.energy = true;
+          a.energy_mj += energy * busy / observed * share;
+        }
+        g.billed_hours += billed * (1 - idle_share) * share;
+        g.money += cost * (1 - idle_share) * share;
+        if (who != nullptr) {
+          a.processes.insert(*who);
+        }
+      };
+      if (here.empty()) {
+        give(groups[kUnseenProcess], 1.0, nullptr);
+      } else {
+        for (const ProcessHourUse* p : here) {
+          give(groups[GroupKey(rep.by, p->who)], static_cast<double>(p->observed_ms) / seen_ms, &p->who);
+        }
+      }
+    }
+  }
+  // Processes seen: per GPU and in all.
+  {
+    std::map<int, std::size_t> position;
+    for (std::size_t i = 0; i < use.gpus.size(); ++i) position[use.gpus[i]] = i;
+    for (const ProcessHourUse& p : use.processes) {
+      per_gpu[position.at(p.gpu)].processes.insert(p.who);
+      total.processes.insert(p.who);
+    }
+  }
+  // Stopped-instance fees and re-creation: the GPU's, the total's, and "(no process)"'s.
+  if (bill) {
+    for (std::size_t i = 0; i < use.gpus.size(); ++i) {
+      const double stopped = bill->gpus[i].stopped + bill->gpus[i].recreate;
+      if (stopped <= 0) continue;
+      for (GroupAcc* a : {&per_gpu[i], &total}) {
+        a->g.stopped_money += stopped;
+        a->g.money += stopped;
+      }
+      if (rep.by != MeterGroupBy::kGpu) {
+        groups[kNoProcess].g.stopped_money += stopped;
+        groups[kNoProcess].g.money += stopped;
+      }
+    }
+  }
+  auto finish = [](GroupAcc& a) {
+    if (a.energy) a.g.energy_kwh = a.energy_mj / kMjPerKwh;
+    a.g.processes = static_cast<int64_t>(a.processes.size());
+    return a.g;
+  };
+  if (rep.by == MeterGroupBy::kGpu) {
+    for (std::size_t i = 0; i < use.gpus.size(); ++i) {
+      per_gpu[i].g.key = "GPU " + std::to_string(use.gpus[i]);
+      per_gpu[i].g.gpu = use.gpus[i];
+      per_gpu[i].g.uuid = use.uuids[i];
+      rep.groups.push_back(finish(per_gpu[i]));
+    }
+  } else {
+    for (auto& [key, a] : groups) {
+      a.g.key = key;
+      rep.groups.push_back(finish(a));
+    }
+    // Most money first (unpriced: most busy time), the two catch-all groups last.
+    std::stable_sort(rep.groups.begin(), rep.groups.end(), [&](const MeterGroup& a, const MeterGroup& b) {
+      const bool a_special = a.key == kNoProcess || a.key == kUnseenProcess;
+      const bool b_special = b.key == kNoProcess || b.key == kUnseenProcess;
+      if (a_special != b_special) return b_special;
+      if (rep.priced && a.money != b.money) return a.money > b.money;
+      return a.busy_hours > b.busy_hours;
+    });
+  }
+  rep.total = finish(total);
+  for (std::size_t i = 0; i < use.gpus.size(); ++i) {
+    const MeterGroup& g = per_gpu[i].g;
+    IdleSpend s;
+    s.gpu = use.gpus[i];
+    if (rep.priced) {
+      s.hours = g.idle_billed_hours;
+      s.money = g.idle_money;
+      s.line = "GPU " + std::to_string(s.gpu) + ": " + Hours(s.hours) + " h billed with no process, " +
+               Money{s.money, rep.currency}.Format();
+    } else {
+      s.hours = g.idle_hours;
+      s.line = "GPU " + std::to_string(s.gpu) + ": " + Hours(s.hours) + " h allocated with no process";
+    }
+    if (s.hours > 0) {
+      rep.idle.push_back(std::move(s));
+    }
+  }
+  std::stable_sort(rep.idle.begin(), rep.idle.end(), [](const IdleSpend& a, const IdleSpend& b) {
+    return a.money != b.money ? a.money > b.money : a.hours > b.hours;
+  });
+  return rep;
+}
+
+MeterExport RunMeterExport(const MeterExportRequest& r, const GpuCatalog& catalog) {
+  if (r.db.empty()) {
+    throw InputError("a meter database is required", "", 0, "--db");
+  }
+  MeterExport x;
+  x.basis = ParseUsageBasis(r.basis, "--basis");
+  int zone = 0;
+  if (!r.offers.empty()) {
+    zone = LoadOffers(r.offers, catalog).utc_offset_minutes;
+  }
+  const MeterStore store = OpenForReading(r);
+  const StoreExtent e = store.Extent();
+  const int64_t now = CeilHourMs(NowMs(r.now));
+  std::optional<int64_t> first, last;
+  for (const auto& v : {e.raw_from_ms, e.minute_from_ms, e.hour_from_ms}) {
+    if (v && (!first || *v < *first)) first = *v;
+  }
+  if (e.raw_to_ms) {
+    last = *e.raw_to_ms + 1;
+  } else {
+    last = e.minutes_done_ms ? e.minutes_done_ms : e.hours_done_ms;
+  }
+  int64_t from = 0, to = 0;
+  if (!r.from.empty()) {
+    from = FloorHourMs(ParseMeterTime(r.from, zone, "--from"));
+  } else if (first) {
+    from = FloorHourMs(*first);
+  }
+  if (!r.to.empty()) {
+    to = std::min(now, CeilHourMs(ParseMeterTime(r.to, zone, "--to")));
+  } else if (last) {
+    to = std::min(now, CeilHourMs(*last));
+  }
+  if (!first && r.from.empty()) {
+    throw InputError("the meter database holds no samples to export", r.db, 0, "--db");
+  }
+  CheckRange(from, to, zone);
+  x.trace = UsageTraceFromStore(store, {from, to}, zone, x.basis);
+  x.trace.source = r.db;
+  x.csv = UsageTraceToCsv(x.trace);
+  return x;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,144 @@
+// `gpuplan meter report` and `gpuplan meter export` as request -> result functions
+// (docs/meter.md). A front end (the CLI, the serve API) fills a request, calls Run*, and renders
+// the result (io/meter_json.h, io/meter_text.h; the export is CSV text already). Every default
+// of these jobs is defined here, once.
+//
+// The report reads the store read-only: per group (a GPU, a user, a job or a pod) the busy,
+// allocated-but-idle and billed card-hours, the utilisation distribution, energy and money under
+// one offer; the idle money named per GPU; totals; the month's projection. The export writes
+// the hourly usage CSV that `gpuplan cost` reads, so `cost optimize` runs on measured use.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/gpu_catalog.h"
+#include "cost/usage.h"
+#include "meter/observed.h"
+
+namespace gpuplan {
+
+enum class MeterGroupBy { kGpu, kUser, kJob, kPod };
+// "gpu", "user", "job", "pod".
+std::string_view ToString(MeterGroupBy by);
+// Case-insensitive; InputError naming `field` otherwise.
+MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field = "--by");
+
+// A report or export bound: "2026-03-01T09:00" (an ISO 8601 hour; seconds and a Z or +08:00
+// suffix accepted), "2026-03-01" (00:00 that day) or "2026-03" (00:00 on the 1st), in the zone
+// `utc_offset_minutes` unless it carries an offset. Returns UTC ms. InputError naming `field`.
+int64_t ParseMeterTime(const std::string& text, int utc_offset_minutes, const std::string& field);
+
+struct MeterReportRequest {
+  std::string db;          // the meter database (SQLite, opened read-only); required
+  std::string from;        // ParseMeterTime; empty: 00:00 on the 1st of the month holding `to`
+  std::string to;          // ParseMeterTime; empty: now. Hours after now are not reported
+  std::string by = "gpu";  // gpu | user | job | pod
+  std::string offers;      // offers file (docs/offers.md); empty: no money. Its timezone is the report's
+  std::string offer;       // offer id in it; empty: the file's only offer
+  std::optional<int64_t> now;  // UTC seconds (tests); unset: the clock
+  // The agent's sampling (StoreOptions: interval, longest gap still observed), for the samples
+  // not rolled up yet (the last minute or so), whose observed time is computed when read; unset:
+  // the store's defaults (1 s, 10 s). Rolled-up data does not depend on them.
+  std::optional<double> sample_interval_seconds;
+  std::optional<double> max_sample_gap_seconds;
+};
+
+// Observed hours by utilisation bucket (UtilisationBucketName), and hours with no reading.
+struct UtilisationDistribution {
+  std::array<double, kUtilisationBuckets> hours{};
+  double unmeasured_hours = 0;
+  double Total() const;
+};
+
+// One row of the report: a GPU (by gpu), or a user, job or pod with the GPU time attributed to
+// it. By user/job/pod, the time no process held is the group "(no process)", and busy time with
+// no process visible (utilisation > 0 from a process the agent could not see) "(unseen process)".
+struct MeterGroup {
+  std::string key;                  // "GPU 3", "alice", "slurm:81234", "ml/trainer-0", "(no process)"
+  std::optional<int> gpu;           // by gpu
+  std::optional<std::string> uuid;  // by gpu
+  // Hours of GPU time. By gpu: observed = busy + idle. By user/job/pod: the group's share of
+  // each GPU-hour's busy time (observed = busy), or for "(no process)" the idle time.
+  double observed_hours = 0;
+  double busy_hours = 0;    // a process on the GPU or utilisation > 0
+  double active_hours = 0;  // of busy: utilisation > 0
+  double idle_hours = 0;    // allocated but idle: observed, not busy
+  UtilisationDistribution utilisation;
+  std::optional<double> energy_kwh;  // absent when no sample had the energy counter
+  int64_t processes = 0;             // distinct processes seen on the GPU, or attributed to the group
+  // With an offer (MeterReport::priced), in MeterReport::currency:
+  double billed_hours = 0;       // card-hours billed
+  double idle_billed_hours = 0;  // of them, billed while the GPU was not busy
+  double money = 0;              // everything billed to the group, stopped fees included
+  double idle_money = 0;         // the idle share of the billed hours' money
+  double stopped_money = 0;      // stopped-instance fees and re-creation between up periods
+};
+
+// "GPU 3: 41 h billed with no process, 1,230 CNY": one per GPU with idle billed time.
+struct IdleSpend {
+  int gpu = 0;
+  double hours = 0;  // billed card-hours with the GPU not busy (unpriced: observed idle hours)
+  double money = 0;
+  std::string line;
+};
+
+// The offer a report was priced with (copied: the report holds no pointers).
+struct MeterOfferSummary {
+  std::string id;
+  std::string file;
+  std::string gpu;
+  std::string mode;            // ToString(BillingMode)
+  std::string granularity;     // ToString(Granularity)
+  std::string billing_starts;  // ToString(BillingStart)
+  int gpus_per_instance = 1;
+  double price = 0;
+};
+
+struct MeterReport {
+  std::string db;
+  int64_t from_ms = 0;  // [from_ms, to_ms), whole hours (UTC ms)
+  int64_t to_ms = 0;
+  int utc_offset_minutes = 0;  // the offers' zone, else UTC
+  MeterGroupBy by = MeterGroupBy::kGpu;
+  std::vector<int> gpus;          // GPUs seen in the range
+  std::vector<MeterGroup> groups;
+  MeterGroup total;               // every GPU together (key "total")
+  bool priced = false;            // an offer was given: money fields are meaningful
+  std::string currency;
+  std::optional<MeterOfferSummary> offer;
+  std::vector<IdleSpend> idle;    // by idle money (unpriced: idle hours), largest first
+  std::optional<MonthProjection> projection;  // priced, and something observed in the month
+  // GPU-hours whose utilisation distribution rests on the hour roll-up's mean alone.
+  int64_t utilisation_from_hour_means = 0;
+  std::vector<std::string> notes;
+};
+
+// Throws InputError naming the request field's flag (--db, --from, --to, --by, --offers,
+// --offer) for a bad value, and the store's errors (a missing or foreign database).
+MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalog);
+
+struct MeterExportRequest {
+  std::string db;              // required
+  std::string from;            // ParseMeterTime; empty: the first hour with data
+  std::string to;              // ParseMeterTime; empty: the end of the last hour with data (at most now)
+  std::string offers;          // optional: only its timezone is used (the CSV's offset); else UTC
+  std::string basis = "busy";  // busy | allocated (UsageBasis)
+  std::optional<int64_t> now;  // UTC seconds (tests); unset: the clock
+  std::optional<double> sample_interval_seconds;  // as in MeterReportRequest
+  std::optional<double> max_sample_gap_seconds;
+};
+
+struct MeterExport {
+  UsageTrace trace;  // what the CSV holds
+  UsageBasis basis = UsageBasis::kBusy;
+  std::string csv;   // header `timestamp,gpus`, one row per hour (UsageTraceToCsv)
+};
+
+MeterExport RunMeterExport(const MeterExportRequest& r, const GpuCatalog& catalog);
+
+}  // namespace gpuplan
