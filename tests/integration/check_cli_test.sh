@@ -9,19 +9,7 @@ fixtures=$3
 fake=$4
 deploy=$5
 export GPUPLAN_DATA=$data
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_exit() {  # expect_exit CODE DESCRIPTION -- command...
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(cat "$tmp/err")"; fi
-}
+source "$(dirname "$0")/harness.sh"
 json_is() {  # json_is FILE JQ_FILTER EXPECTED
   local got
   got=$(jq -r "$2" "$1" 2>&1)

@@ -6,19 +6,7 @@ bin=$1
 data=$2
 fixtures=$3
 export GPUPLAN_DATA=$data
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_exit() {  # expect_exit CODE DESCRIPTION -- command...
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(cat "$tmp/err")"; fi
-}
+source "$(dirname "$0")/harness.sh"
 stderr_has() {  # the last command's stderr contains TEXT and is one line
   if grep -qF -- "$1" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok; else bad "stderr lacks '$1' or is not one line: $(cat "$tmp/err")"; fi
 }
