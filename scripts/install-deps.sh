@@ -9,7 +9,13 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz targets
   chromium                   # headless browser: the check report HTML test opens it
   cmark-gfm                  # GitHub-flavoured Markdown: the check report Markdown test renders it
+  libcpp-httplib-dev         # gpuplan serve: the HTTP server (and the API tests' client)
 )
+# The page (web/, scripts/build-web.sh) builds with node and npm; Debian's when none is installed
+# (a node from elsewhere brings its own npm, which Debian's npm package would conflict with).
+if ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

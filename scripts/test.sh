@@ -9,6 +9,7 @@ jobs=$(nproc)
 echo "== build and test (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build
+scripts/build-web.sh   # the page, for the browser tests (web_e2e)
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 echo "== build and test with ASan + UBSan"

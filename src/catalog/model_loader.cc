@@ -150,12 +150,34 @@ LoadedModel LoadModel(const std::string& what, const std::string& data_dir) {
     out.spec.name = NameForConfigFile(out.spec.name_or_path, p);
     return out;
   }
+  return LoadPresetModel(what, data_dir);
+}
+
+LoadedModel LoadPresetModel(const std::string& what, const std::string& data_dir) {
+  if (what.empty()) {
+    throw InputError("no model given", "", 0, "--model");
+  }
+  LoadedModel out;
   const auto presets = ListPresets(data_dir);
   const ModelPreset& preset = ResolvePreset(what, presets);
   out.spec = LoadHfConfig(preset.path);
   out.spec.name = NormalizeName(what) == NormalizeName(preset.name)
                       ? preset.name
                       : what + " (architecture of preset " + preset.name + ")";
+  return out;
+}
+
+LoadedModel LoadModelFromConfigText(const std::string& text, const std::string& file, const std::string& name) {
+  LoadedModel out;
+  out.spec = ParseHfConfig(text, file);
+  const std::string fallback = name.empty() ? "pasted config.json" : name;
+  if (out.spec.name_or_path.empty()) {
+    out.spec.name = fallback;
+  } else {
+    // A meaningless _name_or_path (".", "config") falls back to the stem of this made-up file.
+    const std::string from_config = NameForConfigFile(out.spec.name_or_path, fs::path("pasted.json"));
+    out.spec.name = from_config == "pasted" ? fallback : from_config;
+  }
   return out;
 }
 

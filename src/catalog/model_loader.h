@@ -41,4 +41,13 @@ std::string NameForConfigFile(const std::string& name_or_path, const std::filesy
 // " (architecture of preset X)" appended when the name differs from the preset's.
 LoadedModel LoadModel(const std::string& what, const std::string& data_dir);
 
+// A preset only, never a file or a folder (ResolvePreset): what a network front end (the serve
+// API) accepts as a model name, so a request cannot make the server read a path it names.
+LoadedModel LoadPresetModel(const std::string& what, const std::string& data_dir);
+
+// A config.json given as text (the serve API's pasted "config"); `file` names it in errors.
+// The model is named from the config's `_name_or_path`, else `name` when not empty, else
+// "pasted config.json".
+LoadedModel LoadModelFromConfigText(const std::string& text, const std::string& file, const std::string& name);
+
 }  // namespace gpuplan

@@ -13,11 +13,16 @@ namespace {
 
 int64_t Now(const FitRequest& r) { return r.now ? *r.now : static_cast<int64_t>(std::time(nullptr)); }
 
+// The offers file, or its text when the request carries it (the serve API).
+OfferSet OffersOf(const FitRequest& r, const GpuCatalog& catalog) {
+  return r.offers_text ? ParseOffers(*r.offers_text, r.offers, catalog) : LoadOffers(r.offers, catalog);
+}
+
 void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catalog, FitJobResult& out) {
   SearchOptions so = SearchOptionsOf(r, in, catalog);
   std::optional<OfferSet> offers;
   if (!r.offers.empty()) {
-    offers = LoadOffers(r.offers, catalog);
+    offers = OffersOf(r, catalog);
     so.price_per_card_hour = CardHourPrices(*offers);
     std::vector<const Gpu*> with_offers;
     for (const Gpu* gpu : so.gpus) {
@@ -50,7 +55,7 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
 // file's offers for this card.
 void PriceSingle(const FitRequest& r, const GpuCatalog& catalog, FitJobResult& out) {
   FitSingle& s = *out.single;
-  const OfferSet all = LoadOffers(r.offers, catalog);
+  const OfferSet all = OffersOf(r, catalog);
   const OfferSet mine = OffersFor(all, s.gpu);
   if (mine.offers.empty()) {
     throw InputError("no offer in " + r.offers + " is for " + s.gpu->name, r.offers, 0, "--offers");

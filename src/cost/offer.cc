@@ -21,6 +21,16 @@ namespace {
 constexpr EnumName<BillingMode> kModes[] = {{"yearly", BillingMode::kYearly},   {"monthly", BillingMode::kMonthly},
                                             {"weekly", BillingMode::kWeekly},   {"daily", BillingMode::kDaily},
                                             {"on_demand", BillingMode::kOnDemand}, {"spot", BillingMode::kSpot}};
+// The names Chinese providers' price lists and contracts use (issue 12): aliases of the modes.
+struct ModeAlias {
+  const char* zh;
+  BillingMode mode;
+};
+constexpr ModeAlias kModeAliases[] = {{"包年", BillingMode::kYearly},   {"包月", BillingMode::kMonthly},
+                                      {"包周", BillingMode::kWeekly},   {"包日", BillingMode::kDaily},
+                                      {"包天", BillingMode::kDaily},    {"按量", BillingMode::kOnDemand},
+                                      {"按量付费", BillingMode::kOnDemand}, {"竞价", BillingMode::kSpot},
+                                      {"竞价实例", BillingMode::kSpot}};
 constexpr EnumName<Granularity> kGranularities[] = {{"second", Granularity::kSecond},
                                                     {"minute", Granularity::kMinute},
                                                     {"hour", Granularity::kHour},
@@ -165,7 +175,11 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
     if (!r.Has("mode")) {
       r.Fail("mode", "required field is missing");
     }
-    o.mode = ParseChoice(r.Node("mode"), r.path() + "mode", file, kModes);
+    const YAML::Node mode = r.Node("mode");
+    const auto alias = std::find_if(std::begin(kModeAliases), std::end(kModeAliases), [&mode](const ModeAlias& a) {
+      return mode.IsScalar() && mode.Scalar() == a.zh;
+    });
+    o.mode = alias != std::end(kModeAliases) ? alias->mode : ParseChoice(mode, r.path() + "mode", file, kModes);
     o.price = r.Num("price", true, 0, 1e-9, 1e12);
     o.min_terms = static_cast<int>(r.Num("min_term", false, 1, 1, 1e6));
     if (r.Has("granularity")) {

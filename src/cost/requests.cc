@@ -39,7 +39,7 @@ OfferSet SelectOffers(const CostRequest& r, const GpuCatalog& cat) {
   if (r.offers.empty()) {
     throw InputError("an offers file is required", "", 0, "--offers");
   }
-  OfferSet s = LoadOffers(r.offers, cat);
+  OfferSet s = r.offers_text ? ParseOffers(*r.offers_text, r.offers, cat) : LoadOffers(r.offers, cat);
   if (!r.gpu.empty()) {
     const std::string want = cat.Find(r.gpu).name;
     std::vector<Offer> keep;
@@ -69,7 +69,7 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
     throw InputError("usage is required: --usage FILE (CSV or gpuplan fit --json) or --hours-per-month H", "", 0,
                      "--usage");
   }
-  const std::string text = ReadFileText(r.usage);
+  const std::string text = r.usage_text ? *r.usage_text : ReadFileText(r.usage);
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
     const nlohmann::json j = ParseJsonText(text, r.usage);

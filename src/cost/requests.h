@@ -34,6 +34,10 @@ struct CostRequest {
   std::string month;                      // calendar month YYYY-MM (empty: the month after `now`)
   std::string extrapolate;                // "", "month" or "year": usage is a sample to repeat
   std::optional<int64_t> now;             // UTC seconds for the default month (unset: the clock)
+  // The files' text, when a front end has it instead of a path (the serve API never reads a
+  // file a request names); `offers` and `usage` then only name them in errors and results.
+  std::optional<std::string> offers_text;
+  std::optional<std::string> usage_text;
 };
 
 // Break-even of each pair of billing modes in `month`; with `usage` (a measured trace; not

@@ -81,7 +81,13 @@ double FitRequest::JobTokens() const {
 
 FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   FitInputs in;
-  in.model = LoadModel(r.model, data_dir);
+  if (r.model_config) {
+    in.model = LoadModelFromConfigText(*r.model_config, "config", r.model);
+  } else if (r.presets_only) {
+    in.model = LoadPresetModel(r.model, data_dir);
+  } else {
+    in.model = LoadModel(r.model, data_dir);
+  }
   in.workload = WorkloadOf(r);
   if (r.lora_dropout < 0 || r.lora_dropout >= 1) {
     throw InputError("must be in [0, 1)", "", 0, "--lora-dropout");

@@ -69,6 +69,12 @@ struct FitRequest {
   std::string start;   // with offers: when the job starts (empty: now)
   std::optional<int64_t> now;  // UTC seconds for `start` and the serving month (unset: the clock)
 
+  // A network front end (the serve API) never lets a request name a file on the server: the
+  // model is a preset or a config.json's text, the offers are the file's text.
+  bool presets_only = false;                // `model` must name a preset (LoadPresetModel)
+  std::optional<std::string> model_config;  // config.json text, used instead of `model`'s file
+  std::optional<std::string> offers_text;   // the offers file's text; `offers` then only names it
+
   // Which options were given explicitly: the layout pins constrain a search (docs/time-model.md
   // §6); max_gpus given makes one card a search over counts; context given keeps the window
   // when sizing for a request rate.

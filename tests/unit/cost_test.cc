@@ -918,5 +918,28 @@ TEST(Requests, TcoCarriesTheUsageAndCurrency) {
 
 }  // namespace requests
 
+// The Chinese names of the billing modes on providers' price lists are aliases (issue 12).
+TEST(Offers, ChineseModeNamesAreAliases) {
+  const std::string text = "currency: CNY\noffers:\n"
+                           "  - {id: y, gpu: A100 80GB SXM, mode: 包年, price: 183960}\n"
+                           "  - {id: m, gpu: A100 80GB SXM, mode: 包月, price: 21900}\n"
+                           "  - {id: o, gpu: A100 80GB SXM, mode: 按量, price: 50}\n"
+                           "  - {id: s, gpu: A100 80GB SXM, mode: 竞价, price: 12,\n"
+                           "     spot: {interruptions_per_hour: 0.05, restart_minutes: 10, checkpoint_minutes: 5}}\n";
+  const OfferSet s = ParseOffers(text, "zh.yaml", Cat());
+  ASSERT_EQ(s.offers.size(), 4u);
+  EXPECT_EQ(s.offers[0].mode, BillingMode::kYearly);
+  EXPECT_EQ(s.offers[1].mode, BillingMode::kMonthly);
+  EXPECT_EQ(s.offers[2].mode, BillingMode::kOnDemand);
+  EXPECT_EQ(s.offers[3].mode, BillingMode::kSpot);
+  EXPECT_STREQ(ToString(s.offers[1].mode), "monthly");  // printed by its one English name
+  try {
+    ParseOffers("currency: CNY\noffers:\n  - {id: x, gpu: A100 80GB SXM, mode: 包季, price: 1}\n", "zh.yaml", Cat());
+    FAIL() << "an unknown mode must be refused";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+  }
+}
+
 }  // namespace
 }  // namespace gpuplan

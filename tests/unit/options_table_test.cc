@@ -6,6 +6,7 @@
 
 #include "check/check_options.h"
 #include "meter/meter_options.h"
+#include "serve/serve_options.h"
 
 #include <CLI/CLI.hpp>
 
@@ -305,6 +306,7 @@ TEST(OptionsTable, DocsCliIsCurrent) {
   check("check merge", OptionsMarkdown(MergeReportsOptionTable()));
   check("meter report", OptionsMarkdown(MeterReportOptionTable()));
   check("meter export", OptionsMarkdown(MeterExportOptionTable()));
+  check("serve", OptionsMarkdown(ServeOptionTable()));
 }
 
 }  // namespace

@@ -1,0 +1,321 @@
+#include "serve/api.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/listings.h"
+#include "check/report.h"
+#include "core/error.h"
+#include "cost/cost_options.h"
+#include "cost/fit_job.h"
+#include "cost/requests.h"
+#include "fit/fit_options.h"
+#include "io/catalog_json.h"
+#include "io/check_json.h"
+#include "io/cost_json.h"
+#include "io/fit_job_json.h"
+#include "io/meter_json.h"
+#include "meter/meter_options.h"
+#include "meter/report.h"
+#include "read/json_fields.h"
+
+namespace gpuplan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kBytesPerMib = 1024.0 * 1024.0;
+constexpr int kStatusNotFound = 404;
+// The names a request's texts go by in answers and errors (never a server path).
+constexpr const char* kOffersName = "offers";
+constexpr const char* kUsageName = "usage";
+
+// What every route shares; the server's handlers hold it by shared_ptr.
+struct ApiState {
+  ServeRequest request;
+  std::string data_dir;
+  GpuCatalog catalog;
+  // GLPK (the rental optimiser, cost/optimizer.h) keeps process-wide state: one solve at a time.
+  std::mutex solver;
+};
+
+nlohmann::json ParseBody(const HttpRequest& req) {
+  if (req.body.empty()) {
+    throw InputError("the body must be a JSON object", "", 0, "body");
+  }
+  nlohmann::json j = ParseJsonText(req.body, "body");
+  if (!j.is_object()) {
+    FailNotObject();
+  }
+  return j;
+}
+
+// A JSON object of the query (?by=user&top=3) with each value of the table's kind; a value that
+// is not of the kind stays a string, so ApplyJsonOptions names the key and the kind.
+template <typename Req>
+nlohmann::json QueryToJson(const OptionTable<Req>& table, const std::map<std::string, std::string>& query) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, text] : query) {
+    const auto it = std::find_if(table.begin(), table.end(), [&key](const OptionSpec<Req>& o) { return o.key == key; });
+    j[key] = text;
+    if (it == table.end()) {
+      continue;
+    }
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    const bool number = !text.empty() && end != nullptr && *end == '\0';
+    if ((it->kind == OptionKind::kInt || it->kind == OptionKind::kDouble) && number) {
+      j[key] = v;
+    } else if (it->kind == OptionKind::kFlag && (text == "true" || text == "false")) {
+      j[key] = text == "true";
+    }
+  }
+  return j;
+}
+
+// Keys a request may not set: the server's own files.
+void RefuseKeys(const nlohmann::json& j, std::initializer_list<const char*> keys, const std::string& why) {
+  for (const char* k : keys) {
+    if (j.contains(k)) {
+      throw InputError("not accepted over HTTP: " + why, "", 0, k);
+    }
+  }
+}
+
+template <typename Req>
+nlohmann::json OptionsToJson(const OptionTable<Req>& table) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& o : table) {
+    static constexpr const char* kKinds[] = {"integer", "number", "string", "boolean", "strings"};
+    out.push_back({{"key", o.key},
+                   {"flag", o.flag},
+                   {"kind", kKinds[static_cast<int>(o.kind)]},
+                   {"default", o.DefaultText()},
+                   {"required", o.required},
+                   {"values", o.check.choices},
+                   {"unit", o.unit},
+                   {"help", o.help}});
+  }
+  return out;
+}
+
+HttpResponse Fit(ApiState& s, const HttpRequest& req) {
+  nlohmann::json body = ParseBody(req);
+  FitRequest r;
+  r.presets_only = true;
+  if (body.contains("config")) {
+    const nlohmann::json& c = body["config"];
+    if (!c.is_string() && !c.is_object()) {
+      throw InputError("expected a config.json, as text or as an object, got " + c.dump().substr(0, 40), "", 0,
+                       "config");
+    }
+    r.model_config = c.is_string() ? c.get<std::string>() : c.dump();
+    body.erase("config");
+    if (!body.contains("model")) {
+      body["model"] = "";  // named from the config (LoadModelFromConfigText)
+    }
+  }
+  ApplyJson(body, r);
+  if (!r.offers.empty()) {
+    r.offers_text = r.offers;
+    r.offers = kOffersName;
+  }
+  std::unique_lock<std::mutex> lock(s.solver, std::defer_lock);
+  if (r.offers_text) {
+    lock.lock();  // offers: the job is priced by the rental optimiser
+  }
+  const FitJobResult res = RunWithJsonKeys(FitOptionTable(), [&] { return RunFit(r, s.catalog, s.data_dir); });
+  return HttpResponse::Json(FitJobToJson(res));
+}
+
+// The offers and usage keys carry the files' text.
+void TextsInsteadOfFiles(CostRequest& r) {
+  if (!r.offers.empty()) {
+    r.offers_text = r.offers;
+    r.offers = kOffersName;
+  }
+  if (!r.usage.empty()) {
+    r.usage_text = r.usage;
+    r.usage = kUsageName;
+  }
+}
+
+template <typename Req, typename Run, typename ToJson>
+HttpResponse CostJob(ApiState& s, const HttpRequest& req, const OptionTable<Req>& table, Run run, ToJson to_json) {
+  const nlohmann::json body = ParseBody(req);
+  Req r;
+  ApplyJson(body, r);
+  TextsInsteadOfFiles(r);
+  const std::lock_guard<std::mutex> lock(s.solver);
+  return RunWithJsonKeys(table, [&] { return HttpResponse::Json(to_json(run(r, s.catalog))); });
+}
+
+HttpResponse Cost(ApiState& s, const HttpRequest& req) {
+  const std::string job = req.params.at("job");
+  if (job == "breakeven") {
+    return CostJob(s, req, BreakevenOptionTable(), &RunBreakeven, &BreakevenToJson);
+  }
+  if (job == "compare") {
+    return CostJob(s, req, CompareOptionTable(), &RunCompare, &CompareToJson);
+  }
+  if (job == "optimize") {
+    return CostJob(s, req, OptimizeOptionTable(), &RunOptimize, &OptimizeToJson);
+  }
+  if (job == "tco") {
+    return CostJob(s, req, TcoOptionTable(), &RunTco, &TcoToJson);
+  }
+  return ErrorResponse(kStatusNotFound, "usage", "unknown cost job '" + job + "': breakeven, compare, optimize or tco",
+                       "job");
+}
+
+void NeedMeterDb(const ApiState& s) {
+  if (s.request.meter_db.empty()) {
+    throw InputError("this server has no meter database (start it with --meter-db FILE)", "", 0, "meter_db");
+  }
+}
+
+HttpResponse MeterReportRoute(ApiState& s, const HttpRequest& req) {
+  NeedMeterDb(s);
+  nlohmann::json j = QueryToJson(MeterReportOptionTable(), req.query);
+  RefuseKeys(j, {"db", "offers"}, "the server's --meter-db and --meter-offers are used");
+  j["db"] = s.request.meter_db;
+  if (!s.request.meter_offers.empty()) {
+    j["offers"] = s.request.meter_offers;
+  }
+  MeterReportRequest r;
+  ApplyJsonOptions(MeterReportOptionTable(), j, r);
+  return RunWithJsonKeys(MeterReportOptionTable(),
+                         [&] { return HttpResponse::Json(MeterReportToJson(RunMeterReport(r, s.catalog))); });
+}
+
+HttpResponse MeterExportRoute(ApiState& s, const HttpRequest& req) {
+  NeedMeterDb(s);
+  nlohmann::json j = QueryToJson(MeterExportOptionTable(), req.query);
+  RefuseKeys(j, {"db", "offers"}, "the server's --meter-db and --meter-offers are used");
+  j["db"] = s.request.meter_db;
+  if (!s.request.meter_offers.empty()) {
+    j["offers"] = s.request.meter_offers;
+  }
+  MeterExportRequest r;
+  ApplyJsonOptions(MeterExportOptionTable(), j, r);
+  HttpResponse out;
+  out.content_type = "text/csv; charset=utf-8";
+  out.body = RunWithJsonKeys(MeterExportOptionTable(), [&] { return RunMeterExport(r, s.catalog).csv; });
+  return out;
+}
+
+void NeedReports(const ApiState& s) {
+  if (s.request.reports.empty()) {
+    throw InputError("this server has no reports folder (start it with --reports DIR)", "", 0, "reports");
+  }
+}
+
+// The report files of the folder: *.json directly in it, by name.
+std::vector<fs::path> ReportFiles(const std::string& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file(ec) && e.path().extension() == ".json" && !name.empty() && name[0] != '.') {
+      out.push_back(e.path());
+    }
+  }
+  if (ec) {
+    throw EnvironmentError("cannot read the reports folder " + dir + ": " + ec.message());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+HttpResponse ReportList(ApiState& s, const HttpRequest&) {
+  NeedReports(s);
+  nlohmann::json list = nlohmann::json::array();
+  for (const fs::path& p : ReportFiles(s.request.reports)) {
+    nlohmann::json item = {{"name", p.filename().string()}};
+    try {
+      const CheckReport r = LoadReport(p.string()).report;
+      item["verdict"] = ToString(r.verdict);
+      item["exit_code"] = r.ExitCode();
+      item["started"] = r.started;
+      item["finished"] = r.finished;
+      item["expect"] = r.expect;
+      item["expected_card"] = r.expected_card;
+      item["tests"] = r.tests.size();
+      item["error"] = nullptr;
+    } catch (const InputError& e) {
+      item["error"] = e.message();  // a file that is not a report: listed, with why
+    }
+    list.push_back(item);
+  }
+  return HttpResponse::Json({{"reports", list}});
+}
+
+HttpResponse ReportOne(ApiState& s, const HttpRequest& req) {
+  NeedReports(s);
+  const std::string name = req.params.at("name");
+  for (const fs::path& p : ReportFiles(s.request.reports)) {
+    if (p.filename().string() == name) {
+      return HttpResponse::Json(CheckReportToJson(LoadReport(p.string()).report));
+    }
+  }
+  return ErrorResponse(kStatusNotFound, "input", "no report named '" + name + "' in the reports folder", "name");
+}
+
+}  // namespace
+
+std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::string& data_dir) {
+  CheckGivenOptions(ServeOptionTable(), r, [](const OptionSpec<ServeRequest>&) { return true; }, OptionNaming::kFlag);
+  auto state = std::make_shared<ApiState>();
+  state->request = r;
+  state->data_dir = data_dir;
+  state->catalog = LoadGpuCatalog(data_dir);
+  if (!r.meter_db.empty() && !fs::is_regular_file(r.meter_db)) {
+    throw InputError("no such meter database", r.meter_db, 0, "--meter-db");
+  }
+  if (!r.reports.empty() && !fs::is_directory(r.reports)) {
+    throw InputError("not a folder", r.reports, 0, "--reports");
+  }
+  HttpServerOptions o;
+  o.bind = r.bind;
+  o.port = static_cast<int>(r.port);
+  o.token = r.token;
+  o.static_root = r.web;
+  o.body_limit = static_cast<std::size_t>(r.body_limit_mib * kBytesPerMib);
+  o.read_timeout_seconds = r.timeout_seconds;
+  o.write_timeout_seconds = r.timeout_seconds;
+  auto server = std::make_unique<HttpServer>(o);
+  const RouteOptions upload{static_cast<std::size_t>(r.upload_limit_mib * kBytesPerMib), false};
+  ApiState* s = state.get();
+  // Each handler holds the state; the server owns the handlers.
+  auto bind = [state](HttpResponse (*f)(ApiState&, const HttpRequest&)) {
+    return [state, f](const HttpRequest& req) { return f(*state, req); };
+  };
+  server->Get("/health", [](const HttpRequest&) { return HttpResponse::Json({{"status", "ok"}}); }, {0, true});
+  server->Get("/api/gpus", [s, state](const HttpRequest&) { return HttpResponse::Json(GpusToJson(s->catalog)); });
+  server->Get("/api/models",
+              [s, state](const HttpRequest&) { return HttpResponse::Json(ModelsToJson(ListModels(s->data_dir))); });
+  server->Get("/api/options", [](const HttpRequest&) {
+    return HttpResponse::Json({{"fit", OptionsToJson(FitOptionTable())},
+                               {"breakeven", OptionsToJson(BreakevenOptionTable())},
+                               {"compare", OptionsToJson(CompareOptionTable())},
+                               {"optimize", OptionsToJson(OptimizeOptionTable())},
+                               {"tco", OptionsToJson(TcoOptionTable())},
+                               {"meter_report", OptionsToJson(MeterReportOptionTable())},
+                               {"meter_export", OptionsToJson(MeterExportOptionTable())}});
+  });
+  server->Post("/api/fit", bind(&Fit), upload);
+  server->Post("/api/cost/{job}", bind(&Cost), upload);
+  server->Get("/api/meter/report", bind(&MeterReportRoute));
+  server->Get("/api/meter/export", bind(&MeterExportRoute));
+  server->Get("/api/check/reports", bind(&ReportList));
+  server->Get("/api/check/reports/{name}", bind(&ReportOne));
+  server->Get("/api/openapi.json", [](const HttpRequest&) { return HttpResponse::Json(OpenApiDocument()); });
+  return server;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,417 @@
+#include "serve/http_server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "core/error.h"
+#include "io/error_json.h"
+
+namespace gpuplan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kStatusBadRequest = 400;
+constexpr int kStatusUnauthorized = 401;
+constexpr int kStatusForbidden = 403;
+constexpr int kStatusNotFound = 404;
+constexpr int kStatusMethodNotAllowed = 405;
+constexpr int kStatusPayloadTooLarge = 413;
+constexpr int kStatusUnsupportedMediaType = 415;
+constexpr int kStatusUnprocessable = 422;
+constexpr int kStatusInternal = 500;
+constexpr int kStatusUnavailable = 503;
+
+struct Route {
+  std::string method;
+  std::string prefix;  // the literal part
+  std::string param;   // the {name} at the end; empty: the path must equal `prefix`
+  HttpHandler handler;
+  RouteOptions options;
+};
+
+// Splits "/api/cost/{job}" into "/api/cost/" and "job".
+Route MakeRoute(std::string method, const std::string& pattern, HttpHandler h, RouteOptions o) {
+  Route r{std::move(method), pattern, "", std::move(h), o};
+  const auto open = pattern.find('{');
+  if (open != std::string::npos) {
+    const auto close = pattern.find('}', open);
+    if (close != pattern.size() - 1) {
+      throw std::logic_error("a route's {name} must end it: " + pattern);
+    }
+    r.prefix = pattern.substr(0, open);
+    r.param = pattern.substr(open + 1, close - open - 1);
+  }
+  return r;
+}
+
+bool Matches(const Route& r, const std::string& path, std::string* capture) {
+  if (r.param.empty()) {
+    return path == r.prefix;
+  }
+  if (path.size() <= r.prefix.size() || path.compare(0, r.prefix.size(), r.prefix) != 0) {
+    return false;
+  }
+  const std::string rest = path.substr(r.prefix.size());
+  if (rest.find('/') != std::string::npos) {
+    return false;
+  }
+  *capture = rest;
+  return true;
+}
+
+// Equal strings in a time that does not depend on where they differ.
+bool SameSecret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto x = static_cast<unsigned char>(i < a.size() ? a[i] : 0);
+    const auto y = static_cast<unsigned char>(i < b.size() ? b[i] : 0);
+    diff = static_cast<unsigned char>(diff | (x ^ y));
+  }
+  return diff == 0;
+}
+
+// The host of a Host header: "127.0.0.1:8080" -> "127.0.0.1", "[::1]:80" -> "::1".
+std::string HostOf(const std::string& header) {
+  if (!header.empty() && header[0] == '[') {
+    const auto close = header.find(']');
+    return close == std::string::npos ? header : header.substr(1, close - 1);
+  }
+  return header.substr(0, header.find(':'));
+}
+
+std::string ContentTypeOf(const fs::path& p) {
+  static const std::map<std::string, std::string> types = {
+      {".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
+      {".mjs", "text/javascript; charset=utf-8"}, {".css", "text/css; charset=utf-8"},
+      {".json", "application/json"}, {".svg", "image/svg+xml"}, {".png", "image/png"},
+      {".ico", "image/x-icon"}, {".woff2", "font/woff2"}, {".txt", "text/plain; charset=utf-8"},
+      {".map", "application/json"}};
+  const auto it = types.find(p.extension().string());
+  return it == types.end() ? "application/octet-stream" : it->second;
+}
+
+void SetSecurityHeaders(httplib::Response& res, const HttpServerOptions& o) {
+  res.set_header("Content-Security-Policy", o.content_security_policy);
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("X-Frame-Options", "DENY");
+  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_header("Cross-Origin-Opener-Policy", "same-origin");
+  res.set_header("Cross-Origin-Resource-Policy", "same-origin");
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+bool IsLoopbackAddress(const std::string& address) {
+  const std::string a = Lower(address);
+  return a == "localhost" || a == "::1" || a == "[::1]" || a.rfind("127.", 0) == 0;
+}
+
+HttpResponse HttpResponse::Json(const nlohmann::json& j, int status) {
+  HttpResponse r;
+  r.status = status;
+  r.body = j.dump();
+  return r;
+}
+
+HttpResponse ErrorResponse(int status, const std::string& kind, const std::string& message, const std::string& field) {
+  nlohmann::json j = {{"error",
+                       {{"code", status},
+                        {"kind", kind},
+                        {"message", message},
+                        {"file", nullptr},
+                        {"line", nullptr},
+                        {"field", field.empty() ? nlohmann::json(nullptr) : nlohmann::json(field)},
+                        {"suggestions", nlohmann::json::array()}}}};
+  return HttpResponse::Json(j, status);
+}
+
+HttpResponse ErrorResponse(const std::exception_ptr& e) {
+  ErrorReport r;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    r = DescribeError(x);
+  } catch (...) {
+    r.kind = ErrorKind::kInternal;
+  }
+  int status = kStatusInternal;
+  switch (r.kind) {
+    case ErrorKind::kInput:
+    case ErrorKind::kUsage:
+      status = kStatusBadRequest;
+      break;
+    case ErrorKind::kNegative:
+      status = kStatusUnprocessable;
+      break;
+    case ErrorKind::kEnvironment:
+      status = kStatusUnavailable;
+      break;
+    case ErrorKind::kInternal:
+      break;
+  }
+  if (status >= kStatusInternal) {
+    // Nothing of the exception goes out: its text may hold a path or an internal detail.
+    const char* what = status == kStatusUnavailable ? "the server cannot do this now (an environment problem; see its log)"
+                                                    : "internal error (a bug in gpuplan; see the server's log)";
+    return ErrorResponse(status, std::string(ToString(r.kind)), what);
+  }
+  // A file is named by its last component only: the client gave the text, not the path.
+  if (!r.file.empty()) {
+    r.file = fs::path(r.file).filename().string();
+  }
+  nlohmann::json j = ErrorToJson(r);
+  j["error"]["code"] = status;
+  return HttpResponse::Json(j, status);
+}
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  httplib::Server server;
+  std::vector<Route> routes;
+  fs::path static_root;  // canonical; empty: none
+  int port = 0;
+
+  void Send(httplib::Response& res, const HttpResponse& r) const {
+    res.status = r.status;
+    res.set_content(r.body, r.content_type);
+    SetSecurityHeaders(res, options);
+    if (r.content_type == "application/json") {
+      res.set_header("Cache-Control", "no-store");
+    }
+  }
+
+  // The gate every request passes before its route: Host, token, media type, body size.
+  std::optional<HttpResponse> Refuse(const httplib::Request& req, const RouteOptions* route) const {
+    if (options.token.empty() && !IsLoopbackAddress(HostOf(req.get_header_value("Host")))) {
+      return ErrorResponse(kStatusForbidden, "usage", "this server answers only requests addressed to the loopback host",
+                           "Host");
+    }
+    const bool is_public = route != nullptr && route->is_public;
+    if (!options.token.empty() && !is_public) {
+      const std::string auth = req.get_header_value("Authorization");
+      const std::string bearer = "Bearer ";
+      if (auth.compare(0, bearer.size(), bearer) != 0 || !SameSecret(auth.substr(bearer.size()), options.token)) {
+        return ErrorResponse(kStatusUnauthorized, "usage", "a bearer token is required (Authorization: Bearer <token>)",
+                             "Authorization");
+      }
+    }
+    if (req.method == "POST") {
+      const std::string type = Lower(req.get_header_value("Content-Type"));
+      if (type.rfind("application/json", 0) != 0) {
+        return ErrorResponse(kStatusUnsupportedMediaType, "usage", "the body must be JSON (Content-Type: application/json)",
+                             "Content-Type");
+      }
+    }
+    const std::size_t limit = route != nullptr && route->body_limit > 0 ? route->body_limit : options.body_limit;
+    if (req.body.size() > limit) {
+      return ErrorResponse(kStatusPayloadTooLarge, "input",
+                           "the body is " + std::to_string(req.body.size()) + " bytes, more than this route's limit of " +
+                               std::to_string(limit),
+                           "body");
+    }
+    return std::nullopt;
+  }
+
+  std::optional<HttpResponse> StaticFile(const std::string& path) const {
+    if (static_root.empty() || path.empty() || path[0] != '/' || path.find('\0') != std::string::npos ||
+        path.find('\\') != std::string::npos) {
+      return std::nullopt;
+    }
+    std::string rel = path.substr(1);
+    if (rel.empty() || rel.back() == '/') {
+      rel += "index.html";
+    }
+    // No segment may start with a dot: no "..", no ".env".
+    std::stringstream parts(rel);
+    std::string seg;
+    while (std::getline(parts, seg, '/')) {
+      if (seg.empty() || seg[0] == '.') {
+        return std::nullopt;
+      }
+    }
+    std::error_code ec;
+    const fs::path file = fs::weakly_canonical(static_root / rel, ec);
+    const std::string root = static_root.string() + "/";
+    if (ec || file.string().compare(0, root.size(), root) != 0 || !fs::is_regular_file(file, ec)) {
+      return std::nullopt;
+    }
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream body;
+    body << in.rdbuf();
+    if (!in) {
+      return std::nullopt;
+    }
+    HttpResponse r;
+    r.content_type = ContentTypeOf(file);
+    r.body = body.str();
+    return r;
+  }
+
+  void Dispatch(const httplib::Request& req, httplib::Response& res) const {
+    HttpResponse out;
+    try {
+      const Route* route = nullptr;
+      std::string capture;
+      bool path_known = false;
+      for (const auto& r : routes) {
+        std::string c;
+        if (Matches(r, req.path, &c)) {
+          path_known = true;
+          if (r.method == req.method) {
+            route = &r;
+            capture = c;
+          }
+        }
+      }
+      if (auto refused = Refuse(req, route != nullptr ? &route->options : nullptr)) {
+        Send(res, *refused);
+        return;
+      }
+      if (route == nullptr) {
+        std::optional<HttpResponse> file;
+        if (req.method == "GET" && !path_known && req.path.rfind("/api/", 0) != 0) {
+          file = StaticFile(req.path);
+        }
+        if (file) {
+          out = *file;
+          const bool hashed = req.path.rfind("/assets/", 0) == 0;
+          res.set_header("Cache-Control", hashed ? "public, max-age=31536000, immutable" : "no-cache");
+        } else if (path_known) {
+          out = ErrorResponse(kStatusMethodNotAllowed, "usage", req.method + " is not served on " + req.path);
+        } else {
+          out = ErrorResponse(kStatusNotFound, "usage", "nothing is served at this path", "path");
+        }
+      } else {
+        HttpRequest hr;
+        hr.method = req.method;
+        hr.path = req.path;
+        hr.body = req.body;
+        for (const auto& [k, v] : req.params) {
+          hr.query[k] = v;
+        }
+        if (!route->param.empty()) {
+          hr.params[route->param] = capture;
+        }
+        out = route->handler(hr);
+      }
+    } catch (...) {
+      out = ErrorResponse(std::current_exception());
+    }
+    Send(res, out);
+  }
+};
+
+HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  const HttpServerOptions& o = impl_->options;
+  if (!IsLoopbackAddress(o.bind) && o.token.empty()) {
+    throw InputError("binding to " + o.bind +
+                         " (not loopback) needs a token: give --token or set GPUPLAN_TOKEN, and send "
+                         "Authorization: Bearer <token>",
+                     "", 0, "--token");
+  }
+  if (o.port < 0 || o.port > 65535) {
+    throw InputError("must be a port number, 0 to 65535 (0: any free port)", "", 0, "--port");
+  }
+  if (!o.static_root.empty()) {
+    std::error_code ec;
+    impl_->static_root = fs::canonical(o.static_root, ec);
+    if (ec || !fs::is_directory(impl_->static_root, ec)) {
+      throw InputError("not a folder (the built page: web/dist after npm run build)", o.static_root, 0, "--web");
+    }
+  }
+  const auto seconds = [](double s, time_t* sec, time_t* usec) {
+    *sec = static_cast<time_t>(std::floor(s));
+    *usec = static_cast<time_t>((s - std::floor(s)) * 1e6);
+  };
+  time_t sec = 0;
+  time_t usec = 0;
+  seconds(o.read_timeout_seconds, &sec, &usec);
+  impl_->server.set_read_timeout(sec, usec);
+  seconds(o.write_timeout_seconds, &sec, &usec);
+  impl_->server.set_write_timeout(sec, usec);
+  impl_->server.set_payload_max_length(o.body_limit);
+  Impl* impl = impl_.get();
+  const auto dispatch = [impl](const httplib::Request& req, httplib::Response& res) { impl->Dispatch(req, res); };
+  impl_->server.Get(".*", dispatch);
+  impl_->server.Post(".*", dispatch);
+  impl_->server.Put(".*", dispatch);
+  impl_->server.Delete(".*", dispatch);
+  impl_->server.Patch(".*", dispatch);
+  impl_->server.Options(".*", dispatch);
+  // What httplib answers itself (a body over the limit, a malformed request): a JSON error too.
+  const httplib::Server::HandlerWithResponse on_error = [impl](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    const std::string kind = res.status == kStatusPayloadTooLarge ? "input" : "usage";
+    const std::string message = res.status == kStatusPayloadTooLarge ? "the body is larger than this server accepts"
+                                                                     : "the request could not be read";
+    const int status = res.status;
+    impl->Send(res, ErrorResponse(status, kind, message, res.status == kStatusPayloadTooLarge ? "body" : ""));
+    return httplib::Server::HandlerResponse::Handled;
+  };
+  impl_->server.set_error_handler(on_error);
+  impl_->server.set_exception_handler([impl](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    impl->Send(res, ErrorResponse(ep));
+  });
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Get(const std::string& pattern, HttpHandler handler, RouteOptions options) {
+  impl_->routes.push_back(MakeRoute("GET", pattern, std::move(handler), options));
+}
+
+void HttpServer::Post(const std::string& pattern, HttpHandler handler, RouteOptions options) {
+  impl_->routes.push_back(MakeRoute("POST", pattern, std::move(handler), options));
+  // httplib refuses bodies over its one limit before any route runs: the largest route limit.
+  std::size_t largest = impl_->options.body_limit;
+  for (const auto& r : impl_->routes) {
+    largest = std::max(largest, r.options.body_limit);
+  }
+  impl_->server.set_payload_max_length(largest);
+}
+
+int HttpServer::Start() {
+  const HttpServerOptions& o = impl_->options;
+  const std::string host = o.bind == "localhost" ? "127.0.0.1" : o.bind;
+  if (o.port == 0) {
+    impl_->port = impl_->server.bind_to_any_port(host);
+  } else {
+    impl_->port = impl_->server.bind_to_port(host, o.port) ? o.port : -1;
+  }
+  if (impl_->port <= 0) {
+    throw EnvironmentError("cannot listen on " + o.bind + ":" + std::to_string(o.port) +
+                           " (in use, or not an address of this machine)");
+  }
+  return impl_->port;
+}
+
+void HttpServer::Run() { impl_->server.listen_after_bind(); }
+
+void HttpServer::Stop() {
+  if (impl_ && impl_->server.is_running()) {
+    impl_->server.stop();
+  }
+}
+
+int HttpServer::Port() const { return impl_->port; }
+
+const HttpServerOptions& HttpServer::Options() const { return impl_->options; }
+
+}  // namespace gpuplan

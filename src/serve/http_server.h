@@ -1,0 +1,100 @@
+// A small HTTP server for gpuplan's front ends (the serve API and page; later the meter agent's
+// Prometheus /metrics): cpp-httplib behind one wrapper that owns every safety rule, so a route
+// is a function from a request to a response and cannot forget one.
+//
+// What the wrapper does for every route:
+//  - binds `bind:port` (port 0: a free port, reported by Port()); refuses to start on an
+//    address other than loopback without a token;
+//  - limits request bodies (per route; 413 past it) and read/write time;
+//  - with a token, requires `Authorization: Bearer <token>` on every route not marked public
+//    (401); without one (loopback only), requires a loopback Host header (no DNS rebinding);
+//  - POST bodies must be `application/json` (a cross-site form cannot send that without a
+//    CORS preflight, and no route answers CORS);
+//  - security headers on every answer (CSP, nosniff, no framing, no referrer);
+//  - exceptions become JSON errors in one place (ErrorToJson, io/error_json.h, with the HTTP
+//    status added as "code"): InputError -> 400, NegativeAnswer -> 422, EnvironmentError -> 503,
+//    anything else -> 500 with a fixed message (no what(), no stack, no path);
+//  - static files from one folder, with no way out of it (no "..", no links out, no dot files).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuplan {
+
+struct HttpServerOptions {
+  std::string bind = "127.0.0.1";
+  int port = 8080;                          // 0: any free port (Port() after Start())
+  std::size_t body_limit = 1024 * 1024;     // bytes, for routes that set none of their own
+  double read_timeout_seconds = 30;
+  double write_timeout_seconds = 30;
+  std::string token;                        // required (Bearer) when not empty
+  std::string static_root;                  // served for GET paths no route takes; empty: none
+  std::string content_security_policy =
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+      "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+};
+
+struct HttpRequest {
+  std::string method;
+  std::string path;
+  std::map<std::string, std::string> query;   // ?a=1&b=2 (the last value of a repeated key)
+  std::map<std::string, std::string> params;  // path captures by name: /api/cost/{job} -> "job"
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  static HttpResponse Json(const nlohmann::json& j, int status = 200);
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct RouteOptions {
+  std::size_t body_limit = 0;  // bytes; 0: HttpServerOptions::body_limit
+  bool is_public = false;      // answered without the token (GET /health)
+};
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackAddress(const std::string& address);
+
+// The JSON error object of an exception and its HTTP status (the one mapping, see above).
+HttpResponse ErrorResponse(const std::exception_ptr& e);
+// An error answer made here (404, 401, 413, ...): {"error": {"code", "kind", "message", ...}}.
+HttpResponse ErrorResponse(int status, const std::string& kind, const std::string& message,
+                           const std::string& field = {});
+
+class HttpServer {
+ public:
+  // Throws InputError (field "--bind" / "--token") for a non-loopback bind without a token.
+  explicit HttpServer(HttpServerOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // `pattern` is a literal path or has one {name} segment at its end ("/api/cost/{job}").
+  void Get(const std::string& pattern, HttpHandler handler, RouteOptions options = {});
+  void Post(const std::string& pattern, HttpHandler handler, RouteOptions options = {});
+
+  // Binds (EnvironmentError when the address cannot be bound); returns the port.
+  int Start();
+  // Serves until Stop() (from another thread or a signal handler's thread).
+  void Run();
+  void Stop();
+  int Port() const;
+  const HttpServerOptions& Options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuplan

@@ -1,0 +1,32 @@
+#include "serve/serve_options.h"
+
+namespace gpuplan {
+
+const OptionTable<ServeRequest>& ServeOptionTable() {
+  using R = ServeRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Option<R>("--bind", "bind", "address to listen on (anything but loopback needs --token)", &R::bind));
+    t.push_back(Option<R>("--port", "port", "TCP port (0: any free port, printed on start)", &R::port).Min(0).Max(65535));
+    t.push_back(Option<R>("--meter-db", "meter_db", "meter database (SQLite) for /api/meter/report and /export",
+                          &R::meter_db).Unset("none"));
+    t.push_back(Option<R>("--meter-offers", "meter_offers", "offers file that prices /api/meter/report (docs/offers.md)",
+                          &R::meter_offers).Unset("hours only"));
+    t.push_back(Option<R>("--reports", "reports", "folder of check reports (JSON) for /api/check/reports", &R::reports)
+                    .Unset("none"));
+    t.push_back(Option<R>("--web", "web", "the built page (web/dist)", &R::web).Unset("web/ next to the binary"));
+    t.push_back(Option<R>("--token", "token", "bearer token every /api request must carry (also $GPUPLAN_TOKEN)",
+                          &R::token).Unset("none (loopback only)"));
+    t.push_back(Option<R>("--body-limit-mib", "body_limit_mib", "largest request body, uploads aside",
+                          &R::body_limit_mib).Unit("MiB").Min(0, true));
+    t.push_back(Option<R>("--upload-limit-mib", "upload_limit_mib",
+                          "largest body of POST /api/fit and /api/cost/* (usage traces, offers files)",
+                          &R::upload_limit_mib).Unit("MiB").Min(0, true));
+    t.push_back(Option<R>("--timeout", "timeout_seconds", "read and write timeout per request", &R::timeout_seconds)
+                    .Unit("s").Min(0, true));
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,617 @@
+// The serve API against a real server: the gpuplan binary started with `serve --port 0` on the
+// loopback, talked to over HTTP with cpp-httplib's client. Each answer is held against the CLI's
+// `--json` answer for the same request (the same binary run as a CLI) and against figures worked
+// out by hand in the comments; the safety rules (body limit, media type, Host, token, static
+// files, error objects) are checked on the wire; every route of the OpenAPI document is called
+// and its answer validated against the document's schema.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/civil.h"
+#include "meter/sample.h"
+#include "meter/store.h"
+#include "serve/http_server.h"
+
+namespace gpuplan {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string Fixture(const std::string& rel) { return std::string(GPUPLAN_TEST_FIXTURES) + "/" + rel; }
+std::string DataDir() { return GPUPLAN_DATA_DIR; }
+std::string Binary() { return GPUPLAN_BINARY; }
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return out + "'";
+}
+
+// Runs the binary as a CLI in `dir`: its standard output and exit code.
+struct CliRun {
+  std::string out;
+  int code = -1;
+};
+CliRun RunCli(const std::vector<std::string>& args, const std::string& dir) {
+  std::string cmd = "cd " + Quote(dir) + " && " + Quote(Binary()) + " --data-dir " + Quote(DataDir());
+  for (const auto& a : args) {
+    cmd += " " + Quote(a);
+  }
+  cmd += " 2>/dev/null";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) {
+    return r;
+  }
+  char buf[65536];
+  std::size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) {
+    r.out.append(buf, n);
+  }
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// `gpuplan serve --port 0 ...` as a child process; the port is read from its first line.
+class ServerProcess {
+ public:
+  explicit ServerProcess(const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {Binary(), "--data-dir", DataDir(), "serve", "--port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    int fds[2];
+    if (pipe(fds) != 0) {
+      return;
+    }
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+      std::vector<char*> argv;
+      for (auto& a : args) {
+        argv.push_back(a.data());
+      }
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    // "gpuplan serve: http://127.0.0.1:PORT/..." then nothing until it stops.
+    std::string line;
+    char c = 0;
+    while (read(fds[0], &c, 1) == 1 && c != '\n') {
+      line += c;
+    }
+    close(fds[0]);
+    first_line_ = line;
+    const auto colon = line.rfind(':', line.find('/', line.find("//") + 2));
+    if (line.rfind("gpuplan serve: http://", 0) == 0 && colon != std::string::npos) {
+      port_ = std::stoi(line.substr(colon + 1));
+    }
+  }
+  ~ServerProcess() { Stop(); }
+  // SIGTERM; the exit code (0: it stopped cleanly).
+  int Stop() {
+    if (pid_ <= 0) {
+      return exit_code_;
+    }
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return exit_code_;
+  }
+  int port() const { return port_; }
+  const std::string& first_line() const { return first_line_; }
+  httplib::Client Client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(120, 0);
+    return c;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  int exit_code_ = -1;
+  std::string first_line_;
+};
+
+json Body(const httplib::Result& r) {
+  if (!r) {
+    ADD_FAILURE() << "no answer: " << httplib::to_string(r.error());
+    return nullptr;
+  }
+  return json::parse(r->body, nullptr, false);
+}
+
+// The shared server: a meter database and a reports folder made here, in a scratch folder.
+class ServeApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::current_path() / ("serve_api_test." + std::to_string(getpid())));
+    fs::remove_all(*dir_);
+    fs::create_directories(*dir_ / "reports");
+    MakeMeterDb((*dir_ / "meter.db").string());
+    // A check report of an RTX 4090 from an nvidia-smi capture (no driver needed).
+    const CliRun check = RunCli({"check", "--from-nvidia-smi", Fixture("nvidia-smi/rtx-4090-driver-535.xml"), "--expect",
+                                 "RTX 4090", "--json", (*dir_ / "reports" / "rtx4090.json").string()},
+                                dir_->string());
+    ASSERT_TRUE(fs::exists(*dir_ / "reports" / "rtx4090.json")) << "check exit " << check.code;
+    std::ofstream(*dir_ / "reports" / "not-a-report.json") << "{\"hello\": 1}";
+    // A page folder with a link out of it (to /etc), which must not be followed.
+    fs::create_directories(*dir_ / "web" / "assets");
+    std::ofstream(*dir_ / "web" / "index.html") << "<!doctype html><title>fixture page</title>";
+    std::ofstream(*dir_ / "web" / ".hidden") << "secret";
+    fs::create_directory_symlink("/etc", *dir_ / "web" / "escape");
+    server_ = new ServerProcess({"--meter-db", (*dir_ / "meter.db").string(), "--reports", (*dir_ / "reports").string(),
+                                 "--web", (*dir_ / "web").string()});
+    ASSERT_GT(server_->port(), 0) << "server said: " << server_->first_line();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+
+  // GPU 0 sampled once a minute: 2026-03-01 10:00-12:00 UTC busy at 50 % (120 samples), then
+  // 12:00-13:00 idle at 0 % with no process (60 samples). By hand: 3 observed hours, 2 busy,
+  // 1 idle.
+  static void MakeMeterDb(const std::string& path) {
+    const int64_t start = (DaysFromCivil(2026, 3, 1) * 24 + 10) * kMillisecondsPerHour;
+    std::vector<GpuSample> gpu;
+    std::vector<ProcessSample> procs;
+    for (int m = 0; m < 180; ++m) {
+      GpuSample s;
+      s.time_ms = start + m * kMillisecondsPerMinute;
+      s.gpu = 0;
+      s.uuid = "GPU-0";
+      s.utilization_gpu = m < 120 ? 50 : 0;
+      s.power = 300;
+      gpu.push_back(s);
+      if (m < 120) {
+        ProcessSample p;
+        p.time_ms = s.time_ms;
+        p.gpu = 0;
+        p.pid = 4242;
+        p.user = "alice";
+        p.command = "python train.py";
+        p.gpu_memory = 1ull << 30;
+        procs.push_back(p);
+      }
+    }
+    StoreOptions o;
+    o.sample_interval_seconds = 60;
+    o.max_sample_gap_seconds = 90;
+    MeterStore store = MeterStore::Open(path, o);
+    store.Append(gpu);
+    store.Append(procs);
+    const int64_t at = start + 4 * kMillisecondsPerHour;
+    while (store.Buffered() > 0) {
+      store.Flush(at);
+    }
+    store.RollUp(at);
+  }
+
+  static httplib::Result Post(const std::string& path, const json& body) {
+    return server_->Client().Post(path.c_str(), body.dump(), "application/json");
+  }
+  static httplib::Result Get(const std::string& path) { return server_->Client().Get(path.c_str()); }
+
+  // A file in the scratch folder, for the CLI side of a comparison.
+  static std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(*dir_ / name) << text;
+    return (*dir_ / name).string();
+  }
+
+  static fs::path* dir_;
+  static ServerProcess* server_;
+};
+fs::path* ServeApiTest::dir_ = nullptr;
+ServerProcess* ServeApiTest::server_ = nullptr;
+
+TEST_F(ServeApiTest, HealthAndSecurityHeaders) {
+  const auto r = Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(Body(r)["status"], "ok");
+  EXPECT_NE(r->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
+  EXPECT_EQ(r->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(r->get_header_value("X-Frame-Options"), "DENY");
+  EXPECT_FALSE(r->has_header("Access-Control-Allow-Origin"));
+}
+
+TEST_F(ServeApiTest, FitEqualsTheCli) {
+  // The example: a LoRA of Qwen2.5-7B at 2048 tokens, on one A100 80GB.
+  const json req = {{"model", "Qwen2.5-7B"}, {"task", "lora"}, {"seq", 2048}, {"gpu", "A100 80GB SXM"}};
+  const auto r = Post("/api/fit", req);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  const CliRun cli =
+      RunCli({"fit", "--model", "Qwen2.5-7B", "--task", "lora", "--seq", "2048", "--gpu", "A100 80GB SXM", "--json"},
+             dir_->string());
+  EXPECT_EQ(cli.code, 0);
+  EXPECT_EQ(Body(r), json::parse(cli.out));
+  // Qwen2.5-7B (hidden 3584, 28 layers, FFN 18944, vocabulary 152064, 28 query and 4 KV heads of
+  // 128, q/k/v biases, untied head): per layer q 3584x3584+3584 = 12,848,640, k and v
+  // 3584x512+512 = 1,835,520 each, o 12,845,056, MLP 3x3584x18944 = 203,685,888, two norms
+  // 7,168: 233,057,792; x28 = 6,525,618,176; embedding and head 2x152064x3584 = 1,089,994,752;
+  // final norm 3,584. Total 7,615,616,512.
+  EXPECT_EQ(Body(r)["model"]["params_total"], 7615616512LL);
+}
+
+TEST_F(ServeApiTest, InferenceWeightsByHand) {
+  const json req = {{"model", "Qwen2.5-7B"}, {"task", "infer"}, {"gpu", "A100 80GB SXM"}};
+  const json j = Body(Post("/api/fit", req));
+  // bf16 weights: 2 bytes x 7,615,616,512 parameters = 15,231,233,024 bytes on one GPU.
+  EXPECT_EQ(j["memory_per_gpu"]["weights"], 15231233024LL);
+  EXPECT_EQ(j["fits"], true);
+}
+
+TEST_F(ServeApiTest, PastedConfigEqualsTheCliWithTheFile) {
+  const std::string config = ReadText(Fixture("configs/llama-2-7b.json"));
+  const json as_text = {{"config", config}, {"model", "llama-2-7b"}, {"task", "infer"}, {"gpu", "A100 80GB SXM"}};
+  const auto r = Post("/api/fit", as_text);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  const CliRun cli = RunCli({"fit", "--model", Fixture("configs/llama-2-7b.json"), "--task", "infer", "--gpu",
+                             "A100 80GB SXM", "--json"},
+                            dir_->string());
+  EXPECT_EQ(Body(r), json::parse(cli.out));
+  // Llama-2-7B: per layer 4x4096^2 (attention) + 3x4096x11008 (MLP) + 2x4096 (norms) =
+  // 67,108,864 + 135,266,304 + 8,192 = 202,383,360; x32 = 6,476,267,520; embedding and head
+  // 2x32000x4096 = 262,144,000; final norm 4,096: 6,738,415,616.
+  EXPECT_EQ(Body(r)["model"]["params_total"], 6738415616LL);
+  // The config as a JSON object answers the same.
+  json as_object = as_text;
+  as_object["config"] = json::parse(config);
+  EXPECT_EQ(Body(Post("/api/fit", as_object)), Body(r));
+}
+
+TEST_F(ServeApiTest, BadInputIsA400NamingTheKeyWithTheCliMessage) {
+  const auto r = Post("/api/fit", {{"model", "Qwen2.5-7B"}, {"task", "lorra"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  const json e = Body(r)["error"];
+  EXPECT_EQ(e["code"], 400);
+  EXPECT_EQ(e["field"], "task");
+  const CliRun cli = RunCli({"fit", "--model", "Qwen2.5-7B", "--task", "lorra", "--json"}, dir_->string());
+  EXPECT_EQ(cli.code, 2);
+  const json ce = json::parse(cli.out)["error"];
+  EXPECT_EQ(ce["field"], "--task");
+  EXPECT_EQ(e["message"], ce["message"]);
+
+  const json unknown = Body(Post("/api/fit", {{"model", "Qwen2.5-7B"}, {"sequence", 4096}}))["error"];
+  EXPECT_EQ(unknown["field"], "sequence");
+  EXPECT_NE(unknown["message"].get<std::string>().find("seq"), std::string::npos);
+
+  const json wrong_type = Body(Post("/api/fit", {{"model", "Qwen2.5-7B"}, {"seq", "long"}}))["error"];
+  EXPECT_EQ(wrong_type["field"], "seq");
+}
+
+TEST_F(ServeApiTest, AModelIsAPresetNeverAServerPath) {
+  for (const std::string& path :
+       std::vector<std::string>{"/etc/passwd", DataDir() + "/models/Qwen2.5-7B.json", DataDir() + "/models"}) {
+    const auto r = Post("/api/fit", {{"model", path}, {"task", "infer"}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << path;
+    const json e = Body(r)["error"];
+    EXPECT_EQ(e["field"], "model");
+    EXPECT_EQ(r->body.find("root:"), std::string::npos);
+  }
+  // Offers and usage are texts: a path is read as (bad) YAML, not opened.
+  const auto r = Post("/api/cost/compare", {{"offers", DataDir() + "/offers/nanjing-a100.yaml"}, {"hours_per_month", 100}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(r->body.find("nanjing-idc-a"), std::string::npos);
+}
+
+TEST_F(ServeApiTest, CostJobsEqualTheCli) {
+  const std::string offers = ReadText(DataDir() + "/offers/nanjing-a100.yaml");
+  // The API names the texts "offers" and "usage": the CLI runs in a folder where those are the
+  // files' names, so both answers name the same files.
+  Write("offers", offers);
+  // Two GPUs for the first 10 hours of 2027-03-01, one for the next 5: 2x10 + 1x5 = 25 GPU-hours.
+  std::string csv = "timestamp,gpus\n";
+  for (int h = 0; h < 15; ++h) {
+    csv += "2027-03-01T" + std::string(h < 10 ? "0" : "") + std::to_string(h) + ":00," + (h < 10 ? "2" : "1") + "\n";
+  }
+  Write("usage", csv);
+
+  const json be = Body(Post("/api/cost/breakeven", {{"offers", offers}, {"month", "2027-03"}}));
+  EXPECT_EQ(be, json::parse(RunCli({"cost", "breakeven", "--offers", "offers", "--month", "2027-03", "--json"},
+                                   dir_->string()).out));
+  EXPECT_EQ(be["month_hours"], 744);  // March: 31 x 24
+
+  const json cmp = Body(Post("/api/cost/compare", {{"offers", offers}, {"usage", csv}}));
+  EXPECT_EQ(cmp, json::parse(RunCli({"cost", "compare", "--offers", "offers", "--usage", "usage", "--json"},
+                                    dir_->string()).out));
+  EXPECT_DOUBLE_EQ(cmp["usage"]["gpu_hours"].get<double>(), 25.0);
+
+  const json opt = Body(Post("/api/cost/optimize", {{"offers", offers}, {"usage", csv}}));
+  EXPECT_EQ(opt, json::parse(RunCli({"cost", "optimize", "--offers", "offers", "--usage", "usage", "--json"},
+                                    dir_->string()).out));
+  EXPECT_EQ(opt["usage"]["peak_gpus"], 2.0);
+
+  const json tco = Body(Post("/api/cost/tco", {{"offers", offers}, {"hours_per_month", 300}, {"month", "2027-03"}}));
+  EXPECT_EQ(tco, json::parse(RunCli({"cost", "tco", "--offers", "offers", "--hours-per-month", "300", "--month",
+                                     "2027-03", "--json"},
+                                    dir_->string()).out));
+
+  const auto unknown = Post("/api/cost/bargain", {{"offers", offers}});
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+}
+
+TEST_F(ServeApiTest, AnOffersErrorNamesTheTextAndItsLine) {
+  const auto r = Post("/api/cost/compare", {{"offers", "currency: CNY\noffers:\n  - id: x\n    gpu: A100 80GB SXM\n"
+                                                       "    mode: monthlyy\n    price: 1\n"},
+                                            {"hours_per_month", 100}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  const json e = Body(r)["error"];
+  EXPECT_EQ(e["file"], "offers");
+  EXPECT_EQ(e["line"], 5);
+}
+
+TEST_F(ServeApiTest, MeterReportAndExport) {
+  const auto r = Get("/api/meter/report?from=2026-03-01&to=2026-03-02");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json j = Body(r);
+  // By hand (MakeMeterDb): 3 observed hours, 2 busy, 1 idle.
+  EXPECT_DOUBLE_EQ(j["total"]["observed_hours"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(j["total"]["busy_hours"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["total"]["idle_hours"].get<double>(), 1.0);
+  const CliRun cli = RunCli({"meter", "report", "--db", (*dir_ / "meter.db").string(), "--from", "2026-03-01", "--to",
+                             "2026-03-02", "--json"},
+                            dir_->string());
+  EXPECT_EQ(j, json::parse(cli.out));
+
+  const json by_user = Body(Get("/api/meter/report?from=2026-03-01&to=2026-03-02&by=user"));
+  bool alice = false;
+  for (const auto& g : by_user["groups"]) {
+    if (g["key"] == "alice") {
+      alice = true;
+      EXPECT_DOUBLE_EQ(g["busy_hours"].get<double>(), 2.0);
+    }
+  }
+  EXPECT_TRUE(alice) << by_user.dump();
+
+  const auto db = Get("/api/meter/report?db=/etc/passwd");
+  ASSERT_TRUE(db);
+  EXPECT_EQ(db->status, 400);
+  EXPECT_EQ(Body(db)["error"]["field"], "db");
+  const auto bad = Get("/api/meter/report?by=team");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(Body(bad)["error"]["field"], "by");
+
+  const auto csv = Get("/api/meter/export?from=2026-03-01&to=2026-03-02");
+  ASSERT_TRUE(csv);
+  EXPECT_EQ(csv->status, 200);
+  EXPECT_EQ(csv->body, RunCli({"meter", "export", "--db", (*dir_ / "meter.db").string(), "--from", "2026-03-01", "--to",
+                               "2026-03-02"},
+                              dir_->string()).out);
+  EXPECT_EQ(csv->body.rfind("timestamp,gpus\n", 0), 0u);
+}
+
+TEST_F(ServeApiTest, CheckReports) {
+  const json list = Body(Get("/api/check/reports"));
+  ASSERT_EQ(list["reports"].size(), 2u);
+  EXPECT_EQ(list["reports"][0]["name"], "not-a-report.json");
+  EXPECT_TRUE(list["reports"][0]["error"].is_string());
+  EXPECT_EQ(list["reports"][1]["name"], "rtx4090.json");
+  EXPECT_TRUE(list["reports"][1]["error"].is_null());
+  const json one = Body(Get("/api/check/reports/rtx4090.json"));
+  EXPECT_EQ(one["expect"], "RTX 4090");
+  EXPECT_EQ(one["verdict"], list["reports"][1]["verdict"]);
+  for (const std::string bad : {"/api/check/reports/..%2Fmeter.db", "/api/check/reports/missing.json",
+                                "/api/check/reports/%2E%2E"}) {
+    const auto r = Get(bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404) << bad;
+  }
+}
+
+TEST_F(ServeApiTest, Safety) {
+  // A body over the 1 MiB default limit on a route without an upload limit... every POST route
+  // takes uploads (16 MiB), so: 17 MiB.
+  const std::string big(17 * 1024 * 1024, ' ');
+  const auto r413 = server_->Client().Post("/api/fit", big, "application/json");
+  ASSERT_TRUE(r413);
+  EXPECT_EQ(r413->status, 413);
+  EXPECT_EQ(Body(r413)["error"]["code"], 413);
+  // Not JSON: a cross-site form could send text/plain without a preflight.
+  const auto r415 = server_->Client().Post("/api/fit", "{\"model\": \"Qwen2.5-7B\"}", "text/plain");
+  ASSERT_TRUE(r415);
+  EXPECT_EQ(r415->status, 415);
+  // A Host that is not the loopback (DNS rebinding) is refused when there is no token.
+  httplib::Headers evil = {{"Host", "evil.example:8080"}};
+  const auto r403 = server_->Client().Get("/api/gpus", evil);
+  ASSERT_TRUE(r403);
+  EXPECT_EQ(r403->status, 403);
+  // Not JSON at all.
+  const auto bad_json = server_->Client().Post("/api/fit", "{model: ", "application/json");
+  ASSERT_TRUE(bad_json);
+  EXPECT_EQ(bad_json->status, 400);
+  // CORS: a preflight gets no allow-origin.
+  httplib::Headers origin = {{"Origin", "https://evil.example"}, {"Access-Control-Request-Method", "POST"}};
+  const auto pre = server_->Client().Options("/api/fit", origin);
+  ASSERT_TRUE(pre);
+  EXPECT_FALSE(pre->has_header("Access-Control-Allow-Origin"));
+  EXPECT_GE(pre->status, 400);
+  // Unknown API path: a JSON 404.
+  const auto r404 = Get("/api/nothing");
+  ASSERT_TRUE(r404);
+  EXPECT_EQ(r404->status, 404);
+  EXPECT_EQ(Body(r404)["error"]["code"], 404);
+}
+
+TEST_F(ServeApiTest, StaticFilesStayInTheirFolder) {
+  const auto index = Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_EQ(index->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(index->body.find("fixture page"), std::string::npos);
+  EXPECT_NE(index->get_header_value("Content-Security-Policy").find("script-src 'self'"), std::string::npos);
+  for (const std::string bad : {"/../serve_api_test.cc", "/%2e%2e/serve_api_test.cc", "/..%2f..%2fetc/passwd",
+                                "/.hidden", "/assets/../../web/index.html", "/escape/passwd"}) {
+    const auto r = Get(bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404) << bad;
+    EXPECT_EQ(r->body.find("root:"), std::string::npos) << bad;
+  }
+}
+
+TEST(ServeErrors, AnInternalErrorLeaksNothing) {
+  const HttpResponse r = ErrorResponse(std::make_exception_ptr(std::logic_error("/home/secret/file.cc:42 vector::at")));
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body.find("secret"), std::string::npos);
+  EXPECT_EQ(r.body.find("vector"), std::string::npos);
+  EXPECT_EQ(json::parse(r.body)["error"]["kind"], "internal");
+}
+
+TEST(ServeToken, RequiredOffLoopbackAndChecked) {
+  // Anything but the loopback without a token: refused at start, exit 2 naming --token.
+  const CliRun open = RunCli({"serve", "--bind", "0.0.0.0", "--port", "0", "--json"}, ".");
+  EXPECT_EQ(open.code, 2);
+  ServerProcess s({"--token", "s3cret"});
+  ASSERT_GT(s.port(), 0) << s.first_line();
+  auto c = s.Client();
+  EXPECT_EQ(c.Get("/api/gpus")->status, 401);
+  EXPECT_EQ(c.Get("/api/gpus", {{"Authorization", "Bearer wrong"}})->status, 401);
+  EXPECT_EQ(c.Get("/api/gpus", {{"Authorization", "Bearer s3cret"}})->status, 200);
+  EXPECT_EQ(c.Get("/health")->status, 200);
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+// A small validator for the subset of JSON Schema the OpenAPI document uses: type (one or a
+// list), nullable, required, properties, items, additionalProperties and $ref to
+// #/components/schemas. Returns the first mismatch, with its path; empty when it conforms.
+std::string Validate(const json& v, const json& schema, const json& doc, const std::string& at) {
+  if (schema.contains("$ref")) {
+    const std::string ref = schema["$ref"];
+    const std::string prefix = "#/components/schemas/";
+    return Validate(v, doc["components"]["schemas"][ref.substr(prefix.size())], doc, at);
+  }
+  if (v.is_null() && schema.value("nullable", false)) {
+    return "";
+  }
+  if (schema.contains("type")) {
+    const std::string t = schema["type"];
+    const bool ok = (t == "object" && v.is_object()) || (t == "array" && v.is_array()) ||
+                    (t == "string" && v.is_string()) || (t == "boolean" && v.is_boolean()) ||
+                    (t == "integer" && v.is_number_integer()) || (t == "number" && v.is_number());
+    if (!ok) {
+      return at + ": expected " + t + ", got " + v.dump().substr(0, 60);
+    }
+  }
+  if (v.is_object()) {
+    const json required = schema.contains("required") ? schema["required"] : json::array();
+    for (const auto& k : required) {
+      if (!v.contains(k.get<std::string>())) {
+        return at + ": missing required key " + k.get<std::string>();
+      }
+    }
+    const json properties = schema.contains("properties") ? schema["properties"] : json::object();
+    for (const auto& [k, sub] : properties.items()) {
+      if (v.contains(k)) {
+        if (auto e = Validate(v[k], sub, doc, at + "." + k); !e.empty()) {
+          return e;
+        }
+      }
+    }
+    if (schema.contains("additionalProperties") && schema["additionalProperties"].is_object()) {
+      for (const auto& [k, sub] : v.items()) {
+        if (auto e = Validate(sub, schema["additionalProperties"], doc, at + "." + k); !e.empty()) {
+          return e;
+        }
+      }
+    }
+  }
+  if (v.is_array() && schema.contains("items")) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (auto e = Validate(v[i], schema["items"], doc, at + "[" + std::to_string(i) + "]"); !e.empty()) {
+        return e;
+      }
+    }
+  }
+  return "";
+}
+
+TEST_F(ServeApiTest, EveryRouteOfTheOpenApiDocumentAnswersAsDescribed) {
+  const json doc = Body(Get("/api/openapi.json"));
+  ASSERT_EQ(doc["openapi"].get<std::string>().substr(0, 2), "3.");
+  int checked = 0;
+  for (const auto& [path, item] : doc["paths"].items()) {
+    for (const auto& [method, op] : item.items()) {
+      // The document's own example request: path parameters, query and body.
+      std::string url = path;
+      std::string query;
+      const json parameters = op.contains("parameters") ? op["parameters"] : json::array();
+      for (const auto& p : parameters) {
+        if (!p.contains("example")) {
+          continue;
+        }
+        const std::string value = p["example"].is_string() ? p["example"].get<std::string>() : p["example"].dump();
+        if (p["in"] == "path") {
+          url.replace(url.find("{" + p["name"].get<std::string>() + "}"), p["name"].get<std::string>().size() + 2, value);
+        } else {
+          query += (query.empty() ? "?" : "&") + p["name"].get<std::string>() + "=" + value;
+        }
+      }
+      if (method != "get") {
+        ASSERT_TRUE(op.contains("requestBody")) << path;
+      }
+      const httplib::Result r = method == "get"
+                                    ? Get(url + query)
+                                    : Post(url + query, op["requestBody"]["content"]["application/json"]["example"]);
+      ASSERT_TRUE(r) << method << " " << path;
+      // The examples are good requests: each must be answered.
+      EXPECT_EQ(r->status, 200) << method << " " << url << ": " << r->body;
+      const std::string status = std::to_string(r->status);
+      ASSERT_TRUE(op["responses"].contains(status)) << method << " " << url << " answered " << status << ": " << r->body;
+      const json& content = op["responses"][status]["content"];
+      if (content.contains("application/json")) {
+        const json body = json::parse(r->body);
+        EXPECT_EQ(Validate(body, content["application/json"]["schema"], doc, "$"), "") << method << " " << url;
+      } else {
+        EXPECT_TRUE(content.contains("text/csv")) << path;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 12);
+}
+
+}  // namespace
+}  // namespace gpuplan

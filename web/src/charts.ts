@@ -1,0 +1,22 @@
+// ECharts with only the parts the page draws (bars and lines on a grid), so the first load
+// stays small.
+import * as echarts from 'echarts/core';
+import { BarChart, LineChart } from 'echarts/charts';
+import { GridComponent, LegendComponent, TooltipComponent, MarkLineComponent } from 'echarts/components';
+import { CanvasRenderer } from 'echarts/renderers';
+
+echarts.use([BarChart, LineChart, GridComponent, LegendComponent, TooltipComponent, MarkLineComponent, CanvasRenderer]);
+
+export type ChartOption = echarts.EChartsCoreOption;
+
+// Draws `option` into a new chart element appended to `parent`.
+export function chart(parent: HTMLElement, option: ChartOption, height = 320): HTMLElement {
+  const el = document.createElement('div');
+  el.className = 'chart';
+  el.style.height = `${height}px`;
+  parent.appendChild(el);
+  const c = echarts.init(el);
+  c.setOption(option);
+  window.addEventListener('resize', () => c.resize());
+  return el;
+}

@@ -1,0 +1,510 @@
+// The page of gpuplan serve: four views over the JSON API (sizing, cost, usage, check reports),
+// in Chinese first and English. Every number shown comes from the API, which answers what the
+// CLI's --json answers; the page only lays it out.
+import './style.css';
+import { ApiError, get, post } from './api';
+import { chart } from './charts';
+import { currentLang, setLang, t } from './i18n';
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const app = document.getElementById('app') as HTMLElement;
+const tabs = document.getElementById('tabs') as HTMLElement;
+const langButton = document.getElementById('lang') as HTMLButtonElement;
+
+// --- small DOM helpers --------------------------------------------------------------------
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) e.append(c);
+  return e;
+}
+
+function field(label: string, input: HTMLElement): HTMLElement {
+  return el('label', { class: 'field' }, el('span', {}, label), input);
+}
+
+function select(name: string, values: string[], chosen?: string, labels?: string[]): HTMLSelectElement {
+  const s = el('select', { name, id: `in-${name}` });
+  values.forEach((v, i) => {
+    const o = el('option', { value: v }, labels?.[i] ?? v);
+    if (v === chosen) o.selected = true;
+    s.append(o);
+  });
+  return s;
+}
+
+function input(name: string, value = '', type = 'text'): HTMLInputElement {
+  return el('input', { name, id: `in-${name}`, value, type });
+}
+
+function table(headers: string[], rows: (string | number)[][]): HTMLTableElement {
+  return el(
+    'table',
+    {},
+    el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h)))),
+    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c) => el('td', {}, String(c)))))),
+  );
+}
+
+function showError(out: HTMLElement, e: unknown): void {
+  const msg = e instanceof ApiError || e instanceof Error ? e.message : String(e);
+  out.replaceChildren(el('p', { class: 'error', role: 'alert' }, `${t('error.prefix')}: ${msg}`));
+}
+
+const GIB = 1024 ** 3;
+const gib = (b: number): string => `${(b / GIB).toFixed(1)} GiB`;
+const money = (x: number, cur: string): string =>
+  `${x.toLocaleString(currentLang() === 'zh' ? 'zh-CN' : 'en-US', { maximumFractionDigits: 0 })} ${cur}`;
+const hours = (h: number | null | undefined): string => (h === null || h === undefined ? '—' : `${h.toFixed(1)} h`);
+
+async function readFile(input: HTMLInputElement): Promise<string | null> {
+  const f = input.files?.[0];
+  return f ? await f.text() : null;
+}
+
+// --- sizing -------------------------------------------------------------------------------
+
+const MEMORY_PARTS = ['weights', 'gradients', 'optimizer', 'activations', 'kv_cache', 'overhead'];
+const PART_COLOURS = ['#5470c6', '#91cc75', '#fac858', '#73c0de', '#9a60b4', '#bbbbbb'];
+
+// One stacked bar per GPU configuration against its capacity.
+function memoryChart(parent: HTMLElement, names: string[], parts: number[][], capacity: number[]): void {
+  chart(parent, {
+    tooltip: { trigger: 'axis', valueFormatter: (v: number) => `${v.toFixed(1)} GiB` },
+    legend: { top: 0 },
+    grid: { left: 160, right: 30, top: 40, bottom: 30 },
+    xAxis: { type: 'value', name: 'GiB' },
+    yAxis: { type: 'category', data: names },
+    series: [
+      ...MEMORY_PARTS.map((p, i) => ({
+        name: t(`mem.${p}`),
+        type: 'bar',
+        stack: 'mem',
+        itemStyle: { color: PART_COLOURS[i] },
+        data: parts.map((row) => row[i] / GIB),
+      })),
+      {
+        name: t('fit.capacity'),
+        type: 'bar',
+        barGap: '-100%',
+        itemStyle: { color: 'transparent', borderColor: '#d00', borderWidth: 2, borderType: 'dashed' },
+        data: capacity.map((c) => c / GIB),
+        z: 10,
+      },
+    ],
+  }, Math.max(160, 60 + 40 * names.length));
+}
+
+async function fitView(root: HTMLElement): Promise<void> {
+  const [models, gpus, options] = await Promise.all([
+    get<Json[]>('/api/models'),
+    get<Json[]>('/api/gpus'),
+    get<Json>('/api/options'),
+  ]);
+  const choices = (key: string): string[] => options.fit.find((o: Json) => o.key === key)?.values ?? [];
+  const model = select('model', ['', ...models.map((m) => m.name)], 'Qwen2.5-7B', [
+    t('fit.model.pasted'),
+    ...models.map((m) => m.name),
+  ]);
+  const config = el('textarea', { name: 'config', id: 'in-config', rows: '3', placeholder: '{"model_type": "llama", ...}' });
+  const task = select('task', choices('task'), 'lora');
+  const seq = input('seq', '2048', 'number');
+  const micro = input('micro_batch', '1', 'number');
+  const precision = select('precision', choices('precision'), 'mixed');
+  const zero = select('zero', ['0', '1', '2', '3'], '0');
+  const gpu = select('gpu', ['', ...gpus.map((g) => g.name)], 'A100 80GB SXM', [
+    t('fit.gpu.search'),
+    ...gpus.map((g) => g.name),
+  ]);
+  const count = input('gpus', '1', 'number');
+  const tokens = input('tokens', '', 'number');
+  const run = el('button', { type: 'submit', id: 'fit-run' }, t('fit.run'));
+  const out = el('section', { id: 'fit-out', 'aria-live': 'polite' });
+  const form = el(
+    'form',
+    { class: 'form' },
+    field(t('fit.model'), model),
+    field(t('fit.config'), config),
+    field(t('fit.task'), task),
+    field(t('fit.seq'), seq),
+    field(t('fit.micro_batch'), micro),
+    field(t('fit.precision'), precision),
+    field(t('fit.framework'), zero),
+    field(t('fit.gpu'), gpu),
+    field(t('fit.gpus'), count),
+    field(t('fit.tokens'), tokens),
+    run,
+  );
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const body: Json = {
+      task: task.value,
+      seq: Number(seq.value),
+      micro_batch: Number(micro.value),
+      precision: precision.value,
+      zero: Number(zero.value),
+    };
+    if (config.value.trim()) body.config = config.value;
+    if (model.value) body.model = model.value;
+    if (gpu.value) {
+      body.gpu = gpu.value;
+      body.gpus = Number(count.value);
+    }
+    if (tokens.value) body.tokens = Number(tokens.value);
+    out.replaceChildren(el('p', {}, t('loading')));
+    try {
+      renderFit(out, await post<Json>('/api/fit', body));
+    } catch (e) {
+      showError(out, e);
+    }
+  });
+  root.append(form, out);
+}
+
+function renderFit(out: HTMLElement, r: Json): void {
+  out.replaceChildren();
+  const verdict = el(
+    'p',
+    { id: 'verdict', class: r.fits ? 'verdict ok' : 'verdict bad' },
+    r.fits ? t('fit.verdict.fits') : t('fit.verdict.nofit'),
+  );
+  out.append(
+    verdict,
+    el('p', {}, `${r.model.name} · ${t('fit.params')} ${(r.model.params_total / 1e9).toFixed(2)} B`),
+  );
+  if (r.memory_per_gpu) {
+    const m = r.memory_per_gpu;
+    const name = `${r.layout.gpu} ×${r.layout.gpus}`;
+    out.append(el('h3', {}, t('fit.per_gpu')));
+    memoryChart(out, [name], [MEMORY_PARTS.map((p) => m[p])], [r.gpu_memory]);
+    out.append(
+      table(
+        [...MEMORY_PARTS.map((p) => t(`mem.${p}`)), t('fit.per_gpu'), t('fit.capacity')],
+        [[...MEMORY_PARTS.map((p) => gib(m[p])), gib(m.total), gib(r.gpu_memory)]],
+      ),
+    );
+    if (r.suggestions?.length) {
+      out.append(
+        el('h3', {}, t('fit.suggestions')),
+        el('ul', { id: 'suggestions' }, ...r.suggestions.map((s: Json) => el('li', {}, `${s.change} → ${s.result}`))),
+      );
+    }
+  }
+  if (r.candidates?.length) {
+    out.append(el('h3', {}, t('fit.candidates')));
+    const c = r.candidates as Json[];
+    memoryChart(
+      out,
+      c.map((x) => `${x.gpu} ×${x.gpus}`),
+      c.map((x) => [x.memory_per_gpu_total ?? 0, 0, 0, 0, 0, 0]),
+      c.map((x) => x.gpu_memory),
+    );
+    out.append(
+      table(
+        [t('col.gpu'), t('col.count'), t('col.layout'), t('col.memory'), t('col.time'), t('col.cost')],
+        c.map((x) => [
+          x.gpu,
+          x.gpus,
+          `tp${x.tp} pp${x.pp} dp${x.dp} zero${x.zero}`,
+          gib(x.memory_per_gpu_total),
+          hours(x.total_hours),
+          x.cost?.amount ? money(x.cost.amount, x.cost.currency) : '—',
+        ]),
+      ),
+    );
+  }
+}
+
+// --- cost ---------------------------------------------------------------------------------
+
+async function costView(root: HTMLElement): Promise<void> {
+  const offers = el('textarea', { name: 'offers', id: 'in-offers', rows: '8', placeholder: 'currency: CNY\noffers:\n  - id: ...' });
+  const offersFile = el('input', { type: 'file', id: 'offers-file', accept: '.yaml,.yml,.txt' });
+  const usageFile = el('input', { type: 'file', id: 'usage-file', accept: '.csv,.txt' });
+  const hoursIn = input('hours_per_month', '', 'number');
+  const gpusIn = input('gpus', '1', 'number');
+  const month = input('month', '');
+  const out = el('section', { id: 'cost-out', 'aria-live': 'polite' });
+  offersFile.addEventListener('change', async () => {
+    offers.value = (await readFile(offersFile)) ?? offers.value;
+  });
+  const body = async (): Promise<Json> => {
+    const b: Json = { offers: offers.value };
+    const usage = await readFile(usageFile);
+    if (usage) b.usage = usage;
+    else if (hoursIn.value) {
+      b.hours_per_month = Number(hoursIn.value);
+      b.gpus = Number(gpusIn.value);
+    }
+    if (month.value) b.month = month.value;
+    return b;
+  };
+  const action = (id: string, label: string, job: string, render: (r: Json) => void): HTMLButtonElement => {
+    const b = el('button', { type: 'button', id }, label);
+    b.addEventListener('click', async () => {
+      out.replaceChildren(el('p', {}, t('loading')));
+      try {
+        const req = await body();
+        if (job === 'breakeven') delete req.usage;
+        out.replaceChildren();
+        render(await post<Json>(`/api/cost/${job}`, req));
+      } catch (e) {
+        showError(out, e);
+      }
+    });
+    return b;
+  };
+  root.append(
+    el(
+      'div',
+      { class: 'form' },
+      field(t('cost.offers'), offers),
+      field(t('cost.upload'), offersFile),
+      field(t('cost.usage'), usageFile),
+      field(t('cost.hours'), hoursIn),
+      field(t('cost.gpus'), gpusIn),
+      field(t('cost.month'), month),
+      el(
+        'div',
+        { class: 'buttons' },
+        action('cost-breakeven', t('cost.breakeven'), 'breakeven', (r) => renderBreakeven(out, r)),
+        action('cost-compare', t('cost.compare'), 'compare', (r) => renderCompare(out, r)),
+        action('cost-optimize', t('cost.optimize'), 'optimize', (r) => renderPlan(out, r)),
+      ),
+    ),
+    out,
+  );
+}
+
+function renderBreakeven(out: HTMLElement, r: Json): void {
+  out.append(el('h3', {}, `${t('cost.breakeven')} ${r.month}`));
+  chart(out, {
+    tooltip: { trigger: 'axis' },
+    legend: { top: 0 },
+    grid: { left: 80, right: 30, top: 40, bottom: 50 },
+    xAxis: { type: 'value', name: t('cost.hours_axis'), nameLocation: 'middle', nameGap: 30, max: r.month_hours },
+    yAxis: { type: 'value', name: `${t('cost.cost_axis')} (${r.currency})` },
+    series: r.series.map((s: Json) => ({
+      name: `${s.offer} (${s.mode})`,
+      type: 'line',
+      showSymbol: false,
+      data: s.points.map((p: Json) => [p.hours, p.cost_per_gpu]),
+    })),
+  });
+  out.append(
+    table(
+      [t('col.mode'), t('col.mode'), t('cost.hours_axis')],
+      r.pairs.map((p: Json) => [p.from_offer, p.to_offer, p.hours_per_month === null ? p.note : p.hours_per_month.toFixed(0)]),
+    ),
+  );
+}
+
+function renderCompare(out: HTMLElement, r: Json): void {
+  const modes = Object.keys(r.strategies);
+  out.append(el('h3', {}, t('cost.compare')));
+  chart(out, {
+    tooltip: {},
+    grid: { left: 100, right: 30, top: 20, bottom: 30 },
+    xAxis: { type: 'category', data: modes },
+    yAxis: { type: 'value', name: r.currency },
+    series: [{ type: 'bar', data: modes.map((m) => (r.strategies[m].feasible ? r.strategies[m].total_cost : 0)) }],
+  }, 260);
+  out.append(
+    table(
+      [t('col.mode'), t('col.total'), t('col.feasible')],
+      modes.map((m) => [m, money(r.strategies[m].total_cost, r.currency), r.strategies[m].feasible ? '✓' : '✗']),
+    ),
+  );
+}
+
+function renderPlan(out: HTMLElement, r: Json): void {
+  out.append(
+    el('h3', { id: 'plan-title' }, t('cost.plan')),
+    el('p', { id: 'plan-total', class: r.feasible ? 'verdict ok' : 'verdict bad' }, `${t('col.total')}: ${money(r.total_cost, r.currency)}`),
+    table(
+      [t('cost.reserved'), t('cost.on_demand'), t('cost.spot')],
+      [[
+        r.reserved.map((x: Json) => `${x.offer} ×${x.instances}`).join(', ') || '—',
+        r.on_demand_gpu_hours.toFixed(1),
+        r.spot_gpu_hours.toFixed(1),
+      ]],
+    ),
+    el('h4', {}, t('cost.savings')),
+    table(
+      [t('col.mode'), t('col.total'), t('cost.savings')],
+      Object.keys(r.pure_strategies).map((m) => [
+        m,
+        money(r.pure_strategies[m], r.currency),
+        r.savings[m] === null || r.savings[m] === undefined ? '—' : `${(100 * r.savings[m]).toFixed(1)} %`,
+      ]),
+    ),
+  );
+}
+
+// --- usage (meter) ------------------------------------------------------------------------
+
+async function meterView(root: HTMLElement): Promise<void> {
+  const from = input('from', '');
+  const to = input('to', '');
+  const by = select('by', ['gpu', 'user', 'job', 'pod'], 'gpu');
+  const load = el('button', { type: 'button', id: 'meter-load' }, t('meter.load'));
+  const out = el('section', { id: 'meter-out' });
+  load.addEventListener('click', async () => {
+    const q = new URLSearchParams({ by: by.value });
+    if (from.value) q.set('from', from.value);
+    if (to.value) q.set('to', to.value);
+    try {
+      out.replaceChildren();
+      renderMeter(out, await get<Json>(`/api/meter/report?${q}`));
+    } catch (e) {
+      if (e instanceof ApiError && e.field === 'meter_db') out.replaceChildren(el('p', {}, t('meter.none')));
+      else showError(out, e);
+    }
+  });
+  root.append(el('div', { class: 'form' }, field(t('meter.from'), from), field(t('meter.to'), to), field(t('meter.by'), by), load), out);
+}
+
+function renderMeter(out: HTMLElement, r: Json): void {
+  const groups = r.groups as Json[];
+  chart(out, {
+    tooltip: { trigger: 'axis' },
+    legend: { top: 0 },
+    grid: { left: 120, right: 30, top: 40, bottom: 30 },
+    xAxis: { type: 'value', name: 'h' },
+    yAxis: { type: 'category', data: groups.map((g) => g.key) },
+    series: [
+      { name: t('col.busy'), type: 'bar', stack: 'h', itemStyle: { color: '#5470c6' }, data: groups.map((g) => g.busy_hours) },
+      { name: t('col.idle'), type: 'bar', stack: 'h', itemStyle: { color: '#d00' }, data: groups.map((g) => g.idle_hours) },
+    ],
+  }, Math.max(160, 60 + 36 * groups.length));
+  out.append(
+    table(
+      [t('col.group'), t('col.busy'), t('col.idle'), t('col.idle_money')],
+      [...groups, r.total].map((g) => [
+        g.key,
+        g.busy_hours.toFixed(1),
+        g.idle_hours.toFixed(1),
+        r.priced ? money(g.idle_money, r.currency) : '—',
+      ]),
+    ),
+  );
+  if (r.idle?.length) {
+    out.append(el('h3', {}, t('meter.idle')), el('ul', { class: 'alerts' }, ...r.idle.map((i: Json) => el('li', { class: 'bad' }, i.line))));
+  }
+  for (const n of r.notes ?? []) out.append(el('p', { class: 'note' }, n));
+}
+
+// --- check reports ------------------------------------------------------------------------
+
+async function checkView(root: HTMLElement): Promise<void> {
+  const out = el('section', { id: 'check-out' });
+  let list: Json;
+  try {
+    list = await get<Json>('/api/check/reports');
+  } catch (e) {
+    if (e instanceof ApiError && e.field === 'reports') root.append(el('p', {}, t('check.none')));
+    else showError(root, e);
+    return;
+  }
+  const rows = (list.reports as Json[]).map((r) => {
+    const open = el('button', { type: 'button', class: 'open-report', 'data-name': r.name }, t('check.open'));
+    open.disabled = r.error !== null;
+    open.addEventListener('click', async () => {
+      try {
+        out.replaceChildren();
+        renderReport(out, r.name, await get<Json>(`/api/check/reports/${encodeURIComponent(r.name)}`));
+      } catch (e) {
+        showError(out, e);
+      }
+    });
+    return el('tr', {}, el('td', {}, r.name), el('td', {}, r.error ?? t(`verdict.${r.verdict}`)), el('td', {}, r.expect ?? ''), el('td', {}, open));
+  });
+  root.append(el('table', { id: 'reports' }, el('tbody', {}, ...rows)), out);
+}
+
+function renderReport(out: HTMLElement, name: string, r: Json): void {
+  out.append(
+    el('h3', {}, name),
+    el('p', { id: 'report-verdict', class: r.verdict === 'FAIL' || r.verdict === 'ERROR' ? 'verdict bad' : 'verdict ok' },
+      `${t('check.verdict')}: ${t(`verdict.${r.verdict}`)}`),
+  );
+  // Tests with a measured and a promised number: measured as a share of promised.
+  const numeric = (r.tests as Json[]).filter((x) => typeof x.measured === 'number' && typeof x.expected === 'number' && x.expected !== 0);
+  if (numeric.length) {
+    out.append(el('h4', {}, t('check.chart')));
+    chart(out, {
+      tooltip: { trigger: 'axis' },
+      grid: { left: 200, right: 30, top: 20, bottom: 30 },
+      xAxis: { type: 'value', name: '%' },
+      yAxis: { type: 'category', data: numeric.map((x) => `${x.name}${x.gpu === null ? '' : ` #${x.gpu}`}`) },
+      series: [{
+        type: 'bar',
+        data: numeric.map((x) => ({
+          value: (100 * x.measured) / x.expected,
+          itemStyle: { color: x.status === 'FAIL' ? '#d00' : x.status === 'WARN' ? '#e6a700' : '#3a3' },
+        })),
+        markLine: { data: [{ xAxis: 100 }], symbol: 'none' },
+      }],
+    }, Math.max(160, 60 + 28 * numeric.length));
+  }
+  out.append(
+    table(
+      [t('col.test'), t('col.status'), t('col.measured'), t('col.expected')],
+      (r.tests as Json[]).map((x) => [
+        `${x.name}${x.gpu === null ? '' : ` #${x.gpu}`}`,
+        t(`verdict.${x.status}`),
+        x.measured_text ?? (x.measured === null ? '—' : `${x.measured} ${x.unit}`),
+        x.expected_text ?? (x.expected === null ? '—' : `${x.expected} ${x.unit}`),
+      ]),
+    ),
+  );
+}
+
+// --- shell --------------------------------------------------------------------------------
+
+const VIEWS: Record<string, (root: HTMLElement) => Promise<void>> = {
+  fit: fitView,
+  cost: costView,
+  meter: meterView,
+  check: checkView,
+};
+let current = location.hash.replace('#', '') in VIEWS ? location.hash.replace('#', '') : 'fit';
+
+async function render(): Promise<void> {
+  document.title = `gpuplan · ${t('app.title')}`;
+  langButton.textContent = t('lang.switch');
+  tabs.replaceChildren(
+    ...Object.keys(VIEWS).map((v) => {
+      const a = el('a', { href: `#${v}`, id: `tab-${v}`, class: v === current ? 'active' : '' }, t(`tab.${v}`));
+      return a;
+    }),
+  );
+  app.replaceChildren();
+  const root = el('div', { class: 'view', id: `view-${current}` });
+  app.append(root);
+  try {
+    await VIEWS[current](root);
+  } catch (e) {
+    showError(root, e);
+  }
+}
+
+langButton.addEventListener('click', () => {
+  setLang(currentLang() === 'zh' ? 'en' : 'zh');
+  void render();
+});
+window.addEventListener('hashchange', () => {
+  const v = location.hash.replace('#', '');
+  if (v in VIEWS) {
+    current = v;
+    void render();
+  }
+});
+setLang(currentLang());
+void render();

@@ -1,0 +1,165 @@
+// End-to-end tests of the page: the real gpuplan binary serves the built page on a free
+// loopback port, Debian's chromium (headless, through playwright-core) drives it. Screenshots of
+// every step go to --out (ctest: build/web-e2e/). Expected values are worked out by hand in the
+// comments, never copied from a run.
+//
+//   node web/tests/e2e.mjs --binary build/gpuplan --data data --web build/web \
+//        --fixtures tests/fixtures --out build/web-e2e
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []),
+);
+for (const k of ['binary', 'data', 'web', 'fixtures', 'out']) {
+  if (!args[k]) {
+    console.error(`missing --${k}`);
+    process.exit(2);
+  }
+}
+const browserPath = process.env.GPUPLAN_CHROMIUM ?? '/usr/bin/chromium';
+if (!existsSync(join(args.web, 'index.html')) || !existsSync(browserPath)) {
+  console.error(`SKIP: no built page in ${args.web} (scripts/build-web.sh) or no ${browserPath}`);
+  process.exit(77);
+}
+const { chromium } = await import('playwright-core');
+mkdirSync(args.out, { recursive: true });
+const scratch = mkdtempSync(join(tmpdir(), 'gpuplan-e2e-'));
+
+// A check report of an RTX 4090 from an nvidia-smi capture (no driver needed).
+mkdirSync(join(scratch, 'reports'));
+try {
+  execFileSync(args.binary, ['--data-dir', args.data, 'check', '--from-nvidia-smi',
+    join(args.fixtures, 'nvidia-smi/rtx-4090-driver-535.xml'), '--expect', 'RTX 4090',
+    '--json', join(scratch, 'reports/rtx4090.json')], { stdio: 'ignore' });
+} catch {
+  // check exits 1 on a FAIL verdict; the report is written all the same.
+}
+// Usage: two GPUs for the first 10 hours of 2027-03-01, one for the next 5: 25 GPU-hours.
+let csv = 'timestamp,gpus\n';
+for (let h = 0; h < 15; h++) csv += `2027-03-01T${String(h).padStart(2, '0')}:00,${h < 10 ? 2 : 1}\n`;
+writeFileSync(join(scratch, 'usage.csv'), csv);
+
+function startServer() {
+  return new Promise((res, rej) => {
+    const p = spawn(args.binary, ['--data-dir', args.data, 'serve', '--port', '0', '--web', args.web, '--reports',
+      join(scratch, 'reports')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/http:\/\/127\.0\.0\.1:(\d+)\//);
+      if (m) res({ proc: p, url: `http://127.0.0.1:${m[1]}/` });
+    });
+    p.on('exit', (code) => rej(new Error(`gpuplan serve exited with ${code}: ${out}`)));
+  });
+}
+
+let failures = 0;
+async function step(name, fn) {
+  try {
+    await fn();
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failures++;
+    console.log(`FAIL ${name}: ${e.message}`);
+  }
+}
+function expect(cond, what) {
+  if (!cond) throw new Error(what);
+}
+
+const server = await startServer();
+const browser = await chromium.launch({ executablePath: browserPath, headless: true, args: ['--no-sandbox'] });
+const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+const consoleErrors = [];
+page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+page.on('pageerror', (e) => consoleErrors.push(e.message));
+const shot = (name) => page.screenshot({ path: join(args.out, `${name}.png`), fullPage: true });
+
+try {
+  await step('the page opens in Chinese', async () => {
+    await page.goto(server.url);
+    await page.waitForSelector('#in-model option[value="Qwen2.5-7B"]', { state: 'attached' });
+    expect((await page.textContent('#tab-fit')) === '显存与选卡', `tab label: ${await page.textContent('#tab-fit')}`);
+    expect((await page.getAttribute('html', 'lang')) === 'zh-CN', 'html lang');
+    // A figure for the README, not a test: when the form was ready, from navigation start.
+    const ready = await page.evaluate(() => Math.round(performance.now()));
+    const dom = await page.evaluate(() => Math.round(performance.getEntriesByType('navigation')[0].domInteractive));
+    console.log(`info first load: DOM interactive ${dom} ms, sizing form filled from the API by ${ready} ms`);
+  });
+
+  await step('size a model and read the verdict', async () => {
+    await page.selectOption('#in-model', 'Qwen2.5-7B');
+    await page.selectOption('#in-task', 'infer');
+    await page.selectOption('#in-gpu', 'A100 80GB SXM');
+    await page.click('#fit-run');
+    await page.waitForSelector('#verdict');
+    // bf16 weights of 7,615,616,512 parameters: 15,231,233,024 bytes = 14.19 GiB, on an 80 GB card.
+    expect((await page.textContent('#verdict')) === '放得下', `verdict: ${await page.textContent('#verdict')}`);
+    expect((await page.textContent('#fit-out')).includes('14.2 GiB'), 'weights 14.2 GiB in the table');
+    expect((await page.$$('#fit-out .chart canvas')).length > 0, 'the memory bar is drawn');
+    await shot('1-fit-zh');
+  });
+
+  await step('a job that does not fit says so, with changes', async () => {
+    // Full fine-tuning of a 7.6 B model in mixed precision with AdamW: 16 bytes per parameter
+    // (2 weights + 2 gradients + 12 optimizer states) = 122 GB before activations > 80 GB.
+    await page.selectOption('#in-task', 'full');
+    await page.click('#fit-run');
+    await page.waitForFunction(() => document.querySelector('#verdict')?.textContent === '放不下');
+    expect((await page.$$('#suggestions li')).length > 0, 'suggestions listed');
+    await shot('2-fit-does-not-fit');
+  });
+
+  await step('switch language, remembered across a reload', async () => {
+    await page.click('#lang');
+    await page.waitForFunction(() => document.querySelector('#tab-fit')?.textContent === 'Sizing');
+    await page.reload();
+    await page.waitForSelector('#tab-fit');
+    expect((await page.textContent('#tab-fit')) === 'Sizing', 'English after reload');
+    expect((await page.textContent('#tab-cost')) === 'Rental cost', 'English cost tab');
+    await shot('3-english');
+    await page.click('#lang');
+    await page.waitForFunction(() => document.querySelector('#tab-fit')?.textContent === '显存与选卡');
+    expect((await page.textContent('#tab-meter')) === '用量看板', 'Chinese labels back');
+  });
+
+  await step('upload a usage CSV and get a plan', async () => {
+    await page.click('#tab-cost');
+    await page.waitForSelector('#in-offers');
+    await page.fill('#in-offers', readFileSync(join(args.data, 'offers/nanjing-a100.yaml'), 'utf8'));
+    await page.setInputFiles('#usage-file', join(scratch, 'usage.csv'));
+    await page.click('#cost-optimize');
+    await page.waitForSelector('#plan-total');
+    // 25 GPU-hours: on demand at 50 CNY an hour costs about 1,300 CNY, a month reserved 21,900 per
+    // card: nothing is reserved and all 25 GPU-hours run on demand.
+    const text = await page.textContent('#cost-out');
+    expect(text.includes('最优方案'), 'plan title in Chinese');
+    expect(text.includes('25.0'), `25.0 on-demand GPU-hours in: ${text.slice(0, 300)}`);
+    await shot('4-cost-plan');
+    await page.click('#cost-breakeven');
+    await page.waitForSelector('#cost-out .chart canvas');
+    await shot('5-cost-breakeven');
+  });
+
+  await step('open a check report and see its chart', async () => {
+    await page.click('#tab-check');
+    await page.waitForSelector('button.open-report[data-name="rtx4090.json"]');
+    await page.click('button.open-report[data-name="rtx4090.json"]');
+    await page.waitForSelector('#report-verdict');
+    await page.waitForSelector('#check-out .chart canvas');
+    await shot('6-check-report');
+  });
+
+  await step('no errors in the console (CSP included)', async () => {
+    expect(consoleErrors.length === 0, consoleErrors.join(' | '));
+  });
+} finally {
+  await browser.close();
+  server.proc.kill('SIGTERM');
+  rmSync(scratch, { recursive: true, force: true });
+}
+console.log(failures === 0 ? 'all e2e steps passed' : `${failures} e2e step(s) failed`);
+process.exit(failures === 0 ? 0 : 1);
