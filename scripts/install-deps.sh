@@ -10,6 +10,7 @@ packages=(
   chromium                   # headless browser: the check report HTML test opens it
   cmark-gfm                  # GitHub-flavoured Markdown: the check report Markdown test renders it
   libcpp-httplib-dev         # gpuplan serve: the HTTP server (and the API tests' client)
+  fonts-wqy-microhei         # a CJK font: the page's Chinese in the browser tests' screenshots
 )
 # The page (web/, scripts/build-web.sh) builds with node and npm; Debian's when none is installed
 # (a node from elsewhere brings its own npm, which Debian's npm package would conflict with).

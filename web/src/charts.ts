@@ -16,7 +16,7 @@ export function chart(parent: HTMLElement, option: ChartOption, height = 320): H
   el.style.height = `${height}px`;
   parent.appendChild(el);
   const c = echarts.init(el);
-  c.setOption(option);
+  c.setOption({ animation: false, ...option });
   window.addEventListener('resize', () => c.resize());
   return el;
 }

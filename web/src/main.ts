@@ -3,7 +3,7 @@
 // CLI's --json answers; the page only lays it out.
 import './style.css';
 import { ApiError, get, post } from './api';
-import { chart } from './charts';
+import type { ChartOption } from './charts';
 import { currentLang, setLang, t } from './i18n';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -11,6 +11,13 @@ type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const app = document.getElementById('app') as HTMLElement;
 const tabs = document.getElementById('tabs') as HTMLElement;
 const langButton = document.getElementById('lang') as HTMLButtonElement;
+
+// ECharts is loaded on the first chart, not with the page: the first load stays small.
+function chart(parent: HTMLElement, option: ChartOption, height = 320): void {
+  const holder = document.createElement('div');
+  parent.appendChild(holder);
+  void import('./charts').then((m) => m.chart(holder, option, height));
+}
 
 // --- small DOM helpers --------------------------------------------------------------------
 
