@@ -8,6 +8,8 @@
 #include "commands.h"
 #include "core/error.h"
 #include "io/error_json.h"
+#include "io/text_lang.h"
+#include "read/messages.h"
 
 namespace gpuplan::cli {
 
@@ -45,7 +47,7 @@ int Report(const ErrorReport& r, bool json) {
     std::cout.flush();
   }
   if (!json || !std::cout) {
-    std::cerr << "gpuplan: " << r.Line() << "\n";
+    std::cerr << "gpuplan: " << ErrorLine(r) << "\n";
   }
   return ExitCode(r.kind);
 }
@@ -59,6 +61,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   GlobalOptions g;
   app.add_option("--data-dir", g.data_dir, "folder with gpus.yaml and models/ (default: $GPUPLAN_DATA or the build's data/)");
+  // The language of tables, verdicts and error lines (data/messages.json); JSON stays English.
+  std::string lang;
+  app.add_option("--lang", lang, "zh or en (default: from LC_ALL, LC_MESSAGES or LANG; zh_CN.UTF-8 is zh)")
+      ->check(CLI::IsMember({"zh", "en"}));
+  app.fallthrough();  // --lang and --data-dir also after the subcommand
   // One table of subcommands; help is generated from it.
   struct Entry {
     const char* name;
@@ -80,6 +87,14 @@ int main(int argc, char** argv) {
     }
     app.exit(e);
     return gpuplan::kExitBadInput;
+  }
+  const gpuplan::Lang text_lang = lang.empty() ? gpuplan::LangFromEnvironment() : gpuplan::ParseLang(lang);
+  if (text_lang != gpuplan::Lang::kEn) {
+    try {
+      gpuplan::SetTextLanguage(gpuplan::Messages::Load(DataDir(g) + "/messages.json"), text_lang);
+    } catch (const std::exception&) {
+      // No catalogue (or an unreadable one) in this data folder: English, as before.
+    }
   }
   try {
     // Test hook (docs/cli.md): provokes the internal-error path, exit 4.

@@ -10,6 +10,7 @@
 
 #include "core/money.h"
 #include "io/table.h"
+#include "io/text_lang.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -25,9 +26,11 @@ void PrintItems(std::ostream& os, const CostItems& c, const std::string& cur) {
 }
 
 void PrintUsage(std::ostream& os, const UsageTrace& u) {
-  os << fmt::format("usage: {} .. {} ({}), {} hours, {:.0f} GPU-hours, peak {:g} GPUs, from {}\n",
+  os << fmt::format("{}: {} .. {} ({}), {} {}, {:.0f} {}, {} {:g} GPUs, {} {}\n", Say("cost.text.usage", "usage"),
                     FormatLocalHour(u.start_hour), FormatLocalHour(u.EndHour()), FormatUtcOffset(u.utc_offset_minutes),
-                    u.hours.size(), u.TotalGpuHours(), u.Peak(), u.source);
+                    u.hours.size(), Say("cost.text.hours", "hours"), u.TotalGpuHours(),
+                    Say("cost.text.gpu_hours", "GPU-hours"), Say("cost.text.peak", "peak"), u.Peak(),
+                    Say("cost.text.from", "from"), u.source);
   if (!u.note.empty()) {
     os << "  " << u.note << "\n";
   }
@@ -97,14 +100,15 @@ void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
 void CompareToText(std::ostream& os, const CompareResult& c) {
   PrintUsage(os, c.usage);
   for (const auto& [mode, p] : c.strategies) {
-    os << fmt::format("all {}:{}\n", mode, p.feasible ? "" : " not possible (" + p.solver_status + ")");
+    os << fmt::format("{} {}:{}\n", Say("cost.text.all", "all"), Say("mode." + mode, mode),
+                      p.feasible ? "" : " " + Say("cost.text.not_possible", "not possible") + " (" + p.solver_status + ")");
     if (p.feasible) {
       PrintReservedTerms(os, p);
       PrintItems(os, p.cost, c.currency);
     }
   }
   if (!c.AnyFeasible()) {
-    os << "no strategy can serve the usage\n";
+    os << Say("cost.text.none_serves", "no strategy can serve the usage") << "\n";
   }
 }
 
@@ -116,7 +120,7 @@ void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all
     os << best.solver_status << "\n";
     return;
   }
-  os << "cheapest plan (GLPK MILP, " << best.variables << " variables, " << best.integer_variables << " integer):\n";
+  os << Say("cost.text.cheapest", "cheapest plan") << " (GLPK MILP, " << best.variables << " variables, " << best.integer_variables << " integer):\n";
   PrintReservedTerms(os, best);
   for (const auto& [id, h] : best.on_demand_gpu_hours) {
     os << fmt::format("  on-demand {:.0f} GPU-hours on {}\n", h, id);

@@ -13,6 +13,7 @@
 #include "core/money.h"
 #include "io/fit_job_json.h"  // JobMinuteText
 #include "io/table.h"
+#include "io/text_lang.h"
 
 namespace gpuplan {
 namespace {
@@ -55,15 +56,21 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
   os << fmt::format("layout     {} x {}: tp={} pp={} dp={}{} zero={}{}{}\n", l.gpus, gpu ? gpu->name : "(any GPU)",
                     l.tp, l.pp, l.dp(), l.ep > 1 ? fmt::format(" ep={}", l.ep) : "", l.zero,
                     l.offload_optimizer ? " offload-optimizer" : "", l.offload_params ? " offload-params" : "");
-  os << "\nmemory per GPU (GiB)" << (l.pp > 1 ? fmt::format(", {} pipeline stage", e.peak_stage) : "") << "\n";
+  os << "\n" << Say("fit.text.memory_per_gpu", "memory per GPU (GiB)")
+     << (l.pp > 1 ? fmt::format(", {} pipeline stage", e.peak_stage) : "") << "\n";
   const auto& p = e.per_gpu;
   const std::pair<const char*, Bytes> rows[] = {{"weights", p.weights},     {"gradients", p.gradients},
                                                 {"optimizer", p.optimizer}, {"activations", p.activations},
                                                 {"kv_cache", p.kv_cache},   {"overhead", p.overhead}};
+  // Padded by display columns: a CJK character is two columns wide, fmt counts it as one.
+  const auto label = [](const std::string& key, const std::string& english) {
+    const std::string text = Say(key, english);
+    return text + std::string(static_cast<std::size_t>(std::max<int64_t>(0, 12 - DisplayWidth(text))), ' ');
+  };
   for (const auto& [name, b] : rows) {
-    os << fmt::format("  {:<12} {:>10}\n", name, Gib(b));
+    os << fmt::format("  {} {:>10}\n", label(std::string("mem.") + name, name), Gib(b));
   }
-  os << fmt::format("  {:<12} {:>10}\n", "total", Gib(p.Total()));
+  os << fmt::format("  {} {:>10}\n", label("mem.total", "total"), Gib(p.Total()));
   if (e.cpu_offload.value > 0) {
     os << fmt::format("  (CPU RAM per GPU for offloaded states: {} GiB)\n", Gib(e.cpu_offload));
   }
@@ -77,13 +84,15 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
   if (gpu != nullptr) {
     const Bytes cap(static_cast<double>(gpu->memory_bytes));
     const bool fits = Fits(e, *gpu);
-    os << fmt::format("\n{}: {} GiB of {} GiB ({:.0f}%) on {}\n", fits ? "FITS" : "DOES NOT FIT", Gib(p.Total()),
-                      Gib(cap), 100.0 * p.Total().value / cap.value, gpu->name);
+    os << fmt::format("\n{}: {} GiB {} {} GiB ({:.0f}%) {} {}\n",
+                      fits ? Say("fit.verdict.fits", "FITS") : Say("fit.verdict.nofit", "DOES NOT FIT"), Gib(p.Total()),
+                      Say("fit.text.of", "of"), Gib(cap), 100.0 * p.Total().value / cap.value, Say("fit.text.on", "on"),
+                      gpu->name);
     if (!fits) {
       if (sug.empty()) {
-        os << "no single or paired change found that fits; try a larger cluster\n";
+        os << Say("fit.text.no_change", "no single or paired change found that fits; try a larger cluster") << "\n";
       } else {
-        os << "smallest changes that fit (each checked by the model):\n";
+        os << Say("fit.text.changes", "smallest changes that fit (each checked by the model):") << "\n";
         for (const auto& s : sug) {
           os << fmt::format("  - {}: {} of {} GiB per GPU\n      -> {}\n", s.change, Gib(s.estimate.per_gpu.Total()),
                             Gib(Bytes(static_cast<double>(s.gpu->memory_bytes))), s.result);
