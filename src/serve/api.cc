@@ -284,6 +284,7 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   o.bind = r.bind;
   o.port = static_cast<int>(r.port);
   o.token = r.token;
+  o.threads = static_cast<int>(r.threads);
   o.static_root = r.web;
   o.body_limit = static_cast<std::size_t>(r.body_limit_mib * kBytesPerMib);
   o.read_timeout_seconds = r.timeout_seconds;

@@ -345,6 +345,18 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   seconds(o.write_timeout_seconds, &sec, &usec);
   impl_->server.set_write_timeout(sec, usec);
   impl_->server.set_payload_max_length(o.body_limit);
+  if (o.threads < 1) {
+    throw InputError("must be at least 1", "", 0, "--threads");
+  }
+  const auto threads = static_cast<std::size_t>(o.threads);
+  impl_->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // A client keeps its connection (closed after the read timeout idle): no reconnection storms
+  // through httplib's listen backlog of 5, and no connection closed under a client that the
+  // machine's load kept from sending its next request for a few seconds. Answers go out without
+  // Nagle's delay.
+  impl_->server.set_keep_alive_max_count(100000);
+  impl_->server.set_keep_alive_timeout(static_cast<time_t>(std::ceil(o.read_timeout_seconds)));
+  impl_->server.set_tcp_nodelay(true);
   Impl* impl = impl_.get();
   const auto dispatch = [impl](const httplib::Request& req, httplib::Response& res) { impl->Dispatch(req, res); };
   impl_->server.Get(".*", dispatch);

@@ -34,6 +34,7 @@ struct HttpServerOptions {
   std::size_t body_limit = 1024 * 1024;     // bytes, for routes that set none of their own
   double read_timeout_seconds = 30;
   double write_timeout_seconds = 30;
+  int threads = 256;                        // connections answered at once (a keep-alive one holds a thread)
   std::string token;                        // required (Bearer) when not empty
   std::string static_root;                  // served for GET paths no route takes; empty: none
   std::string content_security_policy =

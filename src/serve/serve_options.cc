@@ -24,6 +24,8 @@ const OptionTable<ServeRequest>& ServeOptionTable() {
                           &R::upload_limit_mib).Unit("MiB").Min(0, true));
     t.push_back(Option<R>("--timeout", "timeout_seconds", "read and write timeout per request", &R::timeout_seconds)
                     .Unit("s").Min(0, true));
+    t.push_back(Option<R>("--threads", "threads", "connections answered at once (an open keep-alive connection holds one)",
+                          &R::threads).Min(1));
     return t;
   }();
   return table;

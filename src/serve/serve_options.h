@@ -20,6 +20,7 @@ struct ServeRequest {
   double body_limit_mib = 1;       // request bodies of every route but the uploads
   double upload_limit_mib = 16;    // bodies of POST /api/cost/* and /api/fit (usage traces, offers)
   double timeout_seconds = 30;     // reading a request and writing an answer, each
+  int64_t threads = 256;           // connections answered at once (a keep-alive one holds a thread)
 };
 
 const OptionTable<ServeRequest>& ServeOptionTable();
