@@ -59,12 +59,12 @@ struct CliRun {
   std::string out;
   int code = -1;
 };
-CliRun RunCli(const std::vector<std::string>& args, const std::string& dir) {
-  std::string cmd = "cd " + Quote(dir) + " && " + Quote(Binary()) + " --data-dir " + Quote(DataDir());
+CliRun RunCli(const std::vector<std::string>& args, const std::string& dir, bool with_stderr = false) {
+  std::string cmd = "cd " + Quote(dir) + " && env -u GPUPLAN_TOKEN " + Quote(Binary()) + " --data-dir " + Quote(DataDir());
   for (const auto& a : args) {
     cmd += " " + Quote(a);
   }
-  cmd += " 2>/dev/null";
+  cmd += with_stderr ? " 2>&1" : " 2>/dev/null";
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) {
@@ -502,8 +502,9 @@ TEST(ServeErrors, AnInternalErrorLeaksNothing) {
 
 TEST(ServeToken, RequiredOffLoopbackAndChecked) {
   // Anything but the loopback without a token: refused at start, exit 2 naming --token.
-  const CliRun open = RunCli({"serve", "--bind", "0.0.0.0", "--port", "0", "--json"}, ".");
+  const CliRun open = RunCli({"serve", "--bind", "0.0.0.0", "--port", "0"}, ".", true);
   EXPECT_EQ(open.code, 2);
+  EXPECT_NE(open.out.find("--token"), std::string::npos) << open.out;
   ServerProcess s({"--token", "s3cret"});
   ASSERT_GT(s.port(), 0) << s.first_line();
   auto c = s.Client();

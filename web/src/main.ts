@@ -369,12 +369,30 @@ async function meterView(root: HTMLElement): Promise<void> {
     try {
       out.replaceChildren();
       renderMeter(out, await get<Json>(`/api/meter/report?${q}`));
+      // Over time: the busy GPUs per hour, the usage CSV the meter exports for gpuplan cost.
+      const e = new URLSearchParams();
+      if (from.value) e.set('from', from.value);
+      if (to.value) e.set('to', to.value);
+      renderUsageOverTime(out, await get<string>(`/api/meter/export?${e}`));
     } catch (e) {
       if (e instanceof ApiError && e.field === 'meter_db') out.replaceChildren(el('p', {}, t('meter.none')));
       else showError(out, e);
     }
   });
   root.append(el('div', { class: 'form' }, field(t('meter.from'), from), field(t('meter.to'), to), field(t('meter.by'), by), load), out);
+}
+
+function renderUsageOverTime(out: HTMLElement, csv: string): void {
+  const rows = csv.trim().split('\n').slice(1).map((line) => line.split(','));
+  if (!rows.length) return;
+  out.append(el('h3', {}, t('meter.over_time')));
+  chart(out, {
+    tooltip: { trigger: 'axis' },
+    grid: { left: 60, right: 30, top: 20, bottom: 60 },
+    xAxis: { type: 'category', data: rows.map((r) => r[0]), axisLabel: { rotate: 30 } },
+    yAxis: { type: 'value', name: t('col.count') },
+    series: [{ name: t('col.busy'), type: 'line', step: 'end', areaStyle: {}, showSymbol: false, data: rows.map((r) => Number(r[1])) }],
+  }, 260);
 }
 
 function renderMeter(out: HTMLElement, r: Json): void {
