@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
@@ -164,7 +165,9 @@ HttpResponse ErrorResponse(const std::exception_ptr& e) {
       break;
   }
   if (status >= kStatusInternal) {
-    // Nothing of the exception goes out: its text may hold a path or an internal detail.
+    // Nothing of the exception goes out: its text may hold a path or an internal detail. It goes
+    // to the server's log (standard error) instead.
+    std::cerr << "gpuplan serve: " << r.Line() << "\n";
     const char* what = status == kStatusUnavailable ? "the server cannot do this now (an environment problem; see its log)"
                                                     : "internal error (a bug in gpuplan; see the server's log)";
     return ErrorResponse(status, std::string(ToString(r.kind)), what);
