@@ -135,7 +135,11 @@ json HostToJson(const HostInfo& h) {
   return j;
 }
 
-json CheckReportToJson(const CheckReport& r) {
+namespace {
+
+// The report as a tree; `with_tests` false leaves `tests` an empty array (WriteMergeJson streams
+// them instead).
+json ReportToJson(const CheckReport& r, bool with_tests) {
   json j;
   j["schema"] = kCheckReportSchema;
   j["tool_version"] = r.tool_version;
@@ -173,12 +177,18 @@ json CheckReportToJson(const CheckReport& r) {
   }
   j["events"] = std::move(events);
   json tests = json::array();
-  for (const auto& t : r.tests) {
-    tests.push_back(CheckResultToJson(t));
+  if (with_tests) {
+    for (const auto& t : r.tests) {
+      tests.push_back(CheckResultToJson(t));
+    }
   }
   j["tests"] = std::move(tests);
   return j;
 }
+
+}  // namespace
+
+json CheckReportToJson(const CheckReport& r) { return ReportToJson(r, true); }
 
 CheckReport ReportFromJson(const json& j, const std::string& file) {
   const Reader rd{file};
@@ -328,8 +338,10 @@ json ComparisonToJson(const ComparisonResult& c) {
   return j;
 }
 
-json MergeToJson(const MergeResult& m) {
-  json j = CheckReportToJson(m.merged);
+namespace {
+
+json MergeTree(const MergeResult& m, bool with_tests) {
+  json j = ReportToJson(m.merged, with_tests);
   j["merge"] = {{"nodes", m.nodes}, {"outlier_z", m.outlier_z}};
   json outliers = json::array();
   for (const auto& o : m.outliers) {
@@ -345,6 +357,47 @@ json MergeToJson(const MergeResult& m) {
   }
   j["outliers"] = std::move(outliers);
   return j;
+}
+
+// `text` (a value dumped with indent 2 at depth 0) as it appears `pad` spaces deeper.
+void WriteIndented(const std::string& text, std::size_t pad, std::ostream& out) {
+  std::size_t from = 0;
+  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
+    out.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from));
+    for (std::size_t i = 0; i < pad; ++i) {
+      out.put(' ');
+    }
+    from = nl + 1;
+  }
+  out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+
+}  // namespace
+
+json MergeToJson(const MergeResult& m) { return MergeTree(m, true); }
+
+void WriteMergeJson(const MergeResult& m, std::ostream& out) {
+  // The same bytes as MergeToJson(m).dump(2) + "\n": the small parts as one tree (its keys in
+  // nlohmann's sorted order), the 160,000 results of a 1,000-node merge one at a time, so the
+  // whole document is never a tree nor one string (docs/check.md §10).
+  const json head = MergeTree(m, false);
+  out << '{';
+  bool first = true;
+  for (auto it = head.begin(); it != head.end(); ++it) {
+    out << (first ? "\n  " : ",\n  ") << json(it.key()).dump() << ": ";
+    first = false;
+    if (it.key() != "tests" || m.merged.tests.empty()) {
+      WriteIndented(it.value().dump(2), 2, out);
+      continue;
+    }
+    out << '[';
+    for (std::size_t i = 0; i < m.merged.tests.size(); ++i) {
+      out << (i == 0 ? "\n    " : ",\n    ");
+      WriteIndented(CheckResultToJson(m.merged.tests[i]).dump(2), 4, out);
+    }
+    out << "\n  ]";
+  }
+  out << (first ? "}\n" : "\n}\n");
 }
 
 }  // namespace gpuplan
