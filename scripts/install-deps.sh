@@ -10,6 +10,7 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz targets
   chromium                   # headless browser: the check report HTML test opens it
   cmark-gfm                  # GitHub-flavoured Markdown: the check report Markdown test renders it
+  prometheus                 # a real Prometheus scrapes the meter agent in the tests; promtool checks deploy/meter
 )
 missing=()
 for p in "${packages[@]}"; do
