@@ -137,6 +137,8 @@ std::string StoreSpan(const MeterStore& store, int zone) {
 
 }  // namespace
 
+std::string MeterGroupKey(MeterGroupBy by, const ProcessIdentity& p) { return GroupKey(by, p); }
+
 std::string_view ToString(MeterGroupBy by) {
   switch (by) {
     case MeterGroupBy::kGpu: return "gpu";
@@ -229,6 +231,9 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
                                   offer->price};
     rep.notes.insert(rep.notes.end(), bill->notes.begin(), bill->notes.end());
     rep.projection = ProjectMonth(store, *offer, *offers, rep.to_ms);
+    rep.right_sizing = FindRightSizing(store, {rep.from_ms, rep.to_ms}, &*offers, offer);
+  } else {
+    rep.notes.push_back("right-sizing needs --offers and --offer (the card the jobs ran on and its price)");
   }
   if (!use.ObservedHours()) {
     rep.notes.push_back("nothing was observed from " + FormatTimeMs(rep.from_ms, zone) + " to " +
