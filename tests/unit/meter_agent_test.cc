@@ -400,6 +400,55 @@ TEST(FakeNvmlProcessesAbsent, NotSupportedIsNotMeasured) {
   EXPECT_NE(s.gpus[0].not_measured.at("processes").find("NOT_SUPPORTED"), std::string::npos);
 }
 
+// --- schema 2: process.pod_uid ----------------------------------------------------------------
+
+TEST(MeterStoreSchema, VersionOneFileIsReadAndMigrated) {
+  TempDir dir;
+  const std::string db = dir.File("v1.db");
+  const auto sample = [](const std::optional<std::string>& pod_uid) {
+    ProcessSample p;
+    p.time_ms = kMonday;
+    p.pid = 7;
+    p.pod_uid = pod_uid;
+    return std::vector<ProcessSample>{p};
+  };
+  {
+    MeterStore s = MeterStore::Open(db);
+    s.Append(sample(std::nullopt));
+    s.Flush(kMonday + 1000);
+  }
+  // Make it a version-1 file: no pod_uid column.
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "ALTER TABLE process DROP COLUMN pod_uid; PRAGMA user_version = 1", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(h);
+  {
+    const MeterStore r = MeterStore::Open(db, ReadOnly());  // read as it is
+    const auto got = r.ProcessSamples({kMonday, kMonday + 1000});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_FALSE(got[0].pod_uid);
+  }
+  {
+    MeterStore w = MeterStore::Open(db);  // migrated
+    std::vector<ProcessSample> p = sample("8e0b7a2c-1d3f-4e5a-9b6c-7d8e9f0a1b2c");
+    p[0].time_ms = kMonday + 1000;
+    w.Append(p);
+    w.Flush(kMonday + 2000);
+  }
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  const auto got = MeterStore::Open(db, ReadOnly()).ProcessSamples({kMonday, kMonday + 2000});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].pod_uid, "8e0b7a2c-1d3f-4e5a-9b6c-7d8e9f0a1b2c");
+}
+
 // --- the agent ---------------------------------------------------------------------------------
 
 struct Recorder : MeterObserver {
