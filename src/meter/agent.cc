@@ -116,7 +116,8 @@ void CheckOffer(const MeterAgentRequest& r, const GpuCatalog* catalog) {
 // The store side of the loop: appends, flushes on the agent's clock, reports outages once.
 class Writer {
  public:
-  Writer(MeterStore store, MeterObserver* observer) : store_(std::move(store)), observer_(observer) {}
+  Writer(MeterStore store, MeterObserver* observer, double monotonic_now)
+      : store_(std::move(store)), observer_(observer), last_flush_(monotonic_now) {}
 
   void Append(const TraceStep& step) {
     store_.Append(step.gpus);
@@ -149,6 +150,15 @@ class Writer {
     } else if (st.state == FlushState::kSlow && st.changed && observer_ != nullptr) {
       observer_->OnMessage(st.reason);
     }
+    // Retention (raw 48 h, minutes 30 days by default) once an hour of samples, after a flush
+    // that wrote: it deletes only what is rolled up, in short transactions.
+    if (!behind && (!last_retention_ms_ || now_ms - *last_retention_ms_ >= kMillisecondsPerHour)) {
+      last_retention_ms_ = now_ms;
+      const RetentionResult r = store_.ApplyRetention(now_ms);
+      if (!r.done && observer_ != nullptr) {
+        observer_->OnMessage("retention postponed: " + r.reason);
+      }
+    }
   }
 
   // At exit: flush (and roll up through now_ms) until the buffer is empty, waiting a little
@@ -175,6 +185,7 @@ class Writer {
   bool catching_up_ = false;
   bool behind_ = false;
   std::optional<FlushState> state_;
+  std::optional<int64_t> last_retention_ms_;
 };
 
 }  // namespace
@@ -274,7 +285,7 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
   so.flush_seconds = request.flush_seconds;
   so.sample_interval_seconds = reader ? std::max(interval, reader->header().interval_seconds) : interval;
   so.max_sample_gap_seconds = std::max(kMinGapSeconds, kGapPerInterval * so.sample_interval_seconds);
-  Writer writer(MeterStore::Open(request.db, so), observer);
+  Writer writer(MeterStore::Open(request.db, so), observer, clock.MonotonicSeconds());
 
   if (live) {
     SystemSnapshot first;
@@ -291,58 +302,64 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
   std::optional<int64_t> last_taken_ms;
   const auto interval_ms = static_cast<int64_t>(std::llround(interval * 1000));
   TraceStep step;
-  while (!MeterStopRequested()) {
-    if (reader) {
-      if (!reader->Next(step)) {
-        break;
+  try {
+    while (!MeterStopRequested()) {
+      if (reader) {
+        if (!reader->Next(step)) {
+          break;
+        }
+        if (!replay_first_ms) {
+          replay_first_ms = step.time_ms;
+        }
+        const double trace_elapsed = static_cast<double>(step.time_ms - *replay_first_ms) / 1000.0;
+        if (request.duration_seconds > 0 && trace_elapsed >= request.duration_seconds) {
+          break;
+        }
+        if (request.interval_seconds && last_taken_ms && step.time_ms - *last_taken_ms < interval_ms) {
+          continue;  // --interval coarser than the trace: skip this step
+        }
+        clock.SleepUntil(start + trace_elapsed / request.speed);
+        if (MeterStopRequested()) {
+          break;
+        }
+      } else {
+        if (request.duration_seconds > 0 && next_tick - start >= request.duration_seconds) {
+          break;
+        }
+        clock.SleepUntil(next_tick);
+        if (MeterStopRequested()) {
+          break;
+        }
+        step = live->Sample(clock.WallSeconds());
+        next_tick += interval;
+        // A tick that overran (a slow driver call): skip the missed ticks rather than burst.
+        const double now = clock.MonotonicSeconds();
+        if (next_tick < now) {
+          next_tick += std::ceil((now - next_tick) / interval) * interval;
+        }
       }
-      if (!replay_first_ms) {
-        replay_first_ms = step.time_ms;
+      last_taken_ms = step.time_ms;
+      ++summary.ticks;
+      if (!summary.first_ms) {
+        summary.first_ms = step.time_ms;
       }
-      const double trace_elapsed = static_cast<double>(step.time_ms - *replay_first_ms) / 1000.0;
-      if (request.duration_seconds > 0 && trace_elapsed >= request.duration_seconds) {
-        break;
+      summary.last_ms = step.time_ms;
+      writer.Append(step);
+      if (observer != nullptr) {
+        observer->OnTick(step, summary.ticks);
       }
-      if (request.interval_seconds && last_taken_ms && step.time_ms - *last_taken_ms < interval_ms) {
-        continue;  // --interval coarser than the trace: skip this step
-      }
-      clock.SleepUntil(start + trace_elapsed / request.speed);
-      if (MeterStopRequested()) {
-        break;
-      }
-    } else {
-      if (request.duration_seconds > 0 && next_tick - start >= request.duration_seconds) {
-        break;
-      }
-      clock.SleepUntil(next_tick);
-      if (MeterStopRequested()) {
-        break;
-      }
-      step = live->Sample(clock.WallSeconds());
-      next_tick += interval;
-      // A tick that overran (a slow driver call): skip the missed ticks rather than burst.
       const double now = clock.MonotonicSeconds();
-      if (next_tick < now) {
-        next_tick += std::ceil((now - next_tick) / interval) * interval;
+      if (writer.Due(now)) {
+        writer.Flush(now, step.time_ms);
+      }
+      if (request.latest != nullptr) {
+        request.latest->Set({step, summary.ticks, writer.store().Counters(), writer.state()});
       }
     }
-    last_taken_ms = step.time_ms;
-    ++summary.ticks;
-    if (!summary.first_ms) {
-      summary.first_ms = step.time_ms;
-    }
-    summary.last_ms = step.time_ms;
-    writer.Append(step);
-    if (observer != nullptr) {
-      observer->OnTick(step, summary.ticks);
-    }
-    const double now = clock.MonotonicSeconds();
-    if (writer.Due(now)) {
-      writer.Flush(now, step.time_ms);
-    }
-    if (request.latest != nullptr) {
-      request.latest->Set({step, summary.ticks, writer.store().Counters(), writer.state()});
-    }
+  } catch (const InputError&) {
+    // A bad line in the trace: keep what was replayed before it, then report the line.
+    writer.Drain(clock, summary.last_ms ? *summary.last_ms + interval_ms : TimeMsFromSeconds(clock.WallSeconds()));
+    throw;
   }
   summary.stopped = MeterStopRequested();
   // Roll up through the end of the last interval sampled.

@@ -49,9 +49,14 @@ expect_exit 0 "replay the recording" -- "$bin" meter run --db "$tmp/rec.db" --re
 # The loop: replay the week as fast as possible, report, export, optimise.
 expect_exit 0 "replay the week" -- "$bin" meter run --db "$tmp/week.db" --replay "$week" --speed 1e9
 [ "$(sqlite3 "$tmp/week.db" 'PRAGMA integrity_check')" = ok ] && ok || bad "week: integrity_check"
-# 60,480 steps x 4 GPUs; process samples: (84 + 168 + 20 + 2) h x 360 = 98,640.
-[ "$(sqlite3 "$tmp/week.db" 'SELECT count(*) FROM gpu_sample')" = 241920 ] && ok || bad "week: gpu samples"
-[ "$(sqlite3 "$tmp/week.db" 'SELECT count(*) FROM process_sample')" = 98640 ] && ok || bad "week: process samples"
+# Every sample rolled up (raw samples older than 48 h are trimmed by retention): 60,480 steps x
+# 4 GPUs in 168 x 4 hour rows; process samples (84 + 168 + 20 + 2) h x 360 = 98,640.
+[ "$(sqlite3 "$tmp/week.db" 'SELECT count(*), sum(samples) FROM gpu_hour')" = "672|241920" ] && ok || bad "week: gpu hours"
+[ "$(sqlite3 "$tmp/week.db" 'SELECT sum(samples) FROM process_hour')" = 98640 ] && ok || bad "week: process hours"
+# The raw window kept: the last 48 h (retention runs once an hour of samples: up to 49 h),
+# 48 x 360 x 4 = 69,120 to 49 x 360 x 4 = 70,560 samples.
+raw=$(sqlite3 "$tmp/week.db" 'SELECT count(*) FROM gpu_sample')
+[ "$raw" -ge 69120 ] && [ "$raw" -le 70560 ] && ok || bad "week: raw window $raw"
 expect_exit 0 "report the week" -- "$bin" meter report --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09 --json
 json_is '[.groups[] | select(.gpu == 3)][0].idle_hours' 166
 json_is '[.groups[] | select(.gpu == 3)][0].busy_hours' 2
