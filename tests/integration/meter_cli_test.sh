@@ -32,7 +32,7 @@ expect_exit 2 "flush over 10 s" -- "$bin" meter run --db "$tmp/x.db" --replay "$
 head -2 "$week" >"$tmp/bad.jsonl"
 echo '{"time_ms":1772409610000,"gpus":[{"gpu":0,"temperature":"hot"}]}' >>"$tmp/bad.jsonl"
 expect_exit 2 "bad trace" -- "$bin" meter run --db "$tmp/bad.db" --replay "$tmp/bad.jsonl"
-grep -q "bad.jsonl:3: gpus\[0\].temperature" "$tmp/err" && ok || bad "bad trace error: $(cat "$tmp/err")"
+grep -q "bad.jsonl:3: field 'gpus\[0\].temperature'" "$tmp/err" && ok || bad "bad trace error: $(cat "$tmp/err")"
 expect_exit 2 "missing trace" -- "$bin" meter run --db "$tmp/bad.db" --replay "$tmp/nope.jsonl"
 
 # Live through the fake NVML library (the H100 recording): 2 ticks.
