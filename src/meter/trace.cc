@@ -43,7 +43,8 @@ std::optional<T> OptInt(const json& o, const char* key, const std::string& prefi
   if (it->is_number_unsigned()) {
     const uint64_t v = it->get<uint64_t>();
     if (v > static_cast<uint64_t>(max)) {
-      w.Fail(Path(prefix, key), "expected at most " + std::to_string(max) + ", got " + it->dump());
+      w.Fail(Path(prefix, key),
+             "expected " + std::to_string(min) + " to " + std::to_string(max) + ", got " + it->dump());
     }
     return static_cast<T>(v);
   }
