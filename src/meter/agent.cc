@@ -35,11 +35,21 @@ std::string ShortNumber(double v) {
 
 [[noreturn]] void Bad(const std::string& flag, const std::string& message) { throw InputError(message, "", 0, flag); }
 
+// NVML, or an EnvironmentError that says what to do on a machine without GPUs.
+std::unique_ptr<NvmlSource> OpenNvml(const std::string& library) {
+  try {
+    return NvmlSource::Open(library);
+  } catch (const EnvironmentError& e) {
+    throw EnvironmentError(std::string(e.what()) +
+                           "; without GPUs, replay a recorded trace: gpuplan meter run --replay FILE (docs/meter-trace.md)");
+  }
+}
+
 // Live sampling: NVML snapshot -> GPU and process samples at the clock's wall time.
 class LiveSampler {
  public:
   LiveSampler(const std::string& library, const std::string& proc_root)
-      : source_(NvmlSource::Open(library)), identities_(proc_root) {}
+      : source_(OpenNvml(library)), identities_(proc_root) {}
 
   std::string Describe() const { return source_->Describe(); }
 
