@@ -306,6 +306,7 @@ TEST(MeterProcesses, FixtureTrees) {
     EXPECT_FALSE(p.pod_uid);
     EXPECT_FALSE(p.slurm_job_id);
   }
+  EXPECT_EQ(ReadProcessIdentity(70316, root).command, "[nvidia-persiste]");  // empty cmdline: comm
   {
     const ProcessIdentity p = ReadProcessIdentity(99999, root);  // gone
     EXPECT_EQ(p.pid, 99999);
