@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 #include "core/error.h"
@@ -26,6 +29,7 @@ constexpr double kMinGapSeconds = 10;         // the store's default gap limit
 constexpr double kGapPerInterval = 2.5;       // a gap of up to 2.5 intervals is still observed
 constexpr int kFinalFlushAttempts = 20;       // at exit, while the store is locked
 constexpr double kFinalFlushWaitSeconds = 0.25;
+constexpr int kThrottleWaitMs = 50;
 
 std::string ShortNumber(double v) {
   char buf[32];
@@ -123,79 +127,218 @@ void CheckOffer(const MeterAgentRequest& r, const GpuCatalog* catalog) {
   throw InputError("no offer '" + r.offer + "' in " + set.file, set.file, 0, "--offer", ids);
 }
 
-// The store side of the loop: appends, flushes on the agent's clock, reports outages once.
-class Writer {
+// Observer calls come from the sampling thread (OnTick) and the writer thread (the store's
+// state): one lock keeps them in order and lets an observer be simple.
+class SerializedObserver {
  public:
-  Writer(MeterStore store, MeterObserver* observer, double monotonic_now)
-      : store_(std::move(store)), observer_(observer), last_flush_(monotonic_now) {}
-
-  void Append(const TraceStep& step) {
-    store_.Append(step.gpus);
-    if (!step.processes.empty()) {
-      store_.Append(step.processes);
+  explicit SerializedObserver(MeterObserver* o) : o_(o) {}
+  template <typename F>
+  void Call(F&& f) {
+    if (o_ != nullptr) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      f(*o_);
     }
   }
 
-  bool Due(double monotonic_now) const {
-    return monotonic_now - last_flush_ >= store_.options().flush_seconds || catching_up_ ||
-           store_.Buffered() >= store_.options().max_samples_per_flush;
+ private:
+  MeterObserver* o_;
+  std::mutex mutex_;
+};
+
+// The store side of the loop, on its own thread: the sampler hands over each tick's samples
+// (Hand, no I/O) and asks for a flush on its clock (RequestFlush); the writer thread appends
+// them to the store's buffer and flushes, so a slow, locked or full database never delays a
+// tick. An outage is reported once (OnStoreBehind) and its end once (OnStoreCaughtUp).
+class Writer {
+ public:
+  Writer(MeterStore store, SerializedObserver& observer, MeterClock& clock)
+      : store_(std::move(store)), observer_(observer), clock_(clock), last_request_(clock.MonotonicSeconds()) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  // On an exception in the sampling loop: stop without draining, never throw.
+  ~Writer() {
+    if (thread_.joinable()) {
+      Stop(std::nullopt);
+    }
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Sampling thread.
+  void Hand(const TraceStep& step) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_rows_ += step.gpus.size() + step.processes.size();
+    pending_.push_back(step);
+  }
+  bool Due(double monotonic_now) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return monotonic_now - last_request_ >= store_.options().flush_seconds ||
+           pending_rows_ >= store_.options().max_samples_per_flush;
+  }
+  void RequestFlush(double monotonic_now, int64_t now_ms) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      last_request_ = monotonic_now;
+      flush_ms_ = now_ms;
+    }
+    cv_.notify_one();
+  }
+  // Replay only (a live tick never waits): while more than `limit` rows wait for the store,
+  // asks for flushes and waits, so a replay at full speed cannot outrun the store and overflow
+  // its bounded buffer.
+  void Throttle(std::size_t limit, double monotonic_now, int64_t now_ms) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!failure_ && pending_rows_ + published_.buffered > limit) {
+      last_request_ = monotonic_now;
+      flush_ms_ = now_ms;
+      cv_.notify_one();
+      room_.wait_for(lock, std::chrono::milliseconds(kThrottleWaitMs));
+    }
+  }
+  // The writer thread's failure (a read-only or damaged database), rethrown on the sampler.
+  void RethrowFailure() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failure_) {
+      std::rethrow_exception(failure_);
+    }
+  }
+  // Stops the thread after it has written what it holds (rolling up through end_ms), retrying
+  // a while when the store is locked or full. Rethrows the thread's failure.
+  void Finish(int64_t end_ms) {
+    Stop(end_ms);
+    RethrowFailure();
+  }
+  struct Published {
+    StoreCounters counters;
+    std::size_t buffered = 0;
+    std::optional<FlushState> state;
+  };
+  void Stop(std::optional<int64_t> end_ms) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+      end_ms_ = end_ms;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  Published Get() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return published_;
   }
 
-  void Flush(double monotonic_now, int64_t now_ms) {
-    last_flush_ = monotonic_now;
+ private:
+  void Run() {
+    try {
+      for (;;) {
+        std::vector<TraceStep> steps;
+        std::optional<int64_t> flush_ms;
+        bool stop = false;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          cv_.wait(lock, [&] { return stop_ || flush_ms_.has_value() || catching_up_; });
+          steps.swap(pending_);
+          pending_rows_ = 0;
+          flush_ms = flush_ms_;
+          flush_ms_.reset();
+          stop = stop_;
+          if (catching_up_ && !flush_ms) {
+            flush_ms = last_flush_ms_;
+          }
+        }
+        for (const TraceStep& step : steps) {
+          store_.Append(step.gpus);
+          if (!step.processes.empty()) {
+            store_.Append(step.processes);
+          }
+        }
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          published_.buffered = store_.Buffered();
+        }
+        if (stop) {
+          if (end_ms_) {  // set before stop_, under the lock
+            Drain(*end_ms_);
+          }
+          return;
+        }
+        if (flush_ms) {
+          Flush(*flush_ms);
+        }
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failure_ = std::current_exception();
+    }
+  }
+
+  void Flush(int64_t now_ms) {
+    last_flush_ms_ = now_ms;
     const FlushStatus st = store_.Flush(now_ms);
-    state_ = st.state;
-    catching_up_ = st.state == FlushState::kCatchingUp;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      catching_up_ = st.state == FlushState::kCatchingUp;
+      published_ = {store_.Counters(), store_.Buffered(), st.state};
+    }
+    room_.notify_all();
     const bool behind = IsBehind(st.state) && st.state != FlushState::kCatchingUp;
     if (behind && !behind_) {
       behind_ = true;
-      if (observer_ != nullptr) {
-        observer_->OnStoreBehind(st);
-      }
+      observer_.Call([&](MeterObserver& o) { o.OnStoreBehind(st); });
     } else if (!behind && behind_ && st.buffered == 0) {
       behind_ = false;
-      if (observer_ != nullptr) {
-        observer_->OnStoreCaughtUp(st);
-      }
-    } else if (st.state == FlushState::kSlow && st.changed && observer_ != nullptr) {
-      observer_->OnMessage(st.reason);
+      observer_.Call([&](MeterObserver& o) { o.OnStoreCaughtUp(st); });
+    } else if (st.state == FlushState::kSlow && st.changed) {
+      observer_.Call([&](MeterObserver& o) { o.OnMessage(st.reason); });
     }
     // Retention (raw 48 h, minutes 30 days by default) once an hour of samples, after a flush
     // that wrote: it deletes only what is rolled up, in short transactions.
     if (!behind && (!last_retention_ms_ || now_ms - *last_retention_ms_ >= kMillisecondsPerHour)) {
       last_retention_ms_ = now_ms;
       const RetentionResult r = store_.ApplyRetention(now_ms);
-      if (!r.done && observer_ != nullptr) {
-        observer_->OnMessage("retention postponed: " + r.reason);
+      if (!r.done) {
+        observer_.Call([&](MeterObserver& o) { o.OnMessage("retention postponed: " + r.reason); });
       }
     }
+    state_ = st.state;
   }
 
-  // At exit: flush (and roll up through now_ms) until the buffer is empty, waiting a little
+  // At exit: flush (and roll up through the end) until the buffer is empty, waiting a little
   // while the store is locked or full.
-  void Drain(MeterClock& clock, int64_t now_ms) {
+  void Drain(int64_t end) {
     for (int attempt = 0; attempt < kFinalFlushAttempts; ++attempt) {
-      Flush(clock.MonotonicSeconds(), now_ms);
+      Flush(end);
       if (store_.Buffered() == 0) {
         return;
       }
       if (state_ && IsBehind(*state_) && *state_ != FlushState::kCatchingUp) {
-        clock.SleepUntil(clock.MonotonicSeconds() + kFinalFlushWaitSeconds);
+        clock_.SleepUntil(clock_.MonotonicSeconds() + kFinalFlushWaitSeconds);
       }
     }
   }
 
-  MeterStore& store() { return store_; }
-  std::optional<FlushState> state() const { return state_; }
-
- private:
   MeterStore store_;
-  MeterObserver* observer_;
-  double last_flush_ = 0;
+  SerializedObserver& observer_;
+  MeterClock& clock_;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::condition_variable room_;  // the writer made room (Throttle)
+  // Shared with the sampling thread (under mutex_).
+  std::vector<TraceStep> pending_;
+  std::size_t pending_rows_ = 0;
+  double last_request_;
+  std::optional<int64_t> flush_ms_;
+  bool stop_ = false;
+  std::optional<int64_t> end_ms_;
   bool catching_up_ = false;
-  bool behind_ = false;
-  std::optional<FlushState> state_;
+  std::exception_ptr failure_;
+  Published published_;
+  // The writer thread's own.
+  std::optional<int64_t> last_flush_ms_;
   std::optional<int64_t> last_retention_ms_;
+  std::optional<FlushState> state_;
+  bool behind_ = false;
 };
 
 }  // namespace
@@ -295,16 +438,15 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
   so.flush_seconds = request.flush_seconds;
   so.sample_interval_seconds = reader ? std::max(interval, reader->header().interval_seconds) : interval;
   so.max_sample_gap_seconds = std::max(kMinGapSeconds, kGapPerInterval * so.sample_interval_seconds);
-  Writer writer(MeterStore::Open(request.db, so), observer, clock.MonotonicSeconds());
+  SerializedObserver observers(observer);
+  Writer writer(MeterStore::Open(request.db, so), observers, clock);
 
   if (live) {
     SystemSnapshot first;
     live->Sample(clock.WallSeconds(), &first);  // the inventory for OnStart (not stored)
     machine = HeaderOf(first, interval);
   }
-  if (observer != nullptr) {
-    observer->OnStart(summary.source, machine);
-  }
+  observers.Call([&](MeterObserver& o) { o.OnStart(summary.source, machine); });
 
   const double start = clock.MonotonicSeconds();
   double next_tick = start;
@@ -354,36 +496,39 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
         summary.first_ms = step.time_ms;
       }
       summary.last_ms = step.time_ms;
-      writer.Append(step);
-      if (observer != nullptr) {
-        observer->OnTick(step, summary.ticks);
+      writer.Hand(step);
+      if (reader) {
+        writer.Throttle(so.max_samples_per_flush, clock.MonotonicSeconds(), step.time_ms);
       }
+      observers.Call([&](MeterObserver& o) { o.OnTick(step, summary.ticks); });
       const double now = clock.MonotonicSeconds();
       if (writer.Due(now)) {
-        writer.Flush(now, step.time_ms);
+        writer.RequestFlush(now, step.time_ms);
       }
+      writer.RethrowFailure();
       if (request.latest != nullptr) {
-        request.latest->Set({step, summary.ticks, writer.store().Counters(), writer.state()});
+        const Writer::Published w = writer.Get();
+        request.latest->Set({step, summary.ticks, w.counters, w.state});
       }
     }
   } catch (const InputError&) {
     // A bad line in the trace: keep what was replayed before it, then report the line.
-    writer.Drain(clock, summary.last_ms ? *summary.last_ms + interval_ms : TimeMsFromSeconds(clock.WallSeconds()));
+    writer.Finish(summary.last_ms ? *summary.last_ms + interval_ms : TimeMsFromSeconds(clock.WallSeconds()));
     throw;
   }
   summary.stopped = MeterStopRequested();
   // Roll up through the end of the last interval sampled.
-  const int64_t end_ms = summary.last_ms ? *summary.last_ms + interval_ms : TimeMsFromSeconds(clock.WallSeconds());
-  writer.Drain(clock, end_ms);
-  summary.store = writer.store().Counters();
-  summary.buffered_at_exit = writer.store().Buffered();
-  if (summary.buffered_at_exit > 0 && observer != nullptr) {
-    observer->OnMessage(std::to_string(summary.buffered_at_exit) + " samples could not be written to " + request.db +
-                        " before exit (the database stayed locked or full) and are lost");
+  writer.Finish(summary.last_ms ? *summary.last_ms + interval_ms : TimeMsFromSeconds(clock.WallSeconds()));
+  const Writer::Published w = writer.Get();
+  summary.store = w.counters;
+  summary.buffered_at_exit = w.buffered;
+  if (summary.buffered_at_exit > 0) {
+    observers.Call([&](MeterObserver& o) {
+      o.OnMessage(std::to_string(summary.buffered_at_exit) + " samples could not be written to " + request.db +
+                  " before exit (the database stayed locked or full) and are lost");
+    });
   }
-  if (observer != nullptr) {
-    observer->OnStop(summary);
-  }
+  observers.Call([&](MeterObserver& o) { o.OnStop(summary); });
   return summary;
 }
 

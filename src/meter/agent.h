@@ -1,15 +1,18 @@
 // The meter agent (`gpuplan meter run`) and the trace recorder (`gpuplan meter record`),
 // docs/meter.md §8. Each tick the agent reads every GPU (NVML through src/telemetry, or the next
-// step of a trace at --speed X), names the processes on them (/proc, processes.h), and appends
-// the samples to the store's in-memory buffer; the store writes them in batched transactions
-// every flush_seconds. When the database is locked, full or failing, the samples stay in memory
-// (bounded), the observer hears it once (OnStoreBehind) and once more when the store has caught
-// up (OnStoreCaughtUp). A flush never waits on a lock longer than the store's busy timeout
-// (100 ms), so a locked store does not move a tick.
+// step of a trace at --speed X), names the processes on them (/proc, processes.h), and hands
+// the samples to a writer thread (no I/O on the sampling thread). The writer thread owns the
+// store: it appends to the store's in-memory buffer and flushes in batched transactions every
+// flush_seconds of the agent's clock. When the database is locked, full or failing, the samples
+// stay in memory (bounded), the observer hears it once (OnStoreBehind) and once more when the
+// store has caught up (OnStoreCaughtUp); sampling goes on meanwhile. A replay (not live
+// sampling) waits for the writer when it gets ahead by more than a flush's worth of rows, so a
+// full-speed replay never overflows the buffer.
 //
-// One thread: RunMeter returns when the duration is over, the trace ends, or RequestMeterStop()
-// is called (async-signal-safe: the CLI calls it from SIGINT/SIGTERM). MeterLatest is the one
-// thread-safe part: a metrics endpoint on another thread reads the latest samples from it.
+// RunMeter returns when the duration is over, the trace ends, or RequestMeterStop() is called
+// (async-signal-safe: the CLI calls it from SIGINT/SIGTERM); it then writes what it holds.
+// Observer calls come from both threads, one at a time (serialised by the agent). MeterLatest is
+// thread-safe: a metrics endpoint on another thread reads the latest samples from it.
 #pragma once
 
 #include <atomic>
