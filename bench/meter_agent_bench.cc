@@ -3,8 +3,8 @@
 // BM_AgentReplay8Gpus: RunMeter (src/meter/agent.h) replays a trace of 8 GPUs with one process
 //   each, sampled at 1 Hz for 15 minutes, values changing every second (so no repeat lines: the
 //   reader parses every step), into a fresh SQLite store with the default 5 s flush, on a
-//   ManualMeterClock (no sleeping: only the work is timed). The iteration's CPU time over the
-//   900 s of samples is the agent's CPU per second of sampling. Counters: cpu_ms_per_sample_second
+//   ManualMeterClock (no sleeping: only the work is timed). The process's CPU time (sampling and
+//   writer threads) over the 900 s of samples is the agent's CPU per second of sampling. Counters: cpu_ms_per_sample_second
 //   and core_percent (that per second, as a share of one core).
 // BM_ProcessIdentityTick8: the live path's per-tick /proc cost for 8 processes already cached
 //   (one read of /proc/PID/stat each, to notice a reused pid).
