@@ -69,10 +69,12 @@ std::string GroupKey(MeterGroupBy by, const ProcessIdentity& p) {
   switch (by) {
     case MeterGroupBy::kUser: return p.user && !p.user->empty() ? *p.user : "(unknown user)";
     case MeterGroupBy::kPod:
-      return p.pod_name ? (p.pod_namespace ? *p.pod_namespace + "/" : std::string()) + *p.pod_name : "(no pod)";
+      if (p.pod_name) return (p.pod_namespace ? *p.pod_namespace + "/" : std::string()) + *p.pod_name;
+      return p.pod_uid ? "uid:" + *p.pod_uid : "(no pod)";  // the agent sees the UID, not the name
     case MeterGroupBy::kJob: {
       if (p.slurm_job_id) return "slurm:" + *p.slurm_job_id;
       if (p.pod_name) return "pod:" + (p.pod_namespace ? *p.pod_namespace + "/" : std::string()) + *p.pod_name;
+      if (p.pod_uid) return "pod:uid:" + *p.pod_uid;
       if (p.container_id) return "container:" + p.container_id->substr(0, 12);
       std::string cmd = p.command.value_or("");
       cmd = cmd.substr(0, cmd.find(' '));

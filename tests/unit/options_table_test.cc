@@ -82,6 +82,8 @@ TEST(OptionsTable, FlagsAndKeysAreUnique) {
   ExpectWellFormed(MergeReportsOptionTable());
   ExpectWellFormed(MeterReportOptionTable());
   ExpectWellFormed(MeterExportOptionTable());
+  ExpectWellFormed(MeterRunOptionTable());
+  ExpectWellFormed(MeterRecordOptionTable());
 }
 
 TEST(OptionsTable, DefaultsComeFromTheRequest) {
@@ -305,6 +307,8 @@ TEST(OptionsTable, DocsCliIsCurrent) {
   check("check merge", OptionsMarkdown(MergeReportsOptionTable()));
   check("meter report", OptionsMarkdown(MeterReportOptionTable()));
   check("meter export", OptionsMarkdown(MeterExportOptionTable()));
+  check("meter run", OptionsMarkdown(MeterRunOptionTable()));
+  check("meter record", OptionsMarkdown(MeterRecordOptionTable()));
 }
 
 }  // namespace
