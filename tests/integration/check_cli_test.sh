@@ -236,6 +236,21 @@ if [ -n "$stand" ]; then
   json_is "$tmp/gpu-default.json" '[.tests[] | select(.name == "burn_in_errors")][0].status' PASS
   json_is "$tmp/gpu-default.json" '[.tests[] | select(.name == "gemm_fp8")][0].status' SKIP
   json_is "$tmp/gpu-default.json" '[.curves[] | select(.test == "burn_in")][0] | (.t | length) >= 2 and (.t | length) == (.power_w | length)' true
+  # Two GPUs (the recording's H100 twice, on buses 09 and 0A): GPU 1's memory worker aborts, GPU 0's
+  # passes; P2P and NCCL run in one process for both GPUs, matched to NVML by PCI bus id. The
+  # stand-in's all_reduce of 1 GiB takes 10 us + 2^30 / 1e11 s: busbw = algbw x 2(2-1)/2 =
+  # 99.907 GB/s (the time printed to 9 digits), under 0.3 x NVLink4's 450 GB/s per direction: FAIL; all_gather's factor is 1/2.
+  jq '.snapshots[0].gpus[0].pci_bus_id = "00000000:09:00.0" | .snapshots[0].gpus += [.snapshots[0].gpus[0] | .index = 1 | .pci_bus_id = "00000000:0A:00.0" | .uuid = "GPU-11111111-0000-0000-0000-000000000000"]' \
+    "$fixtures/nvml/h100-590.recording.json" >"$tmp/two-h100.json"
+  expect_exit 1 "gpu tests: two GPUs" -- env GPUPLAN_NVML_LIBRARY="$fake" GPUPLAN_FAKE_NVML="$tmp/two-h100.json" \
+    STAND_IN_DEVICES=2 STAND_IN_FAULT_DEVICE=1 STAND_IN_FAULT_TEST=memory "$bin" check --thresholds "$tmp/fastgpu.yaml" \
+    --expect "2x H100 SXM" --cuda 12.4 --worker "$stand/stand_in_worker_abort" --duration 1 --sample-interval 0.2 --json "$tmp/gpu-two.json"
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "gpu_memory") | .gpu] | map(tostring) | join(",")' "1"
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "gpu_memory_usable") | .gpu] | map(tostring) | join(",")' "0"
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "p2p_bandwidth") | "\(.gpu):\(.status):\(.measured)"] | join(",")' "0:PASS:335.54432,1:PASS:335.54432"
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "nccl_all_reduce_busbw")][0] | (.measured - 1073741824 / (0.00001 + 1073741824 / 1e11) / 1e9 | fabs < 1e-5) and .status == "FAIL"' true
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "nccl_all_gather_busbw")][0].measured - 1073741824 / (0.00001 + 1073741824 / 1e11) / 1e9 / 2 | fabs < 1e-5' true
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "burn_in_errors") | .gpu] | map(tostring) | join(",")' "0,1"
   # No worker: the GPU tests are SKIP "not measured", never PASS.
   expect_exit 1 "gpu tests: no worker" -- "${nv[@]}" "$bin" check --quick --thresholds "$tmp/fastgpu.yaml" \
     --worker /nonexistent/gpu-worker --json "$tmp/gpu-none.json"
