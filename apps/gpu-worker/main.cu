@@ -219,10 +219,9 @@ unsigned long long CountBytesNot(const unsigned char* p, size_t bytes, unsigned 
   return h;
 }
 
-}  // namespace gw
+namespace {
 
-int main(int argc, char** argv) {
-  using namespace gw;
+int Main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
@@ -289,3 +288,8 @@ int main(int argc, char** argv) {
   Emit(Line("done"));
   return 0;
 }
+
+}  // namespace
+}  // namespace gw
+
+int main(int argc, char** argv) { return gw::Main(argc, argv); }

@@ -116,6 +116,12 @@ json_is "$tmp/fake.json" '[.tests[] | select(.name == "gpu_identity")][0].status
 json_is "$tmp/fake.json" '[.tests[] | select(.name == "driver_cuda")][0].status' PASS
 json_is "$tmp/fake.json" '[.tests[] | select(.name == "health_delta")][0].evidence | test("during the inventory test.*XID 79")' true
 json_is "$tmp/rec.json" '.snapshots | length >= 2' true
+# The real gpu-worker, built next to gpuplan wherever nvcc is, on this GPU-less machine: CUDA
+# finds no driver, the worker prints its error line and exits 3, and each GPU test is that GPU's
+# FAIL naming the CUDA error (the fake NVML says there is a GPU; CUDA knows better).
+if [ -x "$(dirname "$bin")/gpu-worker" ] && ! command -v nvidia-smi >/dev/null; then
+  json_is "$tmp/fake.json" '[.tests[] | select(.name == "gemm" and .gpu == 0)][0] | [.status, (.evidence | test("reported cuda error cuda[A-Za-z]+ in cudaGetDeviceCount"))] | map(tostring) | join(",")' "FAIL,true"
+fi
 expect_exit 1 "replay" -- "$bin" check --quick --thresholds "$tmp/fast.yaml" --replay "$tmp/rec.json" --expect "1x H100 SXM" --json "$tmp/replay.json"
 json_is "$tmp/replay.json" '.gpus[0].uuid' "$(jq -r '.gpus[0].uuid' "$tmp/fake.json")"
 
