@@ -72,7 +72,19 @@ if [ -n "$nccl_inc" ] && [ -n "$nccl_lib" ]; then
   export LD_LIBRARY_PATH="$nccl_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 echo "NCCL: include ${nccl_inc:-none}, lib ${nccl_lib:-none}"
-if nvcc -O3 -std=c++17 -arch="sm_${cap:-90}" -Xcompiler=-Wall apps/gpu-worker/*.cu "${nccl_flags[@]}" -lcublasLt -o "$worker"; then
+# One nvcc per file, in parallel, then one link.
+build_worker() {
+  local pids=() objs=() ok=0
+  for f in apps/gpu-worker/*.cu; do
+    local o="$work/$(basename "$f").o"
+    objs+=("$o")
+    nvcc -O3 -std=c++17 -arch="sm_${cap:-90}" -Xcompiler=-Wall "${nccl_flags[@]:0:2}" -c "$f" -o "$o" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || ok=1; done
+  [ "$ok" = 0 ] && nvcc -arch="sm_${cap:-90}" "${objs[@]}" "${nccl_flags[@]:2}" -lcublasLt -o "$worker"
+}
+if build_worker; then
   echo "built $worker"
 elif [ -x "$bundle/gpu-worker" ]; then
   echo "nvcc failed: using the bundled gpu-worker"
