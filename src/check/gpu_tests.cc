@@ -22,6 +22,17 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr uint64_t kXidEvent = 0x8;  // nvmlEventTypeXidCriticalError
 const char* const kDefaultPrecisions = "fp32,tf32,bf16,fp16,int8,fp8";
 const char* const kQuickPrecisions = "bf16";
+// Planned seconds of each worker on one H200 (docs/check.md §11.9): the progress bar's scale and,
+// plus worker_timeout_margin_seconds, the timeout. Generous: a slower card must not time out.
+constexpr double kPlannedStartup = 15;      // CUDA context, cuBLASLt handle, allocations
+constexpr double kPlannedBandwidth = 15;
+constexpr double kPlannedGemmQuick = 30;
+constexpr double kPlannedGemmDefault = 150;
+constexpr double kPlannedPcie = 20;
+constexpr double kPlannedP2p = 60;
+constexpr double kPlannedNccl = 120;
+constexpr double kPlannedBurnExtra = 20;    // after the burn-in's own seconds
+constexpr const char* kNcclMaxBytes = "1073741824";  // 1 GiB, nccl-tests' usual top
 
 CheckResult Make(const std::string& name, int gpu, const std::string& node) {
   CheckResult r;
@@ -1049,19 +1060,19 @@ bool Quick(const CheckContext& c) { return c.mode == CheckMode::kQuick; }
 
 std::vector<CheckResult> RunGpuMemory(CheckContext& c) {
   const double secs = Quick(c) ? c.thresholds.memory_test_seconds_quick : c.thresholds.memory_test_seconds_default;
-  return PerGpu(c, "gpu_memory", "memory", {"--seconds", fmt::format("{:g}", secs)}, secs + 15, 0,
+  return PerGpu(c, "gpu_memory", "memory", {"--seconds", fmt::format("{:g}", secs)}, secs + kPlannedStartup, 0,
                 [&c](const WorkerRun& r, const GpuTarget& t, const GpuCurve*) { return JudgeMemory(r, t, c.thresholds); });
 }
 
 std::vector<CheckResult> RunGpuBandwidth(CheckContext& c) {
-  return PerGpu(c, "gpu_bandwidth", "bandwidth", {}, 15, 0, [&c](const WorkerRun& r, const GpuTarget& t, const GpuCurve*) {
+  return PerGpu(c, "gpu_bandwidth", "bandwidth", {}, kPlannedBandwidth, 0, [&c](const WorkerRun& r, const GpuTarget& t, const GpuCurve*) {
     return JudgeBandwidth(r, t, c.thresholds);
   });
 }
 
 std::vector<CheckResult> RunGemm(CheckContext& c) {
   const bool quick = Quick(c);
-  return PerGpu(c, "gemm", "gemm", {"--precisions", quick ? kQuickPrecisions : kDefaultPrecisions}, quick ? 30 : 150, 0,
+  return PerGpu(c, "gemm", "gemm", {"--precisions", quick ? kQuickPrecisions : kDefaultPrecisions}, quick ? kPlannedGemmQuick : kPlannedGemmDefault, 0,
                 [&c](const WorkerRun& r, const GpuTarget& t, const GpuCurve*) { return JudgeGemm(r, t, c.thresholds); });
 }
 
@@ -1076,7 +1087,7 @@ std::vector<CheckResult> RunPcie(CheckContext& c) {
   std::map<int, int> gen, width;
   std::map<int, std::vector<GpuEvent>> xids;
   for (const auto& t : targets) {
-    Sampled s = RunSampled(c, "pcie", {Command(worker, "pcie", &t, {})}, {t}, 20, 0);
+    Sampled s = RunSampled(c, "pcie", {Command(worker, "pcie", &t, {})}, {t}, kPlannedPcie, 0);
     alone.push_back(std::move(s.runs.front()));
     if (s.max_gen.count(t.gpu)) gen[t.gpu] = s.max_gen[t.gpu];
     if (s.max_width.count(t.gpu)) width[t.gpu] = s.max_width[t.gpu];
@@ -1088,7 +1099,7 @@ std::vector<CheckResult> RunPcie(CheckContext& c) {
     for (const auto& t : targets) {
       cmds.push_back(Command(worker, "pcie", &t, {"--pinned-only"}));
     }
-    Sampled s = RunSampled(c, "pcie_all_gpus", cmds, targets, 20, 0);
+    Sampled s = RunSampled(c, "pcie_all_gpus", cmds, targets, kPlannedPcie, 0);
     together = std::move(s.runs);
     for (const auto& t : targets) {
       auto more = XidsOf(s, t.gpu);
@@ -1138,13 +1149,13 @@ std::vector<CheckResult> AllGpus(CheckContext& c, const std::string& test, const
 }
 
 std::vector<CheckResult> RunP2p(CheckContext& c) {
-  return AllGpus(c, "p2p", "p2p", {}, 60, [&c](const WorkerRun& r, const std::vector<GpuTarget>& g) {
+  return AllGpus(c, "p2p", "p2p", {}, kPlannedP2p, [&c](const WorkerRun& r, const std::vector<GpuTarget>& g) {
     return JudgeP2p(r, g, c.thresholds);
   });
 }
 
 std::vector<CheckResult> RunNccl(CheckContext& c) {
-  return AllGpus(c, "nccl", "nccl", {"--max-bytes", "1073741824"}, 120,
+  return AllGpus(c, "nccl", "nccl", {"--max-bytes", kNcclMaxBytes}, kPlannedNccl,
                  [&c](const WorkerRun& r, const std::vector<GpuTarget>& g) { return JudgeNccl(r, g, c.thresholds); });
 }
 
@@ -1152,7 +1163,7 @@ std::vector<CheckResult> RunBurn(CheckContext& c) {
   const double secs = c.request.duration.value_or(c.mode == CheckMode::kFull ? c.thresholds.burn_seconds_full
                                                                               : c.thresholds.burn_seconds_default);
   const double warmup = std::min(c.thresholds.burn_warmup_seconds, secs / 2);
-  return PerGpu(c, "burn_in", "burn", {"--seconds", fmt::format("{:g}", secs)}, secs + 20, warmup,
+  return PerGpu(c, "burn_in", "burn", {"--seconds", fmt::format("{:g}", secs)}, secs + kPlannedBurnExtra, warmup,
                 [&c](const WorkerRun& r, const GpuTarget& t, const GpuCurve* cv) {
                   return JudgeBurn(r, t, cv, c.thresholds);
                 });
