@@ -1,6 +1,7 @@
 #include "io/check_json.h"
 
 #include <map>
+#include <type_traits>
 
 #include "core/error.h"
 #include "read/file_text.h"
@@ -183,6 +184,33 @@ json ReportToJson(const CheckReport& r, bool with_tests) {
     }
   }
   j["tests"] = std::move(tests);
+  // curves[]: NVML samples during the GPU tests, one array per quantity, index i = sample i.
+  json curves = json::array();
+  for (const auto& c : r.curves) {
+    json cj;
+    cj["test"] = c.test;
+    cj["gpu"] = c.gpu;
+    if (!c.node.empty()) {
+      cj["node"] = c.node;
+    }
+    cj["interval_s"] = c.interval_s;
+    cj["warmup_s"] = c.warmup_s;
+    cj["t"] = c.t;
+    auto arr = [](const auto& v) {
+      json a = json::array();
+      for (const auto& x : v) {
+        a.push_back(Opt(x));
+      }
+      return a;
+    };
+    cj["temperature_c"] = arr(c.temperature_c);
+    cj["power_w"] = arr(c.power_w);
+    cj["sm_clock_mhz"] = arr(c.sm_clock_mhz);
+    cj["clock_events"] = arr(c.clock_events);
+    cj["clock_event_seconds"] = c.clock_event_seconds;
+    curves.push_back(std::move(cj));
+  }
+  j["curves"] = std::move(curves);
   return j;
 }
 
@@ -263,6 +291,57 @@ CheckReport ReportFromJson(const json& j, const std::string& file) {
     c.seconds = rd.Num(t, "seconds", w).value_or(0);
     r.Add(std::move(c));
     ++i;
+  }
+  if (const auto cs = j.find("curves"); cs != j.end() && cs->is_array()) {
+    for (std::size_t i = 0; const auto& c : *cs) {
+      const std::string w = "curves[" + std::to_string(i) + "].";
+      if (!c.is_object()) {
+        rd.Fail(w.substr(0, w.size() - 1), "expected an object");
+      }
+      GpuCurve g;
+      g.test = rd.Str(c, "test", w);
+      g.gpu = rd.Int<int>(c, "gpu", w).value_or(-1);
+      g.node = rd.Str(c, "node", w);
+      g.interval_s = rd.Num(c, "interval_s", w).value_or(1);
+      g.warmup_s = rd.Num(c, "warmup_s", w).value_or(0);
+      auto nums = [&](const char* key, auto& out) {
+        const auto it = c.find(key);
+        if (it == c.end()) {
+          return;
+        }
+        if (!it->is_array()) {
+          rd.Fail(w + key, "expected an array");
+        }
+        for (const auto& x : *it) {
+          using V = typename std::decay_t<decltype(out)>::value_type;
+          if (x.is_null()) {
+            out.push_back(V{});
+          } else if (x.is_number()) {
+            if constexpr (std::is_same_v<V, double>) {
+              out.push_back(x.get<double>());
+            } else {
+              out.push_back(x.get<typename V::value_type>());
+            }
+          } else {
+            rd.Fail(w + key, "expected numbers");
+          }
+        }
+      };
+      nums("t", g.t);
+      nums("temperature_c", g.temperature_c);
+      nums("power_w", g.power_w);
+      nums("sm_clock_mhz", g.sm_clock_mhz);
+      nums("clock_events", g.clock_events);
+      if (const auto ces = c.find("clock_event_seconds"); ces != c.end() && ces->is_object()) {
+        for (const auto& [k, v] : ces->items()) {
+          if (v.is_number()) {
+            g.clock_event_seconds[k] = v.get<double>();
+          }
+        }
+      }
+      r.curves.push_back(std::move(g));
+      ++i;
+    }
   }
   // The verdict is recomputed from the tests (Add); a report that says otherwise was edited.
   const std::string said = rd.Str(j, "verdict", "");
