@@ -4,13 +4,14 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git jq yq
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libglpk-dev libpugixml-dev libsqlite3-dev
+  libcpp-httplib-dev libssl-dev   # HTTP client/server (webhooks, serve, /metrics) and HMAC signing
   libgtest-dev libgmock-dev libbenchmark-dev
   librust-nvml-wrapper-sys-dev   # bindgen output of the real nvml.h: tests/abi checks our NVML declarations
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz targets
   chromium                   # headless browser: the check report HTML test opens it
   cmark-gfm                  # GitHub-flavoured Markdown: the check report Markdown test renders it
-  libcpp-httplib-dev         # gpuplan serve: the HTTP server (and the API tests' client)
   fonts-wqy-microhei         # a CJK font: the page's Chinese in the browser tests' screenshots
+  prometheus                 # a real Prometheus scrapes the meter agent in the tests; promtool checks deploy/meter
 )
 # The page (web/, scripts/build-web.sh) builds with node and npm; Debian's when none is installed
 # (a node from elsewhere brings its own npm, which Debian's npm package would conflict with).

@@ -58,6 +58,25 @@ const OptionTable<CheckRequest>& CheckOptionTable() {
     t.push_back(Option<R>("--thresholds", "thresholds", "YAML file overriding the thresholds of docs/check.md",
                           &R::thresholds)
                     .Unset("docs/check.md"));
+    t.push_back(Option<R>("--worker", "worker", "the gpu-worker binary that runs the GPU tests", &R::worker)
+                    .Unset("gpu-worker next to gpuplan"));
+    t.push_back(Option<R>("--duration", "duration", "length of the GPU burn-in", &R::duration)
+                    .Unit("s")
+                    .Min(1)
+                    .Unset("300 s; 1800 s with --full; none with --quick"));
+    t.push_back(Option<R>("--sample-interval", "sample_interval",
+                          "how often NVML is sampled while the GPU tests run", &R::sample_interval)
+                    .Unit("s")
+                    .Min(0.05)
+                    .Max(60));
+    t.push_back(Option<R>("--test-timeout", "test_timeout",
+                          "kill a GPU worker still running after this long (its GPU FAILs the test)",
+                          &R::test_timeout)
+                    .Unit("s")
+                    .Min(1)
+                    .Unset("the test's planned time + 120 s"));
+    t.push_back(Option<R>("--no-gpu-tests", "no_gpu_tests", "skip the GPU worker tests (inventory, host and storage only)",
+                          &R::no_gpu_tests));
     t.push_back(Option<R>("--json", "json", "write the JSON report to FILE, complete after every test (- : stdout)",
                           &R::json)
                     .Unset("none"));

@@ -39,6 +39,14 @@ struct CheckRequest {
   double bytes_per_token = 4;  // with --fit: bytes per token of the dataset (4: int32 token ids)
   int storage_threads = 4;
   std::string thresholds;  // YAML overriding check/thresholds.h
+  // The GPU tests (part 2, docs/check.md §11): the worker binary (empty: gpu-worker next to this
+  // executable), the burn-in length (empty: 300 s by default, 1800 s with --full), how often NVML
+  // is sampled while they run, and a timeout per worker (empty: planned time + a margin).
+  std::string worker;
+  std::optional<double> duration;
+  double sample_interval = 1;
+  std::optional<double> test_timeout;
+  bool no_gpu_tests = false;  // --no-gpu-tests: inventory, host and storage only
   // Report files, each rewritten as the run goes ("-": standard output).
   std::string json;
   std::string markdown;

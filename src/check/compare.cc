@@ -293,6 +293,12 @@ MergeResult MergeReports(const std::vector<NamedReport>& reports, const MergeRep
       }
       m.Add(std::move(t));
     }
+    for (auto c : r.curves) {
+      if (c.node.empty()) {
+        c.node = label;
+      }
+      m.curves.push_back(std::move(c));
+    }
   }
   if (!reports.front().report.host.hostname && reports.size() == 1) {
     m.host = reports.front().report.host;

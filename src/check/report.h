@@ -55,6 +55,24 @@ struct HostInfo {
   std::map<std::string, std::string> not_measured;
 };
 
+// One GPU's telemetry while a GPU test ran, one sample per `interval_s` (`--sample-interval`):
+// what the report's page plots for the burn-in. Index i of every vector is the same sample; a
+// value NVML did not give is nullopt. `clock_event_seconds` counts each reason bit on its own
+// (check/gpu_metrics.h ClockEventSeconds) over the samples after `warmup_s`.
+struct GpuCurve {
+  std::string test;   // "burn_in", "gemm", ...
+  int gpu = -1;
+  std::string node;
+  double interval_s = 1;
+  double warmup_s = 0;
+  std::vector<double> t;  // seconds since the test started
+  std::vector<std::optional<double>> temperature_c;
+  std::vector<std::optional<double>> power_w;
+  std::vector<std::optional<double>> sm_clock_mhz;
+  std::vector<std::optional<uint64_t>> clock_events;  // reason bit mask (telemetry/snapshot.h)
+  std::map<std::string, double> clock_event_seconds;
+};
+
 struct CheckReport {
   std::string tool_version;
   std::string mode;                         // "quick", "default", "full"
@@ -70,6 +88,7 @@ struct CheckReport {
   std::vector<SystemSnapshot> nodes;        // inventory at the start, one per node (NVML: one)
   std::vector<GpuEvent> events;             // XIDs and other events seen during the run
   std::vector<CheckResult> tests;
+  std::vector<GpuCurve> curves;             // NVML samples during the GPU tests (burn-in and the others)
   bool environment_problem = false;         // no driver / unreadable device: exit 3
 
   void Add(CheckResult r);                  // appends and updates the verdict

@@ -255,7 +255,10 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (ctx.gpus != nullptr) {
-      std::vector<GpuEvent> during = ctx.gpus->Events(0);
+      std::vector<GpuEvent> during = std::move(ctx.test_events);
+      ctx.test_events.clear();
+      std::vector<GpuEvent> after = ctx.gpus->Events(0);
+      during.insert(during.end(), after.begin(), after.end());
       ctx.events.insert(ctx.events.end(), during.begin(), during.end());
       // ECC, remapped rows and XIDs that moved during this test are tied to it here; the
       // health_delta test at the end sums up the whole run.
@@ -276,6 +279,7 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
       rep.Add(std::move(r));
     }
     rep.events = ctx.events;
+    rep.curves = ctx.curves;
     obs.OnTestDone(rep, t->name);
     ++index;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "check/gpu_tests.h"
 #include "check/sold_as.h"
 
 namespace gpuplan {
@@ -74,7 +75,8 @@ std::vector<CheckResult> RunHealthDelta(CheckContext& c) {
 bool RunsIn(const CheckTest& test, CheckMode mode) { return static_cast<int>(test.mode) <= static_cast<int>(mode); }
 
 const std::vector<CheckTest>& SuiteTests() {
-  static const std::vector<CheckTest> tests = {
+  static const std::vector<CheckTest> tests = [] {
+  std::vector<CheckTest> t = {
       {"inventory", CheckMode::kQuick, CheckNeeds::kGpus,
        "each GPU against the card ordered: identity, memory, power limit, PCIe, NVLink, MIG, ECC, remapping, "
        "clock events, temperature, driver",
@@ -84,10 +86,15 @@ const std::vector<CheckTest>& SuiteTests() {
        RunStorage},
       {"host", CheckMode::kQuick, CheckNeeds::kThisHost,
        "CPU cores and RAM per GPU, CPU steal over the run, CPU throughput against the cores present", RunHost},
-      // Part 2 (GPU worker tests) goes here: they run between the host test and the health delta.
-      {"health_delta", CheckMode::kQuick, CheckNeeds::kLiveGpus,
-       "ECC, remapped rows, retired pages and XIDs before and after the run", RunHealthDelta},
   };
+  // Part 2: the GPU worker tests, between the host test and the health delta.
+  for (CheckTest& g : GpuSuiteTests()) {
+    t.push_back(std::move(g));
+  }
+  t.push_back({"health_delta", CheckMode::kQuick, CheckNeeds::kLiveGpus,
+               "ECC, remapped rows, retired pages and XIDs before and after the run", RunHealthDelta});
+  return t;
+  }();
   return tests;
 }
 

@@ -38,6 +38,10 @@ struct CheckContext {
   std::optional<StorageNeed> storage_need;
   std::optional<uint64_t> checkpoint_bytes;
   std::vector<GpuEvent> events;          // collected during the run
+  // Events a test read from the source while it ran (the GPU tests poll NVML every second); the
+  // orchestration adds them to the test's health delta as if it had read them itself.
+  std::vector<GpuEvent> test_events;
+  std::vector<GpuCurve> curves;          // NVML samples of the GPU tests, for the report
   std::function<void(double)> progress;  // the running test's progress, 0..1
 };
 

@@ -42,6 +42,30 @@ CheckThresholds LoadCheckThresholds(const std::string& path, CheckThresholds bas
       {"storage_seconds_default", &t.storage_seconds_default, nullptr, 0.1, 3600},
       {"cpu_seconds_quick", &t.cpu_seconds_quick, nullptr, 0.1, 3600},
       {"cpu_seconds_default", &t.cpu_seconds_default, nullptr, 0.1, 3600},
+      {"memory_usable_fail_fraction", &t.memory_usable_fail_fraction, nullptr, 0, 1},
+      {"memory_alloc_min_free_fraction", &t.memory_alloc_min_free_fraction, nullptr, 0, 1},
+      {"bandwidth_hbm_warn_fraction", &t.bandwidth_hbm_warn_fraction, nullptr, 0, 2},
+      {"bandwidth_hbm_fail_fraction", &t.bandwidth_hbm_fail_fraction, nullptr, 0, 2},
+      {"bandwidth_gddr_warn_fraction", &t.bandwidth_gddr_warn_fraction, nullptr, 0, 2},
+      {"bandwidth_gddr_fail_fraction", &t.bandwidth_gddr_fail_fraction, nullptr, 0, 2},
+      {"gemm_warn_fraction", &t.gemm_warn_fraction, nullptr, 0, 2},
+      {"gemm_fail_fraction", &t.gemm_fail_fraction, nullptr, 0, 2},
+      {"pcie_warn_fraction", &t.pcie_warn_fraction, nullptr, 0, 2},
+      {"pcie_fail_fraction", &t.pcie_fail_fraction, nullptr, 0, 2},
+      {"pcie_shared_warn_fraction", &t.pcie_shared_warn_fraction, nullptr, 0, 2},
+      {"p2p_warn_fraction", &t.p2p_warn_fraction, nullptr, 0, 2},
+      {"p2p_fail_fraction", &t.p2p_fail_fraction, nullptr, 0, 2},
+      {"nccl_warn_fraction", &t.nccl_warn_fraction, nullptr, 0, 2},
+      {"nccl_fail_fraction", &t.nccl_fail_fraction, nullptr, 0, 2},
+      {"nccl_judged_min_bytes", &t.nccl_judged_min_bytes, nullptr, 8, 1e12},
+      {"burn_warmup_seconds", &t.burn_warmup_seconds, nullptr, 0, 86400},
+      {"burn_temperature_warn_c", nullptr, &t.burn_temperature_warn_c, 0, 150},
+      {"burn_power_cv_warn", &t.burn_power_cv_warn, nullptr, 0, 10},
+      {"memory_test_seconds_quick", &t.memory_test_seconds_quick, nullptr, 0.1, 3600},
+      {"memory_test_seconds_default", &t.memory_test_seconds_default, nullptr, 0.1, 3600},
+      {"burn_seconds_default", &t.burn_seconds_default, nullptr, 1, 86400},
+      {"burn_seconds_full", &t.burn_seconds_full, nullptr, 1, 86400},
+      {"worker_timeout_margin_seconds", &t.worker_timeout_margin_seconds, nullptr, 1, 86400},
   };
   std::vector<std::string> known;
   for (const Key& k : keys) {
@@ -81,6 +105,20 @@ CheckThresholds LoadCheckThresholds(const std::string& path, CheckThresholds bas
   if (t.storage_fail_fraction > t.storage_warn_fraction) {
     throw InputError("storage_fail_fraction must not exceed storage_warn_fraction", path, YamlLine(root),
                      "storage_fail_fraction");
+  }
+  const std::pair<const char*, std::pair<double, double>> pairs[] = {
+      {"bandwidth_hbm_fail_fraction", {t.bandwidth_hbm_fail_fraction, t.bandwidth_hbm_warn_fraction}},
+      {"bandwidth_gddr_fail_fraction", {t.bandwidth_gddr_fail_fraction, t.bandwidth_gddr_warn_fraction}},
+      {"gemm_fail_fraction", {t.gemm_fail_fraction, t.gemm_warn_fraction}},
+      {"pcie_fail_fraction", {t.pcie_fail_fraction, t.pcie_warn_fraction}},
+      {"p2p_fail_fraction", {t.p2p_fail_fraction, t.p2p_warn_fraction}},
+      {"nccl_fail_fraction", {t.nccl_fail_fraction, t.nccl_warn_fraction}},
+  };
+  for (const auto& [key, fw] : pairs) {
+    if (fw.first > fw.second) {
+      const std::string k = key;
+      throw InputError(k + " must not exceed " + k.substr(0, k.size() - 13) + "warn_fraction", path, YamlLine(root), k);
+    }
   }
   return t;
 }

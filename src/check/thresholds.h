@@ -24,6 +24,31 @@ struct CheckThresholds {
   double storage_fail_fraction = 1.0;        // delivered / needed below this: FAIL
   double storage_warn_fraction = 1.5;        // below this headroom: WARN
   double disk_free_checkpoints = 3.0;        // free space for this many checkpoints, else WARN
+  // GPU tests (docs/check.md §11)
+  double memory_usable_fail_fraction = 0.90;    // bytes the worker allocated below 90% of the catalog's memory: FAIL
+  double memory_alloc_min_free_fraction = 0.95; // the worker must allocate at least 95% of the free memory
+  double bandwidth_hbm_warn_fraction = 0.85;    // STREAM GB/s below 85% of the datasheet on HBM cards: WARN
+  double bandwidth_hbm_fail_fraction = 0.70;
+  double bandwidth_gddr_warn_fraction = 0.75;   // GDDR cards reach a smaller fraction of their peak
+  double bandwidth_gddr_fail_fraction = 0.60;
+  double gemm_warn_fraction = 0.70;             // TFLOPS below 70% of the dense datasheet peak: WARN
+  double gemm_fail_fraction = 0.50;
+  double pcie_warn_fraction = 0.70;             // pinned copies below 70% of gen x width theory: WARN
+  double pcie_fail_fraction = 0.50;             // below half: a narrower or slower link than reported
+  double pcie_shared_warn_fraction = 0.70;      // all GPUs at once below 70% of each alone: WARN (shared uplink)
+  double p2p_warn_fraction = 0.50;              // P2P copy below half the NVLink/PCIe theory: WARN
+  double p2p_fail_fraction = 0.25;
+  double nccl_warn_fraction = 0.60;             // peak busbw below 60% of NVLink/PCIe theory: WARN
+  double nccl_fail_fraction = 0.30;
+  double nccl_judged_min_bytes = 64.0 * 1024 * 1024;  // busbw judged on messages of at least 64 MiB
+  double burn_warmup_seconds = 30;              // throttling and power judged after this
+  int burn_temperature_warn_c = 85;             // hottest sample of the burn-in
+  double burn_power_cv_warn = 0.10;             // power's coefficient of variation after warm-up
+  double memory_test_seconds_quick = 10;
+  double memory_test_seconds_default = 30;
+  double burn_seconds_default = 300;            // --duration overrides
+  double burn_seconds_full = 1800;
+  double worker_timeout_margin_seconds = 120;   // a worker is killed this long after its planned time
   // Durations (seconds) per mode
   double storage_seconds_quick = 5;
   double storage_seconds_default = 20;

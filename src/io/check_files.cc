@@ -59,7 +59,7 @@ void WriteComparisonOutputs(const ComparisonResult& c, const std::string& json, 
 
 void WriteMergeOutputs(const MergeResult& m, const std::string& json, const std::string& markdown,
                        const std::string& html, std::ostream& out) {
-  WriteOutput(json, MergeToJson(m).dump(2) + "\n", out, "merged report");
+  WriteOutput(json, Rendered(m, WriteMergeJson), out, "merged report");
   WriteOutput(markdown, Rendered(m, MergeToMarkdown), out, "merged report");
   WriteOutput(html, Rendered(m, MergeToHtml), out, "merged report");
 }

@@ -1,6 +1,7 @@
 #include "io/check_json.h"
 
 #include <map>
+#include <type_traits>
 
 #include "core/error.h"
 #include "read/file_text.h"
@@ -135,7 +136,11 @@ json HostToJson(const HostInfo& h) {
   return j;
 }
 
-json CheckReportToJson(const CheckReport& r) {
+namespace {
+
+// The report as a tree; `with_tests` false leaves `tests` an empty array (WriteMergeJson streams
+// them instead).
+json ReportToJson(const CheckReport& r, bool with_tests) {
   json j;
   j["schema"] = kCheckReportSchema;
   j["tool_version"] = r.tool_version;
@@ -173,12 +178,45 @@ json CheckReportToJson(const CheckReport& r) {
   }
   j["events"] = std::move(events);
   json tests = json::array();
-  for (const auto& t : r.tests) {
-    tests.push_back(CheckResultToJson(t));
+  if (with_tests) {
+    for (const auto& t : r.tests) {
+      tests.push_back(CheckResultToJson(t));
+    }
   }
   j["tests"] = std::move(tests);
+  // curves[]: NVML samples during the GPU tests, one array per quantity, index i = sample i.
+  json curves = json::array();
+  for (const auto& c : r.curves) {
+    json cj;
+    cj["test"] = c.test;
+    cj["gpu"] = c.gpu;
+    if (!c.node.empty()) {
+      cj["node"] = c.node;
+    }
+    cj["interval_s"] = c.interval_s;
+    cj["warmup_s"] = c.warmup_s;
+    cj["t"] = c.t;
+    auto arr = [](const auto& v) {
+      json a = json::array();
+      for (const auto& x : v) {
+        a.push_back(Opt(x));
+      }
+      return a;
+    };
+    cj["temperature_c"] = arr(c.temperature_c);
+    cj["power_w"] = arr(c.power_w);
+    cj["sm_clock_mhz"] = arr(c.sm_clock_mhz);
+    cj["clock_events"] = arr(c.clock_events);
+    cj["clock_event_seconds"] = c.clock_event_seconds;
+    curves.push_back(std::move(cj));
+  }
+  j["curves"] = std::move(curves);
   return j;
 }
+
+}  // namespace
+
+json CheckReportToJson(const CheckReport& r) { return ReportToJson(r, true); }
 
 CheckReport ReportFromJson(const json& j, const std::string& file) {
   const Reader rd{file};
@@ -254,6 +292,57 @@ CheckReport ReportFromJson(const json& j, const std::string& file) {
     r.Add(std::move(c));
     ++i;
   }
+  if (const auto cs = j.find("curves"); cs != j.end() && cs->is_array()) {
+    for (std::size_t i = 0; const auto& c : *cs) {
+      const std::string w = "curves[" + std::to_string(i) + "].";
+      if (!c.is_object()) {
+        rd.Fail(w.substr(0, w.size() - 1), "expected an object");
+      }
+      GpuCurve g;
+      g.test = rd.Str(c, "test", w);
+      g.gpu = rd.Int<int>(c, "gpu", w).value_or(-1);
+      g.node = rd.Str(c, "node", w);
+      g.interval_s = rd.Num(c, "interval_s", w).value_or(1);
+      g.warmup_s = rd.Num(c, "warmup_s", w).value_or(0);
+      auto nums = [&](const char* key, auto& out) {
+        const auto it = c.find(key);
+        if (it == c.end()) {
+          return;
+        }
+        if (!it->is_array()) {
+          rd.Fail(w + key, "expected an array");
+        }
+        for (const auto& x : *it) {
+          using V = typename std::decay_t<decltype(out)>::value_type;
+          if (x.is_null()) {
+            out.push_back(V{});
+          } else if (x.is_number()) {
+            if constexpr (std::is_same_v<V, double>) {
+              out.push_back(x.get<double>());
+            } else {
+              out.push_back(x.get<typename V::value_type>());
+            }
+          } else {
+            rd.Fail(w + key, "expected numbers");
+          }
+        }
+      };
+      nums("t", g.t);
+      nums("temperature_c", g.temperature_c);
+      nums("power_w", g.power_w);
+      nums("sm_clock_mhz", g.sm_clock_mhz);
+      nums("clock_events", g.clock_events);
+      if (const auto ces = c.find("clock_event_seconds"); ces != c.end() && ces->is_object()) {
+        for (const auto& [k, v] : ces->items()) {
+          if (v.is_number()) {
+            g.clock_event_seconds[k] = v.get<double>();
+          }
+        }
+      }
+      r.curves.push_back(std::move(g));
+      ++i;
+    }
+  }
   // The verdict is recomputed from the tests (Add); a report that says otherwise was edited.
   const std::string said = rd.Str(j, "verdict", "");
   if (!said.empty() && said != ToString(r.verdict)) {
@@ -328,8 +417,10 @@ json ComparisonToJson(const ComparisonResult& c) {
   return j;
 }
 
-json MergeToJson(const MergeResult& m) {
-  json j = CheckReportToJson(m.merged);
+namespace {
+
+json MergeTree(const MergeResult& m, bool with_tests) {
+  json j = ReportToJson(m.merged, with_tests);
   j["merge"] = {{"nodes", m.nodes}, {"outlier_z", m.outlier_z}};
   json outliers = json::array();
   for (const auto& o : m.outliers) {
@@ -345,6 +436,47 @@ json MergeToJson(const MergeResult& m) {
   }
   j["outliers"] = std::move(outliers);
   return j;
+}
+
+// `text` (a value dumped with indent 2 at depth 0) as it appears `pad` spaces deeper.
+void WriteIndented(const std::string& text, std::size_t pad, std::ostream& out) {
+  std::size_t from = 0;
+  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
+    out.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from));
+    for (std::size_t i = 0; i < pad; ++i) {
+      out.put(' ');
+    }
+    from = nl + 1;
+  }
+  out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+
+}  // namespace
+
+json MergeToJson(const MergeResult& m) { return MergeTree(m, true); }
+
+void WriteMergeJson(const MergeResult& m, std::ostream& out) {
+  // The same bytes as MergeToJson(m).dump(2) + "\n": the small parts as one tree (its keys in
+  // nlohmann's sorted order), the 160,000 results of a 1,000-node merge one at a time, so the
+  // whole document is never a tree nor one string (docs/check.md §10).
+  const json head = MergeTree(m, false);
+  out << '{';
+  bool first = true;
+  for (auto it = head.begin(); it != head.end(); ++it) {
+    out << (first ? "\n  " : ",\n  ") << json(it.key()).dump() << ": ";
+    first = false;
+    if (it.key() != "tests" || m.merged.tests.empty()) {
+      WriteIndented(it.value().dump(2), 2, out);
+      continue;
+    }
+    out << '[';
+    for (std::size_t i = 0; i < m.merged.tests.size(); ++i) {
+      out << (i == 0 ? "\n    " : ",\n    ");
+      WriteIndented(CheckResultToJson(m.merged.tests[i]).dump(2), 4, out);
+    }
+    out << "\n  ]";
+  }
+  out << (first ? "}\n" : "\n}\n");
 }
 
 }  // namespace gpuplan

@@ -4,6 +4,7 @@
 // parts (`nodes`, `tests`, `host`, ...) and ignores the derived ones (`gpus`, `exit_code`).
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,5 +26,7 @@ NamedReport LoadReport(const std::string& path);
 
 nlohmann::json ComparisonToJson(const ComparisonResult& c);
 nlohmann::json MergeToJson(const MergeResult& m);
+// Writes MergeToJson(m).dump(2) + "\n" without building the whole tree (a 1,000-node merge).
+void WriteMergeJson(const MergeResult& m, std::ostream& out);
 
 }  // namespace gpuplan

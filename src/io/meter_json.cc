@@ -58,6 +58,29 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
   for (const auto& g : r.groups) {
     groups.push_back(MeterGroupToJson(g, r.priced));
   }
+  nlohmann::json right_sizing = nlohmann::json::array();
+  for (const auto& j : r.right_sizing) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const auto& o : j.options) {
+      options.push_back({{"kind", o.kind},
+                         {"target", o.target},
+                         {"memory_bytes", o.memory_bytes},
+                         {"compute_share", o.compute_share},
+                         {"gpu_hour_price", o.gpu_hour_price ? nlohmann::json(*o.gpu_hour_price) : nlohmann::json(nullptr)},
+                         {"offer", o.offer_id ? nlohmann::json(*o.offer_id) : nlohmann::json(nullptr)},
+                         {"money_saved", o.money_saved ? nlohmann::json(*o.money_saved) : nlohmann::json(nullptr)}});
+    }
+    right_sizing.push_back({{"job", j.job},
+                            {"gpu", j.gpu},
+                            {"card", j.card},
+                            {"hours", j.hours},
+                            {"peak_memory_bytes", j.peak_memory},
+                            {"peak_utilisation", j.peak_utilisation},
+                            {"mean_utilisation", j.mean_utilisation},
+                            {"gpu_hour_price", j.gpu_hour_price ? nlohmann::json(*j.gpu_hour_price) : nlohmann::json(nullptr)},
+                            {"options", options},
+                            {"line", j.line}});
+  }
   nlohmann::json idle = nlohmann::json::array();
   for (const auto& s : r.idle) {
     idle.push_back({{"gpu", s.gpu}, {"hours", s.hours}, {"money", MoneyOrNull(s.money, r.priced)}, {"line", s.line}});
@@ -87,6 +110,7 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
           {"total", MeterGroupToJson(r.total, r.priced)},
           {"idle", idle},
           {"projection", r.projection ? MonthProjectionToJson(*r.projection, zone) : nlohmann::json(nullptr)},
+          {"right_sizing", right_sizing},
           {"utilisation_from_hour_means", r.utilisation_from_hour_means},
           {"notes", r.notes}};
 }

@@ -96,6 +96,16 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
                       fmt::format("{:.2f} {}", p.per_hour, r.currency), Money{p.projected, r.currency}.Format(),
                       TimeText(p.month_end_ms, zone));
   }
+  if (!r.right_sizing.empty()) {
+    os << "right-sizing:\n";
+    for (const auto& j : r.right_sizing) {
+      os << "  " << j.line << "\n";
+      for (std::size_t i = 1; i < j.options.size(); ++i) {
+        os << fmt::format("    or {}: saves {}\n", j.options[i].target,
+                          Money{j.options[i].money_saved.value_or(0), r.currency}.Format());
+      }
+    }
+  }
   for (const auto& n : r.notes) {
     os << "note: " << n << "\n";
   }

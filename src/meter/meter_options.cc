@@ -39,4 +39,57 @@ const OptionTable<MeterExportRequest>& MeterExportOptionTable() {
   return table;
 }
 
+const OptionTable<MeterAgentRequest>& MeterRunOptionTable() {
+  using R = MeterAgentRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Option<R>("--db", "db", "the meter database (SQLite, WAL) to write; created when missing", &R::db)
+                    .Required());
+    t.push_back(Option<R>("--replay", "replay", "replay a recorded trace (docs/meter-trace.md) instead of sampling NVML",
+                          &R::replay)
+                    .Unset("sample the GPUs through NVML"));
+    t.push_back(Option<R>("--speed", "speed", "replay X times faster than recorded (1e9: as fast as possible)",
+                          &R::speed)
+                    .Min(0, true));
+    t.push_back(Option<R>("--interval", "interval", "seconds between samples", &R::interval_seconds)
+                    .Unit("s")
+                    .Min(0, true)
+                    .Unset("1 s live; every step of a replayed trace"));
+    t.push_back(Option<R>("--duration", "duration", "stop after this long (replay: trace time)", &R::duration_seconds)
+                    .Unit("s")
+                    .Min(0)
+                    .Unset("until stopped (SIGINT/SIGTERM) or the trace ends"));
+    t.push_back(Option<R>("--flush-seconds", "flush_seconds",
+                          "seconds between writes to the database; a crash loses at most this", &R::flush_seconds)
+                    .Unit("s")
+                    .Min(0, true)
+                    .Max(10));
+    t.push_back(Option<R>("--offers", "offers", "offers file (docs/offers.md) the machine is rented under", &R::offers)
+                    .Unset("none"));
+    t.push_back(Option<R>("--offer", "offer", "the offer id in --offers", &R::offer).Unset("the file's only offer"));
+    t.push_back(Option<R>("--verbose", "verbose", "print one line per sample", &R::verbose));
+    return t;
+  }();
+  return table;
+}
+
+const OptionTable<MeterRecordRequest>& MeterRecordOptionTable() {
+  using R = MeterRecordRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Option<R>("--out", "out", "the trace file to write (JSON Lines, docs/meter-trace.md)", &R::out)
+                    .Required());
+    t.push_back(Option<R>("--duration", "duration", "how long to record", &R::duration_seconds)
+                    .Unit("s")
+                    .Min(0)
+                    .Unset("until stopped"));
+    t.push_back(Option<R>("--interval", "interval", "seconds between samples", &R::interval_seconds)
+                    .Unit("s")
+                    .Min(0, true));
+    t.push_back(Option<R>("--verbose", "verbose", "print one line per sample", &R::verbose));
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace gpuplan

@@ -5,6 +5,7 @@
 // requests' own (meter/report.h, meter/agent.h).
 #pragma once
 
+#include "meter/agent.h"
 #include "meter/report.h"
 #include "read/options.h"
 
@@ -12,5 +13,7 @@ namespace gpuplan {
 
 const OptionTable<MeterReportRequest>& MeterReportOptionTable();
 const OptionTable<MeterExportRequest>& MeterExportOptionTable();
+const OptionTable<MeterAgentRequest>& MeterRunOptionTable();
+const OptionTable<MeterRecordRequest>& MeterRecordOptionTable();
 
 }  // namespace gpuplan

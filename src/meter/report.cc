@@ -69,10 +69,12 @@ std::string GroupKey(MeterGroupBy by, const ProcessIdentity& p) {
   switch (by) {
     case MeterGroupBy::kUser: return p.user && !p.user->empty() ? *p.user : "(unknown user)";
     case MeterGroupBy::kPod:
-      return p.pod_name ? (p.pod_namespace ? *p.pod_namespace + "/" : std::string()) + *p.pod_name : "(no pod)";
+      if (p.pod_name) return (p.pod_namespace ? *p.pod_namespace + "/" : std::string()) + *p.pod_name;
+      return p.pod_uid ? "uid:" + *p.pod_uid : "(no pod)";  // the agent sees the UID, not the name
     case MeterGroupBy::kJob: {
       if (p.slurm_job_id) return "slurm:" + *p.slurm_job_id;
       if (p.pod_name) return "pod:" + (p.pod_namespace ? *p.pod_namespace + "/" : std::string()) + *p.pod_name;
+      if (p.pod_uid) return "pod:uid:" + *p.pod_uid;
       if (p.container_id) return "container:" + p.container_id->substr(0, 12);
       std::string cmd = p.command.value_or("");
       cmd = cmd.substr(0, cmd.find(' '));
@@ -136,6 +138,8 @@ std::string StoreSpan(const MeterStore& store, int zone) {
 }
 
 }  // namespace
+
+std::string MeterGroupKey(MeterGroupBy by, const ProcessIdentity& p) { return GroupKey(by, p); }
 
 std::string_view ToString(MeterGroupBy by) {
   switch (by) {
@@ -229,6 +233,9 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
                                   offer->price};
     rep.notes.insert(rep.notes.end(), bill->notes.begin(), bill->notes.end());
     rep.projection = ProjectMonth(store, *offer, *offers, rep.to_ms);
+    rep.right_sizing = FindRightSizing(store, {rep.from_ms, rep.to_ms}, &*offers, offer);
+  } else {
+    rep.notes.push_back("right-sizing needs --offers and --offer (the card the jobs ran on and its price)");
   }
   if (!use.ObservedHours()) {
     rep.notes.push_back("nothing was observed from " + FormatTimeMs(rep.from_ms, zone) + " to " +

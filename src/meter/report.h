@@ -19,6 +19,7 @@
 #include "catalog/gpu_catalog.h"
 #include "cost/usage.h"
 #include "meter/observed.h"
+#include "meter/rightsize.h"
 
 namespace gpuplan {
 
@@ -27,6 +28,10 @@ enum class MeterGroupBy { kGpu, kUser, kJob, kPod };
 std::string_view ToString(MeterGroupBy by);
 // Case-insensitive; InputError naming `field` otherwise.
 MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field = "--by");
+
+// The group a process belongs to: its user, its pod ("namespace/name"), or its job ("slurm:ID",
+// "pod:ns/name", "container:ID12", "pid:PID cmd").
+std::string MeterGroupKey(MeterGroupBy by, const ProcessIdentity& p);
 
 // A report or export bound: "2026-03-01T09:00" (an ISO 8601 hour; seconds and a Z or +08:00
 // suffix accepted), "2026-03-01" (00:00 that day) or "2026-03" (00:00 on the 1st), in the zone
@@ -113,6 +118,9 @@ struct MeterReport {
   std::optional<MeterOfferSummary> offer;
   std::vector<IdleSpend> idle;    // by idle money (unpriced: idle hours), largest first
   std::optional<MonthProjection> projection;  // priced, and something observed in the month
+  // Jobs that would fit a MIG slice or a cheaper card (priced reports; rightsize.h), most
+  // money saved first.
+  std::vector<RightSizing> right_sizing;
   // GPU-hours whose utilisation distribution rests on the hour roll-up's mean alone.
   int64_t utilisation_from_hour_means = 0;
   std::vector<std::string> notes;

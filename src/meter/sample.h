@@ -54,6 +54,7 @@ struct ProcessIdentity {
   std::optional<std::string> pod_namespace;  // Kubernetes pod, from the cgroup's pod uid
   std::optional<std::string> pod_name;
   std::optional<std::string> slurm_job_id;  // SLURM_JOB_ID of the process, or its cgroup's job_N
+  std::optional<std::string> pod_uid;  // Kubernetes pod UID from /proc/PID/cgroup (kubepods)
 
   auto operator<=>(const ProcessIdentity&) const = default;
 };

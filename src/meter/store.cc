@@ -47,7 +47,8 @@ CREATE TABLE process(
   container_id TEXT,
   pod_namespace TEXT,
   pod_name TEXT,
-  slurm_job_id TEXT
+  slurm_job_id TEXT,
+  pod_uid TEXT
 );
 CREATE INDEX process_by_pid ON process(pid);
 CREATE TABLE gpu_sample(
@@ -646,6 +647,12 @@ void ValidateStoreOptions(const StoreOptions& o) {
 
 struct MeterStore::Impl {
   std::string path;
+  // The process table's pod_uid column (schema 2); "NULL" when reading a version-1 file
+  // read-only (a writer migrates it on open).
+  std::string pod_uid_column = "pod_uid";
+  std::string PodUid(const char* alias) const {
+    return pod_uid_column == "pod_uid" ? std::string(alias) + ".pod_uid" : pod_uid_column;
+  }
   StoreOptions options;
   sqlite3* db = nullptr;
   std::unordered_map<std::string, std::unique_ptr<Stmt>> statements;
@@ -760,7 +767,7 @@ struct MeterStore::Impl {
     {
       auto q = Q(
           "SELECT id FROM process WHERE pid = ?1 AND user IS ?2 AND command IS ?3 AND container_id IS ?4 "
-          "AND pod_namespace IS ?5 AND pod_name IS ?6 AND slurm_job_id IS ?7");
+          "AND pod_namespace IS ?5 AND pod_name IS ?6 AND slurm_job_id IS ?7 AND pod_uid IS ?8");
       BindIdentity(*q, p);
       if (q->Step()) {
         const int64_t id = q->Int(0);
@@ -769,8 +776,8 @@ struct MeterStore::Impl {
       }
     }
     auto q = Q(
-        "INSERT INTO process(pid, user, command, container_id, pod_namespace, pod_name, slurm_job_id) "
-        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+        "INSERT INTO process(pid, user, command, container_id, pod_namespace, pod_name, slurm_job_id, pod_uid) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     BindIdentity(*q, p);
     q->Run();
     const int64_t id = sqlite3_last_insert_rowid(db);
@@ -786,6 +793,7 @@ struct MeterStore::Impl {
     s.Bind(5, p.pod_namespace);
     s.Bind(6, p.pod_name);
     s.Bind(7, p.slurm_job_id);
+    s.Bind(8, p.pod_uid);
   }
 
   void CommitIds() {
@@ -810,7 +818,8 @@ struct MeterStore::Impl {
 
   ProcessIdentity IdentityOf(int64_t process_id) {
     auto q = Q(
-        "SELECT pid, user, command, container_id, pod_namespace, pod_name, slurm_job_id FROM process "
+        "SELECT pid, user, command, container_id, pod_namespace, pod_name, slurm_job_id, " + pod_uid_column +
+        " FROM process "
         "WHERE id = ?1");
     q->Bind(1, process_id);
     ProcessIdentity p;
@@ -828,6 +837,7 @@ struct MeterStore::Impl {
     p.pod_namespace = s.OptText(first + 4);
     p.pod_name = s.OptText(first + 5);
     p.slurm_job_id = s.OptText(first + 6);
+    p.pod_uid = s.OptText(first + 7);
   }
 
   // --- writing samples -----------------------------------------------------------------------
@@ -1377,6 +1387,16 @@ struct MeterStore::Impl {
     }
   }
 
+  // Version 1 -> 2: process.pod_uid (the Kubernetes pod UID from the process's cgroup).
+  void Migrate(int64_t from_version) {
+    Transaction tx(*this);
+    if (PragmaInt("user_version") == from_version && from_version == 1) {
+      Exec("ALTER TABLE process ADD COLUMN pod_uid TEXT");
+      Exec("PRAGMA user_version = 2");
+    }
+    tx.Commit();
+  }
+
   void CreateSchema() {
     Transaction tx(*this);
     // Another process may have created it between our check and the lock.
@@ -1437,6 +1457,9 @@ MeterStore MeterStore::Open(const std::string& path, const StoreOptions& options
       tables = q->Step() ? q->Int(0) : 0;
     }
     bool create = false;
+    if (version == 1 && options.read_only) {
+      impl->pod_uid_column = "NULL";
+    }
     if (application_id != kMeterApplicationId) {
       if (application_id != 0 || version != 0 || tables != 0) {
         throw InputError("not a gpuplan meter database (SQLite application_id " + std::to_string(application_id) +
@@ -1478,6 +1501,8 @@ MeterStore MeterStore::Open(const std::string& path, const StoreOptions& options
       }
       if (create) {
         impl->CreateSchema();
+      } else if (version < kMeterSchemaVersion) {
+        impl->Migrate(version);
       }
     }
     impl->LoadMeta();
@@ -1730,7 +1755,7 @@ std::vector<ProcessSample> MeterStore::ProcessSamples(const TimeRange& range, st
     Impl::ReadTransaction tx(m);
     auto q = m.Q(
         "SELECT s.time_ms, s.gpu, s.gpu_memory, p.pid, p.user, p.command, p.container_id, p.pod_namespace, "
-        "p.pod_name, p.slurm_job_id FROM process_sample s JOIN process p ON p.id = s.process_id "
+        "p.pod_name, p.slurm_job_id, " + m.PodUid("p") + " FROM process_sample s JOIN process p ON p.id = s.process_id "
         "WHERE s.time_ms >= ?1 AND s.time_ms < ?2 AND (?3 IS NULL OR s.gpu = ?3) "
         "ORDER BY s.time_ms, s.gpu, s.process_id");
     q->Bind(1, range.from_ms);
@@ -1800,8 +1825,8 @@ std::vector<ProcessUse> MeterStore::ProcessRollups(Resolution resolution, const 
     const int64_t width = BucketWidthMs(resolution);
     auto q = m.Q(
         "SELECT r.bucket_ms, r.gpu, r.process_id, r.samples, r.observed_ms, r.gpu_memory_n, r.gpu_memory_sum, "
-        "r.gpu_memory_max, p.pid, p.user, p.command, p.container_id, p.pod_namespace, p.pod_name, p.slurm_job_id "
-        "FROM " +
+        "r.gpu_memory_max, p.pid, p.user, p.command, p.container_id, p.pod_namespace, p.pod_name, p.slurm_job_id, " +
+        m.PodUid("p") + " FROM " +
         Impl::ProcessTable(resolution) +
         " r JOIN process p ON p.id = r.process_id WHERE r.bucket_ms >= ?1 AND r.bucket_ms < ?2 "
         "AND (?3 IS NULL OR r.gpu = ?3) ORDER BY r.bucket_ms, r.gpu, r.process_id");

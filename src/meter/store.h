@@ -26,7 +26,7 @@
 namespace gpuplan {
 
 // The schema this build writes and reads (PRAGMA user_version); a newer file is refused.
-inline constexpr int kMeterSchemaVersion = 1;
+inline constexpr int kMeterSchemaVersion = 2;  // 2: process.pod_uid
 // PRAGMA application_id of a meter database: "GPM1", so a foreign SQLite file is told apart.
 inline constexpr int32_t kMeterApplicationId = 0x47504D31;
 

@@ -119,6 +119,16 @@ struct nvmlUtilization_t {
   unsigned int memory;
 };
 
+// nvmlProcessInfo_t as NVML 11.x-12.x declare it for nvmlDeviceGetComputeRunningProcesses_v3
+// (24 bytes). Drivers of the R535-R545 series fill 32-byte entries (an extra
+// usedGpuCcProtectedMemory); nvml_source.cc reads the array with the stride the driver used.
+struct nvmlProcessInfo_t {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes; NVML_VALUE_NOT_AVAILABLE when unknown
+  unsigned int gpuInstanceId;        // 0xFFFFFFFF when not MIG
+  unsigned int computeInstanceId;
+};
+
 struct nvmlEventData_t {
   nvmlDevice_t device;
   unsigned long long eventType;
@@ -158,6 +168,8 @@ using PFN_nvmlDeviceGetTemperatureThreshold =
 using PFN_nvmlDeviceGetClockInfo = nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, unsigned int*);
 using PFN_nvmlDeviceGetUtilizationRates = nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*);
 using PFN_nvmlDeviceGetCpuAffinity = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned long*);
+using PFN_nvmlDeviceGetComputeRunningProcesses =
+    nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*);  // _v3
 using PFN_nvmlEventSetCreate = nvmlReturn_t (*)(nvmlEventSet_t*);
 using PFN_nvmlDeviceRegisterEvents = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
 using PFN_nvmlEventSetWait = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventData_t*, unsigned int);  // _v2

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <climits>
+#include <cstring>
 #include <fstream>
 #include <map>
 
@@ -95,6 +96,7 @@ const char* ReturnName(nvmlReturn_t r) {
   X(throttle_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons", PFN_nvmlDeviceGetULL) \
   X(utilization, "nvmlDeviceGetUtilizationRates", PFN_nvmlDeviceGetUtilizationRates)   \
   X(numa, "nvmlDeviceGetNumaNodeId", PFN_nvmlDeviceGetUint)                            \
+  X(processes, "nvmlDeviceGetComputeRunningProcesses_v3", PFN_nvmlDeviceGetComputeRunningProcesses) \
   X(cpu_affinity, "nvmlDeviceGetCpuAffinity", PFN_nvmlDeviceGetCpuAffinity)            \
   X(set_create, "nvmlEventSetCreate", PFN_nvmlEventSetCreate)                          \
   X(register_events, "nvmlDeviceRegisterEvents", PFN_nvmlDeviceRegisterEvents)         \
@@ -132,6 +134,41 @@ std::string Trim(const char* buf) {
 }
 
 }  // namespace
+
+std::vector<GpuProcess> ProcessesFromNvmlBuffer(const unsigned char* data, std::size_t bytes, unsigned count) {
+  // nvmlProcessInfo_t is 24 bytes in the NVML headers before and after R535-R545, 32 bytes in
+  // theirs (usedGpuCcProtectedMemory appended); the driver fills entries of its own size. The
+  // first entry reads the same either way (pid at 0, memory at 8). With two or more, the stride
+  // is the one whose every entry has a pid > 0 and a GPU instance id that is either "not MIG"
+  // (0xFFFFFFFF) or a small index; with 32-byte entries, reading at 24 would put the CC memory
+  // field (0 off confidential computing) where the second pid is.
+  constexpr std::size_t kStrides[] = {kNvmlProcessInfoBytes, kNvmlProcessInfoCcBytes};
+  constexpr unsigned kMaxGpuInstance = 64;
+  constexpr unsigned kNoGpuInstance = 0xFFFFFFFFu;
+  constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+  const auto read = [&](std::size_t stride) {
+    std::vector<GpuProcess> out;
+    for (unsigned i = 0; i < count; ++i) {
+      const std::size_t at = i * stride;
+      if (at + sizeof(nvmlProcessInfo_t) > bytes) return std::optional<std::vector<GpuProcess>>();
+      nvmlProcessInfo_t e{};
+      std::memcpy(&e, data + at, sizeof e);
+      if (e.pid == 0 || e.pid > static_cast<unsigned>(INT_MAX) ||
+          (e.gpuInstanceId != kNoGpuInstance && e.gpuInstanceId > kMaxGpuInstance)) {
+        return std::optional<std::vector<GpuProcess>>();
+      }
+      GpuProcess p;
+      p.pid = static_cast<int>(e.pid);
+      if (e.usedGpuMemory != kValueNotAvailable) p.used_memory_bytes = e.usedGpuMemory;
+      out.push_back(p);
+    }
+    return std::optional<std::vector<GpuProcess>>(std::move(out));
+  };
+  for (const std::size_t stride : kStrides) {
+    if (auto r = read(stride)) return *r;
+  }
+  return {};
+}
 
 std::string CpuListFromMask(const std::vector<unsigned long>& words) {
   std::string out;
@@ -463,6 +500,31 @@ SystemSnapshot NvmlSource::Snapshot() {
              [&](auto f) { return f(d, &u); })) {
       g.utilization_gpu = static_cast<int>(u.gpu);
       g.utilization_memory = static_cast<int>(u.memory);
+    }
+    // Compute processes: the count first (INSUFFICIENT_SIZE), then the entries; a process may
+    // start between the two calls, so retry a few times with room to spare.
+    if (a.processes == nullptr) {
+      nm["processes"] = NotInDriver("nvmlDeviceGetComputeRunningProcesses_v3");
+    } else {
+      constexpr int kAttempts = 4;
+      constexpr unsigned kSpare = 8;
+      unsigned n = 0;
+      nvmlReturn_t r = a.processes(d, &n, nullptr);
+      for (int attempt = 0; attempt < kAttempts && r == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+        const unsigned room = n + kSpare;
+        // Room for entries of either size (nvml_api.h: nvmlProcessInfo_t).
+        std::vector<unsigned char> buf(static_cast<std::size_t>(room) * kNvmlProcessInfoCcBytes, 0);
+        n = room;
+        r = a.processes(d, &n, reinterpret_cast<nvmlProcessInfo_t*>(buf.data()));
+        if (r == NVML_SUCCESS) {
+          g.processes = ProcessesFromNvmlBuffer(buf.data(), buf.size(), n);
+        }
+      }
+      if (r == NVML_SUCCESS && !g.processes) {
+        g.processes.emplace();  // the count query found none
+      } else if (r != NVML_SUCCESS) {
+        nm["processes"] = a.Error(r, "nvmlDeviceGetComputeRunningProcesses_v3");
+      }
     }
     // NUMA node: NVML when it has the call, else sysfs.
     {

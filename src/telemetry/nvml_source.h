@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,16 @@ class NvmlSource : public GpuSource {
   std::unique_ptr<Api> api_;
   std::chrono::steady_clock::time_point opened_;
 };
+
+// nvmlProcessInfo_t entry sizes: 24 bytes (nvml.h of NVML 11.x and 12.4+), 32 bytes (R535-R545
+// headers, with usedGpuCcProtectedMemory).
+inline constexpr std::size_t kNvmlProcessInfoBytes = 24;
+inline constexpr std::size_t kNvmlProcessInfoCcBytes = 32;
+
+// The `count` entries nvmlDeviceGetComputeRunningProcesses_v3 wrote into `data` (`bytes` long),
+// read with the entry size the driver used (see nvml_source.cc); empty when neither size gives
+// plausible entries.
+std::vector<GpuProcess> ProcessesFromNvmlBuffer(const unsigned char* data, std::size_t bytes, unsigned count);
 
 // "0-27,56-83" from a CPU bit mask given as 64-bit words (bit i of word w = CPU 64*w+i).
 std::string CpuListFromMask(const std::vector<unsigned long>& words);

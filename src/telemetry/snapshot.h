@@ -31,6 +31,15 @@ inline constexpr uint64_t kClockEventDisplayClock = 0x100;
 // The reason bits set in `mask`, by name ("sw_power_cap", "hw_slowdown", ...), lowest bit first.
 std::vector<std::string> ClockEventNames(uint64_t mask);
 
+// A compute process on a GPU (nvmlDeviceGetComputeRunningProcesses_v3): its pid in the host's
+// PID namespace and the GPU memory it holds (absent when NVML cannot tell: under MIG without
+// permission, or on Windows WDDM).
+struct GpuProcess {
+  int pid = 0;
+  std::optional<uint64_t> used_memory_bytes;
+  bool operator==(const GpuProcess&) const = default;
+};
+
 struct GpuSnapshot {
   int index = 0;  // NVML / nvidia-smi order
   // Identity
@@ -95,6 +104,9 @@ struct GpuSnapshot {
   // Affinity
   std::optional<int> numa_node;
   std::optional<std::string> cpu_affinity;  // CPU list as in /sys, "0-27,56-83"
+  // Compute processes on the GPU; absent when not measured (not_measured["processes"]), empty
+  // when none runs.
+  std::optional<std::vector<GpuProcess>> processes;
 
   std::map<std::string, std::string> not_measured;  // field -> why it is absent
 };

@@ -111,6 +111,14 @@ json ToJson(const GpuSnapshot& g) {
   ForEachField(g, [&](const char* key, const auto& v) {
     if (v) j[key] = *v;
   });
+  if (g.processes) {
+    j["processes"] = json::array();
+    for (const GpuProcess& p : *g.processes) {
+      json o{{"pid", p.pid}};
+      if (p.used_memory_bytes) o["used_memory"] = *p.used_memory_bytes;
+      j["processes"].push_back(std::move(o));
+    }
+  }
   j["not_measured"] = g.not_measured;
   return j;
 }
@@ -139,6 +147,24 @@ GpuSnapshot GpuSnapshotFromJson(const json& j, const std::string& file, const st
     using T = typename std::decay_t<decltype(v)>::value_type;
     if (const auto it = j.find(key); it != j.end() && !it->is_null()) v = Read<T>(*it, file, Path(where, key));
   });
+  if (const auto it = j.find("processes"); it != j.end() && !it->is_null()) {
+    const std::string field = Path(where, "processes");
+    if (!it->is_array()) Bad(file, field, "expected an array of {pid, used_memory}");
+    g.processes.emplace();
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& o = (*it)[i];
+      const std::string at = field + "[" + std::to_string(i) + "]";
+      CheckObject(o, file, at);
+      GpuProcess p;
+      const auto pid = o.find("pid");
+      if (pid == o.end()) Bad(file, at + ".pid", "missing: the process id");
+      p.pid = Read<int>(*pid, file, at + ".pid");
+      if (const auto m = o.find("used_memory"); m != o.end() && !m->is_null()) {
+        p.used_memory_bytes = Read<uint64_t>(*m, file, at + ".used_memory");
+      }
+      g.processes->push_back(p);
+    }
+  }
   g.not_measured = ReadReasons(j, file, where);
   return g;
 }

@@ -62,6 +62,7 @@ GPUPLAN_STRUCT_NAME(nvmlMemory_t)
 GPUPLAN_STRUCT_NAME(nvmlMemory_v2_t)
 GPUPLAN_STRUCT_NAME(nvmlUtilization_t)
 GPUPLAN_STRUCT_NAME(nvmlEventData_t)
+GPUPLAN_STRUCT_NAME(nvmlProcessInfo_t)
 #undef GPUPLAN_STRUCT_NAME
 
 template <class T>
@@ -227,6 +228,11 @@ int main() {
   FIELD(nvmlEventData_t, eventData);
   FIELD(nvmlEventData_t, gpuInstanceId);
   FIELD(nvmlEventData_t, computeInstanceId);
+  STRUCT(nvmlProcessInfo_t);
+  FIELD(nvmlProcessInfo_t, pid);
+  FIELD(nvmlProcessInfo_t, usedGpuMemory);
+  FIELD(nvmlProcessInfo_t, gpuInstanceId);
+  FIELD(nvmlProcessInfo_t, computeInstanceId);
 
   // ---- constants ----
   CONST(NVML_SUCCESS);
@@ -359,6 +365,8 @@ int main() {
   FN("nvmlDeviceGetNumaNodeId", PFN_nvmlDeviceGetUint, nvmlReturn_t, (nvmlDevice_t, unsigned int*));
   FN("nvmlDeviceGetCpuAffinity", PFN_nvmlDeviceGetCpuAffinity, nvmlReturn_t,
      (nvmlDevice_t, unsigned int, unsigned long*));
+  FN("nvmlDeviceGetComputeRunningProcesses_v3", PFN_nvmlDeviceGetComputeRunningProcesses, nvmlReturn_t,
+     (nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*));
   FN("nvmlEventSetCreate", PFN_nvmlEventSetCreate, nvmlReturn_t, (nvmlEventSet_t*));
   FN("nvmlDeviceRegisterEvents", PFN_nvmlDeviceRegisterEvents, nvmlReturn_t,
      (nvmlDevice_t, unsigned long long, nvmlEventSet_t));

@@ -367,6 +367,36 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetUtilizationRate
   return r != NVML_SUCCESS ? r : DevNumber(d, "utilization_memory", &u->memory);
 }
 
+// The GPU's "processes" ([{pid, used_memory}]) of the recording; absent: NOT_SUPPORTED. Entries
+// are 24 bytes (nvmlProcessInfo_t), or 32 when GPUPLAN_FAKE_NVML_PROCESS_STRIDE=32 (the R535-R545
+// drivers' layout), so both strides of nvml_source.cc's reader run.
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(
+    nvmlDevice_t d, unsigned* count, nvmlProcessInfo_t* infos) {
+  if (Gpu(d) == nullptr || count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const json* v = Field(d, "processes");
+  if (v == nullptr || !v->is_array()) return NVML_ERROR_NOT_SUPPORTED;
+  const auto n = static_cast<unsigned>(v->size());
+  if (infos == nullptr || *count < n) {
+    *count = n;
+    return n == 0 ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  const char* stride_env = std::getenv("GPUPLAN_FAKE_NVML_PROCESS_STRIDE");
+  const std::size_t stride = stride_env != nullptr && std::string(stride_env) == "32" ? 32 : sizeof(nvmlProcessInfo_t);
+  auto* bytes = reinterpret_cast<unsigned char*>(infos);
+  for (unsigned i = 0; i < n; ++i) {
+    const json& p = (*v)[i];
+    nvmlProcessInfo_t e{};
+    e.pid = p.value("pid", 0u);
+    e.usedGpuMemory = p.contains("used_memory") ? p["used_memory"].get<unsigned long long>() : ~0ULL;
+    e.gpuInstanceId = 0xFFFFFFFFu;
+    e.computeInstanceId = 0xFFFFFFFFu;
+    std::memset(bytes + i * stride, 0, stride);
+    std::memcpy(bytes + i * stride, &e, sizeof e);
+  }
+  *count = n;
+  return NVML_SUCCESS;
+}
+
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned n,
                                                                              unsigned long* set) {
   const json* v = Field(d, "cpu_affinity");

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # gpuplan check from the command line: exit codes, report files, captures, the fake NVML library,
 # compare, merge and the cluster manifests (docs/check.md).
-# usage: check_cli_test.sh GPUPLAN DATA_DIR FIXTURES_DIR FAKE_NVML_LIB DEPLOY_DIR
+# usage: check_cli_test.sh GPUPLAN DATA_DIR FIXTURES_DIR FAKE_NVML_LIB DEPLOY_DIR [STAND_IN_DIR]
 set -uo pipefail
 bin=$1
 data=$2
 fixtures=$3
 fake=$4
 deploy=$5
+stand=${6:-}
 export GPUPLAN_DATA=$data
 source "$(dirname "$0")/harness.sh"
 json_is() {  # json_is FILE JQ_FILTER EXPECTED
@@ -115,6 +116,12 @@ json_is "$tmp/fake.json" '[.tests[] | select(.name == "gpu_identity")][0].status
 json_is "$tmp/fake.json" '[.tests[] | select(.name == "driver_cuda")][0].status' PASS
 json_is "$tmp/fake.json" '[.tests[] | select(.name == "health_delta")][0].evidence | test("during the inventory test.*XID 79")' true
 json_is "$tmp/rec.json" '.snapshots | length >= 2' true
+# The real gpu-worker, built next to gpuplan wherever nvcc is, on this GPU-less machine: CUDA
+# finds no driver, the worker prints its error line and exits 3, and each GPU test is that GPU's
+# FAIL naming the CUDA error (the fake NVML says there is a GPU; CUDA knows better).
+if [ -x "$(dirname "$bin")/gpu-worker" ] && ! command -v nvidia-smi >/dev/null; then
+  json_is "$tmp/fake.json" '[.tests[] | select(.name == "gemm" and .gpu == 0)][0] | [.status, (.evidence | test("reported cuda error cuda[A-Za-z]+ in cudaGetDeviceCount"))] | map(tostring) | join(",")' "FAIL,true"
+fi
 expect_exit 1 "replay" -- "$bin" check --quick --thresholds "$tmp/fast.yaml" --replay "$tmp/rec.json" --expect "1x H100 SXM" --json "$tmp/replay.json"
 json_is "$tmp/replay.json" '.gpus[0].uuid' "$(jq -r '.gpus[0].uuid' "$tmp/fake.json")"
 
@@ -181,6 +188,86 @@ else
 fi
 bash -n "$deploy/slurm-check.sh" && ok || bad "slurm script syntax"
 grep -q 'srun --ntasks-per-node=1' "$deploy/slurm-check.sh" && ok || bad "slurm script srun"
+
+# 8. The GPU tests (docs/check.md §11) on this GPU-less machine: the fake NVML serves the recorded
+# H100 and stand-in workers (tests/stand_in_worker) play gpu-worker. A worker that aborts, hangs,
+# prints garbage or a CUDA error line is a FAIL of that test for GPU 0 with the evidence, and the
+# rest of the suite still runs and the report is still complete. (The recording's XID 79 makes
+# every run here exit 1 through the inventory's health delta, so exit codes are not what these
+# cases tell apart.)
+if [ -n "$stand" ]; then
+  printf 'storage_seconds_quick: 0.3\ncpu_seconds_quick: 0.2\nstorage_seconds_default: 0.3\ncpu_seconds_default: 0.2\nmemory_test_seconds_default: 1\n' >"$tmp/fastgpu.yaml"
+  nv=(env GPUPLAN_NVML_LIBRARY="$fake" GPUPLAN_FAKE_NVML="$fixtures/nvml/h100-590.recording.json")
+  run_gpu() {  # run_gpu NAME WORKER [ENV=V...] -- [gpuplan check args]
+    local name=$1 worker=$2
+    shift 2
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    expect_exit 1 "gpu tests: $name" -- "${nv[@]}" "${envs[@]}" "$bin" check --thresholds "$tmp/fastgpu.yaml" \
+      --expect "1x H100 SXM" --cuda 12.4 --worker "$stand/stand_in_worker_$worker" --sample-interval 0.2 "$@"
+  }
+  # Good lines: every GPU result measured and judged; STREAM copy 2^31 bytes in 0.7 ms = 3067.8 GB/s,
+  # bf16 2 x 8192^3 FLOP in 1.5 ms = 733.0 TFLOPS (stand_in_worker.cc); no worker FAIL; curves kept.
+  run_gpu good good -- --quick --json "$tmp/gpu-good.json"
+  json_is "$tmp/gpu-good.json" '[.tests[] | select(.name == "stream_copy")][0] | [.status, (.measured | floor)] | map(tostring) | join(",")' "PASS,3067"
+  json_is "$tmp/gpu-good.json" '[.tests[] | select(.name == "gemm_bf16")][0] | [.status, (.measured * 10 | floor)] | map(tostring) | join(",")' "PASS,7330"
+  json_is "$tmp/gpu-good.json" '[.tests[] | select(.name == "gpu_memory" or .name == "gemm" or .name == "pcie" or .name == "gpu_bandwidth")] | length' 0
+  json_is "$tmp/gpu-good.json" '[.tests[] | select(.name == "pcie_h2d_pinned")][0].status' PASS
+  json_is "$tmp/gpu-good.json" '[.tests[] | select(.name == "memory_pattern_errors")][0].status' PASS
+  json_is "$tmp/gpu-good.json" '[.curves[].test] | index("gemm") != null' true
+  json_is "$tmp/gpu-good.json" '[.tests[].name] | index("cpu_steal") < index("gpu_memory_usable") and index("gpu_memory_usable") < rindex("health_delta")' true
+  # A worker that aborts in the gemm test: GPU 0's gemm FAILs with the signal and stderr; memory,
+  # bandwidth and PCIe still pass; the report is complete.
+  run_gpu abort abort STAND_IN_FAULT_TEST=gemm -- --quick --json "$tmp/gpu-abort.json" --markdown "$tmp/gpu-abort.md"
+  json_is "$tmp/gpu-abort.json" '[.tests[] | select(.name == "gemm" and .gpu == 0)][0].status' FAIL
+  json_is "$tmp/gpu-abort.json" '[.tests[] | select(.name == "gemm" and .gpu == 0)][0].evidence | test("died of SIGABRT.*aborting in the gemm test")' true
+  json_is "$tmp/gpu-abort.json" '[.tests[] | select(.name == "stream_triad")][0].status' PASS
+  json_is "$tmp/gpu-abort.json" .complete true
+  json_is "$tmp/gpu-abort.json" '[.tests[].name] | index("health_delta") != null' true
+  has "$tmp/gpu-abort.md" "died of SIGABRT"
+  # A worker that hangs in the PCIe test: killed at --test-timeout with its process group.
+  run_gpu hang hang STAND_IN_FAULT_TEST=pcie -- --quick --test-timeout 2 --json "$tmp/gpu-hang.json"
+  json_is "$tmp/gpu-hang.json" '[.tests[] | select(.name == "pcie" and .gpu == 0)][0] | [.status, .measured_text] | join(",")' "FAIL,hang"
+  json_is "$tmp/gpu-hang.json" '[.tests[] | select(.name == "gemm_bf16")][0].status' PASS
+  # Garbage on stdout, and a CUDA error line: FAIL with the line and with the CUDA error named.
+  run_gpu garbage garbage STAND_IN_FAULT_TEST=bandwidth -- --quick --json "$tmp/gpu-garbage.json"
+  json_is "$tmp/gpu-garbage.json" '[.tests[] | select(.name == "gpu_bandwidth")][0].evidence | test("unreadable line")' true
+  run_gpu cuda-error cuda_error STAND_IN_FAULT_TEST=memory -- --quick --json "$tmp/gpu-cuda.json"
+  json_is "$tmp/gpu-cuda.json" '[.tests[] | select(.name == "gpu_memory")][0].evidence | test("cudaErrorECCUncorrectable in cudaMemcpy.*memory_test.cu:142")' true
+  # Default mode on one GPU: P2P and NCCL are SKIP with the reason; a 2 s burn-in keeps its curve.
+  run_gpu default good -- --duration 2 --json "$tmp/gpu-default.json"
+  json_is "$tmp/gpu-default.json" '[.tests[] | select(.name == "p2p")][0] | [.status, (.evidence | test("1 GPU"))] | map(tostring) | join(",")' "SKIP,true"
+  json_is "$tmp/gpu-default.json" '[.tests[] | select(.name == "nccl")][0].status' SKIP
+  json_is "$tmp/gpu-default.json" '[.tests[] | select(.name == "burn_in_errors")][0].status' PASS
+  json_is "$tmp/gpu-default.json" '[.tests[] | select(.name == "gemm_fp8")][0].status' SKIP
+  json_is "$tmp/gpu-default.json" '[.curves[] | select(.test == "burn_in")][0] | (.t | length) >= 2 and (.t | length) == (.power_w | length)' true
+  # Two GPUs (the recording's H100 twice, on buses 09 and 0A): GPU 1's memory worker aborts, GPU 0's
+  # passes; P2P and NCCL run in one process for both GPUs, matched to NVML by PCI bus id. The
+  # stand-in's all_reduce of 1 GiB takes 10 us + 2^30 / 1e11 s: busbw = algbw x 2(2-1)/2 =
+  # 99.907 GB/s (the time printed to 9 digits), under 0.3 x NVLink4's 450 GB/s per direction: FAIL; all_gather's factor is 1/2.
+  jq '.snapshots[0].gpus[0].pci_bus_id = "00000000:09:00.0" | .snapshots[0].gpus += [.snapshots[0].gpus[0] | .index = 1 | .pci_bus_id = "00000000:0A:00.0" | .uuid = "GPU-11111111-0000-0000-0000-000000000000"]' \
+    "$fixtures/nvml/h100-590.recording.json" >"$tmp/two-h100.json"
+  expect_exit 1 "gpu tests: two GPUs" -- env GPUPLAN_NVML_LIBRARY="$fake" GPUPLAN_FAKE_NVML="$tmp/two-h100.json" \
+    STAND_IN_DEVICES=2 STAND_IN_FAULT_DEVICE=1 STAND_IN_FAULT_TEST=memory "$bin" check --thresholds "$tmp/fastgpu.yaml" \
+    --expect "2x H100 SXM" --cuda 12.4 --worker "$stand/stand_in_worker_abort" --duration 1 --sample-interval 0.2 --json "$tmp/gpu-two.json"
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "gpu_memory") | .gpu] | map(tostring) | join(",")' "1"
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "gpu_memory_usable") | .gpu] | map(tostring) | join(",")' "0"
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "p2p_bandwidth") | "\(.gpu):\(.status):\(.measured)"] | join(",")' "0:PASS:335.54432,1:PASS:335.54432"
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "nccl_all_reduce_busbw")][0] | (.measured - 1073741824 / (0.00001 + 1073741824 / 1e11) / 1e9 | fabs < 1e-5) and .status == "FAIL"' true
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "nccl_all_gather_busbw")][0].measured - 1073741824 / (0.00001 + 1073741824 / 1e11) / 1e9 / 2 | fabs < 1e-5' true
+  json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "burn_in_errors") | .gpu] | map(tostring) | join(",")' "0,1"
+  # No worker: the GPU tests are SKIP "not measured", never PASS.
+  expect_exit 1 "gpu tests: no worker" -- "${nv[@]}" "$bin" check --quick --thresholds "$tmp/fastgpu.yaml" \
+    --worker /nonexistent/gpu-worker --json "$tmp/gpu-none.json"
+  json_is "$tmp/gpu-none.json" '[.tests[] | select(.name == "gemm")][0] | [.status, (.evidence | test("^not measured: no gpu-worker"))] | map(tostring) | join(",")' "SKIP,true"
+  # compare ranks by the measured bf16 GEMM (summed over GPUs) once every report has it.
+  expect_exit 0 "gpu tests: compare" -- "$bin" check compare "$tmp/gpu-good.json" "$tmp/gpu-default.json" \
+    --offers "$tmp/offers.yaml" --offer-of "$tmp/gpu-good.json=a-od" --offer-of "$tmp/gpu-default.json=b-monthly" --json "$tmp/gpu-cmp.json"
+  json_is "$tmp/gpu-cmp.json" .rank_basis "price per measured bf16 PFLOP-hour"
+else
+  echo "SKIP: no stand-in workers given (GPU test cases)"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -349,6 +349,26 @@ TEST(CheckMerge, TheSlowGpuIsFlagged) {
   EXPECT_EQ(m.merged.tests.back().node, "b");
 }
 
+TEST(CheckMerge, StreamedJsonIsTheTreeJson) {
+  // The merge file is written result by result (WriteMergeJson); it must be byte for byte what
+  // the tree gives, and parse back to the same report (the 9 results of the case above).
+  const auto m = MergeReports({NodeReport("a", "gemm_bf16", {700, 702, 698, 701}),
+                               NodeReport("b", "gemm_bf16", {699, 700, 640, 703})},
+                              MergeReportsRequest{});
+  std::ostringstream streamed;
+  WriteMergeJson(m, streamed);
+  EXPECT_EQ(streamed.str(), MergeToJson(m).dump(2) + "\n");
+  const auto back = ReportFromJson(nlohmann::json::parse(streamed.str()), "merged.json");
+  EXPECT_EQ(back.tests.size(), 9u);
+  EXPECT_EQ(back.verdict, CheckStatus::kWarn);
+  // A node with no results at all: still the tree's bytes.
+  const auto empty = MergeReports({NodeReport("a", "x", {})}, MergeReportsRequest{});
+  ASSERT_TRUE(empty.merged.tests.empty());
+  std::ostringstream none;
+  WriteMergeJson(empty, none);
+  EXPECT_EQ(none.str(), MergeToJson(empty).dump(2) + "\n");
+}
+
 TEST(CheckMerge, ZeroMadFallsBackToMeanDeviation) {
   // 5 5 5 5 9: MAD 0; mean absolute deviation 4/5 = 0.8; z(9) = 4 / (1.253314 x 0.8) = 3.99 > 3.5.
   const auto m = MergeReports({NodeReport("a", "storage_seq_read", {5, 5, 5, 5, 9}, "GB/s")}, MergeReportsRequest{});

@@ -54,7 +54,8 @@ class Machine {
   // GPU `gpu` sampled once a minute over [from, to) with utilisation `util` (%), drawing
   // `watts` (its energy counter advances by watts x 60 s per sample), and, when `who` is given,
   // that process on it at every sample.
-  void Run(int gpu, int64_t from, int64_t to, int util, double watts, std::optional<ProcessIdentity> who = {}) {
+  void Run(int gpu, int64_t from, int64_t to, int util, double watts, std::optional<ProcessIdentity> who = {},
+           uint64_t process_memory = 1ull << 30) {
     for (int64_t t = from; t < to; t += kMin) {
       uint64_t& energy = energy_mj_[gpu];
       energy += static_cast<uint64_t>(watts * 60.0 * 1000.0);
@@ -71,7 +72,7 @@ class Machine {
         static_cast<ProcessIdentity&>(p) = *who;
         p.time_ms = t;
         p.gpu = gpu;
-        p.gpu_memory = 1ull << 30;
+        p.gpu_memory = process_memory;
         proc_.push_back(p);
       }
     }
@@ -705,6 +706,76 @@ TEST_F(MeterReportTest, JsonAndTextCarryTheFigures) {
   EXPECT_EQ(std::vector<std::string>(c.begin() + 2, c.end()),
             (std::vector<std::string>{"24", "14", "10", "42/0/0/58/0", "4.8", "24", "240", "CNY", "100", "CNY"}))
       << gpu2;
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// Right-sizing on the three-GPU day, with GPU 1's job holding 6 GiB and bob's at 40 %. Offers:
+// the A100 80GB SXM the jobs ran on at 10 CNY/h, an L4 at 3 and an L40S at 6 (catalog: A100 312,
+// L4 121, L40S 362 dense bf16 TFLOPS; 2,039, 300 and 864 GB/s; 80, 24.2 and 48.3 GB). A card's
+// share of the A100 is the lower of the two ratios: L4 min(0.388, 0.147) = 0.147, L40S
+// min(1.160, 0.424) = 0.424.
+TEST_F(MeterReportTest, RightSizingNamesASliceOrACheaperCardWithTheMoney) {
+  Machine m;
+  m.Run(0, kMarch, kMarch + 24 * kHr, 100, 300, Proc(100, "alice", "81234"), 30ull << 30);
+  m.Run(1, kMarch, kMarch + 24 * kHr, 20, 300, Proc(101, "alice", "81234"), 6ull << 30);
+  m.Run(2, kMarch, kMarch + 14 * kHr, 40, 300, Proc(200, "bob"));
+  const std::string offers = Write("offers.yaml", std::string(kOnDemandByTheHour) + R"(  - id: l4
+    gpu: L4
+    mode: on_demand
+    price: 3
+  - id: l40s
+    gpu: L40S
+    mode: on_demand
+    price: 6
+)");
+  MeterReportRequest q = Request(Store(m), offers, kMarch, kMarch + 24 * kHr);
+  q.offer = "od";
+  const MeterReport r = RunMeterReport(q, test::Catalog());
+  ASSERT_EQ(r.right_sizing.size(), 2u);
+  // slurm:81234 on GPU 1: 6 GiB x 1.1 = 7.09 GB at 20 % (> 1/7): the smallest slice is 2g.20gb
+  // (2/7 of the card, 20 GB); at 2/7 x 10 = 2.857 CNY/h over 24 h it saves (10 - 2.857) x 24 =
+  // 171.43 CNY. The L4 (0.147 < 0.2) is too slow; the L40S (0.424) saves (10 - 6) x 24 = 96.
+  const RightSizing& a = r.right_sizing[0];
+  EXPECT_EQ(a.job, "slurm:81234");
+  EXPECT_EQ(a.gpu, 1);
+  EXPECT_DOUBLE_EQ(a.hours, 24);
+  EXPECT_EQ(a.peak_memory, 6ull << 30);
+  EXPECT_DOUBLE_EQ(a.peak_utilisation, 20);
+  ASSERT_EQ(a.options.size(), 2u);
+  EXPECT_EQ(a.options[0].target, "MIG 2g.20gb of A100 80GB SXM");
+  EXPECT_NEAR(*a.options[0].money_saved, (10 - 10 * 2.0 / 7) * 24, 1e-9);
+  EXPECT_EQ(a.options[1].target, "L40S");
+  EXPECT_NEAR(*a.options[1].money_saved, 96, 1e-9);
+  EXPECT_NEAR(a.options[1].compute_share, 864.0 / 2039, 1e-12);
+  EXPECT_EQ(a.line,
+            "slurm:81234 on GPU 1 (A100 80GB SXM, 24 h): peak 6.4 GB, peak utilisation 20% -> MIG 2g.20gb of A100 "
+            "80GB SXM, saves 171 CNY");
+  // bob's job on GPU 2 at 40 % for 14 h: 3g.40gb (3/7 = 0.43) saves (10 - 30/7) x 14 = 80 CNY,
+  // the L40S (0.424) (10 - 6) x 14 = 56.
+  const RightSizing& b = r.right_sizing[1];
+  EXPECT_EQ(b.gpu, 2);
+  ASSERT_EQ(b.options.size(), 2u);
+  EXPECT_EQ(b.options[0].target, "MIG 3g.40gb of A100 80GB SXM");
+  EXPECT_NEAR(*b.options[0].money_saved, (10 - 30.0 / 7) * 14, 1e-9);
+  EXPECT_EQ(b.options[1].target, "L40S");
+  EXPECT_NEAR(*b.options[1].money_saved, 56, 1e-9);
+  // GPU 0 at 100 % fits nothing smaller (the L40S computes faster but has 0.42 of the bandwidth).
+  const auto j = MeterReportToJson(r);
+  EXPECT_EQ(j["right_sizing"].size(), 2u);
+  EXPECT_EQ(j["right_sizing"][0]["options"][0]["kind"], "mig");
+}
+
+TEST(MeterRightSizing, MigProfileNames) {
+  EXPECT_EQ(ParseMigProfile("1g.10gb")->sevenths, 1);
+  EXPECT_DOUBLE_EQ(ParseMigProfile("3g.40gb")->memory_bytes, 40e9);
+  EXPECT_EQ(ParseMigProfile("1g.5gb+me")->sevenths, 1);
+  EXPECT_FALSE(ParseMigProfile("9g.10gb").has_value());
+  EXPECT_FALSE(ParseMigProfile("big").has_value());
 }
 
 }  // namespace

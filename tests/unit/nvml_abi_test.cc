@@ -21,6 +21,7 @@ static_assert(sizeof(n::nvmlMemory_t) == 24);
 static_assert(sizeof(n::nvmlMemory_v2_t) == 40);
 static_assert(n::nvmlMemory_v2 == (40u | (2u << 24)));
 static_assert(sizeof(n::nvmlEventData_t) == 32);
+static_assert(sizeof(n::nvmlProcessInfo_t) == 24);  // the 11.8-12.x layout; R535-R545 drivers fill 32
 
 #ifdef GPUPLAN_REAL_NVML
 #define SAME_STRUCT(ours, theirs) static_assert(sizeof(n::ours) == sizeof(theirs), #ours)

@@ -83,6 +83,8 @@ TEST(OptionsTable, FlagsAndKeysAreUnique) {
   ExpectWellFormed(MergeReportsOptionTable());
   ExpectWellFormed(MeterReportOptionTable());
   ExpectWellFormed(MeterExportOptionTable());
+  ExpectWellFormed(MeterRunOptionTable());
+  ExpectWellFormed(MeterRecordOptionTable());
 }
 
 TEST(OptionsTable, DefaultsComeFromTheRequest) {
@@ -307,6 +309,8 @@ TEST(OptionsTable, DocsCliIsCurrent) {
   check("meter report", OptionsMarkdown(MeterReportOptionTable()));
   check("meter export", OptionsMarkdown(MeterExportOptionTable()));
   check("serve", OptionsMarkdown(ServeOptionTable()));
+  check("meter run", OptionsMarkdown(MeterRunOptionTable()));
+  check("meter record", OptionsMarkdown(MeterRecordOptionTable()));
 }
 
 }  // namespace

@@ -1,0 +1,64 @@
+#include "io/meter_agent_text.h"
+
+#include <fmt/format.h>
+
+#include "core/civil.h"
+
+namespace gpuplan {
+
+std::string UtcTimeText(int64_t time_ms) {
+  const int64_t seconds = time_ms >= 0 ? time_ms / 1000 : (time_ms - 999) / 1000;
+  const int64_t ms = time_ms - seconds * 1000;
+  const int64_t days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400;
+  const int64_t in_day = seconds - days * 86400;
+  const CivilDate d = CivilFromDays(days);
+  std::string text = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", d.year, d.month, d.day, in_day / 3600,
+                                 (in_day / 60) % 60, in_day % 60);
+  if (ms != 0) {
+    text += fmt::format(".{:03}", ms);
+  }
+  return text + "Z";
+}
+
+void MeterAgentText::OnStart(const std::string& source, const TraceHeader& machine) {
+  err_ << "meter: sampling " << machine.gpus.size() << " GPU" << (machine.gpus.size() == 1 ? "" : "s") << " from "
+       << source << "\n";
+  err_.flush();
+}
+
+void MeterAgentText::OnTick(const TraceStep& step, int64_t tick) {
+  if (!verbose_) {
+    return;
+  }
+  int busy = 0;
+  for (const GpuSample& g : step.gpus) {
+    if (g.utilization_gpu.value_or(0) > 0) {
+      ++busy;
+    }
+  }
+  // One line per tick, flushed: tests read the last tick sampled before a kill.
+  out_ << "tick " << tick << " sampled " << UtcTimeText(step.time_ms) << " time_ms " << step.time_ms << " gpus "
+       << step.gpus.size() << " busy " << busy << " processes " << step.processes.size() << std::endl;
+}
+
+void MeterAgentText::OnStoreBehind(const FlushStatus& status) {
+  err_ << "meter: the store is behind, samples wait in memory: " << status.reason << std::endl;
+}
+
+void MeterAgentText::OnStoreCaughtUp(const FlushStatus& status) {
+  err_ << "meter: the store caught up (" << status.written << " samples written in the last flush)" << std::endl;
+}
+
+void MeterAgentText::OnMessage(const std::string& line) { err_ << "meter: " << line << std::endl; }
+
+void MeterAgentText::OnStop(const MeterRunSummary& s) {
+  out_ << s.ticks << " ticks";
+  if (s.first_ms && s.last_ms) {
+    out_ << " from " << UtcTimeText(*s.first_ms) << " to " << UtcTimeText(*s.last_ms);
+  }
+  out_ << ": " << s.store.written << " rows written, " << s.buffered_at_exit << " lost at exit, "
+       << (s.store.dropped_overflow + s.store.dropped_too_old) << " dropped" << (s.stopped ? " (stopped)" : "")
+       << std::endl;
+}
+
+}  // namespace gpuplan

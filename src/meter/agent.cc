@@ -1,0 +1,589 @@
+#include "meter/agent.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "core/error.h"
+#include "cost/offer.h"
+#include "meter/processes.h"
+#include "telemetry/nvml_source.h"
+
+namespace gpuplan {
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+
+constexpr double kMaxFlushSeconds = 10;       // the crash bound: lose at most 10 s
+constexpr double kSleepSliceSeconds = 0.1;    // SystemMeterClock checks the stop request this often
+constexpr double kMinGapSeconds = 10;         // the store's default gap limit
+constexpr double kGapPerInterval = 2.5;       // a gap of up to 2.5 intervals is still observed
+constexpr int kFinalFlushAttempts = 20;       // at exit, while the store is locked
+constexpr double kFinalFlushWaitSeconds = 0.25;
+constexpr int kThrottleWaitMs = 50;
+
+std::string ShortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+[[noreturn]] void Bad(const std::string& flag, const std::string& message) { throw InputError(message, "", 0, flag); }
+
+// NVML, or an EnvironmentError that says what to do on a machine without GPUs.
+std::unique_ptr<NvmlSource> OpenNvml(const std::string& library) {
+  try {
+    return NvmlSource::Open(library);
+  } catch (const EnvironmentError& e) {
+    throw EnvironmentError(std::string(e.what()) +
+                           "; without GPUs, replay a recorded trace: gpuplan meter run --replay FILE (docs/meter-trace.md)");
+  }
+}
+
+// Live sampling: NVML snapshot -> GPU and process samples at the clock's wall time.
+class LiveSampler {
+ public:
+  LiveSampler(const std::string& library, const std::string& proc_root)
+      : source_(OpenNvml(library)), identities_(proc_root) {}
+
+  std::string Describe() const { return source_->Describe(); }
+
+  TraceStep Sample(double wall_seconds, SystemSnapshot* snapshot_out = nullptr) {
+    SystemSnapshot snap = source_->Snapshot();
+    TraceStep step;
+    step.time_ms = TimeMsFromSeconds(wall_seconds);
+    step.gpus = GpuSamplesFromSnapshot(snap, wall_seconds);
+    for (const GpuSnapshot& g : snap.gpus) {
+      if (!g.processes) {
+        continue;
+      }
+      for (const GpuProcess& p : *g.processes) {
+        ProcessSample s;
+        static_cast<ProcessIdentity&>(s) = identities_.Lookup(p.pid);
+        s.time_ms = step.time_ms;
+        s.gpu = g.index;
+        s.gpu_memory = p.used_memory_bytes;
+        step.processes.push_back(std::move(s));
+      }
+    }
+    identities_.Sweep();
+    if (snapshot_out != nullptr) {
+      *snapshot_out = std::move(snap);
+    }
+    return step;
+  }
+
+ private:
+  std::unique_ptr<NvmlSource> source_;
+  ProcessIdentityCache identities_;
+};
+
+TraceHeader HeaderOf(const SystemSnapshot& snap, double interval_seconds) {
+  TraceHeader h;
+  h.host = snap.hostname.value_or("");
+  h.interval_seconds = interval_seconds;
+  h.driver_version = snap.driver_version;
+  for (const GpuSnapshot& g : snap.gpus) {
+    h.gpus.push_back(TraceGpu{g.index, g.name, g.uuid, g.memory_total});
+  }
+  return h;
+}
+
+void CheckOffer(const MeterAgentRequest& r, const GpuCatalog* catalog) {
+  if (r.offers.empty()) {
+    if (!r.offer.empty()) {
+      Bad("--offer", "--offer needs --offers FILE");
+    }
+    return;
+  }
+  if (catalog == nullptr) {
+    throw EnvironmentError("internal: --offers needs the GPU catalog");
+  }
+  const OfferSet set = LoadOffers(r.offers, *catalog);
+  if (r.offer.empty()) {
+    if (set.offers.size() != 1) {
+      Bad("--offer", set.file + " has " + std::to_string(set.offers.size()) + " offers: name one with --offer");
+    }
+    return;
+  }
+  for (const auto& o : set.offers) {
+    if (o.id == r.offer) {
+      return;
+    }
+  }
+  std::vector<std::string> ids;
+  for (const auto& o : set.offers) {
+    ids.push_back(o.id);
+  }
+  throw InputError("no offer '" + r.offer + "' in " + set.file, set.file, 0, "--offer", ids);
+}
+
+// Observer calls come from the sampling thread (OnTick) and the writer thread (the store's
+// state): one lock keeps them in order and lets an observer be simple.
+class SerializedObserver {
+ public:
+  explicit SerializedObserver(MeterObserver* o) : o_(o) {}
+  template <typename F>
+  void Call(F&& f) {
+    if (o_ != nullptr) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      f(*o_);
+    }
+  }
+
+ private:
+  MeterObserver* o_;
+  std::mutex mutex_;
+};
+
+// The store side of the loop, on its own thread: the sampler hands over each tick's samples
+// (Hand, no I/O) and asks for a flush on its clock (RequestFlush); the writer thread appends
+// them to the store's buffer and flushes, so a slow, locked or full database never delays a
+// tick. An outage is reported once (OnStoreBehind) and its end once (OnStoreCaughtUp).
+class Writer {
+ public:
+  Writer(MeterStore store, SerializedObserver& observer, MeterClock& clock)
+      : store_(std::move(store)), observer_(observer), clock_(clock), last_request_(clock.MonotonicSeconds()) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  // On an exception in the sampling loop: stop without draining, never throw.
+  ~Writer() {
+    if (thread_.joinable()) {
+      Stop(std::nullopt);
+    }
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Sampling thread.
+  void Hand(const TraceStep& step) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_rows_ += step.gpus.size() + step.processes.size();
+    pending_.push_back(step);
+  }
+  bool Due(double monotonic_now) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return monotonic_now - last_request_ >= store_.options().flush_seconds ||
+           pending_rows_ >= store_.options().max_samples_per_flush;
+  }
+  void RequestFlush(double monotonic_now, int64_t now_ms) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      last_request_ = monotonic_now;
+      flush_ms_ = now_ms;
+    }
+    cv_.notify_one();
+  }
+  // Replay only (a live tick never waits): while more than `limit` rows wait for the store,
+  // asks for flushes and waits, so a replay at full speed cannot outrun the store and overflow
+  // its bounded buffer.
+  void Throttle(std::size_t limit, double monotonic_now, int64_t now_ms) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!failure_ && pending_rows_ + published_.buffered > limit) {
+      last_request_ = monotonic_now;
+      flush_ms_ = now_ms;
+      cv_.notify_one();
+      room_.wait_for(lock, std::chrono::milliseconds(kThrottleWaitMs));
+    }
+  }
+  // The writer thread's failure (a read-only or damaged database), rethrown on the sampler.
+  void RethrowFailure() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failure_) {
+      std::rethrow_exception(failure_);
+    }
+  }
+  // Stops the thread after it has written what it holds (rolling up through end_ms), retrying
+  // a while when the store is locked or full. Rethrows the thread's failure.
+  void Finish(int64_t end_ms) {
+    Stop(end_ms);
+    RethrowFailure();
+  }
+  struct Published {
+    StoreCounters counters;
+    std::size_t buffered = 0;
+    std::optional<FlushState> state;
+  };
+  void Stop(std::optional<int64_t> end_ms) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+      end_ms_ = end_ms;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  Published Get() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return published_;
+  }
+
+ private:
+  void Run() {
+    try {
+      for (;;) {
+        std::vector<TraceStep> steps;
+        std::optional<int64_t> flush_ms;
+        bool stop = false;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          cv_.wait(lock, [&] { return stop_ || flush_ms_.has_value() || catching_up_; });
+          steps.swap(pending_);
+          pending_rows_ = 0;
+          flush_ms = flush_ms_;
+          flush_ms_.reset();
+          stop = stop_;
+          if (catching_up_ && !flush_ms) {
+            flush_ms = last_flush_ms_;
+          }
+        }
+        for (const TraceStep& step : steps) {
+          store_.Append(step.gpus);
+          if (!step.processes.empty()) {
+            store_.Append(step.processes);
+          }
+        }
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          published_.buffered = store_.Buffered();
+        }
+        if (stop) {
+          if (end_ms_) {  // set before stop_, under the lock
+            Drain(*end_ms_);
+          }
+          return;
+        }
+        if (flush_ms) {
+          Flush(*flush_ms);
+        }
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failure_ = std::current_exception();
+    }
+  }
+
+  void Flush(int64_t now_ms) {
+    last_flush_ms_ = now_ms;
+    const FlushStatus st = store_.Flush(now_ms);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      catching_up_ = st.state == FlushState::kCatchingUp;
+      published_ = {store_.Counters(), store_.Buffered(), st.state};
+    }
+    room_.notify_all();
+    const bool behind = IsBehind(st.state) && st.state != FlushState::kCatchingUp;
+    if (behind && !behind_) {
+      behind_ = true;
+      observer_.Call([&](MeterObserver& o) { o.OnStoreBehind(st); });
+    } else if (!behind && behind_ && st.buffered == 0) {
+      behind_ = false;
+      observer_.Call([&](MeterObserver& o) { o.OnStoreCaughtUp(st); });
+    } else if (st.state == FlushState::kSlow && st.changed) {
+      observer_.Call([&](MeterObserver& o) { o.OnMessage(st.reason); });
+    }
+    // Retention (raw 48 h, minutes 30 days by default) once an hour of samples, after a flush
+    // that wrote: it deletes only what is rolled up, in short transactions.
+    if (!behind && (!last_retention_ms_ || now_ms - *last_retention_ms_ >= kMillisecondsPerHour)) {
+      last_retention_ms_ = now_ms;
+      const RetentionResult r = store_.ApplyRetention(now_ms);
+      if (!r.done) {
+        observer_.Call([&](MeterObserver& o) { o.OnMessage("retention postponed: " + r.reason); });
+      }
+    }
+    state_ = st.state;
+  }
+
+  // At exit: flush (and roll up through the end) until the buffer is empty, waiting a little
+  // while the store is locked or full.
+  void Drain(int64_t end) {
+    for (int attempt = 0; attempt < kFinalFlushAttempts; ++attempt) {
+      Flush(end);
+      if (store_.Buffered() == 0) {
+        return;
+      }
+      if (state_ && IsBehind(*state_) && *state_ != FlushState::kCatchingUp) {
+        clock_.SleepUntil(clock_.MonotonicSeconds() + kFinalFlushWaitSeconds);
+      }
+    }
+  }
+
+  MeterStore store_;
+  SerializedObserver& observer_;
+  MeterClock& clock_;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::condition_variable room_;  // the writer made room (Throttle)
+  // Shared with the sampling thread (under mutex_).
+  std::vector<TraceStep> pending_;
+  std::size_t pending_rows_ = 0;
+  double last_request_;
+  std::optional<int64_t> flush_ms_;
+  bool stop_ = false;
+  std::optional<int64_t> end_ms_;
+  bool catching_up_ = false;
+  std::exception_ptr failure_;
+  Published published_;
+  // The writer thread's own.
+  std::optional<int64_t> last_flush_ms_;
+  std::optional<int64_t> last_retention_ms_;
+  std::optional<FlushState> state_;
+  bool behind_ = false;
+};
+
+}  // namespace
+
+double SystemMeterClock::WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+double SystemMeterClock::MonotonicSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void SystemMeterClock::SleepUntil(double t) {
+  while (!MeterStopRequested()) {
+    const double left = t - MonotonicSeconds();
+    if (left <= 0) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(left, kSleepSliceSeconds)));
+  }
+}
+
+void ManualMeterClock::SleepUntil(double t) { now_ = std::max(now_, t); }
+
+void RequestMeterStop() { g_stop = 1; }
+void ResetMeterStop() { g_stop = 0; }
+bool MeterStopRequested() { return g_stop != 0; }
+
+void MeterLatest::Set(State state) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_ = std::move(state);
+}
+
+MeterLatest::State MeterLatest::Get() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return state_;
+}
+
+void ValidateMeterAgentRequest(const MeterAgentRequest& r) {
+  if (r.db.empty()) {
+    Bad("--db", "the meter database is required");
+  }
+  if (!(r.speed > 0) || !std::isfinite(r.speed)) {
+    Bad("--speed", "expected a number > 0");
+  }
+  if (r.replay.empty() && r.speed != 1) {
+    Bad("--speed", "--speed needs --replay FILE");
+  }
+  if (r.interval_seconds && !(*r.interval_seconds > 0)) {
+    Bad("--interval", "expected a number of seconds > 0");
+  }
+  if (!(r.duration_seconds >= 0)) {
+    Bad("--duration", "expected a number of seconds >= 0 (0: until stopped)");
+  }
+  if (!(r.flush_seconds > 0) || r.flush_seconds > kMaxFlushSeconds) {
+    Bad("--flush-seconds", "expected more than 0 and at most 10 seconds (a crash loses at most this)");
+  }
+}
+
+void ValidateMeterRecordRequest(const MeterRecordRequest& r) {
+  if (r.out.empty()) {
+    Bad("--out", "the trace file to write is required");
+  }
+  if (!(r.interval_seconds > 0)) {
+    Bad("--interval", "expected a number of seconds > 0");
+  }
+  if (!(r.duration_seconds >= 0)) {
+    Bad("--duration", "expected a number of seconds >= 0 (0: until stopped)");
+  }
+}
+
+MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, MeterObserver* observer,
+                         const GpuCatalog* catalog) {
+  ValidateMeterAgentRequest(request);
+  CheckOffer(request, catalog);
+  ResetMeterStop();
+
+  // The source first: no driver is an EnvironmentError before any file is created.
+  std::unique_ptr<TraceReader> reader;
+  std::unique_ptr<LiveSampler> live;
+  TraceHeader machine;
+  MeterRunSummary summary;
+  if (!request.replay.empty()) {
+    reader = TraceReader::Open(request.replay);
+    machine = reader->header();
+    summary.source = "trace " + request.replay + " (" + (machine.host.empty() ? "no host" : machine.host) + ", " +
+                     std::to_string(machine.gpus.size()) + " GPUs, every " + ShortNumber(machine.interval_seconds) +
+                     " s)";
+  } else {
+    live = std::make_unique<LiveSampler>(request.nvml_library, request.proc_root);
+    summary.source = live->Describe();
+  }
+  const double interval = request.interval_seconds.value_or(reader ? reader->header().interval_seconds : 1.0);
+
+  StoreOptions so = request.store;
+  so.read_only = false;
+  so.flush_seconds = request.flush_seconds;
+  so.sample_interval_seconds = reader ? std::max(interval, reader->header().interval_seconds) : interval;
+  so.max_sample_gap_seconds = std::max(kMinGapSeconds, kGapPerInterval * so.sample_interval_seconds);
+  SerializedObserver observers(observer);
+  Writer writer(MeterStore::Open(request.db, so), observers, clock);
+
+  if (live) {
+    SystemSnapshot first;
+    live->Sample(clock.WallSeconds(), &first);  // the inventory for OnStart (not stored)
+    machine = HeaderOf(first, interval);
+  }
+  observers.Call([&](MeterObserver& o) { o.OnStart(summary.source, machine); });
+
+  const double start = clock.MonotonicSeconds();
+  double next_tick = start;
+  std::optional<int64_t> replay_first_ms;
+  std::optional<int64_t> last_taken_ms;
+  const auto interval_ms = static_cast<int64_t>(std::llround(interval * 1000));
+  TraceStep step;
+  try {
+    while (!MeterStopRequested()) {
+      if (reader) {
+        if (!reader->Next(step)) {
+          break;
+        }
+        if (!replay_first_ms) {
+          replay_first_ms = step.time_ms;
+        }
+        const double trace_elapsed = static_cast<double>(step.time_ms - *replay_first_ms) / 1000.0;
+        if (request.duration_seconds > 0 && trace_elapsed >= request.duration_seconds) {
+          break;
+        }
+        if (request.interval_seconds && last_taken_ms && step.time_ms - *last_taken_ms < interval_ms) {
+          continue;  // --interval coarser than the trace: skip this step
+        }
+        clock.SleepUntil(start + trace_elapsed / request.speed);
+        if (MeterStopRequested()) {
+          break;
+        }
+      } else {
+        if (request.duration_seconds > 0 && next_tick - start >= request.duration_seconds) {
+          break;
+        }
+        clock.SleepUntil(next_tick);
+        if (MeterStopRequested()) {
+          break;
+        }
+        step = live->Sample(clock.WallSeconds());
+        next_tick += interval;
+        // A tick that overran (a slow driver call): skip the missed ticks rather than burst.
+        const double now = clock.MonotonicSeconds();
+        if (next_tick < now) {
+          next_tick += std::ceil((now - next_tick) / interval) * interval;
+        }
+      }
+      last_taken_ms = step.time_ms;
+      ++summary.ticks;
+      if (!summary.first_ms) {
+        summary.first_ms = step.time_ms;
+      }
+      summary.last_ms = step.time_ms;
+      writer.Hand(step);
+      if (reader) {
+        writer.Throttle(so.max_samples_per_flush, clock.MonotonicSeconds(), step.time_ms);
+      }
+      observers.Call([&](MeterObserver& o) { o.OnTick(step, summary.ticks); });
+      const double now = clock.MonotonicSeconds();
+      if (writer.Due(now)) {
+        writer.RequestFlush(now, step.time_ms);
+      }
+      writer.RethrowFailure();
+      if (request.latest != nullptr) {
+        const Writer::Published w = writer.Get();
+        request.latest->Set({step, summary.ticks, w.counters, w.state});
+      }
+    }
+  } catch (const InputError&) {
+    // A bad line in the trace: keep what was replayed before it, then report the line.
+    writer.Finish(summary.last_ms ? *summary.last_ms + interval_ms : TimeMsFromSeconds(clock.WallSeconds()));
+    throw;
+  }
+  summary.stopped = MeterStopRequested();
+  // Roll up through the end of the last interval sampled.
+  writer.Finish(summary.last_ms ? *summary.last_ms + interval_ms : TimeMsFromSeconds(clock.WallSeconds()));
+  const Writer::Published w = writer.Get();
+  summary.store = w.counters;
+  summary.buffered_at_exit = w.buffered;
+  if (summary.buffered_at_exit > 0) {
+    observers.Call([&](MeterObserver& o) {
+      o.OnMessage(std::to_string(summary.buffered_at_exit) + " samples could not be written to " + request.db +
+                  " before exit (the database stayed locked or full) and are lost");
+    });
+  }
+  observers.Call([&](MeterObserver& o) { o.OnStop(summary); });
+  return summary;
+}
+
+MeterRunSummary RecordMeterTrace(const MeterRecordRequest& request, MeterClock& clock, MeterObserver* observer) {
+  ValidateMeterRecordRequest(request);
+  ResetMeterStop();
+  LiveSampler live(request.nvml_library, request.proc_root);
+  MeterRunSummary summary;
+  summary.source = live.Describe();
+  SystemSnapshot first;
+  live.Sample(clock.WallSeconds(), &first);
+  const TraceHeader header = HeaderOf(first, request.interval_seconds);
+  std::ofstream out(request.out, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    throw EnvironmentError("cannot write the trace " + request.out);
+  }
+  TraceWriter writer(out, header);
+  if (observer != nullptr) {
+    observer->OnStart(summary.source, header);
+  }
+  const double start = clock.MonotonicSeconds();
+  double next_tick = start;
+  while (!MeterStopRequested()) {
+    if (request.duration_seconds > 0 && next_tick - start >= request.duration_seconds) {
+      break;
+    }
+    clock.SleepUntil(next_tick);
+    if (MeterStopRequested()) {
+      break;
+    }
+    const TraceStep step = live.Sample(clock.WallSeconds());
+    writer.Write(step);
+    ++summary.ticks;
+    if (!summary.first_ms) {
+      summary.first_ms = step.time_ms;
+    }
+    summary.last_ms = step.time_ms;
+    if (observer != nullptr) {
+      observer->OnTick(step, summary.ticks);
+    }
+    next_tick += request.interval_seconds;
+    const double now = clock.MonotonicSeconds();
+    if (next_tick < now) {
+      next_tick += std::ceil((now - next_tick) / request.interval_seconds) * request.interval_seconds;
+    }
+  }
+  writer.Finish();
+  if (!out) {
+    throw EnvironmentError("writing the trace " + request.out + " failed (disk full?)");
+  }
+  summary.stopped = MeterStopRequested();
+  if (observer != nullptr) {
+    observer->OnStop(summary);
+  }
+  return summary;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,277 @@
+#include "meter/alerts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "core/error.h"
+#include "read/yaml_fields.h"
+#include "telemetry/snapshot.h"
+
+namespace gpuplan {
+
+const char* ToString(AlertKind k) {
+  switch (k) {
+    case AlertKind::kIdleNoProcess:
+      return "idle_no_process";
+    case AlertKind::kLowUtilization:
+      return "low_utilization";
+    case AlertKind::kBudget:
+      return "budget";
+    case AlertKind::kEcc:
+      return "ecc";
+    case AlertKind::kXid:
+      return "xid";
+    case AlertKind::kThrottling:
+      return "throttling";
+  }
+  return "?";
+}
+
+namespace {
+
+// Clock events that mean the card is held back by heat or by the board (docs/meter-alerts.md):
+// hardware slowdown, software and hardware thermal, power brake. The software power cap is how a
+// busy card normally runs at its limit, and idle / application clocks are not problems.
+constexpr uint64_t kThrottleBits =
+    kClockEventHwSlowdown | kClockEventSwThermal | kClockEventHwThermal | kClockEventHwPowerBrake;
+
+std::string Minutes(double m) {
+  char buf[32];
+  if (m >= 120) {
+    std::snprintf(buf, sizeof buf, "%.1f h", m / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f min", m);
+  }
+  return buf;
+}
+
+std::string PerHour(const std::optional<Money>& m) {
+  if (!m) {
+    return "price unknown (no --offers)";
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f %s/h", m->amount, m->currency.c_str());
+  return buf;
+}
+
+Money Times(const Money& m, double factor) { return Money{m.amount * factor, m.currency}; }
+
+}  // namespace
+
+AlertEngine::AlertEngine(AlertRules rules) : rules_(std::move(rules)) {}
+
+std::vector<Alert> AlertEngine::Track(Condition& c, bool holds, int64_t now_ms, double after_minutes, Alert proto) {
+  if (!holds) {
+    c = Condition{};
+    return {};
+  }
+  if (!c.since_ms) {
+    c.since_ms = now_ms;
+  }
+  const double held = static_cast<double>(now_ms - *c.since_ms) / kMillisecondsPerMinute;
+  if (held < after_minutes) {
+    return {};
+  }
+  if (c.alerted_ms &&
+      static_cast<double>(now_ms - *c.alerted_ms) / kMillisecondsPerMinute < rules_.repeat_minutes) {
+    return {};
+  }
+  proto.repeat = c.alerted_ms.has_value();
+  c.alerted_ms = now_ms;
+  proto.since_ms = *c.since_ms;
+  proto.at_ms = now_ms;
+  proto.minutes = held;
+  return {std::move(proto)};
+}
+
+std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
+  std::vector<Alert> out;
+  const GpuSample& s = t.sample;
+  const int64_t now = s.time_ms;
+  const std::string gpu = "GPU " + std::to_string(s.gpu);
+  auto add = [&out](std::vector<Alert> a) {
+    for (auto& x : a) {
+      out.push_back(std::move(x));
+    }
+  };
+
+  // Billed with no process.
+  {
+    Alert a;
+    a.kind = AlertKind::kIdleNoProcess;
+    a.gpu = s.gpu;
+    a.severity = "warning";
+    a.money_per_hour = rules_.gpu_hour_price;
+    auto v = Track(conditions_[{s.gpu, a.kind}], t.billed && t.processes == 0, now, rules_.idle_minutes, a);
+    for (auto& x : v) {
+      if (x.money_per_hour) {
+        x.money = Times(*x.money_per_hour, x.minutes / 60);
+      }
+      x.summary = gpu + ": billed with no process for " + Minutes(x.minutes) + ", " + PerHour(x.money_per_hour) +
+                  (x.money ? " (" + x.money->Format() + " so far)" : "");
+    }
+    add(std::move(v));
+  }
+  // Held by a process but barely used. Without a measured utilisation the rule cannot judge.
+  {
+    Alert a;
+    a.kind = AlertKind::kLowUtilization;
+    a.gpu = s.gpu;
+    a.severity = "warning";
+    a.money_per_hour = rules_.gpu_hour_price;
+    const bool low = t.billed && t.processes > 0 && s.utilization_gpu &&
+                     static_cast<double>(*s.utilization_gpu) < rules_.low_util_percent;
+    auto v = Track(conditions_[{s.gpu, a.kind}], low, now, rules_.low_util_minutes, a);
+    for (auto& x : v) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%g%%", rules_.low_util_percent);
+      x.summary = gpu + ": under " + pct + " utilisation for " + Minutes(x.minutes) + " with " +
+                  std::to_string(t.processes) + (t.processes == 1 ? " process" : " processes") + ", " +
+                  PerHour(x.money_per_hour);
+    }
+    add(std::move(v));
+  }
+  // Throttled while busy.
+  {
+    Alert a;
+    a.kind = AlertKind::kThrottling;
+    a.gpu = s.gpu;
+    a.severity = "warning";
+    const bool busy = s.utilization_gpu && static_cast<double>(*s.utilization_gpu) >= rules_.low_util_percent;
+    const uint64_t bits = s.clock_event_reasons.value_or(0) & kThrottleBits;
+    auto v = Track(conditions_[{s.gpu, a.kind}], busy && bits != 0, now, rules_.throttle_minutes, a);
+    for (auto& x : v) {
+      std::string why;
+      const std::pair<uint64_t, const char*> names[] = {{kClockEventHwSlowdown, "hardware slowdown"},
+                                                        {kClockEventSwThermal, "software thermal"},
+                                                        {kClockEventHwThermal, "hardware thermal"},
+                                                        {kClockEventHwPowerBrake, "power brake"}};
+      for (const auto& [bit, name] : names) {
+        if (bits & bit) {
+          why += (why.empty() ? "" : ", ") + std::string(name);
+        }
+      }
+      x.summary = gpu + ": clocks held back (" + why + ") for " + Minutes(x.minutes) + " while busy" +
+                  (s.temperature ? ", " + std::to_string(*s.temperature) + " C" : "");
+    }
+    add(std::move(v));
+  }
+  // Health events alert at once, each time.
+  if (t.ecc_uncorrected) {
+    const auto it = ecc_seen_.find(s.gpu);
+    if (it != ecc_seen_.end() && *t.ecc_uncorrected > it->second) {
+      Alert a;
+      a.kind = AlertKind::kEcc;
+      a.gpu = s.gpu;
+      a.severity = "critical";
+      a.since_ms = a.at_ms = now;
+      a.summary = gpu + ": uncorrected ECC errors rose from " + std::to_string(it->second) + " to " +
+                  std::to_string(*t.ecc_uncorrected) + " (gpuplan check; ask the provider for a replacement)";
+      out.push_back(std::move(a));
+    }
+    ecc_seen_[s.gpu] = *t.ecc_uncorrected;
+  }
+  for (int xid : t.xids) {
+    Alert a;
+    a.kind = AlertKind::kXid;
+    a.gpu = s.gpu;
+    a.severity = "critical";
+    a.since_ms = a.at_ms = now;
+    a.summary = gpu + ": XID " + std::to_string(xid) + " reported by the driver";
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<Alert> AlertEngine::ObserveBudget(int64_t time_ms, const std::string& month, const Money& spent,
+                                              const Money& projected) {
+  std::vector<Alert> out;
+  if (!rules_.monthly_budget || rules_.monthly_budget->amount <= 0) {
+    return out;
+  }
+  const Money& budget = *rules_.monthly_budget;
+  double& done = budget_alerted_[month];
+  for (double f : rules_.budget_fractions) {
+    if (f <= done || projected.amount < f * budget.amount) {
+      continue;
+    }
+    done = f;
+    Alert a;
+    a.kind = AlertKind::kBudget;
+    a.severity = f >= 1 ? "critical" : "warning";
+    a.since_ms = a.at_ms = time_ms;
+    a.money = projected;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100 * f);
+    a.summary = "budget " + month + ": projected " + projected.Format() + " reaches " + pct + " of " +
+                budget.Format() + " (spent so far " + spent.Format() + ")";
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+AlertRules AlertRulesFromYaml(const std::string& text, const std::string& file) {
+  const YAML::Node root = ParseYamlText(text, file);
+  if (!root.IsMap()) {
+    throw InputError("expected a mapping with `rules:` and `webhooks:` (docs/meter-alerts.md)", file, YamlLine(root));
+  }
+  AlertRules r;
+  const YamlMap top(root, "", file);
+  const auto rules = top.Map("rules", "a mapping of rule: value");
+  if (!rules) {
+    return r;
+  }
+  constexpr double kWeek = 7 * 24 * 60;
+  const char* known[] = {"idle_minutes",    "low_util_percent", "low_util_minutes", "throttle_minutes",
+                         "repeat_minutes",  "gpu_hour_price",   "monthly_budget",   "currency",
+                         "budget_fractions"};
+  for (const auto& kv : root["rules"]) {
+    const std::string key = kv.first.as<std::string>();
+    bool ok = false;
+    for (const char* k : known) {
+      ok = ok || key == k;
+    }
+    if (!ok) {
+      throw InputError("unknown rule '" + key + "' (docs/meter-alerts.md lists them)", file, YamlLine(kv.first),
+                       "rules." + key);
+    }
+  }
+  r.idle_minutes = rules->Num("idle_minutes", false, r.idle_minutes, 1, kWeek);
+  r.low_util_percent = rules->Num("low_util_percent", false, r.low_util_percent, 0, 100);
+  r.low_util_minutes = rules->Num("low_util_minutes", false, r.low_util_minutes, 1, kWeek);
+  r.throttle_minutes = rules->Num("throttle_minutes", false, r.throttle_minutes, 0, kWeek);
+  r.repeat_minutes = rules->Num("repeat_minutes", false, r.repeat_minutes, 1, kWeek);
+  const std::string currency = rules->Str("currency", false, "CNY");
+  if (const auto p = rules->Number("gpu_hour_price", false, 0, std::numeric_limits<double>::max())) {
+    r.gpu_hour_price = Money{*p, currency};
+  }
+  if (const auto b = rules->Number("monthly_budget", false, 0, std::numeric_limits<double>::max())) {
+    r.monthly_budget = Money{*b, currency};
+  }
+  if (rules->Has("budget_fractions")) {
+    r.budget_fractions.clear();
+    const YAML::Node list = rules->Node("budget_fractions");
+    if (!list.IsSequence()) {
+      rules->Fail("budget_fractions", "expected a list of fractions such as [0.8, 1.0]");
+    }
+    for (const auto& f : list) {
+      double v = 0;
+      try {
+        v = f.as<double>();
+      } catch (const YAML::Exception&) {
+        throw InputError("expected a number", file, YamlLine(f), "rules.budget_fractions");
+      }
+      if (!(v > 0 && v <= 10)) {
+        throw InputError("a fraction of the budget must be in (0, 10]", file, YamlLine(f), "rules.budget_fractions");
+      }
+      r.budget_fractions.push_back(v);
+    }
+    std::sort(r.budget_fractions.begin(), r.budget_fractions.end());
+  }
+  return r;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,100 @@
+// Alerts of `gpuplan meter` (docs/meter-alerts.md): money billed for nothing, a month's budget
+// running out, a card in trouble. The engine is fed what the agent sees, tick by tick, and
+// returns the alerts that are due; it keeps no clock of its own (time comes with each sample),
+// so a replayed week raises the same alerts as the live week did. Delivery (log, webhooks) is
+// webhook.h's: the engine never blocks and never sends.
+//
+// Rules (thresholds and their reasons in docs/meter-alerts.md):
+//   idle_no_process  a GPU with no process for `idle_minutes` while the instance is billed
+//   low_utilization  a GPU under `low_util_percent` for `low_util_minutes` (with processes:
+//                    a job that holds the card but does not use it)
+//   budget           the month's projected cost reaching each of `budget_fractions` of
+//                    `monthly_budget` (once per threshold per month)
+//   ecc / xid        a rise of the uncorrected ECC count, an XID event
+//   throttling       a hardware slowdown, thermal or power-brake clock event for
+//                    `throttle_minutes` while the GPU is busy
+// A condition that stays true is repeated at most every `repeat_minutes`; when it clears, the
+// next occurrence alerts at once.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/money.h"
+#include "meter/sample.h"
+
+namespace gpuplan {
+
+struct AlertRules {
+  double idle_minutes = 30;
+  double low_util_percent = 5;
+  double low_util_minutes = 30;
+  double throttle_minutes = 5;
+  double repeat_minutes = 60;
+  // Price of one billed GPU-hour (the offer's instance price / its GPUs): alerts name the money
+  // per hour an idle card costs. Absent: the alert says the price is unknown.
+  std::optional<Money> gpu_hour_price;
+  std::optional<Money> monthly_budget;
+  std::vector<double> budget_fractions = {0.8, 1.0};
+};
+
+// Reads the `rules:` part of an alerts file (docs/meter-alerts.md); InputError names the file,
+// line and key.
+AlertRules AlertRulesFromYaml(const std::string& text, const std::string& file);
+
+enum class AlertKind { kIdleNoProcess, kLowUtilization, kBudget, kEcc, kXid, kThrottling };
+const char* ToString(AlertKind k);  // "idle_no_process", "low_utilization", "budget", ...
+
+struct Alert {
+  AlertKind kind = AlertKind::kIdleNoProcess;
+  int gpu = -1;             // -1: the whole machine (budget)
+  int64_t since_ms = 0;     // when the condition began (UTC ms)
+  int64_t at_ms = 0;        // when the alert was raised
+  double minutes = 0;       // how long the condition has held at at_ms
+  std::optional<Money> money_per_hour;  // what the condition costs while it lasts
+  std::optional<Money> money;           // budget: the projection; idle: the money so far
+  std::string severity;     // "warning" or "critical"
+  std::string summary;      // one line for a log or a chat message
+  bool repeat = false;      // a reminder of a condition already alerted
+};
+
+// What the agent knows about one GPU at one tick.
+struct AlertGpuTick {
+  GpuSample sample;
+  int processes = 0;                            // processes NVML lists on the GPU
+  bool billed = true;                           // the instance is up and billed
+  std::optional<uint64_t> ecc_uncorrected;      // cumulative count, as NVML gives it
+  std::vector<int> xids;                        // XID events seen since the last tick
+};
+
+class AlertEngine {
+ public:
+  explicit AlertEngine(AlertRules rules);
+
+  // One tick of one GPU; returns the alerts due now (usually none).
+  std::vector<Alert> ObserveGpu(const AlertGpuTick& tick);
+  // The month's cost so far and its projection to the month's end, at `time_ms`; `month` names
+  // the calendar month ("2026-12") so each threshold alerts once per month.
+  std::vector<Alert> ObserveBudget(int64_t time_ms, const std::string& month, const Money& spent,
+                                   const Money& projected);
+
+  const AlertRules& rules() const { return rules_; }
+
+ private:
+  struct Condition {
+    std::optional<int64_t> since_ms;    // the condition holds since then
+    std::optional<int64_t> alerted_ms;  // last alert of this run of the condition
+  };
+  std::vector<Alert> Track(Condition& c, bool holds, int64_t now_ms, double after_minutes, Alert proto);
+
+  AlertRules rules_;
+  std::map<std::tuple<int, AlertKind>, Condition> conditions_;
+  std::map<int, uint64_t> ecc_seen_;
+  std::map<std::string, double> budget_alerted_;  // month -> highest fraction alerted
+};
+
+}  // namespace gpuplan
