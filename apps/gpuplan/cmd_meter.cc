@@ -1,5 +1,6 @@
-// gpuplan meter report | export (| run | record): flags into the requests of meter/report.h
-// and meter/agent.h, the library runs them, and io/meter_json.h or io/meter_text.h renders.
+// gpuplan meter report | export | run | record | watch | compare: flags into the requests of
+// meter/report.h, meter/agent.h and meter/watch.h, the library runs them (the agent as the
+// service of serve/meter_service.h: alerts and /metrics), and src/io renders.
 #include <signal.h>
 
 #include <cstdlib>
@@ -15,6 +16,9 @@
 #include "io/meter_text.h"
 #include "meter/meter_options.h"
 #include "meter/report.h"
+#include "io/meter_watch.h"
+#include "serve/meter_service.h"
+#include "core/atomic_file.h"
 
 namespace gpuplan::cli {
 
@@ -44,6 +48,8 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
     MeterExportRequest export_;
     MeterAgentRequest run;
     MeterRecordRequest record;
+    WatchRequest watch;
+    std::vector<std::string> compare;
   };
   auto r = std::make_shared<Requests>();
   CLI::App* meter = app.add_subcommand("meter", "what the GPUs really did and cost: record, report, export");
@@ -57,8 +63,38 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
   AddOptions(run, MeterRunOptionTable(), r->run);
   CLI::App* rec = meter->add_subcommand("record", "sample the GPUs into a trace file for replay elsewhere");
   AddOptions(rec, MeterRecordOptionTable(), r->record);
+  CLI::App* watch = meter->add_subcommand("watch", "run your command and say whether the GPU, the data or the CPU held it back");
+  AddOptions(watch, MeterWatchOptionTable(), r->watch);
+  watch->add_option("command", r->watch.command, "the command and its arguments, after --")->required();
+  CLI::App* cmp = meter->add_subcommand("compare", "set the --json results of meter watch on several machines side by side");
+  cmp->add_option("results", r->compare, "meter watch --json files")->required();
+  cmp->add_flag("--json", g.json, "print JSON");
 
-  return [r, &g, rep, exp, run, rec]() -> int {
+  return [r, &g, rep, exp, run, rec, watch, cmp]() -> int {
+    if (watch->parsed()) {
+      CheckGivenFlags(watch, MeterWatchOptionTable(), r->watch);
+      r->watch.nvml_library = NvmlLibrary(r->watch.nvml_library);
+      const WatchResult w = RunWatch(r->watch);
+      if (!r->watch.json_file.empty()) {
+        WriteFileAtomically(r->watch.json_file, WatchResultToJson(w).dump(2) + "\n", "watch result");
+      }
+      WatchResultToText(std::cerr, w);  // standard output stays the command's own
+      return w.exit_code;
+    }
+    if (cmp->parsed()) {
+      std::vector<std::pair<std::string, WatchResult>> results;
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto& f : r->compare) {
+        results.emplace_back(std::filesystem::path(f).stem().string(), LoadWatchResult(f));
+        all.push_back(WatchResultToJson(results.back().second));
+      }
+      if (g.json) {
+        std::cout << all.dump(2) << "\n";
+      } else {
+        WatchComparisonToText(std::cout, results);
+      }
+      return kExitOk;
+    }
     if (rec->parsed()) {
       CheckGivenFlags(rec, MeterRecordOptionTable(), r->record);
       r->record.nvml_library = NvmlLibrary(r->record.nvml_library);
@@ -85,7 +121,10 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
       InstallStopHandlers();
       MeterAgentText text(std::cout, std::cerr, r->run.verbose);
       SystemMeterClock clock;
-      const MeterRunSummary s = RunMeter(r->run, clock, &text, &cat);
+      MeterServiceHooks hooks;
+      hooks.log = [](const std::string& line) { std::cerr << line << "\n"; };
+      hooks.on_listen = [](int port) { std::cerr << "metrics on port " << port << " (/metrics)\n"; };
+      const MeterRunSummary s = RunMeterService(r->run, clock, &text, &cat, hooks);
       return s.buffered_at_exit > 0 ? kExitEnvironment : kExitOk;
     }
     CheckGivenFlags(exp, MeterExportOptionTable(), r->export_);

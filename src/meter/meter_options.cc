@@ -67,6 +67,15 @@ const OptionTable<MeterAgentRequest>& MeterRunOptionTable() {
     t.push_back(Option<R>("--offers", "offers", "offers file (docs/offers.md) the machine is rented under", &R::offers)
                     .Unset("none"));
     t.push_back(Option<R>("--offer", "offer", "the offer id in --offers", &R::offer).Unset("the file's only offer"));
+    t.push_back(Option<R>("--proc-root", "proc_root", "where processes are looked up (a container sees the host's at /host/proc)",
+                          &R::proc_root));
+    t.push_back(Option<R>("--listen", "listen", "serve Prometheus /metrics on ADDR:PORT (docs/meter-metrics.md)", &R::listen)
+                    .Unset("no endpoint"));
+    t.push_back(Option<R>("--token-file", "token_file", "file with the bearer token /metrics requires (required off loopback)",
+                          &R::token_file)
+                    .Unset("no token (loopback only)"));
+    t.push_back(Option<R>("--alerts", "alerts", "alerts file: rules and webhooks (docs/meter-alerts.md)", &R::alerts)
+                    .Unset("default rules, log only"));
     t.push_back(Option<R>("--verbose", "verbose", "print one line per sample", &R::verbose));
     return t;
   }();
@@ -87,6 +96,22 @@ const OptionTable<MeterRecordRequest>& MeterRecordOptionTable() {
                     .Unit("s")
                     .Min(0, true));
     t.push_back(Option<R>("--verbose", "verbose", "print one line per sample", &R::verbose));
+    return t;
+  }();
+  return table;
+}
+
+const OptionTable<WatchRequest>& MeterWatchOptionTable() {
+  using R = WatchRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Option<R>("--interval", "interval", "seconds between samples", &R::interval_seconds)
+                    .Unit("s")
+                    .Min(0.05)
+                    .Max(3600));
+    t.push_back(Option<R>("--json", "json", "also write the result with its sampled series as JSON (docs/meter-watch.md)",
+                          &R::json_file)
+                    .Unset("no file"));
     return t;
   }();
   return table;

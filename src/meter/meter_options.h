@@ -6,6 +6,7 @@
 #pragma once
 
 #include "meter/agent.h"
+#include "meter/watch.h"
 #include "meter/report.h"
 #include "read/options.h"
 
@@ -15,5 +16,6 @@ const OptionTable<MeterReportRequest>& MeterReportOptionTable();
 const OptionTable<MeterExportRequest>& MeterExportOptionTable();
 const OptionTable<MeterAgentRequest>& MeterRunOptionTable();
 const OptionTable<MeterRecordRequest>& MeterRecordOptionTable();
+const OptionTable<WatchRequest>& MeterWatchOptionTable();
 
 }  // namespace gpuplan

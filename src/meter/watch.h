@@ -19,6 +19,7 @@ struct WatchRequest {
   double interval_seconds = 1;
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string proc_root = "/proc";
+  std::string json_file;  // the front end writes the result there as JSON (empty: no file)
 };
 
 // One interval, ending `t` seconds after the command started. Rates are over the interval.

@@ -118,5 +118,19 @@ lost_ms=$(( last_tick - newest ))
 [ "$lost_ms" -le 10000 ] && ok || bad "kill: lost $lost_ms ms of samples (tick $last_tick, stored $newest)"
 echo "SIGKILL: sampled up to $last_tick, stored up to $newest: $((lost_ms / 1000)) s lost"
 
+# meter watch: the command's own exit code, the JSON's keys, and compare over two results.
+expect_exit 5 "watch passes the exit code" -- env GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
+  "$bin" meter watch --interval 0.1 --json "$tmp/w1.json" -- sh -c 'sleep 0.5; exit 5'
+jq -e '.duration_seconds >= 0.5 and .exit_code == 5 and (.diagnosis.bound | type == "string") and (.series.t | length) >= 3' \
+  "$tmp/w1.json" >/dev/null && ok || bad "watch JSON: $(head -c 300 "$tmp/w1.json")"
+grep -q "^Diagnosis: waiting" "$tmp/err" && ok || bad "a sleeping command is waiting: $(cat "$tmp/err")"
+grep -q "SKIP: not measured: no NVIDIA driver" "$tmp/err" && ok || bad "watch GPU part SKIP"
+expect_exit 127 "watch a missing command" -- "$bin" meter watch -- /nonexistent/train.py
+cp "$tmp/w1.json" "$tmp/w2.json"
+expect_exit 0 "compare two results" -- "$bin" meter compare "$tmp/w1.json" "$tmp/w2.json"
+[ "$(grep -c ' waiting$' "$tmp/out")" = 2 ] && ok || bad "compare table: $(cat "$tmp/out")"
+echo '{"schema":"other"}' >"$tmp/w3.json"
+expect_exit 2 "compare a file that is not a watch result" -- "$bin" meter compare "$tmp/w3.json"
+
 echo "meter cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

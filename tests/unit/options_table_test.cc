@@ -311,6 +311,7 @@ TEST(OptionsTable, DocsCliIsCurrent) {
   check("serve", OptionsMarkdown(ServeOptionTable()));
   check("meter run", OptionsMarkdown(MeterRunOptionTable()));
   check("meter record", OptionsMarkdown(MeterRecordOptionTable()));
+  check("meter watch", OptionsMarkdown(MeterWatchOptionTable()));
 }
 
 }  // namespace

@@ -1,0 +1,78 @@
+#include "meter/monitor.h"
+
+#include <utility>
+
+#include "read/file_text.h"
+
+namespace gpuplan {
+
+MeterMonitorOptions LoadMeterMonitorOptions(const std::string& path) {
+  const std::string text = ReadFileText(path);
+  MeterMonitorOptions o;
+  o.rules = AlertRulesFromYaml(text, path);
+  o.webhooks = WebhookTargetsFromYaml(text, path);
+  return o;
+}
+
+MeterMonitor::MeterMonitor(MeterMonitorOptions options, MeterObserver* next, std::function<void(const std::string&)> log)
+    : options_(std::move(options)),
+      next_(next),
+      log_(std::move(log)),
+      engine_(options_.rules),
+      sender_(options_.webhooks, options_.sender, log_) {
+  metrics_.SetHourlyPrice(options_.rules.gpu_hour_price);
+  metrics_.SetBudget(options_.rules.monthly_budget);
+}
+
+void MeterMonitor::OnStart(const std::string& source, const TraceHeader& machine) {
+  metrics_.SetHost(machine.host);
+  interval_seconds_ = machine.interval_seconds > 0 ? machine.interval_seconds : 1;
+  for (const auto& g : machine.gpus) {
+    metrics_.SetGpuIdentity(g.index, g.uuid.value_or(""), g.name.value_or(""), "");
+  }
+  if (next_ != nullptr) next_->OnStart(source, machine);
+}
+
+void MeterMonitor::OnTick(const TraceStep& step, int64_t tick) {
+  // Each sample stands for the time since the previous tick (the first for one interval).
+  const double interval =
+      last_ms_ && step.time_ms > *last_ms_ ? static_cast<double>(step.time_ms - *last_ms_) / 1000 : interval_seconds_;
+  last_ms_ = step.time_ms;
+  for (const GpuSample& s : step.gpus) {
+    int processes = 0;
+    for (const ProcessSample& p : step.processes) {
+      processes += p.gpu == s.gpu ? 1 : 0;
+    }
+    metrics_.ObserveGpu(s, processes, true, interval);
+    AlertGpuTick t;
+    t.sample = s;
+    t.processes = processes;
+    for (Alert& a : engine_.ObserveGpu(t)) {
+      metrics_.ObserveAlert(a);
+      if (log_) log_("alert: " + a.summary);
+      sender_.Send(a);
+      alerts_.push_back(std::move(a));
+    }
+  }
+  if (next_ != nullptr) next_->OnTick(step, tick);
+}
+
+void MeterMonitor::OnStoreBehind(const FlushStatus& status) {
+  metrics_.ObserveStore(status.buffered, false);
+  if (next_ != nullptr) next_->OnStoreBehind(status);
+}
+
+void MeterMonitor::OnStoreCaughtUp(const FlushStatus& status) {
+  metrics_.ObserveStore(status.buffered, true);
+  if (next_ != nullptr) next_->OnStoreCaughtUp(status);
+}
+
+void MeterMonitor::OnMessage(const std::string& line) {
+  if (next_ != nullptr) next_->OnMessage(line);
+}
+
+void MeterMonitor::OnStop(const MeterRunSummary& summary) {
+  if (next_ != nullptr) next_->OnStop(summary);
+}
+
+}  // namespace gpuplan

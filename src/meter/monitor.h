@@ -1,0 +1,59 @@
+// What the agent does with each tick besides storing it (docs/meter-alerts.md,
+// docs/meter-metrics.md): the alert engine, the webhook sender and the Prometheus state, as a
+// MeterObserver that RunMeter calls and that passes every call on to the front end's observer.
+// The instance counts as billed while the agent runs (the agent runs on the rented machine).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "meter/agent.h"
+#include "meter/alerts.h"
+#include "meter/metrics.h"
+#include "meter/webhook.h"
+
+namespace gpuplan {
+
+struct MeterMonitorOptions {
+  AlertRules rules;
+  std::vector<WebhookTarget> webhooks;
+  WebhookSenderOptions sender;
+};
+
+// The alerts file (docs/meter-alerts.md): rules and webhooks. InputError names file, line, key.
+MeterMonitorOptions LoadMeterMonitorOptions(const std::string& path);
+
+class MeterMonitor : public MeterObserver {
+ public:
+  // `log` gets one line per alert and per webhook failure; `next` (may be null) every call.
+  MeterMonitor(MeterMonitorOptions options, MeterObserver* next, std::function<void(const std::string&)> log);
+
+  void OnStart(const std::string& source, const TraceHeader& machine) override;
+  void OnTick(const TraceStep& step, int64_t tick) override;
+  void OnStoreBehind(const FlushStatus& status) override;
+  void OnStoreCaughtUp(const FlushStatus& status) override;
+  void OnMessage(const std::string& line) override;
+  void OnStop(const MeterRunSummary& summary) override;
+
+  MeterMetrics& metrics() { return metrics_; }
+  const std::vector<Alert>& alerts() const { return alerts_; }  // raised so far
+  // Waits for the webhooks to be delivered (or given up), at most `seconds`.
+  bool FlushWebhooks(double seconds) { return sender_.Flush(seconds); }
+  WebhookSender::Stats webhook_stats() const { return sender_.stats(); }
+
+ private:
+  MeterMonitorOptions options_;
+  MeterObserver* next_;
+  std::function<void(const std::string&)> log_;
+  AlertEngine engine_;
+  MeterMetrics metrics_;
+  WebhookSender sender_;
+  std::vector<Alert> alerts_;
+  double interval_seconds_ = 1;
+  std::optional<int64_t> last_ms_;
+};
+
+}  // namespace gpuplan

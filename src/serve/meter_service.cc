@@ -1,0 +1,109 @@
+#include "serve/meter_service.h"
+
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "core/error.h"
+#include "io/meter_prometheus.h"
+#include "meter/monitor.h"
+#include "read/file_text.h"
+#include "serve/http_server.h"
+
+namespace gpuplan {
+
+namespace {
+
+// "ADDR:PORT" ("127.0.0.1:9401", "0.0.0.0:9401", "[::1]:9401").
+std::pair<std::string, int> SplitListen(const std::string& listen) {
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    throw InputError("expected ADDR:PORT such as 127.0.0.1:9401, got '" + listen + "'", "", 0, "--listen");
+  }
+  std::string addr = listen.substr(0, colon);
+  if (addr.size() > 2 && addr.front() == '[' && addr.back() == ']') {
+    addr = addr.substr(1, addr.size() - 2);
+  }
+  int port = -1;
+  try {
+    std::size_t used = 0;
+    port = std::stoi(listen.substr(colon + 1), &used);
+    if (used != listen.size() - colon - 1) port = -1;
+  } catch (const std::exception&) {
+  }
+  if (port < 0 || port > 65535) {
+    throw InputError("the port must be a number from 0 to 65535, got '" + listen.substr(colon + 1) + "'", "", 0,
+                     "--listen");
+  }
+  return {addr, port};
+}
+
+std::string ReadToken(const std::string& path) {
+  std::string t = ReadFileText(path);
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  if (t.empty()) {
+    throw InputError("the token file is empty", path, 1, "--token-file");
+  }
+  return t;
+}
+
+}  // namespace
+
+MeterRunSummary RunMeterService(const MeterAgentRequest& request, MeterClock& clock, MeterObserver* front,
+                                const GpuCatalog* catalog, const MeterServiceHooks& hooks) {
+  MeterMonitorOptions options;
+  if (!request.alerts.empty()) {
+    options = LoadMeterMonitorOptions(request.alerts);
+  }
+  MeterMonitor monitor(options, front, hooks.log);
+  std::unique_ptr<HttpServer> server;
+  std::thread serving;
+  if (!request.listen.empty()) {
+    const auto [addr, port] = SplitListen(request.listen);
+    HttpServerOptions o;
+    o.bind = addr;
+    o.port = port;
+    o.threads = 8;
+    o.read_timeout_seconds = 10;
+    o.write_timeout_seconds = 10;
+    if (!request.token_file.empty()) {
+      o.token = ReadToken(request.token_file);
+    }
+    server = std::make_unique<HttpServer>(o);
+    server->Get("/metrics", [&monitor](const HttpRequest&) {
+      HttpResponse r;
+      r.content_type = kPrometheusTextContentType;
+      r.body = RenderPrometheusText(monitor.metrics().Snapshot());
+      return r;
+    });
+    server->Get("/", [](const HttpRequest&) {
+      HttpResponse r;
+      r.content_type = "text/html; charset=utf-8";
+      r.body = "<!doctype html><title>gpuplan meter</title><h1>gpuplan meter agent</h1>"
+               "<p><a href=\"/metrics\">/metrics</a> (docs/meter-metrics.md)</p>\n";
+      return r;
+    });
+    const int bound = server->Start();
+    serving = std::thread([&server] { server->Run(); });
+    if (hooks.on_listen) hooks.on_listen(bound);
+  }
+  auto stop_server = [&] {
+    if (server) {
+      server->Stop();
+      serving.join();
+      server.reset();
+    }
+  };
+  MeterRunSummary summary;
+  try {
+    summary = RunMeter(request, clock, &monitor, catalog);
+  } catch (...) {
+    stop_server();
+    throw;
+  }
+  stop_server();
+  monitor.FlushWebhooks(5);  // a chat server that is down does not hold the exit longer
+  return summary;
+}
+
+}  // namespace gpuplan
