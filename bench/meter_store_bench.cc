@@ -25,6 +25,11 @@
 #include <string>
 #include <vector>
 
+#include <chrono>
+#include <fstream>
+
+#include "catalog/gpu_catalog.h"
+#include "meter/report.h"
 #include "meter/sample.h"
 #include "meter/store.h"
 
@@ -307,6 +312,35 @@ void BM_StoragePerGpuYear(benchmark::State& state) {
   state.counters["raw_rows"] = static_cast<double>(s.raw_rows);
 }
 BENCHMARK(BM_StoragePerGpuYear)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+// Issue 11 target: `meter report` over one GPU-year of data in under 1 s. The year of
+// StoragePerGpuYear (with a process on the GPU all year) is written once; each iteration runs
+// the report over the whole year, priced with an on-demand offer (billing, the month's
+// projection and right-sizing included), by GPU (Arg 0) and by job (Arg 1).
+void BM_ReportGpuYear(benchmark::State& state) {
+  Scratch scratch;
+  const std::string db = scratch.Fresh("report-year.db");
+  StoragePerGpuYear(db, true);
+  const std::string offers = scratch.Fresh("offers.yaml");
+  std::ofstream(offers) << "currency: CNY\ntimezone: \"+00:00\"\noffers:\n  - id: od\n    gpu: A100 80GB SXM\n"
+                           "    mode: on_demand\n    price: 10\n    granularity: hour\n    billing_starts: create\n";
+  const GpuCatalog catalog = GpuCatalog::Load(std::string(GPUPLAN_DATA_DIR) + "/gpus.yaml");
+  MeterReportRequest q;
+  q.db = db;
+  q.from = "2024-01-01";
+  q.to = "2024-12-31";
+  q.offers = offers;
+  q.by = state.range(0) == 0 ? "gpu" : "job";
+  q.now = (kT0 + 366 * kDay) / 1000;
+  std::size_t groups = 0;
+  for (auto _ : state) {
+    const MeterReport r = RunMeterReport(q, catalog);
+    groups = r.groups.size();
+    benchmark::DoNotOptimize(groups);
+  }
+  state.counters["groups"] = static_cast<double>(groups);
+}
+BENCHMARK(BM_ReportGpuYear)->Arg(0)->Arg(1)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -24,6 +24,27 @@ MeterMonitor::MeterMonitor(MeterMonitorOptions options, MeterObserver* next, std
   metrics_.SetBudget(options_.rules.monthly_budget);
 }
 
+void MeterMonitor::SetBudgetProbe(BudgetProbe probe, std::string currency, double every_seconds) {
+  probe_ = std::move(probe);
+  currency_ = std::move(currency);
+  probe_every_seconds_ = every_seconds;
+}
+
+void MeterMonitor::SetGpuHourPrice(const Money& price) {
+  if (!options_.rules.gpu_hour_price) {
+    options_.rules.gpu_hour_price = price;
+    engine_ = AlertEngine(options_.rules);
+    metrics_.SetHourlyPrice(price);
+  }
+}
+
+void MeterMonitor::Raise(Alert a) {
+  metrics_.ObserveAlert(a);
+  if (log_) log_("alert: " + a.summary);
+  sender_.Send(a);
+  alerts_.push_back(std::move(a));
+}
+
 void MeterMonitor::OnStart(const std::string& source, const TraceHeader& machine) {
   metrics_.SetHost(machine.host);
   interval_seconds_ = machine.interval_seconds > 0 ? machine.interval_seconds : 1;
@@ -48,10 +69,17 @@ void MeterMonitor::OnTick(const TraceStep& step, int64_t tick) {
     t.sample = s;
     t.processes = processes;
     for (Alert& a : engine_.ObserveGpu(t)) {
-      metrics_.ObserveAlert(a);
-      if (log_) log_("alert: " + a.summary);
-      sender_.Send(a);
-      alerts_.push_back(std::move(a));
+      Raise(std::move(a));
+    }
+  }
+  if (probe_ && (!probed_ms_ || static_cast<double>(step.time_ms - *probed_ms_) >= probe_every_seconds_ * 1000)) {
+    probed_ms_ = step.time_ms;
+    if (const auto p = probe_(step.time_ms)) {
+      const Money spent{p->so_far, currency_}, projected{p->projected, currency_};
+      metrics_.ObserveMonth(spent, projected);
+      for (Alert& a : engine_.ObserveBudget(step.time_ms, p->month, spent, projected)) {
+        Raise(std::move(a));
+      }
     }
   }
   if (next_ != nullptr) next_->OnTick(step, tick);

@@ -13,6 +13,7 @@
 #include "meter/agent.h"
 #include "meter/alerts.h"
 #include "meter/metrics.h"
+#include "meter/observed.h"
 #include "meter/webhook.h"
 
 namespace gpuplan {
@@ -38,6 +39,14 @@ class MeterMonitor : public MeterObserver {
   void OnMessage(const std::string& line) override;
   void OnStop(const MeterRunSummary& summary) override;
 
+  // The month's cost so far and its projection at a time (UTC ms), from the store and the offer
+  // (the service opens the store read-only); asked at the first tick and then every
+  // `every_seconds` of sample time. Feeds the budget alerts and gpuplan_month_* metrics.
+  using BudgetProbe = std::function<std::optional<MonthProjection>(int64_t time_ms)>;
+  void SetBudgetProbe(BudgetProbe probe, std::string currency, double every_seconds = 3600);
+  // The price of a billed GPU-hour when the alerts file gives none (the offer's).
+  void SetGpuHourPrice(const Money& price);
+
   MeterMetrics& metrics() { return metrics_; }
   const std::vector<Alert>& alerts() const { return alerts_; }  // raised so far
   // Waits for the webhooks to be delivered (or given up), at most `seconds`.
@@ -54,6 +63,11 @@ class MeterMonitor : public MeterObserver {
   std::vector<Alert> alerts_;
   double interval_seconds_ = 1;
   std::optional<int64_t> last_ms_;
+  BudgetProbe probe_;
+  std::string currency_;
+  double probe_every_seconds_ = 3600;
+  std::optional<int64_t> probed_ms_;
+  void Raise(Alert a);
 };
 
 }  // namespace gpuplan

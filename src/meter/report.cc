@@ -141,6 +141,8 @@ std::string StoreSpan(const MeterStore& store, int zone) {
 
 std::string MeterGroupKey(MeterGroupBy by, const ProcessIdentity& p) { return GroupKey(by, p); }
 
+const Offer& ChooseMeterOffer(const OfferSet& set, const std::string& id) { return ChooseOffer(set, id); }
+
 std::string_view ToString(MeterGroupBy by) {
   switch (by) {
     case MeterGroupBy::kGpu: return "gpu";

@@ -32,6 +32,8 @@ MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field
 // The group a process belongs to: its user, its pod ("namespace/name"), or its job ("slurm:ID",
 // "pod:ns/name", "container:ID12", "pid:PID cmd").
 std::string MeterGroupKey(MeterGroupBy by, const ProcessIdentity& p);
+// The offer `id` of the set (empty: its only offer); InputError naming --offer otherwise.
+const Offer& ChooseMeterOffer(const OfferSet& set, const std::string& id);
 
 // A report or export bound: "2026-03-01T09:00" (an ISO 8601 hour; seconds and a Z or +08:00
 // suffix accepted), "2026-03-01" (00:00 that day) or "2026-03" (00:00 on the 1st), in the zone

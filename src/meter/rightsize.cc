@@ -31,18 +31,16 @@ std::optional<double> DensePeak(const Gpu& g) {
   return g.tflops.fp32;
 }
 
-// One GPU-hour of an offer at `local_hour`, from the billing rules: on demand and spot the
-// instance-hour price, reserved modes their price spread over the hours of their term.
-double GpuHourPrice(const Offer& o, int64_t local_hour) {
+std::string Money0(double v, const std::string& currency) { return Money{v, currency}.Format(); }
+
+}  // namespace
+
+double OfferGpuHourPrice(const Offer& o, int64_t local_hour) {
   const double instance_hour = o.mode == BillingMode::kOnDemand || o.mode == BillingMode::kSpot
                                    ? o.price
                                    : ReservedCostPerHour(o, local_hour);
   return instance_hour / std::max(1, o.gpus_per_instance);
 }
-
-std::string Money0(double v, const std::string& currency) { return Money{v, currency}.Format(); }
-
-}  // namespace
 
 std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRange& range, 
                                          const OfferSet* offers, const Offer* offer, const RightSizingRules& rules) {
@@ -52,7 +50,7 @@ std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRang
   }
   const Gpu& card = *offer->gpu;
   const int64_t local_hour = range.from_ms / kMillisecondsPerHour + offers->utc_offset_minutes / 60;
-  const double price = GpuHourPrice(*offer, local_hour);
+  const double price = OfferGpuHourPrice(*offer, local_hour);
 
   Resolution res = Resolution::kMinute;
   std::vector<ProcessUse> procs = store.ProcessesSeen(res, range);
@@ -141,7 +139,7 @@ std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRang
         if (static_cast<double>(o.gpu->memory_bytes) < need_memory || share < need_share) {
           continue;
         }
-        const double p = GpuHourPrice(o, local_hour);
+        const double p = OfferGpuHourPrice(o, local_hour);
         if (p >= price) {
           continue;
         }

@@ -51,6 +51,10 @@ struct RightSizing {
 std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRange& range, const OfferSet* offers, const Offer* offer,
                                          const RightSizingRules& rules = RightSizingRules{});
 
+// One GPU-hour of an offer at `local_hour`: on demand and spot the instance-hour price, reserved
+// modes their price spread over the hours of their term (ReservedCostPerHour), per GPU.
+double OfferGpuHourPrice(const Offer& o, int64_t local_hour);
+
 // "1g.10gb" -> {1, 10e9 bytes}: the slice's compute sevenths and its memory (the profile's
 // nominal GB, which is below what NVIDIA gives: the check errs towards not fitting).
 struct MigProfile {

@@ -6,7 +6,10 @@
 
 #include "core/error.h"
 #include "io/meter_prometheus.h"
+#include "cost/offer.h"
 #include "meter/monitor.h"
+#include "meter/report.h"
+#include "meter/rightsize.h"
 #include "read/file_text.h"
 #include "serve/http_server.h"
 
@@ -56,6 +59,28 @@ MeterRunSummary RunMeterService(const MeterAgentRequest& request, MeterClock& cl
     options = LoadMeterMonitorOptions(request.alerts);
   }
   MeterMonitor monitor(options, front, hooks.log);
+  // With the offer the machine is rented under: the GPU-hour price of the alerts and metrics
+  // (unless the alerts file sets one), and the month's projection read back from the store.
+  std::optional<OfferSet> offers;
+  const Offer* offer = nullptr;
+  if (!request.offers.empty() && catalog != nullptr) {
+    offers = LoadOffers(request.offers, *catalog);
+    offer = &ChooseMeterOffer(*offers, request.offer);
+    const auto now_hour = static_cast<int64_t>(clock.WallSeconds() / 3600) + offers->utc_offset_minutes / 60;
+    monitor.SetGpuHourPrice(Money{OfferGpuHourPrice(*offer, now_hour), offers->currency});
+    monitor.SetBudgetProbe(
+        [&request, &offers, offer](int64_t time_ms) -> std::optional<MonthProjection> {
+          try {
+            StoreOptions so;
+            so.read_only = true;
+            const MeterStore store = MeterStore::Open(request.db, so);
+            return ProjectMonth(store, *offer, *offers, time_ms);
+          } catch (const std::exception&) {
+            return std::nullopt;  // not created yet, or locked: the next probe tries again
+          }
+        },
+        offers->currency);
+  }
   std::unique_ptr<HttpServer> server;
   std::thread serving;
   if (!request.listen.empty()) {

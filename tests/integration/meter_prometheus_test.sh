@@ -118,5 +118,32 @@ n_low=$(grep -c 'under 5% utilisation' "$tmp/err")
 [ "$(jq -s '[.[] | select(.kind == "idle_no_process" and .gpu == 3)] | length' "$tmp/hooks.jsonl")" = 2 ] && ok ||
   bad "GPU 3 idle webhook bodies"
 
+# The month's budget from the store and the offer: a budget of 1 CNY is crossed at 80 % and at
+# 100 % at the first projection with data, once each for March; a budget of 1e12 never.
+cat >"$tmp/offers.yaml" <<YAML
+currency: CNY
+timezone: "+08:00"
+offers:
+  - id: lab
+    gpu: A100 80GB SXM
+    gpus_per_instance: 4
+    mode: on_demand
+    price: 120
+    granularity: hour
+    billing_starts: create
+YAML
+for budget in 1 1000000000000; do
+  printf 'rules:\n  monthly_budget: %s\n' "$budget" >"$tmp/budget.yaml"
+  expect_exit 0 "replay with a budget of $budget" -- "$bin" meter run --db "$tmp/budget-$budget.db" \
+    --replay "$data/traces/lab-4xa100-week.jsonl" --speed 1e9 --alerts "$tmp/budget.yaml" --offers "$tmp/offers.yaml"
+  cp "$tmp/err" "$tmp/budget-$budget.err"
+done
+[ "$(grep -c 'alert: budget 2026-03: projected' "$tmp/budget-1.err")" = 2 ] && ok || bad "budget alerts at 1 CNY: $(grep budget "$tmp/budget-1.err")"
+grep -q 'reaches 80% of 1 CNY' "$tmp/budget-1.err" && grep -q 'reaches 100% of 1 CNY' "$tmp/budget-1.err" && ok || bad "80 and 100 %"
+[ "$(grep -c 'alert: budget' "$tmp/budget-1000000000000.err")" = 0 ] && ok || bad "budget alerts at 1e12 CNY"
+# The offer's GPU-hour price (120 / 4 = 30 CNY) names the idle money when the alerts file has none.
+grep -q 'GPU 3: billed with no process for 30 min, 30.00 CNY/h (15 CNY so far)' "$tmp/budget-1.err" && ok ||
+  bad "idle alert priced from the offer: $(grep 'GPU 3' "$tmp/budget-1.err" | head -2)"
+
 echo "meter prometheus and alerts: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
