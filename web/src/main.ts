@@ -375,13 +375,17 @@ async function meterView(root: HTMLElement): Promise<void> {
       const r = await get<Json>(`/api/meter/report?${q}`);
       out.replaceChildren();
       renderMeter(out, r);
-      // Money over time: the report over each hour (each day past a month) of the range.
+      // Money over time: the report over each hour of a range up to two days, else each day
+      // (every slot is a whole report on the server).
       const slots = new URLSearchParams(range);
-      slots.set('step', r.hours > 31 * 24 ? 'day' : 'hour');
+      slots.set('step', r.hours > 48 ? 'day' : 'hour');
       if (offer.value) slots.set('offer', offer.value);
       renderMoneyOverTime(out, await get<Json>(`/api/meter/timeline?${slots}`));
-      // Over time: the busy GPUs per hour, the usage CSV the meter exports for gpuplan cost.
-      renderUsageOverTime(out, await get<string>(`/api/meter/export?${range}`));
+      // Hour by hour: the GPUs busy and the GPUs held (the usage CSVs the meter exports for
+      // gpuplan cost, basis busy and allocated); held but not busy in red.
+      const held = new URLSearchParams(range);
+      held.set('basis', 'allocated');
+      renderUsageOverTime(out, await get<string>(`/api/meter/export?${range}`), await get<string>(`/api/meter/export?${held}`));
     } catch (e) {
       if (e instanceof ApiError && e.field === 'meter_db') out.replaceChildren(el('p', {}, t('meter.none')));
       else showError(out, e);
@@ -418,17 +422,26 @@ function renderMoneyOverTime(out: HTMLElement, tl: Json): void {
   }, 280);
 }
 
-function renderUsageOverTime(out: HTMLElement, csv: string): void {
-  const rows = csv.trim().split('\n').slice(1).map((line) => line.split(','));
-  if (!rows.length) return;
-  out.append(el('h3', {}, t('meter.over_time')));
-  chart(out, {
+function renderUsageOverTime(out: HTMLElement, busyCsv: string, heldCsv: string): void {
+  const rows = (csv: string): string[][] => csv.trim().split('\n').slice(1).map((line) => line.split(','));
+  const busy = rows(busyCsv);
+  const held = new Map(rows(heldCsv).map((r) => [r[0], Number(r[1])]));
+  if (!busy.length) return;
+  const section = el('div', { id: 'meter-hours' }, el('h3', {}, t('meter.over_time')));
+  out.append(section);
+  chart(section, {
     tooltip: { trigger: 'axis' },
-    grid: { left: 60, right: 30, top: 20, bottom: 60 },
-    xAxis: { type: 'category', data: rows.map((r) => r[0]), axisLabel: { rotate: 30 } },
+    legend: { top: 0 },
+    grid: { left: 60, right: 30, top: 40, bottom: 60 },
+    xAxis: { type: 'category', data: busy.map((r) => r[0]), axisLabel: { rotate: 30 } },
     yAxis: { type: 'value', name: t('col.count') },
-    series: [{ name: t('col.busy'), type: 'line', step: 'end', areaStyle: {}, showSymbol: false, data: rows.map((r) => Number(r[1])) }],
-  }, 260);
+    series: [
+      { name: t('col.busy'), type: 'line', step: 'end', stack: 'g', areaStyle: {}, showSymbol: false, itemStyle: { color: '#5470c6' },
+        data: busy.map((r) => Number(r[1])) },
+      { name: t('meter.held_idle'), type: 'line', step: 'end', stack: 'g', areaStyle: { color: '#d00' }, showSymbol: false,
+        itemStyle: { color: '#d00' }, data: busy.map((r) => Math.max(0, (held.get(r[0]) ?? 0) - Number(r[1]))) },
+    ],
+  }, 280);
 }
 
 function renderMeter(out: HTMLElement, r: Json): void {

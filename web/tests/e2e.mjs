@@ -196,8 +196,9 @@ try {
 
   await step('usage dashboard over the example week: money over time, GPU 3 idle 166 h', async () => {
     await page.click('#tab-meter');
-    await page.fill('#in-from', '2026-03-02');
-    await page.fill('#in-to', '2026-03-09');
+    // The week in UTC (the trace's clock); the offers' zone, +08:00, labels the hours.
+    await page.fill('#in-from', '2026-03-02T00:00Z');
+    await page.fill('#in-to', '2026-03-09T00:00Z');
     await page.fill('#in-offer', 'nj-a100-on-demand');
     await page.click('#meter-load');
     await page.waitForSelector('#meter-idle');
@@ -207,6 +208,8 @@ try {
     await page.waitForSelector('#meter-money .chart[data-series] canvas', { timeout: 120000 });
     const series = Number(await page.getAttribute('#meter-money .chart', 'data-series'));
     expect(series === 2, `money chart: ${series} series, want busy and idle`);
+    await page.waitForSelector('#meter-hours .chart[data-series] canvas');
+    expect(Number(await page.getAttribute('#meter-hours .chart', 'data-series')) === 2, 'GPUs per hour: busy and idle');
     await shot('9-usage-dashboard');
   });
 
