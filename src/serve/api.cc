@@ -1,14 +1,18 @@
 #include "serve/api.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <vector>
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/listings.h"
+#include "check/compare.h"
 #include "check/report.h"
+#include "core/civil.h"
 #include "core/error.h"
 #include "cost/cost_options.h"
 #include "cost/fit_job.h"
@@ -22,6 +26,7 @@
 #include "meter/meter_options.h"
 #include "meter/report.h"
 #include "read/json_fields.h"
+#include "read/time_text.h"
 
 namespace gpuplan {
 
@@ -31,6 +36,9 @@ namespace {
 
 constexpr double kBytesPerMib = 1024.0 * 1024.0;
 constexpr int kStatusNotFound = 404;
+// The most slots one /api/meter/timeline answer holds (each is a whole report): 31 days of hours.
+constexpr std::size_t kMaxTimelineSlots = 31 * 24;
+constexpr int64_t kHoursPerDay = 24;
 // The names a request's texts go by in answers and errors (never a server path).
 constexpr const char* kOffersName = "offers";
 constexpr const char* kUsageName = "usage";
@@ -209,6 +217,60 @@ HttpResponse MeterExportRoute(ApiState& s, const HttpRequest& req) {
   return out;
 }
 
+// Money and hours over time: the range's report (as /api/meter/report), then `gpuplan meter
+// report` over each hour (step=hour) or day (step=day) of its range; each slot holds that
+// report's total. Nothing is computed here: a slot is what the CLI answers for that slot.
+HttpResponse MeterTimelineRoute(ApiState& s, const HttpRequest& req) {
+  NeedMeterDb(s);
+  std::map<std::string, std::string> query = req.query;
+  std::string step = "hour";
+  if (const auto it = query.find("step"); it != query.end()) {
+    step = it->second;
+    query.erase(it);
+  }
+  if (step != "hour" && step != "day") {
+    throw InputError("expected hour or day, got '" + step + "'", "", 0, "step");
+  }
+  nlohmann::json j = QueryToJson(MeterReportOptionTable(), query);
+  RefuseKeys(j, {"db", "offers", "by"}, "the server's --meter-db and --meter-offers are used; slots are totals");
+  j["db"] = s.request.meter_db;
+  if (!s.request.meter_offers.empty()) {
+    j["offers"] = s.request.meter_offers;
+  }
+  MeterReportRequest r;
+  ApplyJsonOptions(MeterReportOptionTable(), j, r);
+  return RunWithJsonKeys(MeterReportOptionTable(), [&] {
+    const MeterReport range = RunMeterReport(r, s.catalog);
+    const int zone = range.utc_offset_minutes;
+    const int64_t width = (step == "day" ? kHoursPerDay : 1) * kMillisecondsPerHour;
+    const auto slots = static_cast<std::size_t>((range.to_ms - range.from_ms + width - 1) / width);
+    if (slots > kMaxTimelineSlots) {
+      throw InputError(std::to_string(slots) + " slots of one " + step + " are over the " +
+                           std::to_string(kMaxTimelineSlots) + " one answer holds: ask for a shorter range or step=day",
+                       "", 0, "step");
+    }
+    auto text = [zone](int64_t ms) {
+      return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
+    };
+    nlohmann::json out = MeterReportToJson(range);
+    nlohmann::json list = nlohmann::json::array();
+    for (int64_t from = range.from_ms; from < range.to_ms; from += width) {
+      MeterReportRequest slot = r;
+      slot.from = text(from);
+      slot.to = text(std::min(from + width, range.to_ms));
+      const nlohmann::json one = MeterReportToJson(RunMeterReport(slot, s.catalog));
+      list.push_back({{"from", one["from"]}, {"to", one["to"]}, {"total", one["total"]}});
+    }
+    return HttpResponse::Json({{"from", out["from"]},
+                               {"to", out["to"]},
+                               {"utc_offset", out["utc_offset"]},
+                               {"step", step},
+                               {"priced", out["priced"]},
+                               {"currency", out["currency"]},
+                               {"slots", std::move(list)}});
+  });
+}
+
 void NeedReports(const ApiState& s) {
   if (s.request.reports.empty()) {
     throw InputError("this server has no reports folder (start it with --reports DIR)", "", 0, "reports");
@@ -266,6 +328,37 @@ HttpResponse ReportOne(ApiState& s, const HttpRequest& req) {
   return ErrorResponse(kStatusNotFound, "input", "no report named '" + name + "' in the reports folder", "name");
 }
 
+// `gpuplan check compare NAME... --json -` run in the reports folder: the body names two or
+// more reports of the folder ({"reports": ["a.json", "b.json"]}); each is known by its name.
+HttpResponse CompareRoute(ApiState& s, const HttpRequest& req) {
+  NeedReports(s);
+  const nlohmann::json body = ParseBody(req);
+  for (const auto& [key, value] : body.items()) {
+    if (key != "reports") {
+      throw InputError("unknown key: the body names the reports to compare ({\"reports\": [names]})", "", 0, key);
+    }
+  }
+  if (!body.contains("reports") || !body["reports"].is_array()) {
+    throw InputError("expected an array of report names", "", 0, "reports");
+  }
+  const std::vector<fs::path> files = ReportFiles(s.request.reports);
+  std::vector<NamedReport> reports;
+  CompareReportsRequest q;
+  for (const auto& n : body["reports"]) {
+    if (!n.is_string()) {
+      throw InputError("expected report names, got " + n.dump().substr(0, 40), "", 0, "reports");
+    }
+    const std::string name = n.get<std::string>();
+    const auto it = std::find_if(files.begin(), files.end(), [&name](const fs::path& p) { return p.filename().string() == name; });
+    if (it == files.end()) {
+      throw InputError("no report named '" + name + "' in the reports folder", "", 0, "reports");
+    }
+    reports.push_back(NamedReport{name, LoadReport(it->string()).report});
+    q.reports.push_back(name);
+  }
+  return HttpResponse::Json(ComparisonToJson(CompareReports(reports, q, s.catalog)));
+}
+
 }  // namespace
 
 std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::string& data_dir) {
@@ -313,7 +406,9 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   server->Post("/api/cost/{job}", bind(&Cost), upload);
   server->Get("/api/meter/report", bind(&MeterReportRoute));
   server->Get("/api/meter/export", bind(&MeterExportRoute));
+  server->Get("/api/meter/timeline", bind(&MeterTimelineRoute));
   server->Get("/api/check/reports", bind(&ReportList));
+  server->Post("/api/check/compare", bind(&CompareRoute));
   server->Get("/api/check/reports/{name}", bind(&ReportOne));
   server->Get("/api/openapi.json", [](const HttpRequest&) { return HttpResponse::Json(OpenApiDocument()); });
   return server;

@@ -10,7 +10,10 @@
 //   POST /api/cost/{breakeven,compare,optimize,tco}
 //                                     cost <job> --json; "offers" and "usage": the files' text
 //   GET  /api/meter/report, /export   meter report --json / meter export (CSV) over --meter-db
+//   GET  /api/meter/timeline          the report's total over each hour or day (step) of the
+//                                     range: slot = meter report --from SLOT --to END --json
 //   GET  /api/check/reports[/{name}]  the check reports in --reports: a list, or one report
+//   POST /api/check/compare           check compare --json -; body {"reports": [names]} of --reports
 //   GET  /api/openapi.json            the OpenAPI 3 description of all of the above
 //
 // A request never names a file of the server: models are presets or pasted configs, offers and

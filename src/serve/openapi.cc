@@ -161,6 +161,17 @@ json Schemas() {
                       {"required", {"groups", "total"}},
                       {"properties", {{"groups", {{"type", "array"}, {"items", Ref("MeterGroup")}}},
                                       {"total", Ref("MeterGroup")}}}};
+  s["MeterSlot"] = {{"type", "object"},
+                    {"required", {"from", "to", "total"}},
+                    {"properties", {{"from", str}, {"to", str}, {"total", Ref("MeterGroup")}}}};
+  s["MeterTimeline"] = {{"type", "object"},
+                        {"description", "the range's report bounds, then per hour or day of it the total of "
+                                        "`gpuplan meter report --from SLOT --to SLOT_END --json`"},
+                        {"required", {"from", "to", "utc_offset", "step", "priced", "currency", "slots"}},
+                        {"properties",
+                         {{"from", str}, {"to", str}, {"utc_offset", str}, {"step", str}, {"priced", boolean},
+                          {"currency", {{"type", "string"}, {"nullable", true}}},
+                          {"slots", {{"type", "array"}, {"items", Ref("MeterSlot")}}}}}};
   s["ReportSummary"] = {{"type", "object"},
                         {"required", {"name", "error"}},
                         {"properties",
@@ -180,6 +191,21 @@ json Schemas() {
                       {"description", "a check report, as `gpuplan check --json` writes it (docs/check.md §6)"},
                       {"required", {"verdict", "tests"}},
                       {"properties", {{"verdict", str}, {"tests", arr}, {"expect", str}}}};
+  s["ComparedMachine"] = {{"type", "object"},
+                          {"required", {"file", "label", "card", "gpus", "verdict"}},
+                          {"properties",
+                           {{"file", str}, {"label", str}, {"card", str}, {"gpus", integer}, {"verdict", str},
+                            {"price_per_hour", {{"type", "number"}, {"nullable", true}}},
+                            {"rank", {{"type", "integer"}, {"nullable", true}}}}}};
+  s["Comparison"] = {{"type", "object"},
+                     {"description", "what `gpuplan check compare REPORT... --json -` prints (docs/check.md §7)"},
+                     {"required", {"machines", "rows", "rank_basis", "notes"}},
+                     {"properties",
+                      {{"currency", {{"type", "string"}, {"nullable", true}}},
+                       {"rank_basis", str},
+                       {"notes", {{"type", "array"}, {"items", str}}},
+                       {"machines", {{"type", "array"}, {"items", Ref("ComparedMachine")}}},
+                       {"rows", arr}}}};
   return s;
 }
 
@@ -238,6 +264,27 @@ json OpenApiDocument() {
         {"responses",
          WithErrors({{"200", {{"description", "timestamp,gpus"}, {"content", {{"text/csv", {{"schema", {{"type", "string"}}}}}}}}}},
                     false)}}}};
+  paths["/api/meter/timeline"] = {
+      {"get",
+       {{"summary", "money and hours over time: gpuplan meter report over each hour or day of the range"},
+        {"description", "Each slot's `total` is the `total` of `gpuplan meter report --from SLOT --to SLOT_END "
+                        "--json` (a whole report per slot: at most 744 slots)."},
+        {"parameters",
+         {Query("from", "start (2026-03-01T09:00, 2026-03-01 or 2026-03)", "2026-03-01"),
+          Query("to", "end, exclusive", "2026-03-02"), Query("step", "hour (default) | day", "hour"),
+          Query("offer", "the offer id in the server's --meter-offers", "")}},
+        {"responses", WithErrors({{"200", Ok("the slots", Ref("MeterTimeline"))}}, false)}}}};
+  paths["/api/check/compare"] = {
+      {"post",
+       {{"summary", "gpuplan check compare --json over reports of the server's --reports folder"},
+        {"description", "The body names two or more reports of the folder, as GET /api/check/reports lists them."},
+        {"requestBody",
+         {{"required", true},
+          {"content",
+           {{"application/json",
+             {{"schema", {{"type", "object"}}},
+              {"example", {{"reports", {"rtx4090.json", "h100x2-burn-in.json"}}}}}}}}}},
+        {"responses", WithErrors({{"200", Ok("the reports side by side", Ref("Comparison"))}}, true)}}}};
   paths["/api/check/reports"] = {{"get",
                                   {{"summary", "the check reports in the server's --reports folder"},
                                    {"responses", WithErrors({{"200", Ok("one line per file", Ref("Reports"))}}, false)}}}};

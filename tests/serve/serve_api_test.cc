@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -167,6 +168,8 @@ class ServeApiTest : public ::testing::Test {
                                 dir_->string());
     ASSERT_TRUE(fs::exists(*dir_ / "reports" / "rtx4090.json")) << "check exit " << check.code;
     std::ofstream(*dir_ / "reports" / "not-a-report.json") << "{\"hello\": 1}";
+    // A two-GPU H100 report with burn-in curves (tests/fixtures/check/README.md).
+    fs::copy_file(Fixture("check/h100x2-burn-in.json"), *dir_ / "reports" / "h100x2-burn-in.json");
     // A page folder with a link out of it (to /etc), which must not be followed.
     fs::create_directories(*dir_ / "web" / "assets");
     std::ofstream(*dir_ / "web" / "index.html") << "<!doctype html><title>fixture page</title>";
@@ -426,19 +429,84 @@ TEST_F(ServeApiTest, MeterReportAndExport) {
 
 TEST_F(ServeApiTest, CheckReports) {
   const json list = Body(Get("/api/check/reports"));
-  ASSERT_EQ(list["reports"].size(), 2u);
-  EXPECT_EQ(list["reports"][0]["name"], "not-a-report.json");
-  EXPECT_TRUE(list["reports"][0]["error"].is_string());
-  EXPECT_EQ(list["reports"][1]["name"], "rtx4090.json");
-  EXPECT_TRUE(list["reports"][1]["error"].is_null());
+  ASSERT_EQ(list["reports"].size(), 3u);
+  EXPECT_EQ(list["reports"][0]["name"], "h100x2-burn-in.json");
+  EXPECT_TRUE(list["reports"][0]["error"].is_null());
+  EXPECT_EQ(list["reports"][1]["name"], "not-a-report.json");
+  EXPECT_TRUE(list["reports"][1]["error"].is_string());
+  EXPECT_EQ(list["reports"][2]["name"], "rtx4090.json");
+  EXPECT_TRUE(list["reports"][2]["error"].is_null());
   const json one = Body(Get("/api/check/reports/rtx4090.json"));
   EXPECT_EQ(one["expect"], "RTX 4090");
-  EXPECT_EQ(one["verdict"], list["reports"][1]["verdict"]);
+  EXPECT_EQ(one["verdict"], list["reports"][2]["verdict"]);
+  // The curves come through as the file has them.
+  const json burn = Body(Get("/api/check/reports/h100x2-burn-in.json"));
+  EXPECT_EQ(burn["curves"], json::parse(ReadText(Fixture("check/h100x2-burn-in.json")))["curves"]);
   for (const std::string bad : {"/api/check/reports/..%2Fmeter.db", "/api/check/reports/missing.json",
                                 "/api/check/reports/%2E%2E"}) {
     const auto r = Get(bad);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 404) << bad;
+  }
+}
+
+TEST_F(ServeApiTest, CheckCompareEqualsTheCli) {
+  const auto r = Post("/api/check/compare", {{"reports", {"rtx4090.json", "h100x2-burn-in.json"}}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  // The CLI in the reports folder, naming the files as the body names them.
+  const CliRun cli = RunCli({"check", "compare", "rtx4090.json", "h100x2-burn-in.json", "--json", "-"},
+                            (*dir_ / "reports").string());
+  EXPECT_EQ(cli.code, 0);
+  EXPECT_EQ(Body(r), json::parse(cli.out));
+  // The two cards, as the files name them.
+  EXPECT_EQ(Body(r)["machines"][0]["card"], "RTX 4090");
+  EXPECT_EQ(Body(r)["machines"][1]["gpus"], 2);
+  for (const auto& [body, field] : std::vector<std::pair<json, std::string>>{
+           {{{"reports", {"rtx4090.json"}}}, "reports"},
+           {{{"reports", {"rtx4090.json", "missing.json"}}}, "reports"},
+           {{{"reports", {"rtx4090.json", "../meter.db"}}}, "reports"},
+           {{{"reports", "rtx4090.json"}}, "reports"},
+           {{{"reports", {"rtx4090.json", "h100x2-burn-in.json"}}, {"offers", "/etc/passwd"}}, "offers"}}) {
+    const auto bad = Post("/api/check/compare", body);
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(bad->status, 400) << body.dump();
+    EXPECT_EQ(Body(bad)["error"]["field"], field) << body.dump() << ": " << bad->body;
+  }
+}
+
+TEST_F(ServeApiTest, MeterTimelineSlotsAreTheCliReportOfEachSlot) {
+  const auto r = Get("/api/meter/timeline?from=2026-03-01&to=2026-03-02");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json j = Body(r);
+  EXPECT_EQ(j["step"], "hour");
+  ASSERT_EQ(j["slots"].size(), 24u);
+  // By hand (MakeMeterDb): busy 10:00-12:00, idle 12:00-13:00, nothing else.
+  double busy = 0;
+  double idle = 0;
+  for (const auto& slot : j["slots"]) {
+    busy += slot["total"]["busy_hours"].get<double>();
+    idle += slot["total"]["idle_hours"].get<double>();
+  }
+  EXPECT_DOUBLE_EQ(busy, 2.0);
+  EXPECT_DOUBLE_EQ(idle, 1.0);
+  EXPECT_DOUBLE_EQ(j["slots"][12]["total"]["idle_hours"].get<double>(), 1.0);
+  EXPECT_EQ(j["slots"][10]["from"], "2026-03-01T10:00+00:00");
+  const CliRun cli = RunCli({"meter", "report", "--db", (*dir_ / "meter.db").string(), "--from", "2026-03-01T10:00+00:00",
+                             "--to", "2026-03-01T11:00+00:00", "--json"},
+                            dir_->string());
+  EXPECT_EQ(j["slots"][10]["total"], json::parse(cli.out)["total"]);
+
+  const json days = Body(Get("/api/meter/timeline?from=2026-03-01&to=2026-03-03&step=day"));
+  ASSERT_EQ(days["slots"].size(), 2u);
+  EXPECT_DOUBLE_EQ(days["slots"][0]["total"]["observed_hours"].get<double>(), 3.0);
+  for (const auto& [query, field] : std::vector<std::pair<std::string, std::string>>{
+           {"step=week", "step"}, {"by=user", "by"}, {"db=/etc/passwd", "db"}, {"from=2026-01&to=2026-03", "step"}}) {
+    const auto bad = Get("/api/meter/timeline?" + query);
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(bad->status, 400) << query;
+    EXPECT_EQ(Body(bad)["error"]["field"], field) << query << ": " << bad->body;
   }
 }
 
@@ -611,7 +679,7 @@ TEST_F(ServeApiTest, EveryRouteOfTheOpenApiDocumentAnswersAsDescribed) {
       ++checked;
     }
   }
-  EXPECT_GE(checked, 12);
+  EXPECT_GE(checked, 14);
 }
 
 }  // namespace

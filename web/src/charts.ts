@@ -9,7 +9,8 @@ echarts.use([BarChart, LineChart, GridComponent, LegendComponent, TooltipCompone
 
 export type ChartOption = echarts.EChartsCoreOption;
 
-// Draws `option` into a new chart element appended to `parent`.
+// Draws `option` into a new chart element appended to `parent`; the element's data-series says
+// how many series it drew.
 export function chart(parent: HTMLElement, option: ChartOption, height = 320): HTMLElement {
   const el = document.createElement('div');
   el.className = 'chart';
@@ -17,6 +18,8 @@ export function chart(parent: HTMLElement, option: ChartOption, height = 320): H
   parent.appendChild(el);
   const c = echarts.init(el);
   c.setOption({ animation: false, ...option });
+  // The series drawn, for the page's tests (the chart itself is a canvas).
+  el.dataset.series = String(((c.getOption().series as unknown[]) ?? []).length);
   window.addEventListener('resize', () => c.resize());
   return el;
 }

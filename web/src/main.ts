@@ -360,39 +360,88 @@ async function meterView(root: HTMLElement): Promise<void> {
   const from = input('from', '');
   const to = input('to', '');
   const by = select('by', ['gpu', 'user', 'job', 'pod'], 'gpu');
+  const offer = input('offer', '');
   const load = el('button', { type: 'button', id: 'meter-load' }, t('meter.load'));
   const out = el('section', { id: 'meter-out' });
   load.addEventListener('click', async () => {
-    const q = new URLSearchParams({ by: by.value });
-    if (from.value) q.set('from', from.value);
-    if (to.value) q.set('to', to.value);
+    const range = new URLSearchParams();
+    if (from.value) range.set('from', from.value);
+    if (to.value) range.set('to', to.value);
+    const q = new URLSearchParams(range);
+    q.set('by', by.value);
+    if (offer.value) q.set('offer', offer.value);
     try {
+      out.replaceChildren(el('p', {}, t('loading')));
+      const r = await get<Json>(`/api/meter/report?${q}`);
       out.replaceChildren();
-      renderMeter(out, await get<Json>(`/api/meter/report?${q}`));
-      // Over time: the busy GPUs per hour, the usage CSV the meter exports for gpuplan cost.
-      const e = new URLSearchParams();
-      if (from.value) e.set('from', from.value);
-      if (to.value) e.set('to', to.value);
-      renderUsageOverTime(out, await get<string>(`/api/meter/export?${e}`));
+      renderMeter(out, r);
+      // Money over time: the report over each hour of a range up to two days, else each day
+      // (every slot is a whole report on the server).
+      const slots = new URLSearchParams(range);
+      slots.set('step', r.hours > 48 ? 'day' : 'hour');
+      if (offer.value) slots.set('offer', offer.value);
+      renderMoneyOverTime(out, await get<Json>(`/api/meter/timeline?${slots}`));
+      // Hour by hour: the GPUs busy and the GPUs held (the usage CSVs the meter exports for
+      // gpuplan cost, basis busy and allocated); held but not busy in red.
+      const held = new URLSearchParams(range);
+      held.set('basis', 'allocated');
+      renderUsageOverTime(out, await get<string>(`/api/meter/export?${range}`), await get<string>(`/api/meter/export?${held}`));
     } catch (e) {
       if (e instanceof ApiError && e.field === 'meter_db') out.replaceChildren(el('p', {}, t('meter.none')));
       else showError(out, e);
     }
   });
-  root.append(el('div', { class: 'form' }, field(t('meter.from'), from), field(t('meter.to'), to), field(t('meter.by'), by), load), out);
+  root.append(
+    el('div', { class: 'form' }, field(t('meter.from'), from), field(t('meter.to'), to), field(t('meter.by'), by),
+      field(t('meter.offer'), offer), load),
+    out,
+  );
 }
 
-function renderUsageOverTime(out: HTMLElement, csv: string): void {
-  const rows = csv.trim().split('\n').slice(1).map((line) => line.split(','));
-  if (!rows.length) return;
-  out.append(el('h3', {}, t('meter.over_time')));
-  chart(out, {
+// Per slot: the money billed while busy (blue) and the idle-but-billed money (red), stacked.
+function renderMoneyOverTime(out: HTMLElement, tl: Json): void {
+  const slots = tl.slots as Json[];
+  const section = el('div', { id: 'meter-money' }, el('h3', {}, t('meter.money_over_time')));
+  out.append(section);
+  if (!tl.priced) {
+    section.append(el('p', { class: 'note' }, t('meter.unpriced')));
+    return;
+  }
+  chart(section, {
     tooltip: { trigger: 'axis' },
-    grid: { left: 60, right: 30, top: 20, bottom: 60 },
-    xAxis: { type: 'category', data: rows.map((r) => r[0]), axisLabel: { rotate: 30 } },
+    legend: { top: 0 },
+    grid: { left: 70, right: 30, top: 40, bottom: 60 },
+    xAxis: { type: 'category', data: slots.map((x) => x.from), axisLabel: { rotate: 30 } },
+    yAxis: { type: 'value', name: tl.currency },
+    series: [
+      { name: t('meter.busy_money'), type: 'bar', stack: 'm', barCategoryGap: 0, itemStyle: { color: '#5470c6' },
+        data: slots.map((x) => x.total.money - x.total.idle_money) },
+      { name: t('meter.idle_money'), type: 'bar', stack: 'm', barCategoryGap: 0, itemStyle: { color: '#d00' },
+        data: slots.map((x) => x.total.idle_money) },
+    ],
+  }, 280);
+}
+
+function renderUsageOverTime(out: HTMLElement, busyCsv: string, heldCsv: string): void {
+  const rows = (csv: string): string[][] => csv.trim().split('\n').slice(1).map((line) => line.split(','));
+  const busy = rows(busyCsv);
+  const held = new Map(rows(heldCsv).map((r) => [r[0], Number(r[1])]));
+  if (!busy.length) return;
+  const section = el('div', { id: 'meter-hours' }, el('h3', {}, t('meter.over_time')));
+  out.append(section);
+  chart(section, {
+    tooltip: { trigger: 'axis' },
+    legend: { top: 0 },
+    grid: { left: 60, right: 30, top: 40, bottom: 60 },
+    xAxis: { type: 'category', data: busy.map((r) => r[0]), axisLabel: { rotate: 30 } },
     yAxis: { type: 'value', name: t('col.count') },
-    series: [{ name: t('col.busy'), type: 'line', step: 'end', areaStyle: {}, showSymbol: false, data: rows.map((r) => Number(r[1])) }],
-  }, 260);
+    series: [
+      { name: t('col.busy'), type: 'line', step: 'end', stack: 'g', areaStyle: {}, showSymbol: false, itemStyle: { color: '#5470c6' },
+        data: busy.map((r) => Number(r[1])) },
+      { name: t('meter.held_idle'), type: 'line', step: 'end', stack: 'g', areaStyle: { color: '#d00' }, showSymbol: false,
+        itemStyle: { color: '#d00' }, data: busy.map((r) => Math.max(0, (held.get(r[0]) ?? 0) - Number(r[1]))) },
+    ],
+  }, 280);
 }
 
 function renderMeter(out: HTMLElement, r: Json): void {
@@ -420,8 +469,19 @@ function renderMeter(out: HTMLElement, r: Json): void {
     ),
   );
   if (r.idle?.length) {
-    out.append(el('h3', {}, t('meter.idle')), el('ul', { class: 'alerts' }, ...r.idle.map((i: Json) => el('li', { class: 'bad' }, i.line))));
+    out.append(el('h3', {}, t('meter.idle')),
+      el('ul', { class: 'alerts', id: 'meter-idle' }, ...r.idle.map((i: Json) => el('li', { class: 'bad' }, i.line))));
   }
+  if (r.right_sizing?.length) {
+    out.append(el('h3', {}, t('meter.right_sizing')),
+      el('ul', { id: 'right-sizing' }, ...r.right_sizing.map((x: Json) => el('li', {}, x.line))));
+  }
+  if (r.projection) {
+    const p = r.projection;
+    out.append(el('h3', {}, `${t('meter.projection')} ${p.month}`),
+      table([t('meter.so_far'), t('meter.projected')], [[money(p.so_far, r.currency), money(p.projected, r.currency)]]));
+  }
+  out.append(el('p', { class: 'note' }, t('meter.alerts_none')));
   for (const n of r.notes ?? []) out.append(el('p', { class: 'note' }, n));
 }
 
@@ -437,9 +497,13 @@ async function checkView(root: HTMLElement): Promise<void> {
     else showError(root, e);
     return;
   }
+  const picked: HTMLInputElement[] = [];
   const rows = (list.reports as Json[]).map((r) => {
     const open = el('button', { type: 'button', class: 'open-report', 'data-name': r.name }, t('check.open'));
+    const pick = el('input', { type: 'checkbox', class: 'pick-report', 'data-name': r.name, 'aria-label': t('check.select') });
     open.disabled = r.error !== null;
+    pick.disabled = r.error !== null;
+    picked.push(pick);
     open.addEventListener('click', async () => {
       try {
         out.replaceChildren();
@@ -448,9 +512,91 @@ async function checkView(root: HTMLElement): Promise<void> {
         showError(out, e);
       }
     });
-    return el('tr', {}, el('td', {}, r.name), el('td', {}, r.error ?? t(`verdict.${r.verdict}`)), el('td', {}, r.expect ?? ''), el('td', {}, open));
+    return el('tr', {}, el('td', {}, pick), el('td', {}, r.name), el('td', {}, r.error ?? t(`verdict.${r.verdict}`)),
+      el('td', {}, r.expect ?? ''), el('td', {}, open));
   });
-  root.append(el('table', { id: 'reports' }, el('tbody', {}, ...rows)), out);
+  const compare = el('button', { type: 'button', id: 'check-compare' }, t('check.compare'));
+  compare.addEventListener('click', async () => {
+    const names = picked.filter((p) => p.checked).map((p) => p.dataset.name as string);
+    if (names.length < 2) {
+      out.replaceChildren(el('p', { class: 'error', role: 'alert' }, t('check.compare_need_two')));
+      return;
+    }
+    try {
+      out.replaceChildren();
+      renderComparison(out, await post<Json>('/api/check/compare', { reports: names }));
+    } catch (e) {
+      showError(out, e);
+    }
+  });
+  root.append(
+    el('table', { id: 'reports' },
+      el('thead', {}, el('tr', {}, ...[t('check.select'), t('col.report'), t('col.verdict'), '', ''].map((h) => el('th', {}, h)))),
+      el('tbody', {}, ...rows)),
+    el('div', { class: 'buttons' }, compare),
+    out,
+  );
+}
+
+// A measured number as the page shows it: six significant digits.
+const figure = (x: number): string => String(Number(x.toPrecision(6)));
+
+// gpuplan check compare --json: one column per report; the machine's card, GPUs and verdict,
+// then every test's cell (the worst status, the weakest GPU's value). The tests a lab compares
+// providers by first.
+const KEY_TESTS = ['gemm_bf16', 'stream_triad', 'pcie_h2d_pinned', 'burn_in_temperature', 'burn_in_tflops'];
+
+function renderComparison(out: HTMLElement, c: Json): void {
+  const machines = c.machines as Json[];
+  const rank = (k: string): number => (KEY_TESTS.includes(k) ? KEY_TESTS.indexOf(k) : KEY_TESTS.length);
+  const rows = [...(c.rows as Json[])].sort((a, b) => rank(a.test) - rank(b.test));
+  const head: (string | number)[][] = [
+    [t('col.card'), ...machines.map((m) => m.card)],
+    [t('col.gpus'), ...machines.map((m) => m.gpus)],
+    [t('col.verdict'), ...machines.map((m) => t(`verdict.${m.verdict}`))],
+  ];
+  if (machines.some((m) => m.price_per_hour !== null)) {
+    head.push([t('col.price_per_hour'), ...machines.map((m) => (m.price_per_hour === null ? '—' : money(m.price_per_hour, c.currency ?? '')))]);
+    head.push([t('col.rank'), ...machines.map((m) => m.rank ?? '—')]);
+  }
+  const body = rows.map((row) => [
+    `${row.test}${row.unit ? ` (${row.unit})` : ''}`,
+    ...row.cells.map((cell: Json) => (cell === null ? '—' : `${cell.measured === null ? cell.text || '—' : figure(cell.measured)} · ${t(`verdict.${cell.status}`)}`)),
+  ]);
+  const tbl = table([t('col.test'), ...machines.map((m) => `${m.file} (${m.label})`)], [...head, ...body]);
+  tbl.id = 'comparison';
+  out.append(el('h3', {}, t('check.compare_title')), tbl);
+  if (c.rank_basis) out.append(el('p', { class: 'note' }, c.rank_basis));
+  for (const n of c.notes ?? []) out.append(el('p', { class: 'note' }, n));
+}
+
+// The burn-in's NVML curves (docs/check.md §6 curves[]): temperature, power and SM clock over
+// the seconds of the test, one line per GPU in each, on three grids of one chart.
+const CURVE_FIGURES: [string, string][] = [['temperature_c', 'check.temperature'], ['power_w', 'check.power'], ['sm_clock_mhz', 'check.sm_clock']];
+
+function burnInChart(out: HTMLElement, curves: Json[]): void {
+  const box = el('div', { id: 'burn-in' }, el('h4', {}, t('check.burn_in')));
+  out.append(box);
+  const n = CURVE_FIGURES.length;
+  const top = (i: number): number => 40 + i * 170;
+  chart(box, {
+    tooltip: { trigger: 'axis' },
+    legend: { top: 0, type: 'scroll' },
+    grid: CURVE_FIGURES.map((_, i) => ({ left: 70, right: 30, top: top(i), height: 120 })),
+    xAxis: CURVE_FIGURES.map((_, i) => ({ type: 'value', gridIndex: i, name: i === n - 1 ? t('check.seconds') : '', min: 0 })),
+    yAxis: CURVE_FIGURES.map(([, label], i) => ({ type: 'value', gridIndex: i, name: t(label), scale: true })),
+    series: CURVE_FIGURES.flatMap(([key, label], i) =>
+      curves.map((cv) => ({
+        name: `GPU ${cv.gpu}${cv.node ? ` ${cv.node}` : ''} · ${t(label)}`,
+        type: 'line',
+        xAxisIndex: i,
+        yAxisIndex: i,
+        showSymbol: cv.t.length < 30,
+        connectNulls: false,
+        data: (cv.t as (number | null)[]).map((s, k) => [s, cv[key][k]]),
+      })),
+    ),
+  }, top(n) + 10);
 }
 
 function renderReport(out: HTMLElement, name: string, r: Json): void {
@@ -459,6 +605,8 @@ function renderReport(out: HTMLElement, name: string, r: Json): void {
     el('p', { id: 'report-verdict', class: r.verdict === 'FAIL' || r.verdict === 'ERROR' ? 'verdict bad' : 'verdict ok' },
       `${t('check.verdict')}: ${t(`verdict.${r.verdict}`)}`),
   );
+  const burnIn = ((r.curves ?? []) as Json[]).filter((c) => c.test === 'burn_in');
+  if (burnIn.length) burnInChart(out, burnIn);
   // Tests with a measured and a promised number: measured as a share of promised.
   const numeric = (r.tests as Json[]).filter((x) => typeof x.measured === 'number' && typeof x.expected === 'number' && x.expected !== 0);
   if (numeric.length) {
@@ -478,17 +626,17 @@ function renderReport(out: HTMLElement, name: string, r: Json): void {
       }],
     }, Math.max(160, 60 + 28 * numeric.length));
   }
-  out.append(
-    table(
-      [t('col.test'), t('col.status'), t('col.measured'), t('col.expected')],
-      (r.tests as Json[]).map((x) => [
-        `${x.name}${x.gpu === null ? '' : ` #${x.gpu}`}`,
-        t(`verdict.${x.status}`),
-        x.measured_text ?? (x.measured === null ? '—' : `${x.measured} ${x.unit}`),
-        x.expected_text ?? (x.expected === null ? '—' : `${x.expected} ${x.unit}`),
-      ]),
-    ),
+  const tests = table(
+    [t('col.test'), t('col.status'), t('col.measured'), t('col.expected')],
+    (r.tests as Json[]).map((x) => [
+      `${x.name}${x.gpu === null ? '' : ` #${x.gpu}`}`,
+      t(`verdict.${x.status}`),
+      x.measured_text ?? (x.measured === null ? '—' : `${x.measured} ${x.unit}`),
+      x.expected_text ?? (x.expected === null ? '—' : `${x.expected} ${x.unit}`),
+    ]),
   );
+  tests.id = 'report-tests';
+  out.append(el('h4', {}, t('check.tests')), tests);
 }
 
 // --- shell --------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 //   node web/tests/e2e.mjs --binary build/gpuplan --data data --web build/web \
 //        --fixtures tests/fixtures --out build/web-e2e
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -37,6 +37,14 @@ try {
 } catch {
   // check exits 1 on a FAIL verdict; the report is written all the same.
 }
+// A two-GPU H100 report with burn-in curves, made by the real binary (tests/fixtures/check/README.md).
+const burnInName = 'h100x2-burn-in.json';
+const burnIn = JSON.parse(readFileSync(join(args.fixtures, 'check', burnInName), 'utf8'));
+copyFileSync(join(args.fixtures, 'check', burnInName), join(scratch, 'reports', burnInName));
+// The example week of a 4 x A100 lab server (data/traces/README.md) replayed into a meter database.
+const meterDb = join(scratch, 'week.db');
+execFileSync(args.binary, ['--data-dir', args.data, 'meter', 'run', '--replay',
+  join(args.data, 'traces/lab-4xa100-week.jsonl'), '--speed', '1e9', '--db', meterDb], { stdio: 'ignore' });
 // Usage: two GPUs for the first 10 hours of 2027-03-01, one for the next 5: 25 GPU-hours.
 let csv = 'timestamp,gpus\n';
 for (let h = 0; h < 15; h++) csv += `2027-03-01T${String(h).padStart(2, '0')}:00,${h < 10 ? 2 : 1}\n`;
@@ -45,7 +53,8 @@ writeFileSync(join(scratch, 'usage.csv'), csv);
 function startServer() {
   return new Promise((res, rej) => {
     const p = spawn(args.binary, ['--data-dir', args.data, 'serve', '--port', '0', '--web', args.web, '--reports',
-      join(scratch, 'reports')], { stdio: ['ignore', 'pipe', 'inherit'] });
+      join(scratch, 'reports'), '--meter-db', meterDb, '--meter-offers', join(args.data, 'offers/nanjing-a100.yaml')],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => {
       out += d;
@@ -151,6 +160,57 @@ try {
     await page.waitForSelector('#report-verdict');
     await page.waitForSelector('#check-out .chart canvas');
     await shot('6-check-report');
+  });
+
+  await step('open a report with curves and see the burn-in chart, one line per GPU and figure', async () => {
+    // From the fixture: the burn-in's curves, one per GPU; the page plots temperature, power and
+    // SM clock of each.
+    const gpus = new Set(burnIn.curves.filter((c) => c.test === 'burn_in').map((c) => `${c.node}/${c.gpu}`)).size;
+    expect(gpus === 2, `fixture: ${gpus} GPUs with burn-in curves`);
+    await page.click(`button.open-report[data-name="${burnInName}"]`);
+    await page.waitForSelector('#burn-in .chart[data-series] canvas');
+    const series = Number(await page.getAttribute('#burn-in .chart', 'data-series'));
+    expect(series === gpus * 3, `burn-in chart: ${series} series, want ${gpus} GPUs x 3 figures`);
+    // Verdicts per test: every test of the file has its row.
+    const rows = (await page.$$('#report-tests tbody tr')).length;
+    expect(rows === burnIn.tests.length, `verdict rows: ${rows}, file: ${burnIn.tests.length}`);
+    expect((await page.textContent('#report-verdict')).includes('不通过'), 'the FAIL verdict in Chinese');
+    await shot('7-check-burn-in');
+  });
+
+  await step('compare two reports side by side', async () => {
+    await page.check('input.pick-report[data-name="rtx4090.json"]');
+    await page.check(`input.pick-report[data-name="${burnInName}"]`);
+    await page.click('#check-compare');
+    await page.waitForSelector('#comparison');
+    const text = await page.textContent('#comparison');
+    // A figure from each file: the H100's bf16 GEMM (its weakest GPU) and the RTX 4090's memory.
+    const gemm = Math.min(...burnIn.tests.filter((x) => x.name === 'gemm_bf16').map((x) => x.measured));
+    const rtx = JSON.parse(readFileSync(join(scratch, 'reports/rtx4090.json'), 'utf8'));
+    const mem = rtx.tests.find((x) => x.name === 'gpu_memory_total').measured;
+    for (const want of ['rtx4090.json', burnInName, String(Number(gemm.toPrecision(6))), String(mem)]) {
+      expect(text.includes(want), `comparison lacks ${want}: ${text.slice(0, 400)}`);
+    }
+    await shot('8-check-compare');
+  });
+
+  await step('usage dashboard over the example week: money over time, GPU 3 idle 166 h', async () => {
+    await page.click('#tab-meter');
+    // The week in UTC (the trace's clock); the offers' zone, +08:00, labels the hours.
+    await page.fill('#in-from', '2026-03-02T00:00Z');
+    await page.fill('#in-to', '2026-03-09T00:00Z');
+    await page.fill('#in-offer', 'nj-a100-on-demand');
+    await page.click('#meter-load');
+    await page.waitForSelector('#meter-idle');
+    // data/traces/README.md by hand: GPU 3 is paid for 166 of 168 hours with nothing on it.
+    const idle = await page.textContent('#meter-idle');
+    expect(idle.includes('GPU 3: 166 h'), `idle lines: ${idle}`);
+    await page.waitForSelector('#meter-money .chart[data-series] canvas', { timeout: 120000 });
+    const series = Number(await page.getAttribute('#meter-money .chart', 'data-series'));
+    expect(series === 2, `money chart: ${series} series, want busy and idle`);
+    await page.waitForSelector('#meter-hours .chart[data-series] canvas');
+    expect(Number(await page.getAttribute('#meter-hours .chart', 'data-series')) === 2, 'GPUs per hour: busy and idle');
+    await shot('9-usage-dashboard');
   });
 
   await step('no errors in the console (CSP included)', async () => {
