@@ -9,6 +9,8 @@
 #include "catalog/model.h"
 #include "core/error.h"
 #include "fit/advisor.h"
+#include "fit/fit_options.h"
+#include "fit/fit_request.h"
 #include "fit/framework.h"
 #include "fit/memory_model.h"
 #include "test_paths.h"
@@ -182,12 +184,12 @@ TEST(Frameworks, GenericChangesNothingAndSplitsTheThreeNumbers) {
 TEST(Frameworks, TorchtuneChunkedLossSavesFourSVTimesOneMinusOneOverChunks) {
   // Qwen3-0.6B, vocab 151936, seq 2048, micro-batch 1: the full loss keeps an fp32 upcast and an
   // fp32 log-softmax of S x V; 8 chunks make the upcast one chunk at a time:
-  // saved = 4 x 2048 x 151936 x (1 - 1/8) = 1,089,404,928 bytes.
+  // saved = 4 x 2048 x 151936 x (1 - 1/8) = 7168 x 151936 = 1,089,077,248 bytes.
   const Workload w = Train(Task::kFull, 2048);
   const MemoryEstimate full = EstimateMemory(Qwen06b(), w, Layout{});
   const MemoryEstimate tt = EstimateMemory(Qwen06b(), w, Layout{}, With("torchtune"));
-  EXPECT_DOUBLE_EQ(full.per_gpu.activations.value - tt.per_gpu.activations.value, 1'089'404'928.0);
-  EXPECT_DOUBLE_EQ(4.0 * 2048 * 151936 * (1 - 1.0 / 8), 1'089'404'928.0);
+  EXPECT_DOUBLE_EQ(full.per_gpu.activations.value - tt.per_gpu.activations.value, 1'089'077'248.0);
+  EXPECT_DOUBLE_EQ(4.0 * 2048 * 151936 * (1 - 1.0 / 8), 1'089'077'248.0);
   EXPECT_LT(tt.nvidia_smi.value, full.nvidia_smi.value);
 }
 
@@ -322,6 +324,58 @@ TEST(Frameworks, LlamaCppGgufWeightsAreParamsTimesBitsOverEight) {
   EXPECT_DOUBLE_EQ(e.per_gpu.weights.value, kP8b * 4.84 / 8);
   o.gguf_bits = Shipped().GgufBits("Q8_0");
   EXPECT_DOUBLE_EQ(EstimateMemory(test::Llama8b(), Infer(4096), Layout{}, o).per_gpu.weights.value, kP8b * 8.5 / 8);
+}
+
+template <typename F>
+std::string FieldOfError(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.field();
+  }
+  return "(no error)";
+}
+
+TEST(FrameworkRequest, PrepareFitAppliesTheProfileAndChecksIt) {
+  FitRequest r;
+  r.model = "Llama-3.1-8B";
+  r.task = "infer";
+  r.context = 8192;
+  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"context", 8192}, {"framework", "vllm"}}, r);
+  FitInputs in = PrepareFit(r, test::DataDir());
+  EXPECT_EQ(in.overhead.framework.name, "vllm");
+  EXPECT_EQ(in.cuda_context_mib.at("hopper"), 550);
+  // One H100: the Hopper context, 550 MiB; the CLI test and tests/scenarios/fit/vllm-kv-tokens-h100.yaml
+  // hold the same case: (0.9 x 85,520,809,984 - 16,060,522,496 - 1,269,301,248 - 576,716,800)
+  // / 131,072 = 450,608.7 -> 450,608 tokens.
+  const FitSingle one = FitOnCard(r, in, test::Catalog().Find("H100 SXM 80GB"), test::Catalog());
+  EXPECT_EQ(one.memory.kv_cache_tokens.value_or(0), 450'608);
+  EXPECT_TRUE(one.fits);
+  // --cuda-context-mib given keeps its value for every card.
+  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"framework", "vllm"}, {"cuda_context_mib", 500}}, r);
+  EXPECT_TRUE(PrepareFit(r, test::DataDir()).cuda_context_mib.empty());
+  // The wrong kind of profile, an unknown one, a fraction out of range or on a training profile,
+  // an unknown GGUF type: each names its flag.
+  r = FitRequest{};
+  r.model = "Llama-3.1-8B";
+  r.task = "infer";
+  r.framework = "torchtune";
+  EXPECT_EQ(FieldOfError([&] { PrepareFit(r, test::DataDir()); }), "--framework");
+  r.framework = "vlm";
+  EXPECT_EQ(FieldOfError([&] { PrepareFit(r, test::DataDir()); }), "--framework");
+  r.framework = "vllm";
+  r.gpu_memory_utilization = 1.5;
+  EXPECT_EQ(FieldOfError([&] { PrepareFit(r, test::DataDir()); }), "--gpu-memory-utilization");
+  r.framework = "llama.cpp";
+  r.gpu_memory_utilization.reset();
+  r.gguf_type = "Q9_K";
+  EXPECT_EQ(FieldOfError([&] { PrepareFit(r, test::DataDir()); }), "--gguf-type");
+  r.task = "full";
+  r.framework = "vllm";
+  EXPECT_EQ(FieldOfError([&] { PrepareFit(r, test::DataDir()); }), "--framework");
+  r.framework = "hf-trainer";
+  r.gpu_memory_utilization = 0.5;
+  EXPECT_EQ(FieldOfError([&] { PrepareFit(r, test::DataDir()); }), "--gpu-memory-utilization");
 }
 
 }  // namespace
