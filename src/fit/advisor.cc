@@ -261,7 +261,9 @@ bool CardRuns(const Gpu& gpu, const Workload& w) {
 double UsableBytes(const Gpu& gpu, double margin) { return static_cast<double>(gpu.memory_bytes) * (1.0 - margin); }
 
 bool Fits(const MemoryEstimate& e, const Gpu& gpu, double margin) {
-  return e.per_gpu.Total().value <= UsableBytes(gpu, margin);
+  // nvidia_smi is the total of §1-7 plus what a framework profile adds (§8.4).
+  const Bytes shown = e.nvidia_smi.value > 0 ? e.nvidia_smi : e.per_gpu.Total();
+  return e.server_fits && shown.value <= UsableBytes(gpu, margin);
 }
 
 std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu& gpu,

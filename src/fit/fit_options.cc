@@ -65,6 +65,16 @@ const OptionTable<FitRequest>& FitOptionTable() {
                           &R::offload_optimizer));
     t.push_back(Option<R>("--offload-params", "offload_params", "ZeRO-Infinity parameter offload (zero 3)",
                           &R::offload_params));
+    t.push_back(Option<R>("--framework", "framework",
+                          "framework profile of data/frameworks.yaml (docs/memory-model.md §8): generic, hf-trainer, "
+                          "peft, deepspeed, fsdp, torchtune, litgpt, megatron, torchtitan, llama-factory; vllm, sglang, "
+                          "lmdeploy, tgi, llama.cpp", &R::framework));
+    t.push_back(Option<R>("--gguf-type", "gguf_type", "llama.cpp: GGUF type of the weights (Q4_K_M, Q5_K_M, Q6_K, "
+                          "Q8_0, Q4_0, F16, ...; data/frameworks.yaml)", &R::gguf_type));
+    t.push_back(Option<R>("--gpu-memory-utilization", "gpu_memory_utilization",
+                          "inference server profiles: the KV fraction (vLLM gpu_memory_utilization, SGLang "
+                          "mem_fraction_static, lmdeploy cache_max_entry_count)", &R::gpu_memory_utilization)
+                    .Unset("the profile's"));
     t.push_back(Option<R>("--cuda-context-mib", "cuda_context_mib", "CUDA context and library workspaces (docs/memory-model.md §6)",
                           &R::cuda_context_mib).Unit("MiB").Min(0));
     t.push_back(Option<R>("--nccl-mib", "nccl_mib", "NCCL buffers per communicator (docs/memory-model.md §6)", &R::nccl_mib).Unit("MiB").Min(0));
@@ -123,6 +133,7 @@ void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::stri
   if (given("offload_params")) r.pinned.offload_params = r.offload_params;
   r.max_gpus_given = given("max_gpus");
   r.context_given = given("context");
+  r.cuda_context_given = given("cuda_context_mib");
 }
 
 void ApplyJson(const nlohmann::json& j, FitRequest& r) {

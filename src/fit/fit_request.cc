@@ -61,6 +61,38 @@ Workload WorkloadOf(const FitRequest& r) {
   return w;
 }
 
+// §8 of docs/memory-model.md: the profile's conventions into the overheads.
+void ApplyFramework(const FitRequest& r, const std::string& data_dir, FitInputs& in) {
+  if (r.gpu_memory_utilization && !(*r.gpu_memory_utilization > 0 && *r.gpu_memory_utilization <= 1)) {
+    throw InputError("must be in (0, 1]", "", 0, "--gpu-memory-utilization");
+  }
+  if (r.framework == "generic") {
+    return;  // the documented generic convention, no file needed
+  }
+  const FrameworkCatalog catalog = FrameworkCatalog::Load(data_dir + "/frameworks.yaml");
+  const FrameworkProfile& f = catalog.Find(r.framework);
+  const bool infer = in.workload.task == Task::kInfer;
+  if (!f.IsGeneric() && (f.kind == "inference") != infer) {
+    throw InputError(f.name + " is a" + (infer ? " training" : "n inference") + " framework; --task " + r.task +
+                         " needs a" + (infer ? "n inference" : " training") + " profile",
+                     "", 0, "--framework");
+  }
+  if (r.gpu_memory_utilization && f.kv_rule == KvRule::kNone) {
+    throw InputError("applies to an inference server profile (vllm, sglang, lmdeploy, tgi)", "", 0,
+                     "--gpu-memory-utilization");
+  }
+  in.overhead.framework = f;
+  in.overhead.kv_fraction = r.gpu_memory_utilization.value_or(0);
+  if (f.gguf) {
+    in.overhead.gguf_bits = catalog.GgufBits(r.gguf_type);
+  }
+  if (!f.IsGeneric()) {
+    if (!r.cuda_context_given) {
+      in.cuda_context_mib = catalog.cuda_context_mib;
+    }
+  }
+}
+
 }  // namespace
 
 bool FitRequest::IsSearch() const { return gpu.empty() || gpu.find(',') != std::string::npos || max_gpus_given; }
@@ -114,6 +146,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.overhead.cuda_context = MiB(r.cuda_context_mib);
   in.overhead.nccl_per_group = MiB(r.nccl_mib);
   in.overhead.fragmentation = r.fragmentation;
+  ApplyFramework(r, data_dir, in);
   in.time.mfu = r.mfu;
   if (!r.network.empty()) {
     in.time.network = ParseNetwork(r.network);
@@ -162,7 +195,11 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
   const Workload& w = s.workload;
   const Layout& l = s.layout;
   MemoryEstimate& e = s.memory;
-  e = EstimateMemory(spec, w, l, in.overhead, std::optional<int64_t>(gpu.memory_bytes));
+  OverheadConfig overhead = in.overhead;
+  if (const auto it = in.cuda_context_mib.find(gpu.architecture); it != in.cuda_context_mib.end()) {
+    overhead.cuda_context = MiB(it->second);  // §8.4 the card generation's context
+  }
+  e = EstimateMemory(spec, w, l, overhead, std::optional<int64_t>(gpu.memory_bytes));
   e.notes.insert(e.notes.end(), dtype_notes.begin(), dtype_notes.end());
   const auto& ckpt = in.model.checkpoint;
   if (ckpt && ckpt->params != e.params_total) {
@@ -173,13 +210,13 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
   }
   s.fits = Fits(e, gpu);
   if (!s.fits) {
-    s.suggestions = SuggestFixes(spec, w, l, gpu, catalog, in.overhead);
+    s.suggestions = SuggestFixes(spec, w, l, gpu, catalog, overhead);
   }
   s.network = NetworkFor(in.time, gpu);
   if (IsTraining(w.task)) {
     s.training = EstimateTrainingTime(spec, w, l, gpu, in.time, in.tokens);
   } else {
-    s.plan = PlanInference(spec, w, l, gpu, in.time, in.overhead, r.prompt_tokens, r.output_tokens, r.qps,
+    s.plan = PlanInference(spec, w, l, gpu, in.time, overhead, r.prompt_tokens, r.output_tokens, r.qps,
                            r.latency_ms);
     if (s.plan->fits) {
       s.shown = EstimateInferenceTime(spec, w, l, gpu, in.time, r.prompt_tokens, r.output_tokens);

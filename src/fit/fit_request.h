@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct FitRequest {
   int64_t batched_tokens = 8192;
   bool offload_optimizer = false;
   bool offload_params = false;
+  std::string framework = "generic";  // a profile of data/frameworks.yaml (docs/memory-model.md §8)
+  std::string gguf_type = "Q4_K_M";   // llama.cpp profile: the GGUF type of the weights
+  std::optional<double> gpu_memory_utilization;  // server profiles' KV fraction (unset: the profile's)
   double cuda_context_mib = 500;
   double nccl_mib = 256;
   double fragmentation = 0.05;
@@ -81,6 +85,7 @@ struct FitRequest {
   SearchPins pinned;
   bool max_gpus_given = false;
   bool context_given = false;
+  bool cuda_context_given = false;  // else a framework profile takes the card generation's context
 
   std::function<void(double)> progress;  // a search's progress, fraction done (may be empty)
 
@@ -100,6 +105,9 @@ struct FitInputs {
   OverheadConfig overhead;
   TimeConfig time;
   double tokens = 0;  // JobTokens()
+  // With a framework profile and no --cuda-context-mib: the CUDA context by GPU architecture
+  // (data/frameworks.yaml allocator.cuda_context_mib); empty otherwise.
+  std::map<std::string, double> cuda_context_mib;
 };
 FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir);
 

@@ -48,6 +48,13 @@ struct StageTotals {
   Bytes kv_per_seq;
   Bytes act_per_seq;   // inference: activation bytes that grow with concurrency
   Bytes fixed_for_kv;  // inference: everything but the KV cache and per-sequence activations
+  // §8 framework conventions
+  double trainable_params = 0;  // trained parameters this GPU holds (before ZeRO sharding)
+  Bytes non_torch;              // CUDA context + NCCL buffers: outside PyTorch's allocator
+  Bytes reserve;                // caching-allocator slack (reserved - allocated)
+  Bytes comm;                   // framework communication buffers (§8.2)
+  Bytes kv_per_token;           // inference: KV bytes of one token on this GPU, every layer
+  Bytes profile_act;            // inference: activation peak of a server's profiling run (§8.5)
 };
 
 class Estimator {
@@ -138,6 +145,10 @@ class Estimator {
       }
       return t.params * ElementBytes(w_.precision);
     }
+    if (o_.gguf_bits > 0) {
+      // §8.6 llama.cpp: the GGUF type's bits per weight are whole-file averages, every tensor.
+      return t.params * o_.gguf_bits / 8.0;
+    }
     if (w_.weight_dtype == WeightDtype::kFp32) {
       return kFp32Bytes * t.params;
     }
@@ -161,13 +172,15 @@ class Estimator {
   void AddTrainingStates(const std::vector<Trainable>& ts, StageTotals& s) const {
     const bool lora = w_.task == Task::kLora || w_.task == Task::kQlora;
     const double weight_bytes = ElementBytes(w_.precision);
-    const double grad_bytes = weight_bytes;
+    // §8.1 Megatron keeps fp32 main_grad buffers whatever the training dtype.
+    const double grad_bytes = o_.framework.fp32_grads ? kFp32Bytes : weight_bytes;
     const double master = w_.precision == Precision::kMixed ? kFp32Bytes : 0.0;
     double grads = 0;
     double opt = 0;
     double adapters = 0;
     for (const auto& t : ts) {
       const double n = t.params;
+      s.trainable_params += n;
       if (lora) {
         adapters += n * weight_bytes / (l_.zero == 3 ? t.shard : 1.0);
       }
@@ -301,8 +314,22 @@ class Estimator {
     const double p = ActBytes();
     const double sb = static_cast<double>(w_.seq * w_.micro_batch);
     const double t = static_cast<double>(l_.tp);
-    return 2.0 * p * sb * static_cast<double>(m_.hidden) +
-           (p + 4.0 * kLogitsFp32Copies) * sb * static_cast<double>(m_.vocab) / t;
+    const double h = static_cast<double>(m_.hidden);
+    const double v = static_cast<double>(m_.vocab);
+    switch (o_.framework.loss) {
+      case LossKind::kChunked: {
+        // §8.3 the fp32 upcast exists one chunk at a time; the fp32 log-softmax of every chunk
+        // stays for backward: saves 4 x S x V x (1 - 1/chunks) bytes against the full loss.
+        const double chunks = static_cast<double>(o_.framework.loss_chunks);
+        return 2.0 * p * sb * h + (p + 4.0 + 4.0 / chunks) * sb * v / t;
+      }
+      case LossKind::kFused:
+        // §8.3 fused linear + cross-entropy: one chunk of about S x h logits in p and fp32.
+        return 2.0 * p * sb * h + (p + 4.0) * sb * h;
+      case LossKind::kFull:
+        break;
+    }
+    return 2.0 * p * sb * h + (p + 4.0 * kLogitsFp32Copies) * sb * v / t;
   }
 
   // §4.3 / §4.6 activations held by a GPU of a pipeline stage under 1F1B.
@@ -348,10 +375,12 @@ class Estimator {
     }
     const double tokens_per_layer = m_.MeanAttendedTokens(ctx);
     s.kv_per_seq = Bytes(layers * tokens_per_layer * elements * kv_bytes);
+    s.kv_per_token = Bytes(layers * elements * kv_bytes);
     s.mem.kv_cache = s.kv_per_seq * static_cast<double>(w_.concurrency);
 
     // Working buffers of one forward pass over N tokens; freed layer by layer (§5.3).
     const double p = kHalfBytes;
+    const double n_profile = static_cast<double>(w_.batched_tokens);
     const double n = static_cast<double>(std::min<int64_t>(w_.batched_tokens, w_.concurrency * w_.context));
     const double h = static_cast<double>(m_.hidden);
     const double t = static_cast<double>(l_.tp);
@@ -367,11 +396,15 @@ class Estimator {
                              3.0 * static_cast<double>(e.shared_intermediate);
       ffn = std::max(ffn, moe_ffn);
     }
-    const double working = p * n * (2.0 * h + (hq + hkv + nh * static_cast<double>(m_.v_head_dim) + ffn) / t);
+    const double per_token_working = p * (2.0 * h + (hq + hkv + nh * static_cast<double>(m_.v_head_dim) + ffn) / t);
+    const double working = per_token_working * n;
     // Sampler: fp32 logits and probabilities of the last position of each sequence.
     const double per_seq_logits = last ? 2.0 * kFp32Bytes * static_cast<double>(m_.vocab) / t : 0.0;
     s.act_per_seq = Bytes(per_seq_logits);
     s.mem.activations = Bytes(working + per_seq_logits * static_cast<double>(w_.concurrency));
+    // §8.5 the profiling run: one forward of batched_tokens tokens, the sampler over max_num_seqs.
+    const double sampled = static_cast<double>(std::min<int64_t>(o_.framework.max_num_seqs, w_.batched_tokens));
+    s.profile_act = Bytes(per_token_working * n_profile + per_seq_logits * sampled);
     (void)first;
   }
 
@@ -383,9 +416,28 @@ class Estimator {
     groups += (train && l_.dp() > 1) ? 1 : 0;
     groups += l_.ep > 1 ? 1 : 0;
     const Bytes dynamic = train ? s.mem.activations + s.mem.gradients : s.mem.activations;
-    s.mem.overhead = o_.cuda_context + o_.nccl_per_group * static_cast<double>(groups) + dynamic * o_.fragmentation;
+    s.non_torch = o_.cuda_context + o_.nccl_per_group * static_cast<double>(groups);
+    s.reserve = dynamic * o_.fragmentation;
+    s.comm = train ? CommBuffers(s) : Bytes(0);
+    s.mem.overhead = s.non_torch + s.reserve + s.comm;
     s.fixed_for_kv = s.mem.weights + s.mem.overhead + s.mem.activations -
                      s.act_per_seq * static_cast<double>(w_.concurrency) * (1.0 + o_.fragmentation);
+  }
+
+  // §8.2 communication buffers of the framework (none in the generic convention).
+  Bytes CommBuffers(const StageTotals& s) const {
+    const FrameworkProfile& f = o_.framework;
+    if (l_.dp() == 1) {
+      return Bytes(0);
+    }
+    if (l_.zero == 0) {
+      // DDP with gradient_as_bucket_view=False: the flat buckets are a second gradient copy.
+      return f.ddp_bucket_copy ? s.mem.gradients : Bytes(0);
+    }
+    const double buckets = l_.zero == 3 ? f.reduce_bucket_elements + f.prefetch_bucket_elements
+                                        : f.reduce_bucket_elements + f.allgather_bucket_elements;
+    // A bucket never holds more than the parameters the GPU trains.
+    return Bytes(std::min(buckets, s.trainable_params) * ElementBytes(w_.precision));
   }
 
   const ModelSummary& sum_;
@@ -394,6 +446,43 @@ class Estimator {
   const Layout& l_;
   const OverheadConfig& o_;
 };
+
+// §8.5 the inference server's own KV space rule; the server allocates it all at start.
+void ApplyServerRule(const FrameworkProfile& f, const OverheadConfig& o, const Workload& w, double total,
+                     const StageTotals& peak, MemoryEstimate& e) {
+  const double fraction = o.kv_fraction > 0 ? o.kv_fraction : f.kv_fraction;
+  const double weights = peak.mem.weights.value;
+  const double non_torch = peak.non_torch.value;
+  double act = peak.mem.activations.value;
+  double space = 0;
+  switch (f.kv_rule) {
+    case KvRule::kVllm:
+      act = peak.profile_act.value;
+      space = fraction * total - weights - act - non_torch;
+      break;
+    case KvRule::kSglang:
+      space = fraction * total - weights - non_torch;
+      break;
+    case KvRule::kLmdeploy:
+      space = fraction * (total - weights - non_torch);
+      break;
+    case KvRule::kNone:
+      return;
+  }
+  const double block = static_cast<double>(f.kv_block_tokens);
+  const double per_token = peak.kv_per_token.value;
+  const double tokens = space <= 0 || per_token <= 0 ? 0 : std::floor(space / per_token / block) * block;
+  const double kv = tokens * per_token;
+  e.kv_cache_tokens = static_cast<int64_t>(tokens);
+  e.server_concurrency = tokens / static_cast<double>(w.context);
+  e.max_concurrency = static_cast<int64_t>(std::floor(*e.server_concurrency));
+  e.server_fits = tokens >= static_cast<double>(w.context * w.concurrency);
+  e.nvidia_smi = Bytes(non_torch + weights + act + kv);
+  e.peak_allocated = Bytes(weights + act + kv);
+  e.load_peak = e.nvidia_smi;
+  e.notes.push_back(f.name + ": the KV cache is allocated at start, " + std::to_string(e.kv_cache_tokens.value_or(0)) +
+                    " tokens; nvidia-smi shows it whatever the load");
+}
 
 }  // namespace
 
@@ -493,13 +582,35 @@ MemoryEstimate EstimateMemory(const ModelSummary& sum, const Workload& w, const 
   e.per_gpu = peak.mem;
   e.params_on_gpu = static_cast<int64_t>(std::llround(peak.params_on_gpu));
   e.cpu_offload = peak.cpu;
+  // §8.4 the three numbers.
+  e.comm_buffers = peak.comm;
+  e.nvidia_smi = e.per_gpu.Total();
+  e.peak_allocated = e.nvidia_smi - peak.non_torch - peak.reserve;
+  const FrameworkProfile& f = o.framework;
+  double load = 0;
+  if (f.load_peak == LoadPeak::kBf16BeforeQuant && w.task == Task::kQlora) {
+    load = kHalfBytes * peak.params_on_gpu;  // every base weight in bf16 before NF4
+  } else if (f.load_peak == LoadPeak::kUnshardedWeights && IsTraining(w.task)) {
+    load = ElementBytes(w.precision) * peak.params_on_gpu;  // the whole stage before sharding
+  }
+  e.load_peak = Bytes(std::max(e.nvidia_smi.value, peak.non_torch.value + load));
   if (!IsTraining(w.task)) {
     e.kv_per_sequence = peak.kv_per_seq;
     if (gpu_memory) {
       const double free = static_cast<double>(*gpu_memory) - peak.fixed_for_kv.value;
       const double per_seq = peak.kv_per_seq.value + peak.act_per_seq.value * (1.0 + o.fragmentation);
       e.max_concurrency = free <= 0 ? 0 : static_cast<int64_t>(std::floor(free / per_seq));
+      if (f.kv_rule != KvRule::kNone) {
+        ApplyServerRule(f, o, w, static_cast<double>(*gpu_memory), peak, e);
+      }
     }
+  }
+  if (!f.IsGeneric()) {
+    e.notes.push_back("framework " + f.name + ": " + f.description + " (docs/memory-model.md §8)");
+  }
+  if (o.gguf_bits > 0 && !IsTraining(w.task)) {
+    e.notes.push_back("GGUF weights at " + std::to_string(o.gguf_bits).substr(0, 6) +
+                      " bits per weight; --weight-dtype does not apply");
   }
   if (w.task == Task::kQlora && w.paged_optimizer) {
     e.notes.emplace_back("paged optimizer: states can page to CPU RAM under memory pressure");

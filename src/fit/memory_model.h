@@ -9,6 +9,7 @@
 
 #include "catalog/model.h"
 #include "core/units.h"
+#include "fit/framework.h"
 #include "fit/workload.h"
 
 namespace gpuplan {
@@ -18,6 +19,10 @@ struct OverheadConfig {
   Bytes cuda_context = MiB(500);           // CUDA context + cuBLAS/cuDNN handles and workspaces
   Bytes nccl_per_group = MiB(256);         // NCCL buffers per communicator with > 1 rank
   double fragmentation = 0.05;             // caching-allocator slack on dynamically allocated tensors
+  // The framework's conventions (docs/memory-model.md §8); the default "generic" changes nothing.
+  FrameworkProfile framework;
+  double gguf_bits = 0;     // llama.cpp: bits per weight of the GGUF type (0: not GGUF)
+  double kv_fraction = 0;   // inference server's KV fraction (0: the profile's default)
 };
 
 struct MemoryBreakdown {
@@ -42,6 +47,20 @@ struct MemoryEstimate {
   Bytes kv_per_sequence;
   std::optional<int64_t> max_concurrency;
   std::vector<std::string> notes;  // assumptions the user should know
+
+  // The three numbers of docs/memory-model.md §8.4, per GPU (the most loaded one):
+  // peak_allocated: tensors at the steady-state peak (torch.cuda.max_memory_allocated);
+  // nvidia_smi: peak reserved + CUDA context + NCCL buffers (what nvidia-smi shows; FITS is
+  // judged on it); load_peak: the peak while the weights load, when higher, else nvidia_smi.
+  Bytes peak_allocated;
+  Bytes nvidia_smi;
+  Bytes load_peak;
+  Bytes comm_buffers;  // framework communication buffers, part of per_gpu.overhead
+  // Inference with a server profile (vLLM, SGLang, lmdeploy): the KV cache the server allocates,
+  // in tokens, and the sequences of `context` tokens it holds (vLLM's "maximum concurrency").
+  std::optional<int64_t> kv_cache_tokens;
+  std::optional<double> server_concurrency;
+  bool server_fits = true;  // the server's KV space holds the requested concurrency
 };
 
 // The model's tensors folded into the few classes the memory model distinguishes (role,

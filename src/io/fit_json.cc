@@ -66,6 +66,11 @@ nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l,
   j["workload"] = workload;
   j["layout"] = LayoutToJson(l, w, gpu);
   j["memory_per_gpu"] = MemoryToJson(e.per_gpu);
+  // docs/memory-model.md §8.4: what torch reports, what nvidia-smi shows, the load-time peak.
+  j["memory_per_gpu"]["peak_allocated"] = Round(e.peak_allocated);
+  j["memory_per_gpu"]["nvidia_smi"] = Round(e.nvidia_smi);
+  j["memory_per_gpu"]["load_peak"] = Round(e.load_peak);
+  j["memory_per_gpu"]["comm_buffers"] = Round(e.comm_buffers);
   j["peak_stage"] = e.peak_stage;
   j["cpu_offload_per_gpu"] = Round(e.cpu_offload);
   j["gpu_memory"] = gpu ? nlohmann::json(gpu->memory_bytes) : nlohmann::json(nullptr);
@@ -73,6 +78,11 @@ nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l,
   if (!IsTraining(w.task)) {
     j["inference"] = {{"kv_cache_per_sequence", Round(e.kv_per_sequence)},
                       {"max_concurrency", e.max_concurrency ? nlohmann::json(*e.max_concurrency) : nlohmann::json(nullptr)}};
+    if (e.kv_cache_tokens) {
+      // A server profile: its KV cache in tokens and the sequences of --context it holds.
+      j["inference"]["kv_cache_tokens"] = *e.kv_cache_tokens;
+      j["inference"]["max_concurrency_ratio"] = OptionalNumber(e.server_concurrency);
+    }
   }
   nlohmann::json sug = nlohmann::json::array();
   for (const auto& s : suggestions) {

@@ -71,6 +71,15 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
     os << fmt::format("  {} {:>10}\n", label(std::string("mem.") + name, name), Gib(b));
   }
   os << fmt::format("  {} {:>10}\n", label("mem.total", "total"), Gib(p.Total()));
+  // docs/memory-model.md §8.4: the three numbers.
+  os << fmt::format("  {} {:>10}\n", Say("fit.text.peak_allocated", "peak allocated (torch.cuda.max_memory_allocated)"),
+                    Gib(e.peak_allocated));
+  os << fmt::format("  {} {:>10}\n", Say("fit.text.nvidia_smi", "nvidia-smi (peak reserved + CUDA context + NCCL)"),
+                    Gib(e.nvidia_smi));
+  if (e.load_peak > e.nvidia_smi) {
+    os << fmt::format("  {} {:>10}\n", Say("fit.text.load_peak", "load-time peak (higher than the steady state)"),
+                      Gib(e.load_peak));
+  }
   if (e.cpu_offload.value > 0) {
     os << fmt::format("  (CPU RAM per GPU for offloaded states: {} GiB)\n", Gib(e.cpu_offload));
   }
@@ -80,14 +89,20 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
       os << fmt::format("; max concurrency that fits: {}", *e.max_concurrency);
     }
     os << "\n";
+    if (e.kv_cache_tokens && e.server_concurrency) {
+      os << fmt::format("  server KV cache: {} tokens; maximum concurrency for {} tokens per request: {:.2f}x\n",
+                        *e.kv_cache_tokens, w.context, *e.server_concurrency);
+    }
   }
   if (gpu != nullptr) {
     const Bytes cap(static_cast<double>(gpu->memory_bytes));
     const bool fits = Fits(e, *gpu);
-    os << fmt::format("\n{}: {} GiB {} {} GiB ({:.0f}%) {} {}\n",
-                      fits ? Say("fit.verdict.fits", "FITS") : Say("fit.verdict.nofit", "DOES NOT FIT"), Gib(p.Total()),
-                      Say("fit.text.of", "of"), Gib(cap), 100.0 * p.Total().value / cap.value, Say("fit.text.on", "on"),
-                      gpu->name);
+    // Judged on what nvidia-smi would show (§8.4), with the margin left on the card.
+    const Bytes shown = e.nvidia_smi.value > 0 ? e.nvidia_smi : p.Total();
+    os << fmt::format("\n{}: {} GiB {} {} GiB ({:.0f}%) {} {}; {} {} GiB\n",
+                      fits ? Say("fit.verdict.fits", "FITS") : Say("fit.verdict.nofit", "DOES NOT FIT"), Gib(shown),
+                      Say("fit.text.of", "of"), Gib(cap), 100.0 * shown.value / cap.value, Say("fit.text.on", "on"),
+                      gpu->name, Say("fit.text.margin", "margin (nvidia-smi view)"), Gib(cap - shown));
     if (!fits) {
       if (sug.empty()) {
         os << Say("fit.text.no_change", "no single or paired change found that fits; try a larger cluster") << "\n";

@@ -290,5 +290,34 @@ json_is '.error.message | test("please report")' true
 expect_exit 2 "text error" -- "$bin" fit --model Llama-3.1-8B --gpu H10
 [ -s "$tmp/out" ] && bad "text error wrote stdout: $(cat "$tmp/out")" || ok
 
+# --framework (docs/memory-model.md §8): the three numbers, a profile's convention, the server's KV.
+expect_exit 0 "fit --framework generic keeps the numbers" -- "$bin" fit --model Llama-3.1-8B --task full --gpu A100 --gpus 8 --zero 3 --json
+json_is '.memory_per_gpu.optimizer' 12045391872
+json_is '.memory_per_gpu | [.peak_allocated, .nvidia_smi, .load_peak] | map(type) | unique | join(",")' number
+json_is '.memory_per_gpu.nvidia_smi == .memory_per_gpu.total' true
+json_is '.memory_per_gpu.peak_allocated < .memory_per_gpu.nvidia_smi' true
+# DeepSpeed ZeRO-2 over 8 GPUs: 5e8 + 5e8 bucket elements x 2 bytes.
+expect_exit 0 "fit --framework deepspeed" -- "$bin" fit --model Llama-3.1-8B --task full --gpu H100 --gpus 8 --zero 2 --framework deepspeed --json
+json_is '.memory_per_gpu.comm_buffers' 2000000000
+# LitGPT QLoRA: load peak = 2 x 8,030,261,248 bf16 bytes + the Hopper context (550 MiB = 576,716,800).
+expect_exit 0 "fit --framework litgpt" -- "$bin" fit --model Llama-3.1-8B --task qlora --seq 256 --gpu H100 --framework litgpt --json
+json_is '.memory_per_gpu.load_peak' 16637239296
+# vLLM on an H100 with the Hopper context (550 MiB): (0.9 x 85,520,809,984 - 16,060,522,496
+# - 1,269,301,248 - 576,716,800) / 131,072 = 450,608.7 -> 450,608 tokens in 16-token blocks.
+expect_exit 0 "fit --framework vllm" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu H100 --context 8192 --framework vllm --json
+json_is '.inference.kv_cache_tokens' 450608
+json_is '.inference.max_concurrency' 55
+expect_exit 0 "fit --framework vllm text" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu H100 --context 8192 --framework vllm
+grep -q "maximum concurrency for 8192 tokens per request: 55.01x" "$tmp/out" && ok || bad "vllm text: $(cat "$tmp/out")"
+grep -q "margin (nvidia-smi view)" "$tmp/out" && ok || bad "no margin line"
+expect_exit 0 "fit --framework llama.cpp" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu L40S --framework llama.cpp --gguf-type Q8_0 --json
+json_is '.memory_per_gpu.weights' 8532152576
+expect_exit 2 "fit --framework unknown" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --framework deepspeeed
+stderr_has "did you mean deepspeed"
+expect_exit 2 "fit --framework unknown, json" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --framework vlm --json
+json_is '.error.suggestions | index("vllm") != null' true
+expect_exit 2 "fit training profile for inference" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu A100 --framework torchtune
+stderr_has "--framework"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
