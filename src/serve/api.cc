@@ -68,7 +68,10 @@ nlohmann::json ParseBody(const HttpRequest& req) {
 template <typename Req>
 nlohmann::json QueryToJson(const OptionTable<Req>& table, const std::map<std::string, std::string>& query) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [key, text] : query) {
+  for (const auto& entry : query) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& key = entry.first;
+    const std::string& text = entry.second;
     const auto it = std::find_if(table.begin(), table.end(), [&key](const OptionSpec<Req>& o) { return o.key == key; });
     j[key] = text;
     if (it == table.end()) {
