@@ -1,9 +1,12 @@
 #include "serve/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +32,8 @@ constexpr int kStatusUnsupportedMediaType = 415;
 constexpr int kStatusUnprocessable = 422;
 constexpr int kStatusInternal = 500;
 constexpr int kStatusUnavailable = 503;
+// The listen backlog (see HttpServer::Start): room for a burst of several hundred connections.
+constexpr int kListenBacklog = 1024;
 
 struct Route {
   std::string method;
@@ -187,6 +192,7 @@ struct HttpServer::Impl {
   std::vector<Route> routes;
   fs::path static_root;  // canonical; empty: none
   int port = 0;
+  socket_t listen_fd = INVALID_SOCKET;  // the listening socket, from the socket-options hook
 
   void Send(httplib::Response& res, const HttpResponse& r) const {
     res.status = r.status;
@@ -361,6 +367,15 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   impl_->server.set_keep_alive_timeout(static_cast<time_t>(std::ceil(o.read_timeout_seconds)));
   impl_->server.set_tcp_nodelay(true);
   Impl* impl = impl_.get();
+  // The listening socket: SO_REUSEADDR (a restart binds at once) but not httplib's default
+  // SO_REUSEPORT, under which a second server on the same port would start and silently share
+  // the connections instead of failing "in use". The hook runs before bind; Start() widens the
+  // backlog once bound.
+  impl_->server.set_socket_options([impl](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    impl->listen_fd = sock;
+  });
   const auto dispatch = [impl](const httplib::Request& req, httplib::Response& res) { impl->Dispatch(req, res); };
   impl_->server.Get(".*", dispatch);
   impl_->server.Post(".*", dispatch);
@@ -413,6 +428,13 @@ int HttpServer::Start() {
   if (impl_->port <= 0) {
     throw EnvironmentError("cannot listen on " + o.bind + ":" + std::to_string(o.port) +
                            " (in use, or not an address of this machine)");
+  }
+  // Debian's compiled cpp-httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG is fixed
+  // when the library is built): 200 clients connecting at once overflow it and the kernel drops
+  // their SYNs, which the clients see as errors. listen() on a socket that already listens sets
+  // the new backlog (Linux: net/ipv4/af_inet.c inet_listen; capped by net.core.somaxconn).
+  if (impl_->listen_fd != INVALID_SOCKET && ::listen(impl_->listen_fd, kListenBacklog) != 0) {
+    std::cerr << "warning: the listen backlog stays at httplib's 5 (listen: " << std::strerror(errno) << ")\n";
   }
   return impl_->port;
 }

@@ -7,6 +7,10 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -26,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/civil.h"
+#include "core/error.h"
 #include "meter/sample.h"
 #include "meter/store.h"
 #include "serve/http_server.h"
@@ -566,6 +571,69 @@ TEST(ServeErrors, AnInternalErrorLeaksNothing) {
   EXPECT_EQ(r.body.find("secret"), std::string::npos);
   EXPECT_EQ(r.body.find("vector"), std::string::npos);
   EXPECT_EQ(json::parse(r.body)["error"]["kind"], "internal");
+}
+
+TEST(ServeListen, APortInUseIsRefusedNotShared) {
+  // httplib's own socket options set SO_REUSEPORT, under which a second server on a taken port
+  // starts and shares its connections; ours must fail with the environment error instead.
+  HttpServerOptions o;
+  o.port = 0;
+  HttpServer first(o);
+  const int port = first.Start();
+  ASSERT_GT(port, 0);
+  o.port = port;
+  HttpServer second(o);
+  EXPECT_THROW(second.Start(), EnvironmentError);
+}
+
+TEST(ServeListen, ABurstOfConnectionsIsQueuedNotDropped) {
+  // A bound server that does not accept yet: every handshake that the kernel completes waits in
+  // the accept queue, whose length is the listen backlog. 200 clients connecting at once all
+  // complete (backlog 1024); with httplib's built-in backlog of 5, six would complete and the rest
+  // would wait for their SYN's retransmission (1 s, RFC 6298's initial RTO).
+  HttpServerOptions o;
+  o.port = 0;
+  HttpServer server(o);
+  const int port = server.Start();
+  ASSERT_GT(port, 0);
+  constexpr int kClients = 200;
+  std::vector<int> fds;
+  for (int i = 0; i < kClients; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a));
+    ASSERT_TRUE(rc == 0 || errno == EINPROGRESS);
+    fds.push_back(fd);
+  }
+  // Wait up to 0.8 s (under the 1 s retransmission) for every handshake.
+  int connected = 0;
+  std::vector<bool> done(fds.size(), false);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(800);
+  while (connected < kClients && std::chrono::steady_clock::now() < deadline) {
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (done[i]) {
+        continue;
+      }
+      pollfd p{fds[i], POLLOUT, 0};
+      if (::poll(&p, 1, 0) == 1 && (p.revents & POLLOUT)) {
+        int err = 0;
+        socklen_t len = sizeof(err);
+        ::getsockopt(fds[i], SOL_SOCKET, SO_ERROR, &err, &len);
+        EXPECT_EQ(err, 0);
+        done[i] = true;
+        ++connected;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (const int fd : fds) {
+    ::close(fd);
+  }
+  EXPECT_EQ(connected, kClients);
 }
 
 TEST(ServeToken, RequiredOffLoopbackAndChecked) {
