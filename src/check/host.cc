@@ -5,24 +5,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
 #include <utility>
 
+#include "read/file_text.h"
+
 namespace gpuplan {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return {};
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// A system file, empty when absent.
+std::string Slurp(const std::string& path) { return TryReadFileText(path).value_or(""); }
 
 std::string Trim(std::string s) {
   const auto b = s.find_first_not_of(" \t\r\n");

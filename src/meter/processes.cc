@@ -4,9 +4,10 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <fstream>
 #include <sstream>
 #include <vector>
+
+#include "read/file_text.h"
 
 namespace gpuplan {
 
@@ -16,16 +17,6 @@ constexpr std::size_t kContainerIdLength = 64;
 constexpr std::size_t kPodUidLength = 36;  // 8-4-4-4-12
 constexpr std::size_t kPasswdBufferBytes = 16384;
 constexpr int kStatStartTimeField = 22;  // proc(5): starttime, clock ticks after boot
-
-std::optional<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    return std::nullopt;
-  }
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
@@ -187,12 +178,12 @@ ProcessIdentity ReadProcessIdentity(int pid, const std::string& proc_root) {
   ProcessIdentity p;
   p.pid = pid;
   const std::string dir = proc_root + "/" + std::to_string(pid) + "/";
-  if (const auto status = ReadSmallFile(dir + "status")) {
+  if (const auto status = TryReadFileText(dir + "status")) {
     if (const auto uid = RealUid(*status)) {
       p.user = UserName(*uid);
     }
   }
-  if (const auto cmdline = ReadSmallFile(dir + "cmdline"); cmdline && !cmdline->empty()) {
+  if (const auto cmdline = TryReadFileText(dir + "cmdline"); cmdline && !cmdline->empty()) {
     std::string command = *cmdline;
     while (!command.empty() && command.back() == '\0') {
       command.pop_back();
@@ -203,7 +194,7 @@ ProcessIdentity ReadProcessIdentity(int pid, const std::string& proc_root) {
       }
     }
     p.command = command;
-  } else if (auto comm = ReadSmallFile(dir + "comm")) {
+  } else if (auto comm = TryReadFileText(dir + "comm")) {
     while (!comm->empty() && (comm->back() == '\n' || comm->back() == '\0')) {
       comm->pop_back();
     }
@@ -211,14 +202,14 @@ ProcessIdentity ReadProcessIdentity(int pid, const std::string& proc_root) {
       p.command = "[" + *comm + "]";
     }
   }
-  if (const auto cgroup = ReadSmallFile(dir + "cgroup")) {
+  if (const auto cgroup = TryReadFileText(dir + "cgroup")) {
     const CgroupIdentity c = ParseCgroup(*cgroup);
     p.container_id = c.container_id;
     p.pod_uid = c.pod_uid;
     p.slurm_job_id = c.slurm_job_id;
   }
   if (!p.slurm_job_id) {
-    if (const auto environ = ReadSmallFile(dir + "environ")) {  // readable for our own user or root
+    if (const auto environ = TryReadFileText(dir + "environ")) {  // readable for our own user or root
       p.slurm_job_id = EnvironValue(*environ, "SLURM_JOB_ID");
     }
   }
@@ -226,7 +217,7 @@ ProcessIdentity ReadProcessIdentity(int pid, const std::string& proc_root) {
 }
 
 const ProcessIdentity& ProcessIdentityCache::Lookup(int pid) {
-  const auto stat = ReadSmallFile(proc_root_ + "/" + std::to_string(pid) + "/stat");
+  const auto stat = TryReadFileText(proc_root_ + "/" + std::to_string(pid) + "/stat");
   const std::optional<uint64_t> start = stat ? StartTime(*stat) : std::nullopt;
   auto it = entries_.find(pid);
   if (it != entries_.end() && it->second.start_time == start && start.has_value()) {

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -22,6 +21,7 @@
 
 #include "check/host.h"
 #include "core/error.h"
+#include "read/file_text.h"
 #include "telemetry/nvml_source.h"
 
 extern char** environ;
@@ -52,15 +52,8 @@ const char* ToString(WatchBound b) {
 
 namespace {
 
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return {};
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// A /proc file, empty when the process has gone.
+std::string ReadSmallFile(const std::string& path) { return TryReadFileText(path).value_or(""); }
 
 }  // namespace
 

@@ -8,13 +8,13 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <vector>
 
 #include "core/error.h"
 #include "io/error_json.h"
+#include "read/file_text.h"
 
 namespace gpuplan {
 
@@ -258,15 +258,13 @@ struct HttpServer::Impl {
     if (ec || file.string().compare(0, root.size(), root) != 0 || !fs::is_regular_file(file, ec)) {
       return std::nullopt;
     }
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream body;
-    body << in.rdbuf();
-    if (!in) {
+    std::optional<std::string> body = TryReadFileText(file.string());
+    if (!body) {
       return std::nullopt;
     }
     HttpResponse r;
     r.content_type = ContentTypeOf(file);
-    r.body = body.str();
+    r.body = std::move(*body);
     return r;
   }
 

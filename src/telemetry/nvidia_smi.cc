@@ -10,7 +10,6 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -21,6 +20,7 @@
 #include <pugixml.hpp>
 
 #include "core/error.h"
+#include "read/file_text.h"
 
 namespace gpuplan {
 namespace {
@@ -660,11 +660,9 @@ SystemSnapshot ParseNvidiaSmiQueryText(const std::string& text, const std::strin
 }
 
 SystemSnapshot LoadNvidiaSmiCapture(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError("cannot read the nvidia-smi capture", path, 0, "");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
+  const std::optional<std::string> read = TryReadFileText(path);
+  if (!read) throw InputError("cannot read the nvidia-smi capture", path, 0, "");
+  const std::string& text = *read;
   size_t b = 0;
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
       static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF) {

@@ -6,11 +6,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "read/file_text.h"
 #include "telemetry/snapshot_json.h"
 
 namespace gpuplan {
@@ -59,13 +58,11 @@ Recording RecordingFromJson(const json& j, const std::string& file) {
 }
 
 Recording ReadRecording(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw EnvironmentError("cannot read recording " + path + ": " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::optional<std::string> text = TryReadFileText(path);
+  if (!text) throw EnvironmentError("cannot read recording " + path + ": " + std::strerror(errno));
   json j;
   try {
-    j = json::parse(ss.str());
+    j = json::parse(*text);
   } catch (const json::parse_error& e) {
     throw InputError(std::string("not valid JSON: ") + e.what(), path, 0, "");
   }
