@@ -69,6 +69,10 @@ const OptionTable<FitRequest>& FitOptionTable() {
                           "framework profile of data/frameworks.yaml (docs/memory-model.md §8): generic, hf-trainer, "
                           "peft, deepspeed, fsdp, torchtune, litgpt, megatron, torchtitan, llama-factory; vllm, sglang, "
                           "lmdeploy, tgi, llama.cpp", &R::framework));
+    t.push_back(Option<R>("--loss", "loss", "training: cross-entropy as the framework runs it (docs/memory-model.md "
+                          "§8.3): full (fp32 logits), chunked (8 chunks unless the profile says), fused", &R::loss)
+                    .Choices({"full", "chunked", "fused"})
+                    .Unset("the profile's"));
     t.push_back(Option<R>("--gguf-type", "gguf_type", "llama.cpp: GGUF type of the weights (Q4_K_M, Q5_K_M, Q6_K, "
                           "Q8_0, Q4_0, F16, ...; data/frameworks.yaml)", &R::gguf_type));
     t.push_back(Option<R>("--gpu-memory-utilization", "gpu_memory_utilization",

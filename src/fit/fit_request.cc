@@ -61,11 +61,35 @@ Workload WorkloadOf(const FitRequest& r) {
   return w;
 }
 
+// --loss over the profile's cross-entropy (§8.3); a chunked loss keeps the profile's chunk count,
+// or torchtune's 8 (CEWithChunkedOutputLoss's default) when the profile's loss is not chunked.
+void ApplyLoss(const std::string& loss, FrameworkProfile& f) {
+  if (loss.empty()) {
+    return;
+  }
+  if (loss == "chunked") {
+    f.loss_chunks = f.loss == LossKind::kChunked ? f.loss_chunks : 8;
+    f.loss = LossKind::kChunked;
+  } else if (loss == "fused") {
+    f.loss = LossKind::kFused;
+  } else if (loss == "full") {
+    f.loss = LossKind::kFull;
+  } else {
+    throw InputError("must be full, chunked or fused", "", 0, "--loss");
+  }
+}
+
 // §8 of docs/memory-model.md: the profile's conventions into the overheads.
 void ApplyFramework(const FitRequest& r, const std::string& data_dir, FitInputs& in) {
   if (r.gpu_memory_utilization && !(*r.gpu_memory_utilization > 0 && *r.gpu_memory_utilization <= 1)) {
     throw InputError("must be in (0, 1]", "", 0, "--gpu-memory-utilization");
   }
+  if (!r.loss.empty()) {
+    if (in.workload.task == Task::kInfer) {
+      throw InputError("applies to training (the loss of an inference job is not computed)", "", 0, "--loss");
+    }
+  }
+  ApplyLoss(r.loss, in.overhead.framework);
   if (r.framework == "generic") {
     return;  // the documented generic convention, no file needed
   }
@@ -82,6 +106,7 @@ void ApplyFramework(const FitRequest& r, const std::string& data_dir, FitInputs&
                      "--gpu-memory-utilization");
   }
   in.overhead.framework = f;
+  ApplyLoss(r.loss, in.overhead.framework);
   in.overhead.kv_fraction = r.gpu_memory_utilization.value_or(0);
   if (f.gguf) {
     in.overhead.gguf_bits = catalog.GgufBits(r.gguf_type);

@@ -52,6 +52,7 @@ struct FitRequest {
   bool offload_params = false;
   std::string framework = "generic";  // a profile of data/frameworks.yaml (docs/memory-model.md §8)
   std::string gguf_type = "Q4_K_M";   // llama.cpp profile: the GGUF type of the weights
+  std::string loss;                   // cross-entropy: full, chunked, fused (empty: the profile's; §8.3)
   std::optional<double> gpu_memory_utilization;  // server profiles' KV fraction (unset: the profile's)
   double cuda_context_mib = 500;
   double nccl_mib = 256;

@@ -479,7 +479,9 @@ void ApplyServerRule(const FrameworkProfile& f, const OverheadConfig& o, const W
   e.server_fits = tokens >= static_cast<double>(w.context * w.concurrency);
   e.nvidia_smi = Bytes(non_torch + weights + act + kv);
   e.peak_allocated = Bytes(weights + act + kv);
+  e.peak_reserved = e.peak_allocated;
   e.load_peak = e.nvidia_smi;
+  e.load_allocated = Bytes(0);
   e.notes.push_back(f.name + ": the KV cache is allocated at start, " + std::to_string(e.kv_cache_tokens.value_or(0)) +
                     " tokens; nvidia-smi shows it whatever the load");
 }
@@ -594,6 +596,8 @@ MemoryEstimate EstimateMemory(const ModelSummary& sum, const Workload& w, const 
     load = ElementBytes(w.precision) * peak.params_on_gpu;  // the whole stage before sharding
   }
   e.load_peak = Bytes(std::max(e.nvidia_smi.value, peak.non_torch.value + load));
+  e.peak_reserved = e.peak_allocated + peak.reserve;
+  e.load_allocated = Bytes(load);
   if (!IsTraining(w.task)) {
     e.kv_per_sequence = peak.kv_per_seq;
     if (gpu_memory) {

@@ -55,6 +55,12 @@ struct MemoryEstimate {
   Bytes peak_allocated;
   Bytes nvidia_smi;
   Bytes load_peak;
+  // The same split finer, for comparing with what a framework prints: peak_reserved is
+  // torch.cuda.max_memory_reserved at the steady state (peak_allocated + the allocator's reserve);
+  // load_allocated the tensors on the GPU at the load-time peak (0 without one), so that
+  // max(peak_allocated, load_allocated) is torch.cuda.max_memory_allocated over the whole run.
+  Bytes peak_reserved;
+  Bytes load_allocated;
   Bytes comm_buffers;  // framework communication buffers, part of per_gpu.overhead
   // Inference with a server profile (vLLM, SGLang, lmdeploy): the KV cache the server allocates,
   // in tokens, and the sequences of `context` tokens it holds (vLLM's "maximum concurrency").

@@ -336,6 +336,31 @@ std::string FieldOfError(F f) {
   return "(no error)";
 }
 
+TEST(FrameworkRequest, LossOverridesTheProfilesCrossEntropy) {
+  // Qwen3-0.6B, seq 2048, micro-batch 1 on one H100: torchtune's chunked loss (8 chunks) against
+  // --loss full keeps 4 x 2048 x 151936 x (1 - 1/8) = 1,089,077,248 bytes fewer activations;
+  // generic with --loss chunked saves the same against generic.
+  const auto activations = [](const std::string& framework, const std::string& loss) {
+    FitRequest r;
+    r.model = "Qwen3-0.6B";
+    r.task = "full";
+    r.seq = 2048;
+    r.framework = framework;
+    r.loss = loss;
+    const FitInputs in = PrepareFit(r, test::DataDir());
+    return FitOnCard(r, in, test::Catalog().Find("H100 SXM 80GB"), test::Catalog()).memory.per_gpu.activations.value;
+  };
+  EXPECT_DOUBLE_EQ(activations("torchtune", "full") - activations("torchtune", ""), 1'089'077'248.0);
+  EXPECT_DOUBLE_EQ(activations("generic", "") - activations("generic", "chunked"), 1'089'077'248.0);
+  EXPECT_DOUBLE_EQ(activations("torchtune", "chunked"), activations("torchtune", ""));
+  // Inference computes no loss.
+  FitRequest r;
+  r.model = "Qwen3-0.6B";
+  r.task = "infer";
+  r.loss = "chunked";
+  EXPECT_EQ(FieldOfError([&] { PrepareFit(r, test::DataDir()); }), "--loss");
+}
+
 TEST(FrameworkRequest, PrepareFitAppliesTheProfileAndChecksIt) {
   FitRequest r;
   r.model = "Llama-3.1-8B";
