@@ -205,6 +205,25 @@ INSTANTIATE_TEST_SUITE_P(
         PublishedCase{"DeepSeek-R1-Distill-Qwen-32B", 32'763'876'352}),
     CaseName<PublishedCase>);
 
+// Presets added for issue 7 (fourth batch; data/models/SOURCES.md): ChatGLM3-6B (a git copy of the Hub
+// config.json kept in vkeilo/GlmStateVisualization @a24c677, auto_map renamed there) and GLM-4-9B-chat
+// (transformers' dump of the Hub file at snapshot f6e0743b, quoted in a LLaMA-Factory log). Both counts
+// also follow by hand: embedding and untied output layer V x 4096 each, per layer
+// 4096 x 4608 + 4608 (QKV with bias, 2 KV groups of 128) + 4096^2 + 4096 x 27392 + 13696 x 4096 + 2 x 4096
+// = 203,960,832 (id 17073814855 lists the same per-layer figure for ChatGLM2-6B), a final norm of 4096:
+// 2 x 65024 x 4096 + 28 x 203,960,832 + 4096 = 6,243,584,000 and
+// 2 x 151552 x 4096 + 40 x 203,960,832 + 4096 = 9,399,951,360.
+INSTANTIATE_TEST_SUITE_P(
+    Issue7Batch4, PublishedCount,
+    ::testing::Values(
+        // id 29459375355: chatglm3-6b "has 6243584000 parameters ... torch.float16"; id 52642495931
+        // (chatglm3-6b, 6243584000 after LoRA merging).
+        PublishedCase{"chatglm3-6b", 6'243'584'000},
+        // id 41727181442: chatllm.cpp "served by GLM-4, with 9399951360 (9.4B) parameters"; id 29151670186:
+        // glm-4-9b-chat loaded with transformers, 9399951360 trainable parameters.
+        PublishedCase{"glm-4-9b-chat", 9'399'951'360}),
+    CaseName<PublishedCase>);
+
 TEST(ModelParams, R1DistillConfigsEqualTheirBasePresets) {
   // The Hub config.json of DeepSeek-R1-Distill-Qwen-32B is byte-identical to the Qwen2.5-32B preset, and that of
   // DeepSeek-R1-Distill-Llama-8B has the content of the Llama-3.1-8B preset (only a trailing newline differs):
