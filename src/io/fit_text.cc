@@ -109,14 +109,17 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
       } else {
         os << Say("fit.text.changes", "smallest changes that fit (each checked by the model):") << "\n";
         for (const auto& s : sug) {
-          os << fmt::format("  - {}: {} of {} GiB per GPU\n      -> {}\n", s.change, Gib(s.estimate.per_gpu.Total()),
-                            Gib(Bytes(static_cast<double>(s.gpu->memory_bytes))), s.result);
+          os << "  - "
+             << SayFormat("cli.fit.suggestion", "{}: {} of {} GiB per GPU",
+                          {SayMessage(s.change), Gib(s.estimate.per_gpu.Total()),
+                           Gib(Bytes(static_cast<double>(s.gpu->memory_bytes)))})
+             << "\n      -> " << s.result << "\n";
         }
       }
     }
   }
   for (const auto& n : e.notes) {
-    os << "note: " << n << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
 }
 
@@ -221,7 +224,7 @@ void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
     os << "no GPU type meets the request; closest: " << r.closest << "\n";
   }
   for (const auto& n : r.notes) {
-    os << "note: " << n << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
 }
 
@@ -299,7 +302,7 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
     os << "no layout fits; closest: " << r.closest << "\n";
   }
   for (const auto& n : r.notes) {
-    os << "note: " << n << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
 }
 
@@ -325,7 +328,7 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
     }
   }
   if (!res.price_note.empty()) {
-    os << "note: " << res.price_note << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(res.price_note) << "\n";
   }
   if (s.plan) {
     PrintInference(os, *s.plan, s.shown, s.workload, res.qps, res.latency_ms);
