@@ -28,6 +28,12 @@ has out "放不下"
 has out "每卡显存 (GiB)"
 has out "权重"
 lacks out "DOES NOT FIT"
+# Qwen2.5-7B's config.json: model_type qwen2, 28 layers, hidden size 3584.
+has out "模型       Qwen2.5-7B（qwen2），28 层，隐藏维度 3584"
+has out "任务       full，精度 "
+has out "每步耗时（"
+has out "吞吐 "
+lacks out "time per step"
 expect_exit 1 "fit, LANG=zh_CN.UTF-8" -- env LANG=zh_CN.UTF-8 "$bin" "${fit[@]}"
 has out "放不下"
 expect_exit 1 "fit, LANG=zh_CN.UTF-8 --lang en" -- env LANG=zh_CN.UTF-8 "$bin" "${fit[@]}" --lang en
@@ -171,13 +177,14 @@ python3 - "$2/.." <<'PY' && ok || bad "the catalogue's English differs from the 
 import glob, json, re, sys
 root = sys.argv[1]
 messages = json.load(open(root + "/data/messages.json", encoding="utf-8"))["messages"]
-call = re.compile(r'Say(?:Format)?\(\s*"([a-z_.\-]+)",\s*"((?:[^"\\]|\\.)*)"')
+call = re.compile(r'Say(?:Format)?\(\s*"([a-z0-9_.\-]+)",\s*((?:"(?:[^"\\]|\\.)*"\s*)+)')
+literal = re.compile(r'"((?:[^"\\]|\\.)*)"')
 bad = 0
 seen = 0
 for path in glob.glob(root + "/src/io/*.cc") + glob.glob(root + "/apps/gpuplan/*.cc"):
     for key, english in call.findall(open(path, encoding="utf-8").read()):
         seen += 1
-        english = english.encode().decode("unicode_escape")
+        english = "".join(literal.findall(english)).encode().decode("unicode_escape")
         if key not in messages or messages[key].get("en") != english:
             print(f"{path}: {key}: {english!r} vs {messages.get(key, {}).get('en')!r}")
             bad += 1
