@@ -195,9 +195,9 @@ void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
         cells.push_back(Say("cli.check.cmp.not_run", "not run"));
         continue;
       }
-      std::string v = cell->measured ? Number(*cell->measured) + (r.unit.empty() ? "" : " " + r.unit) : cell->text;
-      if (v.size() > 14) {
-        v = v.substr(0, 13) + "~";
+      std::string v = cell->measured ? WithUnit(*cell->measured, r.unit) : SayMessage(cell->text);
+      if (DisplayWidth(v) > 14) {
+        v = CutToWidth(v, 13) + "~";
       }
       cells.push_back(fmt::format("{} {}", SayStatus(ToString(cell->status)), v));
     }

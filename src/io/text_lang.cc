@@ -82,6 +82,18 @@ std::string PadLeft(const std::string& text, int64_t columns) {
   return w >= columns ? text : std::string(static_cast<std::size_t>(columns - w), ' ') + text;
 }
 
+std::string CutToWidth(const std::string& text, int64_t columns) {
+  int64_t w = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t start = i;
+    w += Wide(NextCodePoint(text, i)) ? 2 : 1;
+    if (w > columns) {
+      return text.substr(0, start);
+    }
+  }
+  return text;
+}
+
 std::string ErrorLine(const ErrorReport& r) {
   if (TextLanguage() == Lang::kEn) {
     return r.Line();

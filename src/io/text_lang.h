@@ -32,6 +32,8 @@ int64_t DisplayWidth(const std::string& text);
 // `text` padded with spaces to `columns` display columns, on the right (PadRight) or the left.
 std::string PadRight(const std::string& text, int64_t columns);
 std::string PadLeft(const std::string& text, int64_t columns);
+// The longest start of `text` that takes at most `columns` display columns, cut between characters.
+std::string CutToWidth(const std::string& text, int64_t columns);
 
 // ErrorReport::Line in the text language: the leading word ("error:", "environment:", "internal
 // error:") from the catalogue, the location (file:line: field 'x':) as it is, the message by

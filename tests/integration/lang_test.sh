@@ -131,6 +131,14 @@ norm='del(.started, .finished, .curves, .host) | .tests |= map(select(.gpu >= 0)
 if [ "$(jq -S "$norm" "$tmp/check-en.json")" = "$(jq -S "$norm" "$tmp/check-zh.json")" ]; then ok; else
   bad "check --json differs between the languages: $(diff <(jq -S "$norm" "$tmp/check-en.json") <(jq -S "$norm" "$tmp/check-zh.json") | head -20)"
 fi
+# The two reports side by side and merged (one H100 SXM each, at x16 like the recorded board).
+expect_exit 0 "check compare, Chinese" -- "$bin" --lang zh check compare "$tmp/check-en.json" "$tmp/check-zh.json"
+has out "机器 "
+has out "结论                        不通过                  不通过"
+has out "pcie_link_width             通过 16 条通道          通过 16 条通道"
+expect_exit 1 "check merge, Chinese" -- "$bin" --lang zh check merge "$tmp/check-en.json" "$tmp/check-zh.json"
+has out "2 个节点，2 块 GPU，"
+has out "结论：不通过（通过 "
 # A provider's capture, judged twice: the JSON on standard output is byte for byte the same.
 "$bin" check --from-nvidia-smi "$fixtures/nvml/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt" --expect "1x H100 SXM" \
   --json - 2>/dev/null | jq -S 'del(.started, .finished) | .tests |= map(del(.seconds))' >"$tmp/cap-en.json"

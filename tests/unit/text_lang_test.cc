@@ -533,6 +533,11 @@ TEST(DisplayWidth, WideAndFullwidthCharactersTakeTwoColumns) {
   EXPECT_EQ(PadRight("显存", 6), "显存  ");
   EXPECT_EQ(PadLeft("元", 3), " 元");
   EXPECT_EQ(PadRight("不通过", 4), "不通过");  // never cut
+  // Cut between characters: "已禁用" is 6 columns, 5 hold two characters.
+  EXPECT_EQ(CutToWidth("已禁用", 5), "已禁");
+  EXPECT_EQ(CutToWidth("x16 条通道", 5), "x16 ");
+  EXPECT_EQ(CutToWidth("nothing pending", 13), "nothing pendi");
+  EXPECT_EQ(CutToWidth("短", 13), "短");
 }
 
 }  // namespace
