@@ -14,6 +14,7 @@
 #include "io/meter_agent_text.h"
 #include "io/meter_json.h"
 #include "io/meter_text.h"
+#include "io/text_lang.h"
 #include "meter/meter_options.h"
 #include "meter/report.h"
 #include "io/meter_watch.h"
@@ -122,8 +123,10 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
       MeterAgentText text(std::cout, std::cerr, r->run.verbose);
       SystemMeterClock clock;
       MeterServiceHooks hooks;
-      hooks.log = [](const std::string& line) { std::cerr << line << "\n"; };
-      hooks.on_listen = [](int port) { std::cerr << "metrics on port " << port << " (/metrics)\n"; };
+      hooks.log = [](const std::string& line) { std::cerr << SayMessage(line) << "\n"; };
+      hooks.on_listen = [](int port) {
+        std::cerr << SayFormat("cli.meter.metrics_port", "metrics on port {} (/metrics)", {std::to_string(port)}) << "\n";
+      };
       const MeterRunSummary s = RunMeterService(r->run, clock, &text, &cat, hooks);
       return s.buffered_at_exit > 0 ? kExitEnvironment : kExitOk;
     }

@@ -2,71 +2,94 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "io/table.h"
+#include "io/text_lang.h"
 
 namespace gpuplan {
 namespace {
 
 std::string Number(double v) { return fmt::format("{:.4g}", v); }
 
+// A number with its unit; the unit's words (GPUs, lanes, errors...) in the text language.
+std::string WithUnit(double v, const std::string& unit) {
+  return Number(v) + (unit.empty() ? "" : " " + SayMessage(unit));
+}
+
 std::string Measured(const CheckResult& r) {
   if (r.measured) {
-    return Number(*r.measured) + (r.unit.empty() ? "" : " " + r.unit);
+    return WithUnit(*r.measured, r.unit);
   }
-  return r.measured_text;
+  return SayMessage(r.measured_text);
 }
 
 std::string Expected(const CheckResult& r) {
   if (!r.expected_text.empty()) {
-    return r.expected_text;
+    return SayMessage(r.expected_text);
   }
   if (r.expected) {
-    return Number(*r.expected) + (r.unit.empty() ? "" : " " + r.unit);
+    return WithUnit(*r.expected, r.unit);
   }
   return {};
 }
 
 std::string Where(const CheckResult& r) {
   std::string w = r.node.empty() ? "" : r.node + " ";
-  return w + (r.gpu >= 0 ? fmt::format("GPU {}", r.gpu) : std::string("host"));
+  return w + (r.gpu >= 0 ? fmt::format("GPU {}", r.gpu) : Say("cli.check.host", "host"));
+}
+
+// The columns a status takes: the widest of the five in the text language (5 in English).
+int64_t StatusWidth() {
+  int64_t w = 0;
+  for (const char* s : {"PASS", "WARN", "FAIL", "SKIP", "ERROR"}) {
+    w = std::max(w, DisplayWidth(SayStatus(s)));
+  }
+  return w;
 }
 
 }  // namespace
 
 std::string CheckResultLine(const CheckResult& r) {
-  std::string line = fmt::format("{:<5} {:<24} {:<8}", ToString(r.status), r.name, Where(r));
+  std::string line = PadRight(SayStatus(ToString(r.status)), StatusWidth()) + " " + PadRight(r.name, 24) + " " +
+                     PadRight(Where(r), 8);
   const std::string m = Measured(r);
   const std::string e = Expected(r);
   if (!m.empty()) {
     line += " " + m;
   }
   if (!e.empty()) {
-    line += " (expected " + e + ")";
+    line += SayFormat("cli.check.expected", " (expected {})", {e});
   }
   if (!r.evidence.empty()) {
-    line += "  " + r.evidence;
+    line += "  " + SayMessage(r.evidence);
   }
   if (!r.advice.empty() && (r.status == CheckStatus::kFail || r.status == CheckStatus::kWarn || r.status == CheckStatus::kError)) {
-    line += "\n      -> " + r.advice;
+    line += "\n      -> " + SayMessage(r.advice);
   }
   return line;
 }
 
 void CheckLiveView::OnStart(const CheckReport& report, const std::vector<std::string>& tests) {
-  out_ << fmt::format("gpuplan check ({}): {}\n", report.mode, report.source.empty() ? "no GPU source" : report.source);
+  out_ << SayFormat("cli.check.start", "gpuplan check ({}): {}",
+                    {Say("cli.check.mode." + report.mode, report.mode),
+                     report.source.empty() ? Say("cli.check.no_source", "no GPU source") : SayMessage(report.source)})
+       << "\n";
   if (!report.expect.empty()) {
-    out_ << "ordered: " << report.expect << (report.offer_id.empty() ? "" : " (offer " + report.offer_id + ")") << "\n";
+    out_ << (report.offer_id.empty() ? SayFormat("cli.check.ordered", "ordered: {}", {report.expect})
+                                     : SayFormat("cli.check.ordered_offer", "ordered: {} (offer {})",
+                                                 {report.expect, report.offer_id}))
+         << "\n";
   }
   for (const auto& n : report.notes) {
-    out_ << "note: " << n << "\n";
+    out_ << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
   std::string names;
   for (const auto& t : tests) {
     names += (names.empty() ? "" : ", ") + t;
   }
-  out_ << "tests: " << names << "\n";
+  out_ << Say("cli.check.tests", "tests: ") << names << "\n";
   // Results known before any test ran (no driver).
   for (; printed_ < report.tests.size(); ++printed_) {
     out_ << "  " << CheckResultLine(report.tests[printed_]) << "\n";
@@ -124,9 +147,12 @@ void CheckSummaryToText(const CheckReport& report, std::ostream& out) {
   for (const auto& t : report.tests) {
     ++n[t.status];
   }
-  out << fmt::format("verdict: {} ({} PASS, {} WARN, {} FAIL, {} SKIP, {} ERROR; exit {})\n", ToString(report.verdict),
-                     n[CheckStatus::kPass], n[CheckStatus::kWarn], n[CheckStatus::kFail], n[CheckStatus::kSkip],
-                     n[CheckStatus::kError], report.ExitCode());
+  out << SayFormat("cli.check.summary", "verdict: {} ({} PASS, {} WARN, {} FAIL, {} SKIP, {} ERROR; exit {})",
+                   {SayStatus(ToString(report.verdict)), std::to_string(n[CheckStatus::kPass]),
+                    std::to_string(n[CheckStatus::kWarn]), std::to_string(n[CheckStatus::kFail]),
+                    std::to_string(n[CheckStatus::kSkip]), std::to_string(n[CheckStatus::kError]),
+                    std::to_string(report.ExitCode())})
+      << "\n";
 }
 
 void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
@@ -143,55 +169,65 @@ void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
     t.PrintRow(out, cells);
   };
   t.PrintHeader(out);
-  row("machine", [](const ComparedMachine& m) { return m.label; });
-  row("file", [](const ComparedMachine& m) { return m.file; });
-  row("card", [](const ComparedMachine& m) { return fmt::format("{} x {}", m.gpus, m.card.empty() ? "?" : m.card); });
-  row("verdict", [](const ComparedMachine& m) { return std::string(ToString(m.verdict)); });
-  row("offer", [](const ComparedMachine& m) { return m.offer_id.empty() ? std::string("-") : m.offer_id; });
+  row(Say("cli.check.cmp.machine", "machine"), [](const ComparedMachine& m) { return m.label; });
+  row(Say("cli.check.cmp.file", "file"), [](const ComparedMachine& m) { return m.file; });
+  row(Say("cli.check.cmp.card", "card"),
+      [](const ComparedMachine& m) { return fmt::format("{} x {}", m.gpus, m.card.empty() ? "?" : m.card); });
+  row(Say("cli.check.cmp.verdict", "verdict"), [](const ComparedMachine& m) { return SayStatus(ToString(m.verdict)); });
+  row(Say("cli.check.cmp.offer", "offer"),
+      [](const ComparedMachine& m) { return m.offer_id.empty() ? std::string("-") : m.offer_id; });
   const std::string cur = c.currency.empty() ? "" : " " + c.currency;
   auto money = [&](const std::optional<double>& v) { return v ? fmt::format("{:.2f}{}", *v, cur) : std::string("-"); };
-  row("price per hour", [&](const ComparedMachine& m) { return money(m.price_per_hour); });
-  row("per bf16 PFLOP-hour", [&](const ComparedMachine& m) { return money(m.per_bf16_pflop_hour); });
-  row("per storage TB/s-hour", [&](const ComparedMachine& m) { return money(m.per_storage_tb_s_hour); });
-  row("rank", [](const ComparedMachine& m) { return m.rank > 0 ? std::to_string(m.rank) : std::string("-"); });
+  row(Say("cli.check.cmp.price_per_hour", "price per hour"),
+      [&](const ComparedMachine& m) { return money(m.price_per_hour); });
+  row(Say("cli.check.cmp.per_pflop_hour", "per bf16 PFLOP-hour"),
+      [&](const ComparedMachine& m) { return money(m.per_bf16_pflop_hour); });
+  row(Say("cli.check.cmp.per_storage_hour", "per storage TB/s-hour"),
+      [&](const ComparedMachine& m) { return money(m.per_storage_tb_s_hour); });
+  row(Say("cli.check.cmp.rank", "rank"),
+      [](const ComparedMachine& m) { return m.rank > 0 ? std::to_string(m.rank) : std::string("-"); });
   out << "\n";
   t.PrintHeader(out);
   for (const auto& r : c.rows) {
     std::vector<std::string> cells = {r.test};
     for (const auto& cell : r.cells) {
       if (!cell) {
-        cells.push_back("not run");
+        cells.push_back(Say("cli.check.cmp.not_run", "not run"));
         continue;
       }
-      std::string v = cell->measured ? Number(*cell->measured) + (r.unit.empty() ? "" : " " + r.unit) : cell->text;
-      if (v.size() > 14) {
-        v = v.substr(0, 13) + "~";
+      std::string v = cell->measured ? WithUnit(*cell->measured, r.unit) : SayMessage(cell->text);
+      if (DisplayWidth(v) > 14) {
+        v = CutToWidth(v, 13) + "~";
       }
-      cells.push_back(fmt::format("{} {}", ToString(cell->status), v));
+      cells.push_back(fmt::format("{} {}", SayStatus(ToString(cell->status)), v));
     }
     t.PrintRow(out, cells);
   }
   if (!c.rank_basis.empty()) {
-    out << "\nranked by " << c.rank_basis << " (lower is better)\n";
+    out << "\n" << SayFormat("cli.check.cmp.ranked_by", "ranked by {} (lower is better)", {SayMessage(c.rank_basis)})
+        << "\n";
   }
   for (const auto& n : c.notes) {
-    out << "note: " << n << "\n";
+    out << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
 }
 
 void MergeToText(const MergeResult& m, std::ostream& out) {
-  out << fmt::format("{} nodes, {} GPUs, {} results; outliers at |modified z| > {:g}: {}\n", m.nodes,
-                     [&] {
-                       std::size_t g = 0;
-                       for (const auto& n : m.merged.nodes) {
-                         g += n.gpus.size();
-                       }
-                       return g;
-                     }(),
-                     m.merged.tests.size(), m.outlier_z, m.outliers.size());
+  std::size_t gpus = 0;
+  for (const auto& n : m.merged.nodes) {
+    gpus += n.gpus.size();
+  }
+  out << SayFormat("cli.check.merge.summary", "{} nodes, {} GPUs, {} results; outliers at |modified z| > {}: {}",
+                   {std::to_string(m.nodes), std::to_string(gpus), std::to_string(m.merged.tests.size()),
+                    fmt::format("{:g}", m.outlier_z), std::to_string(m.outliers.size())})
+      << "\n";
   for (const auto& o : m.outliers) {
-    out << fmt::format("  {} {}{}: {:.4g} {} against a median of {:.4g} over {} (z = {:.1f})\n", o.test, o.node,
-                       o.gpu >= 0 ? fmt::format(" GPU {}", o.gpu) : std::string(), o.value, o.unit, o.median, o.peers, o.z);
+    out << "  "
+        << SayFormat("cli.check.merge.outlier", "{} {}{}: {} {} against a median of {} over {} (z = {})",
+                     {o.test, o.node, o.gpu >= 0 ? fmt::format(" GPU {}", o.gpu) : std::string(),
+                      fmt::format("{:.4g}", o.value), o.unit, fmt::format("{:.4g}", o.median), std::to_string(o.peers),
+                      fmt::format("{:.1f}", o.z)})
+        << "\n";
   }
   for (const auto& t : m.merged.tests) {
     if (t.status == CheckStatus::kFail || t.status == CheckStatus::kError ||

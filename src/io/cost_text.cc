@@ -32,7 +32,7 @@ void PrintUsage(std::ostream& os, const UsageTrace& u) {
                     Say("cost.text.gpu_hours", "GPU-hours"), Say("cost.text.peak", "peak"), u.Peak(),
                     Say("cost.text.from", "from"), u.source);
   if (!u.note.empty()) {
-    os << "  " << u.note << "\n";
+    os << "  " << SayMessage(u.note) << "\n";
   }
 }
 

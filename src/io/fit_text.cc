@@ -35,27 +35,34 @@ std::string Count(int64_t n) {
 
 void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const Layout& l, const Gpu* gpu,
                 const MemoryEstimate& e, const std::vector<Suggestion>& sug) {
-  os << fmt::format("model      {} ({}), {} layers, hidden {}\n", m.name, m.model_type, m.layers, m.hidden);
-  os << fmt::format("params     total {}   active/token {}", Count(e.params_total), Count(e.params_active));
+  os << SayFormat("cli.fit.model", "model      {} ({}), {} layers, hidden {}",
+                  {m.name, m.model_type, std::to_string(m.layers), std::to_string(m.hidden)})
+     << "\n";
+  os << SayFormat("cli.fit.params", "params     total {}   active/token {}", {Count(e.params_total), Count(e.params_active)});
   if (IsTraining(w.task)) {
-    os << fmt::format("   trainable {}", Count(e.params_trainable));
+    os << SayFormat("cli.fit.trainable", "   trainable {}", {Count(e.params_trainable)});
   }
   os << "\n";
-  os << fmt::format("task       {}", ToString(w.task));
+  os << SayFormat("cli.fit.task", "task       {}", {std::string(ToString(w.task))});
   if (IsTraining(w.task)) {
     const std::string precision = w.precision == Precision::kMixed && gpu != nullptr
                                       ? fmt::format("mixed ({})", HalfDtype(*gpu))
                                       : std::string(ToString(w.precision));
-    os << fmt::format(", precision {}, optimizer {}, seq {}, micro-batch {}, recompute {}, flash-attn {}", precision,
-                      ToString(w.optimizer), w.seq, w.micro_batch, ToString(w.recompute), w.flash_attn ? "on" : "off");
+    os << SayFormat("cli.fit.training", ", precision {}, optimizer {}, seq {}, micro-batch {}, recompute {}, flash-attn {}",
+                    {precision, ToString(w.optimizer), std::to_string(w.seq), std::to_string(w.micro_batch),
+                     ToString(w.recompute), w.flash_attn ? "on" : "off"});
   } else {
-    os << fmt::format(", weights {}, kv {}, context {}, concurrency {}", ToString(w.weight_dtype), ToString(w.kv_dtype),
-                      w.context, w.concurrency);
+    os << SayFormat("cli.fit.inference", ", weights {}, kv {}, context {}, concurrency {}",
+                    {ToString(w.weight_dtype), ToString(w.kv_dtype), std::to_string(w.context),
+                     std::to_string(w.concurrency)});
   }
   os << "\n";
-  os << fmt::format("layout     {} x {}: tp={} pp={} dp={}{} zero={}{}{}\n", l.gpus, gpu ? gpu->name : "(any GPU)",
-                    l.tp, l.pp, l.dp(), l.ep > 1 ? fmt::format(" ep={}", l.ep) : "", l.zero,
-                    l.offload_optimizer ? " offload-optimizer" : "", l.offload_params ? " offload-params" : "");
+  os << SayFormat("cli.fit.layout", "layout     {} x {}: tp={} pp={} dp={}{} zero={}{}{}",
+                  {std::to_string(l.gpus), gpu ? gpu->name : Say("cli.fit.any_gpu", "(any GPU)"), std::to_string(l.tp),
+                   std::to_string(l.pp), std::to_string(l.dp()), l.ep > 1 ? fmt::format(" ep={}", l.ep) : "",
+                   std::to_string(l.zero), l.offload_optimizer ? " offload-optimizer" : "",
+                   l.offload_params ? " offload-params" : ""})
+     << "\n";
   os << "\n" << Say("fit.text.memory_per_gpu", "memory per GPU (GiB)")
      << (l.pp > 1 ? fmt::format(", {} pipeline stage", e.peak_stage) : "") << "\n";
   const auto& p = e.per_gpu;
@@ -81,17 +88,21 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
                       Gib(e.load_peak));
   }
   if (e.cpu_offload.value > 0) {
-    os << fmt::format("  (CPU RAM per GPU for offloaded states: {} GiB)\n", Gib(e.cpu_offload));
+    os << "  " << SayFormat("cli.fit.cpu_offload", "(CPU RAM per GPU for offloaded states: {} GiB)", {Gib(e.cpu_offload)})
+       << "\n";
   }
   if (!IsTraining(w.task)) {
-    os << fmt::format("  kv cache per sequence: {} GiB", Gib(e.kv_per_sequence));
+    os << "  " << SayFormat("cli.fit.kv_per_sequence", "kv cache per sequence: {} GiB", {Gib(e.kv_per_sequence)});
     if (e.max_concurrency) {
-      os << fmt::format("; max concurrency that fits: {}", *e.max_concurrency);
+      os << SayFormat("cli.fit.max_concurrency", "; max concurrency that fits: {}", {std::to_string(*e.max_concurrency)});
     }
     os << "\n";
     if (e.kv_cache_tokens && e.server_concurrency) {
-      os << fmt::format("  server KV cache: {} tokens; maximum concurrency for {} tokens per request: {:.2f}x\n",
-                        *e.kv_cache_tokens, w.context, *e.server_concurrency);
+      os << "  "
+         << SayFormat("cli.fit.server_kv", "server KV cache: {} tokens; maximum concurrency for {} tokens per request: {}x",
+                      {fmt::format("{}", *e.kv_cache_tokens), std::to_string(w.context),
+                       fmt::format("{:.2f}", *e.server_concurrency)})
+         << "\n";
     }
   }
   if (gpu != nullptr) {
@@ -109,44 +120,64 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
       } else {
         os << Say("fit.text.changes", "smallest changes that fit (each checked by the model):") << "\n";
         for (const auto& s : sug) {
-          os << fmt::format("  - {}: {} of {} GiB per GPU\n      -> {}\n", s.change, Gib(s.estimate.per_gpu.Total()),
-                            Gib(Bytes(static_cast<double>(s.gpu->memory_bytes))), s.result);
+          os << "  - "
+             << SayFormat("cli.fit.suggestion", "{}: {} of {} GiB per GPU",
+                          {SayMessage(s.change), Gib(s.estimate.per_gpu.Total()),
+                           Gib(Bytes(static_cast<double>(s.gpu->memory_bytes)))})
+             << "\n      -> " << s.result << "\n";
         }
       }
     }
   }
   for (const auto& n : e.notes) {
-    os << "note: " << n << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
 }
 
 void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& net) {
-  os << fmt::format(
-      "\ntime per step ({} sequences = {} micro-batches per data-parallel rank; network {}, "
-      "{:g} Gb/s per node, {})\n",
-      t.global_batch, t.micro_batches, net.name, net.node_gbps, net.basis);
-  os << fmt::format("  {:<28} {:>10.3f} s   ({:.0f}% of dense peak assumed achievable)\n", "compute", t.compute_seconds,
-                    100 * t.efficiency);
-  os << fmt::format("  {:<28} {:>10.3f} s\n", "communication (exposed)", t.communication_seconds);
-  os << fmt::format("    {:<26} {:>10.3f} s\n", "tensor parallel", t.tp_seconds);
-  os << fmt::format("    {:<26} {:>10.3f} s\n", "pipeline p2p", t.pp_seconds);
-  os << fmt::format("    {:<26} {:>10.3f} s\n", "expert all-to-all", t.moe_seconds);
-  os << fmt::format("    {:<26} {:>10.3f} s   (of {:.3f} s, the rest hidden behind compute)\n",
-                    "data parallel, exposed", t.dp_exposed_seconds, t.dp_seconds);
+  os << "\n"
+     << SayFormat("cli.fit.time_per_step",
+                  "time per step ({} sequences = {} micro-batches per data-parallel rank; network {}, {} Gb/s per node, {})",
+                  {std::to_string(t.global_batch), std::to_string(t.micro_batches), net.name,
+                   fmt::format("{:g}", net.node_gbps), SayMessage(net.basis)})
+     << "\n";
+  // A label padded by display columns, its seconds right-aligned in 10.
+  const auto line = [&os](int indent, int width, const std::string& label, double seconds, const std::string& rest) {
+    os << std::string(static_cast<std::size_t>(indent), ' ') << PadRight(label, width)
+       << fmt::format(" {:>10.3f} s", seconds) << rest << "\n";
+  };
+  line(2, 28, Say("cli.fit.compute", "compute"), t.compute_seconds,
+       "   " + SayFormat("cli.fit.compute_peak", "({}% of dense peak assumed achievable)",
+                         {fmt::format("{:.0f}", 100 * t.efficiency)}));
+  line(2, 28, Say("cli.fit.communication", "communication (exposed)"), t.communication_seconds, "");
+  line(4, 26, Say("cli.fit.tensor_parallel", "tensor parallel"), t.tp_seconds, "");
+  line(4, 26, Say("cli.fit.pipeline_p2p", "pipeline p2p"), t.pp_seconds, "");
+  line(4, 26, Say("cli.fit.expert_all_to_all", "expert all-to-all"), t.moe_seconds, "");
+  line(4, 26, Say("cli.fit.data_parallel", "data parallel, exposed"), t.dp_exposed_seconds,
+       "   " + SayFormat("cli.fit.data_parallel_hidden", "(of {} s, the rest hidden behind compute)",
+                         {fmt::format("{:.3f}", t.dp_seconds)}));
   if (t.dp_node_link_bytes > 0) {
-    os << fmt::format("    {:<26} {:>10.2f} GB per step each way over each node's network link\n",
-                      "data parallel across nodes", t.dp_node_link_bytes / 1e9);
+    os << "    " << PadRight(Say("cli.fit.across_nodes", "data parallel across nodes"), 26)
+       << SayFormat("cli.fit.across_nodes_gb", " {} GB per step each way over each node's network link",
+                    {fmt::format("{:>10.2f}", t.dp_node_link_bytes / 1e9)})
+       << "\n";
   }
-  os << fmt::format("  {:<28} {:>10.3f} s\n", "pipeline bubble", t.bubble_seconds);
-  os << fmt::format("  {:<28} {:>10.3f} s\n", "step", t.step_seconds);
-  os << fmt::format("throughput {:.0f} tokens/s, MFU {:.1f}%, bottleneck: {}\n", t.tokens_per_second, 100 * t.mfu,
-                    t.bottleneck);
+  line(2, 28, Say("cli.fit.bubble", "pipeline bubble"), t.bubble_seconds, "");
+  line(2, 28, Say("cli.fit.step", "step"), t.step_seconds, "");
+  os << SayFormat("cli.fit.throughput", "throughput {} tokens/s, MFU {}%, bottleneck: {}",
+                  {fmt::format("{:.0f}", t.tokens_per_second), fmt::format("{:.1f}", 100 * t.mfu), SayMessage(t.bottleneck)})
+     << "\n";
   if (t.bottleneck == "communication") {
-    os << "  communication, not compute, limits this layout: a faster network (--network) or less "
-          "data parallelism across nodes would help\n";
+    os << "  "
+       << Say("cli.fit.communication_limits",
+              "communication, not compute, limits this layout: a faster network (--network) or less data parallelism "
+              "across nodes would help")
+       << "\n";
   }
   if (t.total_hours) {
-    os << fmt::format("job: {:.1f} hours wall clock, {:.0f} GPU-hours\n", *t.total_hours, *t.gpu_hours);
+    os << SayFormat("cli.fit.job_hours", "job: {} hours wall clock, {} GPU-hours",
+                    {fmt::format("{:.1f}", *t.total_hours), fmt::format("{:.0f}", *t.gpu_hours)})
+       << "\n";
   }
 }
 
@@ -155,28 +186,37 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
   if (!p.fits) {
     return;
   }
-  os << fmt::format(
-      "\ninference at concurrency {}: time to first token {:.3f} s, per-token latency {:.1f} ms "
-      "({}), {:.0f} output tokens/s per replica, {:.0f} per GPU\n",
-      w.concurrency, t.prefill_seconds, 1000 * t.decode_step_seconds,
-      t.memory_bound ? "memory-bandwidth bound" : "compute bound", t.decode_tokens_per_second,
-      t.decode_tokens_per_second_per_gpu);
+  os << "\n"
+     << SayFormat("cli.fit.inference_time",
+                  "inference at concurrency {}: time to first token {} s, per-token latency {} ms ({}), {} output "
+                  "tokens/s per replica, {} per GPU",
+                  {std::to_string(w.concurrency), fmt::format("{:.3f}", t.prefill_seconds),
+                   fmt::format("{:.1f}", 1000 * t.decode_step_seconds),
+                   t.memory_bound ? Say("cli.fit.memory_bound", "memory-bandwidth bound")
+                                  : Say("cli.fit.compute_bound", "compute bound"),
+                   fmt::format("{:.0f}", t.decode_tokens_per_second),
+                   fmt::format("{:.0f}", t.decode_tokens_per_second_per_gpu)})
+     << "\n";
   if (qps > 0 || latency_ms > 0) {
     if (!p.meets_latency) {
-      os << fmt::format("latency target {:.0f} ms per token is not met even at concurrency 1\n", latency_ms);
+      os << SayFormat("cli.fit.latency_not_met", "latency target {} ms per token is not met even at concurrency 1",
+                      {fmt::format("{:.0f}", latency_ms)})
+         << "\n";
       return;
     }
     if (qps > 0) {
-      os << fmt::format(
-          "each request costs a replica {:.1f} ms of prefill + {:.1f} ms of its share of decode steps "
-          "({:.0f}% prefill): {:.2f} requests/s per replica\n",
-          1000 * p.time.prefill_seconds, 1000 * (p.time.replica_seconds_per_request - p.time.prefill_seconds),
-          100 * p.prefill_share, p.time.requests_per_second);
+      os << SayFormat("cli.fit.request_cost",
+                      "each request costs a replica {} ms of prefill + {} ms of its share of decode steps ({}% "
+                      "prefill): {} requests/s per replica",
+                      {fmt::format("{:.1f}", 1000 * p.time.prefill_seconds),
+                       fmt::format("{:.1f}", 1000 * (p.time.replica_seconds_per_request - p.time.prefill_seconds)),
+                       fmt::format("{:.0f}", 100 * p.prefill_share), fmt::format("{:.2f}", p.time.requests_per_second)})
+         << "\n";
     }
-    os << fmt::format(
-        "for {:g} requests/s: {} replica(s) at concurrency {} = {} GPUs, {} per hour "
-        "({}); bound: {}\n",
-        qps, p.replicas, p.workload.concurrency, p.gpus_total, p.cost_per_hour.Format(), p.cost_basis, p.bound);
+    os << SayFormat("cli.fit.replicas", "for {} requests/s: {} replica(s) at concurrency {} = {} GPUs, {} per hour ({}); bound: {}",
+                    {fmt::format("{:g}", qps), std::to_string(p.replicas), std::to_string(p.workload.concurrency),
+                     std::to_string(p.gpus_total), p.cost_per_hour.Format(), SayMessage(p.cost_basis), SayMessage(p.bound)})
+       << "\n";
   }
 }
 
@@ -185,43 +225,45 @@ void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
   const SearchOptions& so = s.options;
   const InferenceSearch& r = *s.inference;
   const std::string& currency = s.currency;
-  os << fmt::format("{} layouts evaluated; ranked by {}{}\n", r.evaluated, ToString(so.objective),
-                    so.pinned.Any() ? "; kept as given: " + so.pinned.Describe() : "");
+  os << SayFormat("cli.fit.evaluated", "{} layouts evaluated; ranked by {}{}",
+                  {std::to_string(r.evaluated), ToString(so.objective),
+                   so.pinned.Any() ? SayFormat("cli.fit.kept", "; kept as given: {}", {so.pinned.Describe()}) : ""})
+     << "\n";
   const Align rt = Align::kRight;
   const Table table({{"#", 3, rt},
                      {"GPU", 24},
-                     {"GPUs", 5, rt},
+                     {Say("cli.fit.col.gpus", "GPUs"), 5, rt},
                      {"tp", 4, rt},
-                     {"replicas", 8, rt},
-                     {"concurrency", 11, rt},
-                     {"TTFT s", 10, rt},
+                     {Say("cli.fit.col.replicas", "replicas"), 8, rt},
+                     {Say("cli.fit.col.concurrency", "concurrency"), 11, rt},
+                     {Say("cli.fit.col.ttft", "TTFT s"), 10, rt},
                      {"ms/token", 12, rt},
                      {currency + "/h", 10, rt},
-                     {"bound", 0, Align::kLeft, "  "}});
+                     {Say("cli.fit.col.bound", "bound"), 0, Align::kLeft, "  "}});
   auto header = [&] { table.PrintHeader(os); };
   auto row = [&](std::size_t i, const InferencePlan& p) {
     table.PrintRow(
         os, {fmt::format("{}", i + 1), p.gpu->name, fmt::format("{}", p.gpus_total), fmt::format("{}", p.layout.tp),
              fmt::format("{}", p.replicas), fmt::format("{}", p.workload.concurrency),
              fmt::format("{:.3f}", p.time.prefill_seconds), fmt::format("{:.1f}", 1000 * p.time.decode_step_seconds),
-             fmt::format("{:.0f}", p.cost_per_hour.amount), p.bound});
+             fmt::format("{:.0f}", p.cost_per_hour.amount), SayMessage(p.bound)});
   };
   header();
   for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
     row(i, r.ranked[i]);
   }
   if (so.gpus.size() > 1 && s.cards_named && !r.best_per_gpu.empty()) {
-    os << "best of each card:\n";
+    os << Say("cli.fit.best_of_each_card", "best of each card:") << "\n";
     header();
     for (std::size_t i = 0; i < r.best_per_gpu.size(); ++i) {
       row(i, r.best_per_gpu[i]);
     }
   }
   if (r.ranked.empty()) {
-    os << "no GPU type meets the request; closest: " << r.closest << "\n";
+    os << SayFormat("cli.fit.none_meets", "no GPU type meets the request; closest: {}", {SayMessage(r.closest)}) << "\n";
   }
   for (const auto& n : r.notes) {
-    os << "note: " << n << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
 }
 
@@ -231,28 +273,31 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
   const SearchResult& r = *s.training;
   const bool offers = !res.offers.empty();
   const std::string& currency = s.currency;
-  os << fmt::format("{} layouts evaluated, {} fit with a {:.0f}% margin; ranked by {}{}{}\n", r.evaluated, r.fitting,
-                    100 * so.margin, ToString(so.objective),
-                    res.tokens > 0 ? fmt::format(" for {:.3g} tokens", res.tokens) : " per million tokens",
-                    so.pinned.Any() ? "; kept as given: " + so.pinned.Describe() : "");
+  os << SayFormat("cli.fit.evaluated_training", "{} layouts evaluated, {} fit with a {}% margin; ranked by {}{}{}",
+                  {std::to_string(r.evaluated), std::to_string(r.fitting), fmt::format("{:.0f}", 100 * so.margin),
+                   ToString(so.objective),
+                   res.tokens > 0 ? SayFormat("cli.fit.for_tokens", " for {} tokens", {fmt::format("{:.3g}", res.tokens)})
+                                  : Say("cli.fit.per_million", " per million tokens"),
+                   so.pinned.Any() ? SayFormat("cli.fit.kept", "; kept as given: {}", {so.pinned.Describe()}) : ""})
+     << "\n";
   const Align rt = Align::kRight;
   const Table table({{"#", 3, rt},
                      {"GPU", 22},
-                     {"GPUs", 5, rt},
+                     {Say("cli.fit.col.gpus", "GPUs"), 5, rt},
                      {"tp", 3, rt},
                      {"pp", 3, rt},
                      {"dp", 4, rt},
                      {"zero", 4, rt},
-                     {"recompute", 10, rt},
+                     {Say("cli.fit.col.recompute", "recompute"), 10, rt},
                      {"mb", 3, rt},
-                     {"mem GiB", 8, rt},
-                     {"step s", 8, rt},
-                     {"comp s", 7, rt},
-                     {"comm s", 7, rt},
-                     {"bubble", 7, rt},
+                     {Say("cli.fit.col.memory", "mem GiB"), 8, rt},
+                     {Say("cli.fit.col.step", "step s"), 8, rt},
+                     {Say("cli.fit.col.compute", "comp s"), 7, rt},
+                     {Say("cli.fit.col.communication", "comm s"), 7, rt},
+                     {Say("cli.fit.col.bubble", "bubble"), 7, rt},
                      {"tokens/s", 10, rt},
                      {"MFU", 6, rt},
-                     {res.tokens > 0 ? "hours" : "h/Mtok", 10, rt},
+                     {res.tokens > 0 ? Say("cli.fit.col.hours", "hours") : Say("cli.fit.col.hours_per_mtok", "h/Mtok"), 10, rt},
                      {currency, 12, rt}});
   table.PrintHeader(os);
   auto row = [&](std::size_t i, const Candidate& c) {
@@ -272,34 +317,41 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
   }
   if (!r.ranked.empty()) {
     const auto& b = r.ranked.front();
-    os << fmt::format("best: compute {:.2f} s + communication {:.2f} s + bubble {:.2f} s per step; bottleneck {}\n",
-                      b.time.compute_seconds, b.time.communication_seconds, b.time.bubble_seconds, b.time.bottleneck);
+    os << SayFormat("cli.fit.best", "best: compute {} s + communication {} s + bubble {} s per step; bottleneck {}",
+                    {fmt::format("{:.2f}", b.time.compute_seconds), fmt::format("{:.2f}", b.time.communication_seconds),
+                     fmt::format("{:.2f}", b.time.bubble_seconds), SayMessage(b.time.bottleneck)})
+       << "\n";
     for (std::size_t i = so.top; i < r.ranked.size(); ++i) {
       const auto& c = r.ranked[i];
-      os << fmt::format("  #{} {} x {} tp={} pp={} zero={} lost: {}\n", i + 1, c.layout.gpus, c.gpu->name, c.layout.tp,
-                        c.layout.pp, c.layout.zero, WhyLost(c, b, so.objective));
+      os << "  "
+         << SayFormat("cli.fit.lost", "#{} {} x {} tp={} pp={} zero={} lost: {}",
+                      {std::to_string(i + 1), std::to_string(c.layout.gpus), c.gpu->name, std::to_string(c.layout.tp),
+                       std::to_string(c.layout.pp), std::to_string(c.layout.zero), SayMessage(WhyLost(c, b, so.objective))})
+         << "\n";
     }
     if (!offers && so.gpus.size() > 1 && s.cards_named) {
-      os << "best layout of each card:\n";
+      os << Say("cli.fit.best_layout_of_each_card", "best layout of each card:") << "\n";
       for (std::size_t i = 0; i < r.best_per_gpu.size(); ++i) {
         row(i, r.best_per_gpu[i]);
       }
       for (const Gpu* gpu : so.gpus) {
         if (std::none_of(r.best_per_gpu.begin(), r.best_per_gpu.end(),
                          [&](const Candidate& c) { return c.gpu == gpu; })) {
-          os << fmt::format("    {}: no layout fits\n", gpu->name);
+          os << "    " << SayFormat("cli.fit.no_layout_fits_card", "{}: no layout fits", {gpu->name}) << "\n";
         }
       }
     }
-    os << "network between nodes: " << NetworkFor(so.time, *b.gpu).name << " (" << NetworkFor(so.time, *b.gpu).basis
-       << ")\n";
-    os << (offers ? "costs: " + b.cost_basis + "\n"
-                  : std::string("CNY figures use the catalog's illustrative per-card-hour prices, not offers.\n"));
+    os << SayFormat("cli.fit.network", "network between nodes: {} ({})",
+                    {NetworkFor(so.time, *b.gpu).name, SayMessage(NetworkFor(so.time, *b.gpu).basis)})
+       << "\n";
+    os << (offers ? SayFormat("cli.fit.costs", "costs: {}", {SayMessage(b.cost_basis)})
+                  : Say("cli.fit.illustrative", "CNY figures use the catalog's illustrative per-card-hour prices, not offers."))
+       << "\n";
   } else {
-    os << "no layout fits; closest: " << r.closest << "\n";
+    os << SayFormat("cli.fit.no_layout_fits", "no layout fits; closest: {}", {SayMessage(r.closest)}) << "\n";
   }
   for (const auto& n : r.notes) {
-    os << "note: " << n << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
 }
 
@@ -307,8 +359,10 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
   const FitSingle& s = *res.single;
   const auto& ckpt = res.model.checkpoint;
   if (ckpt) {
-    os << fmt::format("checkpoint {} safetensors file(s): {} parameters, {:.2f} GiB\n", ckpt->files,
-                      Count(ckpt->params), Bytes(static_cast<double>(ckpt->bytes)).gib());
+    os << SayFormat("cli.fit.checkpoint", "checkpoint {} safetensors file(s): {} parameters, {} GiB",
+                    {std::to_string(ckpt->files), Count(ckpt->params),
+                     fmt::format("{:.2f}", Bytes(static_cast<double>(ckpt->bytes)).gib())})
+       << "\n";
   }
   PrintTable(os, res.model.spec, s.workload, s.layout, s.gpu, s.memory, s.suggestions);
   if (s.training) {
@@ -316,16 +370,19 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
   }
   if (res.job) {
     const JobPrice& job = *res.job;
-    os << fmt::format("cost: {} ({}, starting {})\n", job.total.Format(), res.JobBasis(),
-                      JobMinuteText(job.start_minute));
+    os << SayFormat("cli.fit.cost", "cost: {} ({}, starting {})",
+                    {job.total.Format(), SayMessage(res.JobBasis()), JobMinuteText(job.start_minute)})
+       << "\n";
     if (job.night_total) {
-      os << fmt::format("  starting at the night window ({}) would cost {}, saving {}\n",
-                        JobMinuteText(*job.night_start_minute), job.night_total->Format(),
-                        Money{job.total.amount - job.night_total->amount, job.total.currency}.Format());
+      os << "  "
+         << SayFormat("cli.fit.night", "starting at the night window ({}) would cost {}, saving {}",
+                      {JobMinuteText(*job.night_start_minute), job.night_total->Format(),
+                       Money{job.total.amount - job.night_total->amount, job.total.currency}.Format()})
+         << "\n";
     }
   }
   if (!res.price_note.empty()) {
-    os << "note: " << res.price_note << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(res.price_note) << "\n";
   }
   if (s.plan) {
     PrintInference(os, *s.plan, s.shown, s.workload, res.qps, res.latency_ms);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/civil.h"
+#include "io/text_lang.h"
 
 namespace gpuplan {
 
@@ -21,8 +22,10 @@ std::string UtcTimeText(int64_t time_ms) {
 }
 
 void MeterAgentText::OnStart(const std::string& source, const TraceHeader& machine) {
-  err_ << "meter: sampling " << machine.gpus.size() << " GPU" << (machine.gpus.size() == 1 ? "" : "s") << " from "
-       << source << "\n";
+  err_ << "meter: "
+       << SayFormat("cli.meter.agent.sampling", "sampling {} GPU{} from {}",
+                    {std::to_string(machine.gpus.size()), machine.gpus.size() == 1 ? "" : "s", source})
+       << "\n";
   err_.flush();
 }
 
@@ -42,23 +45,30 @@ void MeterAgentText::OnTick(const TraceStep& step, int64_t tick) {
 }
 
 void MeterAgentText::OnStoreBehind(const FlushStatus& status) {
-  err_ << "meter: the store is behind, samples wait in memory: " << status.reason << std::endl;
+  err_ << "meter: "
+       << SayFormat("cli.meter.agent.behind", "the store is behind, samples wait in memory: {}",
+                    {SayMessage(status.reason)})
+       << std::endl;
 }
 
 void MeterAgentText::OnStoreCaughtUp(const FlushStatus& status) {
-  err_ << "meter: the store caught up (" << status.written << " samples written in the last flush)" << std::endl;
+  err_ << "meter: "
+       << SayFormat("cli.meter.agent.caught_up", "the store caught up ({} samples written in the last flush)",
+                    {std::to_string(status.written)})
+       << std::endl;
 }
 
-void MeterAgentText::OnMessage(const std::string& line) { err_ << "meter: " << line << std::endl; }
+void MeterAgentText::OnMessage(const std::string& line) { err_ << "meter: " << SayMessage(line) << std::endl; }
 
 void MeterAgentText::OnStop(const MeterRunSummary& s) {
-  out_ << s.ticks << " ticks";
-  if (s.first_ms && s.last_ms) {
-    out_ << " from " << UtcTimeText(*s.first_ms) << " to " << UtcTimeText(*s.last_ms);
-  }
-  out_ << ": " << s.store.written << " rows written, " << s.buffered_at_exit << " lost at exit, "
-       << (s.store.dropped_overflow + s.store.dropped_too_old) << " dropped" << (s.stopped ? " (stopped)" : "")
-       << std::endl;
+  const std::string ticks = std::to_string(s.ticks);
+  out_ << (s.first_ms && s.last_ms ? SayFormat("cli.meter.agent.ticks_from_to", "{} ticks from {} to {}",
+                                               {ticks, UtcTimeText(*s.first_ms), UtcTimeText(*s.last_ms)})
+                                   : SayFormat("cli.meter.agent.ticks", "{} ticks", {ticks}))
+       << SayFormat("cli.meter.agent.stop", ": {} rows written, {} lost at exit, {} dropped",
+                    {std::to_string(s.store.written), std::to_string(s.buffered_at_exit),
+                     std::to_string(s.store.dropped_overflow + s.store.dropped_too_old)})
+       << (s.stopped ? Say("cli.meter.agent.stopped", " (stopped)") : "") << std::endl;
 }
 
 }  // namespace gpuplan

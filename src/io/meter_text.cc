@@ -8,6 +8,7 @@
 #include "core/civil.h"
 #include "core/money.h"
 #include "io/table.h"
+#include "io/text_lang.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -32,37 +33,59 @@ std::string Distribution(const UtilisationDistribution& u) {
   return s;
 }
 
+// A group's key: GPU indices, user, job and pod names as they are; the two groups of the report's
+// own ("total", "(no process)", "(unseen process)") in the text language.
+std::string GroupKey(const std::string& key) {
+  if (key == "total") {
+    return Say("cli.meter.group.total", "total");
+  }
+  if (key == "(no process)") {
+    return Say("cli.meter.group.no_process", key);
+  }
+  if (key == "(unseen process)") {
+    return Say("cli.meter.group.unseen_process", key);
+  }
+  return key;
+}
+
 }  // namespace
 
 void MeterReportToText(std::ostream& os, const MeterReport& r) {
   const int zone = r.utc_offset_minutes;
-  os << fmt::format("meter report {} .. {} ({} h), {} GPU{}, by {}\n", TimeText(r.from_ms, zone),
-                    TimeText(r.to_ms, zone), (r.to_ms - r.from_ms) / kMillisecondsPerHour, r.gpus.size(),
-                    r.gpus.size() == 1 ? "" : "s", ToString(r.by));
+  const std::string by(ToString(r.by));
+  os << SayFormat("cli.meter.head", "meter report {} .. {} ({} h), {} GPU{}, by {}",
+                  {TimeText(r.from_ms, zone), TimeText(r.to_ms, zone),
+                   std::to_string((r.to_ms - r.from_ms) / kMillisecondsPerHour), std::to_string(r.gpus.size()),
+                   r.gpus.size() == 1 ? "" : "s", Say("cli.meter.by." + by, by)})
+     << "\n";
   if (r.offer) {
-    os << fmt::format("priced with {} ({}, {} per instance-{}, {} GPU{} per instance, {} granularity, billed from {})\n",
-                      r.offer->id, r.offer->mode, Money{r.offer->price, r.currency}.Format(),
-                      r.offer->mode == "on_demand" || r.offer->mode == "spot" ? "hour" : "term",
-                      r.offer->gpus_per_instance, r.offer->gpus_per_instance == 1 ? "" : "s", r.offer->granularity,
-                      r.offer->billing_starts);
+    const bool hourly = r.offer->mode == "on_demand" || r.offer->mode == "spot";
+    os << SayFormat("cli.meter.priced",
+                    "priced with {} ({}, {} per instance-{}, {} GPU{} per instance, {} granularity, billed from {})",
+                    {r.offer->id, Say("mode." + r.offer->mode, r.offer->mode), Money{r.offer->price, r.currency}.Format(),
+                     hourly ? Say("cli.meter.per_hour", "hour") : Say("cli.meter.per_term", "term"),
+                     std::to_string(r.offer->gpus_per_instance), r.offer->gpus_per_instance == 1 ? "" : "s",
+                     Say("cli.meter.granularity." + r.offer->granularity, r.offer->granularity),
+                     Say("cli.meter.billing_starts." + r.offer->billing_starts, r.offer->billing_starts)})
+       << "\n";
   } else {
-    os << "not priced (no --offers)\n";
+    os << Say("cli.meter.not_priced", "not priced (no --offers)") << "\n";
   }
-  std::vector<Column> cols = {{"group", 20},
-                              {"observed h", 10, Align::kRight},
-                              {"busy h", 8, Align::kRight},
-                              {"idle h", 8, Align::kRight},
-                              {"util % 0/1-25/26-50/51-75/76-100", 32, Align::kRight, "  "},
+  std::vector<Column> cols = {{Say("cli.meter.col.group", "group"), 20},
+                              {Say("cli.meter.col.observed", "observed h"), 10, Align::kRight},
+                              {Say("cli.meter.col.busy", "busy h"), 8, Align::kRight},
+                              {Say("cli.meter.col.idle", "idle h"), 8, Align::kRight},
+                              {Say("cli.meter.col.util", "util % 0/1-25/26-50/51-75/76-100"), 32, Align::kRight, "  "},
                               {"kWh", 8, Align::kRight}};
   if (r.priced) {
-    cols.push_back({"billed h", 9, Align::kRight});
-    cols.push_back({"money", 14, Align::kRight});
-    cols.push_back({"idle money", 14, Align::kRight});
+    cols.push_back({Say("cli.meter.col.billed", "billed h"), 9, Align::kRight});
+    cols.push_back({Say("cli.meter.col.money", "money"), 14, Align::kRight});
+    cols.push_back({Say("cli.meter.col.idle_money", "idle money"), 14, Align::kRight});
   }
   const Table table(cols);
   table.PrintHeader(os);
   auto row = [&](const MeterGroup& g) {
-    std::vector<std::string> cells = {g.key,
+    std::vector<std::string> cells = {GroupKey(g.key),
                                       Hours(g.observed_hours),
                                       Hours(g.busy_hours),
                                       Hours(g.idle_hours),
@@ -80,34 +103,40 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   }
   row(r.total);
   if (r.priced && r.total.stopped_money > 0) {
-    os << fmt::format("  of the money, {} are stopped-instance fees and re-creation between up periods\n",
-                      Money{r.total.stopped_money, r.currency}.Format());
+    os << "  "
+       << SayFormat("cli.meter.stopped_money",
+                    "of the money, {} are stopped-instance fees and re-creation between up periods",
+                    {Money{r.total.stopped_money, r.currency}.Format()})
+       << "\n";
   }
   if (!r.idle.empty()) {
-    os << (r.priced ? "idle money:\n" : "idle time:\n");
+    os << (r.priced ? Say("cli.meter.idle_money", "idle money:") : Say("cli.meter.idle_time", "idle time:")) << "\n";
     for (const auto& s : r.idle) {
-      os << "  " << s.line << "\n";
+      os << "  " << SayMessage(s.line) << "\n";
     }
   }
   if (r.projection) {
     const MonthProjection& p = *r.projection;
-    os << fmt::format("month {}: {} so far ({} .. {}), {} per hour; projected {} by {}\n", p.month,
-                      Money{p.so_far, r.currency}.Format(), TimeText(p.from_ms, zone), TimeText(p.to_ms, zone),
-                      fmt::format("{:.2f} {}", p.per_hour, r.currency), Money{p.projected, r.currency}.Format(),
-                      TimeText(p.month_end_ms, zone));
+    os << SayFormat("cli.meter.projection", "month {}: {} so far ({} .. {}), {} per hour; projected {} by {}",
+                    {p.month, Money{p.so_far, r.currency}.Format(), TimeText(p.from_ms, zone), TimeText(p.to_ms, zone),
+                     fmt::format("{:.2f} {}", p.per_hour, r.currency), Money{p.projected, r.currency}.Format(),
+                     TimeText(p.month_end_ms, zone)})
+       << "\n";
   }
   if (!r.right_sizing.empty()) {
-    os << "right-sizing:\n";
+    os << Say("cli.meter.right_sizing", "right-sizing:") << "\n";
     for (const auto& j : r.right_sizing) {
-      os << "  " << j.line << "\n";
+      os << "  " << SayMessage(j.line) << "\n";
       for (std::size_t i = 1; i < j.options.size(); ++i) {
-        os << fmt::format("    or {}: saves {}\n", j.options[i].target,
-                          Money{j.options[i].money_saved.value_or(0), r.currency}.Format());
+        os << "    "
+           << SayFormat("cli.meter.right_sizing_or", "or {}: saves {}",
+                        {SayMessage(j.options[i].target), Money{j.options[i].money_saved.value_or(0), r.currency}.Format()})
+           << "\n";
       }
     }
   }
   for (const auto& n : r.notes) {
-    os << "note: " << n << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/table.h"
+#include "io/text_lang.h"
 #include "read/file_text.h"
 #include "read/json_fields.h"
 
@@ -181,29 +182,48 @@ std::string Sparkline(const std::vector<std::optional<double>>& values, double f
   return out;
 }
 
+namespace {
+
+std::string Bound(WatchBound b) {
+  const std::string name = ToString(b);
+  return Say("cli.meter.bound." + name, name);
+}
+
+}  // namespace
+
 void WatchResultToText(std::ostream& os, const WatchResult& r) {
   std::string cmd;
   for (const auto& a : r.command) {
     cmd += (cmd.empty() ? "" : " ") + a;
   }
-  os << fmt::format("{} on {}: {:.1f} s, exit code {}\n", cmd, r.hostname.empty() ? "this machine" : r.hostname,
-                    r.duration_seconds, r.exit_code);
+  os << SayFormat("cli.meter.watch.head", "{} on {}: {} s, exit code {}",
+                  {cmd, r.hostname.empty() ? Say("cli.meter.watch.this_machine", "this machine") : r.hostname,
+                   fmt::format("{:.1f}", r.duration_seconds), std::to_string(r.exit_code)})
+     << "\n";
   std::vector<std::optional<double>> gpu, cpu;
   for (const auto& x : r.series) {
     gpu.push_back(x.gpu_util);
     cpu.push_back(x.cpu_cores);
   }
+  // The two curves' labels padded to one width, so the sparklines start in the same column.
+  const std::string gpu_label = Say("cli.meter.watch.gpu_util", "GPU utilisation");
+  const std::string cpu_label = Say("cli.meter.watch.cpu_cores", "CPU cores used");
+  const int64_t label_width = std::max<int64_t>(16, std::max(DisplayWidth(gpu_label), DisplayWidth(cpu_label)) + 1);
   if (r.summary.gpu_util_mean) {
-    os << fmt::format("  GPU utilisation  {}  mean {:.0f}%\n", Sparkline(gpu, 100), *r.summary.gpu_util_mean);
+    os << "  " << PadRight(gpu_label, label_width) << " " << Sparkline(gpu, 100) << "  "
+       << SayFormat("cli.meter.watch.gpu_mean", "mean {}%", {fmt::format("{:.0f}", *r.summary.gpu_util_mean)}) << "\n";
   } else {
-    os << "  GPU utilisation  " << r.diagnosis.gpu_part << "\n";
+    os << "  " << PadRight(gpu_label, label_width) << " " << SayMessage(r.diagnosis.gpu_part) << "\n";
   }
   const double cores = std::max(1.0, std::ceil(r.summary.cpu_cores_peak));
-  os << fmt::format("  CPU cores used   {}  mean {:.2f}, peak {:.2f} (scale 0-{:.0f})\n", Sparkline(cpu, cores),
-                    r.summary.cpu_cores_mean, r.summary.cpu_cores_peak, cores);
-  os << fmt::format("Diagnosis: {}\n", ToString(r.diagnosis.bound));
+  os << "  " << PadRight(cpu_label, label_width) << " " << Sparkline(cpu, cores) << "  "
+     << SayFormat("cli.meter.watch.cpu_mean", "mean {}, peak {} (scale 0-{})",
+                  {fmt::format("{:.2f}", r.summary.cpu_cores_mean), fmt::format("{:.2f}", r.summary.cpu_cores_peak),
+                   fmt::format("{:.0f}", cores)})
+     << "\n";
+  os << SayFormat("cli.meter.watch.diagnosis", "Diagnosis: {}", {Bound(r.diagnosis.bound)}) << "\n";
   for (const auto& e : r.diagnosis.evidence) {
-    os << "  - " << e << "\n";
+    os << "  - " << SayMessage(e) << "\n";
   }
 }
 
@@ -214,17 +234,21 @@ void WatchComparisonToText(std::ostream& os, const std::vector<std::pair<std::st
       fastest = r.duration_seconds;
     }
   }
-  const Table t({Column("run", 24), Column("host", 16), Column("seconds", 9, Align::kRight, "  "),
-                 Column("vs fastest", 10, Align::kRight, "  "), Column("GPU util", 8, Align::kRight, "  "),
-                 Column("CPU cores", 9, Align::kRight, "  "), Column("read MB/s", 9, Align::kRight, "  "),
-                 Column("exit", 4, Align::kRight, "  "), Column("diagnosis", 0, Align::kLeft, "  ")});
+  const Table t({Column(Say("cli.meter.compare.run", "run"), 24), Column(Say("cli.meter.compare.host", "host"), 16),
+                 Column(Say("cli.meter.compare.seconds", "seconds"), 9, Align::kRight, "  "),
+                 Column(Say("cli.meter.compare.vs_fastest", "vs fastest"), 10, Align::kRight, "  "),
+                 Column(Say("cli.meter.compare.gpu_util", "GPU util"), 8, Align::kRight, "  "),
+                 Column(Say("cli.meter.compare.cpu_cores", "CPU cores"), 9, Align::kRight, "  "),
+                 Column(Say("cli.meter.compare.read", "read MB/s"), 9, Align::kRight, "  "),
+                 Column(Say("cli.meter.compare.exit", "exit"), 4, Align::kRight, "  "),
+                 Column(Say("cli.meter.compare.diagnosis", "diagnosis"), 0, Align::kLeft, "  ")});
   t.PrintHeader(os);
   for (const auto& [name, r] : results) {
     t.PrintRow(os, {name, r.hostname, fmt::format("{:.1f}", r.duration_seconds),
                     fastest > 0 && r.exit_code == 0 ? fmt::format("{:+.0f}%", 100 * (r.duration_seconds / fastest - 1)) : "-",
                     r.summary.gpu_util_mean ? fmt::format("{:.0f}%", *r.summary.gpu_util_mean) : "n/a",
                     fmt::format("{:.2f}", r.summary.cpu_cores_mean), fmt::format("{:.1f}", r.summary.read_bytes_per_s_mean / 1e6),
-                    std::to_string(r.exit_code), ToString(r.diagnosis.bound)});
+                    std::to_string(r.exit_code), Bound(r.diagnosis.bound)});
   }
 }
 

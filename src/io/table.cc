@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
+
+#include "io/text_lang.h"
 
 namespace gpuplan {
 
@@ -16,13 +19,9 @@ std::string Table::Row(const std::vector<std::string>& cells) const {
     if (i > 0) {
       out += c.gap;
     }
-    if (c.width <= 0) {
-      out += cells[i];
-    } else if (c.align == Align::kLeft) {
-      out += fmt::format("{:<{}}", cells[i], c.width);
-    } else {
-      out += fmt::format("{:>{}}", cells[i], c.width);
-    }
+    // Padded by display columns (a CJK character takes two), never narrower than the header.
+    const int64_t width = c.width <= 0 ? 0 : std::max<int64_t>(c.width, DisplayWidth(c.header));
+    out += c.align == Align::kLeft ? PadRight(cells[i], width) : PadLeft(cells[i], width);
   }
   out += '\n';
   return out;

@@ -18,7 +18,9 @@ struct Column {
       : header(std::move(h)), width(w), align(a), gap(std::move(g)) {}
 
   std::string header;
-  int width = 0;  // the cell is padded to this many characters; 0 leaves it as it is
+  // The cell is padded to this many terminal columns (a CJK character takes two; at least the
+  // header's own width, so a translated header keeps its column straight); 0 leaves it as it is.
+  int width = 0;
   Align align = Align::kLeft;
   std::string gap = " ";  // printed before the column (not before the first)
 };

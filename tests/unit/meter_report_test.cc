@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,8 @@
 #include "cost/usage.h"
 #include "io/meter_json.h"
 #include "io/meter_text.h"
+#include "io/text_lang.h"
+#include "read/messages.h"
 #include "meter/observed.h"
 #include "meter/report.h"
 #include "meter/sample.h"
@@ -768,6 +771,86 @@ TEST_F(MeterReportTest, RightSizingNamesASliceOrACheaperCardWithTheMoney) {
   const auto j = MeterReportToJson(r);
   EXPECT_EQ(j["right_sizing"].size(), 2u);
   EXPECT_EQ(j["right_sizing"][0]["options"][0]["kind"], "mig");
+}
+
+// The report of the three-GPU day and the right-sizing above in each language (issue 12,
+// requirement 3): the Chinese words of data/messages.json, the same figures, the same JSON.
+std::string ReportText(const MeterReport& r, Lang lang) {
+  SetTextLanguage(Messages::Load(test::DataDir() + "/messages.json"), lang);
+  std::ostringstream os;
+  MeterReportToText(os, r);
+  SetTextLanguage(Messages(), Lang::kEn);
+  return os.str();
+}
+
+std::vector<std::string> Figures(const std::string& text) {
+  std::vector<std::string> out;
+  std::string n;
+  for (const char c : text + " ") {
+    if ((c >= '0' && c <= '9') || (c == '.' && !n.empty())) {
+      n += c;
+    } else if (!n.empty()) {
+      out.push_back(n);
+      n.clear();
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(MeterReportTest, OneReportInEachLanguage) {
+  const std::string offers = Write("od.yaml", std::string(kOnDemandByTheHour) + R"(  - id: l40s
+    gpu: L40S
+    mode: on_demand
+    price: 6
+)");
+  // The three-GPU day without the pod (the jobs are Slurm's and bob's).
+  Machine m;
+  m.Run(0, kMarch, kMarch + 24 * kHr, 100, 300, Proc(100, "alice", "81234"));
+  m.Run(1, kMarch, kMarch + 24 * kHr, 20, 300, Proc(101, "alice", "81234"));
+  m.Run(2, kMarch, kMarch + 14 * kHr, 60, 300, Proc(200, "bob"));
+  m.Run(2, kMarch + 14 * kHr, kMarch + 24 * kHr, 0, 60);
+  MeterReportRequest q = Request(Store(m), offers, kMarch, kMarch + 24 * kHr);
+  q.offer = "od";
+  const MeterReport r = RunMeterReport(q, test::Catalog());
+  const std::string en = ReportText(r, Lang::kEn);
+  const std::string zh = ReportText(r, Lang::kZh);
+  EXPECT_NE(en.find("meter report 2027-03-01T00:00+08:00 .. 2027-03-02T00:00+08:00 (24 h), 3 GPUs, by gpu\n"
+                    "priced with od (on_demand, 10 CNY per instance-hour, 1 GPU per instance, hour granularity, "
+                    "billed from create)\n"),
+            std::string::npos)
+      << en;
+  EXPECT_NE(zh.find("计量报告 2027-03-01T00:00+08:00 .. 2027-03-02T00:00+08:00（24 小时），3 块 GPU，分组：GPU\n"
+                    "计价：报价 od（按量，每实例每小时 10 CNY，每实例 1 块 GPU，计费粒度：小时，计费起点：创建实例时）\n"),
+            std::string::npos)
+      << zh;
+  // The header: "分组" (4 columns) padded to the column's 20, "观测小时" (8) right-aligned in 10.
+  EXPECT_NE(zh.find("分组" + std::string(16, ' ') + "   观测小时 "), std::string::npos) << zh;
+  // GPU 2 idles 10 h at 10 CNY (JsonAndTextCarryTheFigures).
+  EXPECT_NE(zh.find("空闲但计费的费用：\n  GPU 2：10 小时计费但无进程，100 CNY\n"), std::string::npos) << zh;
+  // The total row: 72 billed hours, 720 CNY.
+  std::istringstream rows(zh);
+  std::string line, total;
+  while (std::getline(rows, line)) {
+    if (line.rfind("合计 ", 0) == 0) total = line;
+  }
+  EXPECT_NE(total.find(" 720 CNY "), std::string::npos) << zh;
+  // Alice's job on GPU 1 at 20 % with 1 GiB (1.07 GB): the smallest MIG slice above 1/7 of the
+  // card is 2g.20gb, 2/7 of 10 CNY/h: (10 - 20/7) x 24 = 171.4 CNY saved; the L40S (0.424 of
+  // the card) (10 - 6) x 24 = 96.
+  EXPECT_NE(zh.find("换卡与 MIG 建议：\n  slurm:81234（GPU 1，A100 80GB SXM，24 小时）：显存峰值 1.1 GB，利用率峰值 20% -> "
+                    "A100 80GB SXM 的 MIG 2g.20gb 实例，可省 171 CNY\n    或 L40S：可省 96 CNY\n"),
+            std::string::npos)
+      << zh;
+  EXPECT_NE(zh.find("注：从创建实例时计费：按计量代理看到的开机时间"), std::string::npos) << zh;
+  for (const char* english : {"meter report", "billed with no process", "right-sizing", "note:", "saves", "total"}) {
+    EXPECT_EQ(zh.find(english), std::string::npos) << english << " in\n" << zh;
+  }
+  EXPECT_EQ(Figures(zh), Figures(en));
+  SetTextLanguage(Messages::Load(test::DataDir() + "/messages.json"), Lang::kZh);
+  const std::string json_zh = MeterReportToJson(r).dump();
+  SetTextLanguage(Messages(), Lang::kEn);
+  EXPECT_EQ(json_zh, MeterReportToJson(r).dump());
 }
 
 TEST(MeterRightSizing, MigProfileNames) {

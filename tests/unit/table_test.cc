@@ -32,6 +32,14 @@ TEST(Table, WideCharactersCountTwoColumns) {
   EXPECT_EQ(t.Header(), "显存      元\n");
 }
 
+TEST(Table, AColumnIsNeverNarrowerThanItsHeader) {
+  // A translated header wider than the declared width widens its column for every row: "利用率"
+  // takes 6 columns of the 4 declared, so "12" gets 4 spaces; the right-aligned "x" keeps 2.
+  const Table t({{"利用率", 4}, {"x", 2, Align::kRight}});
+  EXPECT_EQ(t.Header(), "利用率  x\n");
+  EXPECT_EQ(t.Row({"12", "3"}), "12" + std::string(6, ' ') + "3\n");
+}
+
 TEST(Table, PrintsToAStream) {
   const Table t({{"x", 3}, {"y", 0, Align::kLeft, " | "}});
   std::ostringstream os;
