@@ -1,5 +1,5 @@
-// gpuplan meter report | export | run | record | watch | compare: flags into the requests of
-// meter/report.h, meter/agent.h and meter/watch.h, the library runs them (the agent as the
+// gpuplan meter report | export | timeline | alerts | run | record | watch | compare: flags into
+// the requests of meter/report.h, meter/alert_replay.h, meter/agent.h and meter/watch.h, the library runs them (the agent as the
 // service of serve/meter_service.h: alerts and /metrics), and src/io renders.
 #include <signal.h>
 
@@ -12,6 +12,7 @@
 #include "cli_options.h"
 #include "commands.h"
 #include "io/meter_agent_text.h"
+#include "io/meter_alerts_text.h"
 #include "io/meter_json.h"
 #include "io/meter_text.h"
 #include "io/text_lang.h"
@@ -47,6 +48,8 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
   struct Requests {
     MeterReportRequest report;
     MeterExportRequest export_;
+    MeterTimelineRequest timeline;
+    MeterAlertsRequest alerts;
     MeterAgentRequest run;
     MeterRecordRequest record;
     WatchRequest watch;
@@ -60,6 +63,12 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
   rep->add_flag("--json", g.json, "print JSON");
   CLI::App* exp = meter->add_subcommand("export", "the measured use as the hourly usage CSV gpuplan cost reads");
   AddOptions(exp, MeterExportOptionTable(), r->export_);
+  CLI::App* tl = meter->add_subcommand("timeline", "busy and idle hours and money per hour or day of a period");
+  AddOptions(tl, MeterTimelineOptionTable(), r->timeline);
+  tl->add_flag("--json", g.json, "print JSON");
+  CLI::App* al = meter->add_subcommand("alerts", "the alerts of a stored period: the database replayed through the alert rules");
+  AddOptions(al, MeterAlertsOptionTable(), r->alerts);
+  al->add_flag("--json", g.json, "print JSON");
   CLI::App* run = meter->add_subcommand("run", "the agent: sample every GPU (or replay a trace) into the store");
   AddOptions(run, MeterRunOptionTable(), r->run);
   CLI::App* rec = meter->add_subcommand("record", "sample the GPUs into a trace file for replay elsewhere");
@@ -71,7 +80,7 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
   cmp->add_option("results", r->compare, "meter watch --json files")->required();
   cmp->add_flag("--json", g.json, "print JSON");
 
-  return [r, &g, rep, exp, run, rec, watch, cmp]() -> int {
+  return [r, &g, rep, exp, tl, al, run, rec, watch, cmp]() -> int {
     if (watch->parsed()) {
       CheckGivenFlags(watch, MeterWatchOptionTable(), r->watch);
       r->watch.nvml_library = NvmlLibrary(r->watch.nvml_library);
@@ -113,6 +122,26 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
         std::cout << MeterReportToJson(m).dump(2) << "\n";
       } else {
         MeterReportToText(std::cout, m);
+      }
+      return kExitOk;
+    }
+    if (tl->parsed()) {
+      CheckGivenFlags(tl, MeterTimelineOptionTable(), r->timeline);
+      const MeterTimeline t = RunMeterTimeline(r->timeline, cat);
+      if (g.json) {
+        std::cout << MeterTimelineToJson(t).dump(2) << "\n";
+      } else {
+        MeterTimelineToText(std::cout, t);
+      }
+      return kExitOk;
+    }
+    if (al->parsed()) {
+      CheckGivenFlags(al, MeterAlertsOptionTable(), r->alerts);
+      const MeterAlerts a = RunMeterAlerts(r->alerts, cat);
+      if (g.json) {
+        std::cout << MeterAlertsToJson(a).dump(2) << "\n";
+      } else {
+        MeterAlertsToText(std::cout, a);
       }
       return kExitOk;
     }

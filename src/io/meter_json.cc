@@ -12,6 +12,15 @@ std::string TimeText(int64_t ms, int zone) {
 
 nlohmann::json MoneyOrNull(double v, bool priced) { return priced ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
+// Alerts fall on any minute (raw ticks on any second: the text keeps the minute, *_ms the rest).
+std::string MinuteText(int64_t ms, int zone) {
+  return FormatLocalMinute(FloorDiv(ms, kMillisecondsPerMinute) + zone) + FormatUtcOffset(zone);
+}
+
+nlohmann::json MoneyJson(const std::optional<Money>& m) {
+  return m ? nlohmann::json({{"amount", m->amount}, {"currency", m->currency}}) : nlohmann::json(nullptr);
+}
+
 }  // namespace
 
 nlohmann::json MeterGroupToJson(const MeterGroup& g, bool priced) {
@@ -113,6 +122,76 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
           {"right_sizing", right_sizing},
           {"utilisation_from_hour_means", r.utilisation_from_hour_means},
           {"notes", r.notes}};
+}
+
+nlohmann::json MeterTimelineToJson(const MeterTimeline& t) {
+  const int zone = t.utc_offset_minutes;
+  nlohmann::json slots = nlohmann::json::array();
+  for (const auto& s : t.slots) {
+    slots.push_back({{"from", TimeText(s.from_ms, zone)},
+                     {"to", TimeText(s.to_ms, zone)},
+                     {"total", MeterGroupToJson(s.total, t.priced)}});
+  }
+  return {{"db", t.db},
+          {"from", TimeText(t.from_ms, zone)},
+          {"to", TimeText(t.to_ms, zone)},
+          {"utc_offset", FormatUtcOffset(zone)},
+          {"step", t.step},
+          {"priced", t.priced},
+          {"currency", t.priced ? nlohmann::json(t.currency) : nlohmann::json(nullptr)},
+          {"slots", slots}};
+}
+
+nlohmann::json AlertToJson(const Alert& a, int zone) {
+  return {{"kind", ToString(a.kind)},
+          {"severity", a.severity},
+          {"gpu", a.gpu >= 0 ? nlohmann::json(a.gpu) : nlohmann::json(nullptr)},
+          {"since", MinuteText(a.since_ms, zone)},
+          {"at", MinuteText(a.at_ms, zone)},
+          {"since_ms", a.since_ms},
+          {"at_ms", a.at_ms},
+          {"minutes", a.minutes},
+          {"money_per_hour", MoneyJson(a.money_per_hour)},
+          {"money", MoneyJson(a.money)},
+          {"summary", a.summary},
+          {"repeat", a.repeat}};
+}
+
+nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
+  const int zone = m.utc_offset_minutes;
+  const AlertRules& r = m.rules;
+  nlohmann::json alerts = nlohmann::json::array();
+  nlohmann::json counts = nlohmann::json::object();
+  for (AlertKind k : {AlertKind::kIdleNoProcess, AlertKind::kLowUtilization, AlertKind::kThrottling,
+                      AlertKind::kBudget, AlertKind::kEcc, AlertKind::kXid}) {
+    counts[ToString(k)] = 0;
+  }
+  for (const Alert& a : m.alerts) {
+    alerts.push_back(AlertToJson(a, zone));
+    counts[ToString(a.kind)] = counts[ToString(a.kind)].get<int>() + 1;
+  }
+  auto text = [zone](const std::optional<int64_t>& ms) {
+    return ms ? nlohmann::json(MinuteText(*ms, zone)) : nlohmann::json(nullptr);
+  };
+  return {{"db", m.db},
+          {"from", TimeText(m.from_ms, zone)},
+          {"to", TimeText(m.to_ms, zone)},
+          {"utc_offset", FormatUtcOffset(zone)},
+          {"offer", m.offer ? nlohmann::json(*m.offer) : nlohmann::json(nullptr)},
+          {"rules",
+           {{"idle_minutes", r.idle_minutes},
+            {"low_util_percent", r.low_util_percent},
+            {"low_util_minutes", r.low_util_minutes},
+            {"throttle_minutes", r.throttle_minutes},
+            {"repeat_minutes", r.repeat_minutes},
+            {"gpu_hour_price", MoneyJson(r.gpu_hour_price)},
+            {"monthly_budget", MoneyJson(r.monthly_budget)},
+            {"budget_fractions", r.budget_fractions}}},
+          {"replayed_from", text(m.replayed_from_ms)},
+          {"raw_from", text(m.raw_from_ms)},
+          {"counts", counts},
+          {"alerts", alerts},
+          {"notes", m.notes}};
 }
 
 }  // namespace gpuplan

@@ -61,6 +61,8 @@ Money Times(const Money& m, double factor) { return Money{m.amount * factor, m.c
 
 }  // namespace
 
+const uint64_t kAlertThrottleReasons = kThrottleBits;
+
 AlertEngine::AlertEngine(AlertRules rules) : rules_(std::move(rules)) {}
 
 std::vector<Alert> AlertEngine::Track(Condition& c, bool holds, int64_t now_ms, double after_minutes, Alert proto) {
@@ -87,11 +89,26 @@ std::vector<Alert> AlertEngine::Track(Condition& c, bool holds, int64_t now_ms, 
   return {std::move(proto)};
 }
 
-std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
-  std::vector<Alert> out;
+AlertGpuState AlertEngine::StateOf(const AlertGpuTick& t) const {
   const GpuSample& s = t.sample;
-  const int64_t now = s.time_ms;
-  const std::string gpu = "GPU " + std::to_string(s.gpu);
+  AlertGpuState st;
+  st.gpu = s.gpu;
+  st.time_ms = s.time_ms;
+  st.processes = t.processes;
+  st.temperature = s.temperature;
+  st.idle_no_process = t.billed && t.processes == 0;
+  // Held by a process but barely used. Without a measured utilisation the rule cannot judge.
+  st.low_utilization = t.billed && t.processes > 0 && s.utilization_gpu &&
+                       static_cast<double>(*s.utilization_gpu) < rules_.low_util_percent;
+  const bool busy = s.utilization_gpu && static_cast<double>(*s.utilization_gpu) >= rules_.low_util_percent;
+  st.throttle_reasons = busy ? s.clock_event_reasons.value_or(0) & kThrottleBits : 0;
+  return st;
+}
+
+std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
+  std::vector<Alert> out;
+  const int64_t now = st.time_ms;
+  const std::string gpu = "GPU " + std::to_string(st.gpu);
   auto add = [&out](std::vector<Alert> a) {
     for (auto& x : a) {
       out.push_back(std::move(x));
@@ -102,10 +119,10 @@ std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
   {
     Alert a;
     a.kind = AlertKind::kIdleNoProcess;
-    a.gpu = s.gpu;
+    a.gpu = st.gpu;
     a.severity = "warning";
     a.money_per_hour = rules_.gpu_hour_price;
-    auto v = Track(conditions_[{s.gpu, a.kind}], t.billed && t.processes == 0, now, rules_.idle_minutes, a);
+    auto v = Track(conditions_[{st.gpu, a.kind}], st.idle_no_process, now, rules_.idle_minutes, a);
     for (auto& x : v) {
       if (x.money_per_hour) {
         x.money = Times(*x.money_per_hour, x.minutes / 60);
@@ -115,21 +132,19 @@ std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
     }
     add(std::move(v));
   }
-  // Held by a process but barely used. Without a measured utilisation the rule cannot judge.
+  // Held by a process but barely used.
   {
     Alert a;
     a.kind = AlertKind::kLowUtilization;
-    a.gpu = s.gpu;
+    a.gpu = st.gpu;
     a.severity = "warning";
     a.money_per_hour = rules_.gpu_hour_price;
-    const bool low = t.billed && t.processes > 0 && s.utilization_gpu &&
-                     static_cast<double>(*s.utilization_gpu) < rules_.low_util_percent;
-    auto v = Track(conditions_[{s.gpu, a.kind}], low, now, rules_.low_util_minutes, a);
+    auto v = Track(conditions_[{st.gpu, a.kind}], st.low_utilization, now, rules_.low_util_minutes, a);
     for (auto& x : v) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%g%%", rules_.low_util_percent);
       x.summary = gpu + ": under " + pct + " utilisation for " + Minutes(x.minutes) + " with " +
-                  std::to_string(t.processes) + (t.processes == 1 ? " process" : " processes") + ", " +
+                  std::to_string(st.processes) + (st.processes == 1 ? " process" : " processes") + ", " +
                   PerHour(x.money_per_hour);
     }
     add(std::move(v));
@@ -138,11 +153,10 @@ std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
   {
     Alert a;
     a.kind = AlertKind::kThrottling;
-    a.gpu = s.gpu;
+    a.gpu = st.gpu;
     a.severity = "warning";
-    const bool busy = s.utilization_gpu && static_cast<double>(*s.utilization_gpu) >= rules_.low_util_percent;
-    const uint64_t bits = s.clock_event_reasons.value_or(0) & kThrottleBits;
-    auto v = Track(conditions_[{s.gpu, a.kind}], busy && bits != 0, now, rules_.throttle_minutes, a);
+    const uint64_t bits = st.throttle_reasons & kThrottleBits;
+    auto v = Track(conditions_[{st.gpu, a.kind}], bits != 0, now, rules_.throttle_minutes, a);
     for (auto& x : v) {
       std::string why;
       const std::pair<uint64_t, const char*> names[] = {{kClockEventHwSlowdown, "hardware slowdown"},
@@ -155,10 +169,28 @@ std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
         }
       }
       x.summary = gpu + ": clocks held back (" + why + ") for " + Minutes(x.minutes) + " while busy" +
-                  (s.temperature ? ", " + std::to_string(*s.temperature) + " C" : "");
+                  (st.temperature ? ", " + std::to_string(*st.temperature) + " C" : "");
     }
     add(std::move(v));
   }
+  return out;
+}
+
+std::vector<std::pair<int, int64_t>> AlertEngine::Holding() const {
+  std::vector<std::pair<int, int64_t>> out;
+  for (const auto& [key, c] : conditions_) {
+    if (c.since_ms) {
+      out.emplace_back(std::get<0>(key), *c.since_ms);
+    }
+  }
+  return out;
+}
+
+std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
+  std::vector<Alert> out = ObserveState(StateOf(t));
+  const GpuSample& s = t.sample;
+  const int64_t now = s.time_ms;
+  const std::string gpu = "GPU " + std::to_string(s.gpu);
   // Health events alert at once, each time.
   if (t.ecc_uncorrected) {
     const auto it = ecc_seen_.find(s.gpu);

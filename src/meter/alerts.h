@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/money.h"
@@ -62,6 +63,23 @@ struct Alert {
   bool repeat = false;      // a reminder of a condition already alerted
 };
 
+// The clock events that count as throttling (docs/meter-alerts.md): hardware slowdown, software
+// and hardware thermal, power brake.
+extern const uint64_t kAlertThrottleReasons;
+
+// What the rules judge of one GPU at one moment: whether each condition holds, and what the
+// alert lines name. ObserveGpu derives it from a tick; a replay of the store's minute roll-ups
+// (alert_replay.h) sets it from a minute's sums.
+struct AlertGpuState {
+  int gpu = 0;
+  int64_t time_ms = 0;
+  bool idle_no_process = false;   // billed, and no process on the GPU
+  bool low_utilization = false;   // billed, processes on it, utilisation measured and under the limit
+  uint64_t throttle_reasons = 0;  // of kAlertThrottleReasons, while busy; 0: not throttled
+  int processes = 0;
+  std::optional<int> temperature;  // C, for the throttling line
+};
+
 // What the agent knows about one GPU at one tick.
 struct AlertGpuTick {
   GpuSample sample;
@@ -77,6 +95,13 @@ class AlertEngine {
 
   // One tick of one GPU; returns the alerts due now (usually none).
   std::vector<Alert> ObserveGpu(const AlertGpuTick& tick);
+  // The rules' view of a tick (ObserveGpu is ObserveState(StateOf(tick)) plus the ECC and XID
+  // events), and a state fed directly (a replay of minute roll-ups).
+  AlertGpuState StateOf(const AlertGpuTick& tick) const;
+  std::vector<Alert> ObserveState(const AlertGpuState& state);
+  // The conditions that hold now (GPU, since when): a replay that starts late extends its
+  // start while a condition holds from its first tick (alert_replay.h).
+  std::vector<std::pair<int, int64_t>> Holding() const;
   // The month's cost so far and its projection to the month's end, at `time_ms`; `month` names
   // the calendar month ("2026-12") so each threshold alerts once per month.
   std::vector<Alert> ObserveBudget(int64_t time_ms, const std::string& month, const Money& spent,

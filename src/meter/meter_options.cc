@@ -39,6 +39,44 @@ const OptionTable<MeterExportRequest>& MeterExportOptionTable() {
   return table;
 }
 
+const OptionTable<MeterTimelineRequest>& MeterTimelineOptionTable() {
+  using R = MeterTimelineRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Option<R>("--db", "db", "the meter database (SQLite) the agent writes", &R::db).Required());
+    t.push_back(Option<R>("--from", "from", "start, as meter report --from", &R::from).Unset("the 1st of the month of --to"));
+    t.push_back(Option<R>("--to", "to", "end (exclusive)", &R::to).Unset("now"));
+    t.push_back(Option<R>("--step", "step", "one slot per hour or per day of the range (at most 744 slots)", &R::step)
+                    .Choices({"hour", "day"}));
+    t.push_back(Option<R>("--offers", "offers", "offers file (docs/offers.md): bill each slot", &R::offers)
+                    .Unset("no money"));
+    t.push_back(Option<R>("--offer", "offer", "the offer the machine is rented under", &R::offer)
+                    .Unset("the file's only offer"));
+    return t;
+  }();
+  return table;
+}
+
+const OptionTable<MeterAlertsRequest>& MeterAlertsOptionTable() {
+  using R = MeterAlertsRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t;
+    t.push_back(Option<R>("--db", "db", "the meter database (SQLite) the agent writes", &R::db).Required());
+    t.push_back(Option<R>("--from", "from", "start, as meter report --from", &R::from).Unset("the 1st of the month of --to"));
+    t.push_back(Option<R>("--to", "to", "end (exclusive)", &R::to).Unset("now"));
+    t.push_back(Option<R>("--offers", "offers", "offers file: the GPU-hour price of idle time and the budget's projection",
+                          &R::offers)
+                    .Unset("no money"));
+    t.push_back(Option<R>("--offer", "offer", "the offer the machine is rented under", &R::offer)
+                    .Unset("the file's only offer"));
+    t.push_back(Option<R>("--alerts", "alerts", "alerts file (docs/meter-alerts.md): its rules (webhooks are not sent)",
+                          &R::alerts)
+                    .Unset("the default rules"));
+    return t;
+  }();
+  return table;
+}
+
 const OptionTable<MeterAgentRequest>& MeterRunOptionTable() {
   using R = MeterAgentRequest;
   static const OptionTable<R> table = [] {

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/civil.h"
+#include "meter/rightsize.h"
 #include "read/file_text.h"
 
 namespace gpuplan {
@@ -12,6 +14,14 @@ MeterMonitorOptions LoadMeterMonitorOptions(const std::string& path) {
   o.rules = AlertRulesFromYaml(text, path);
   o.webhooks = WebhookTargetsFromYaml(text, path);
   return o;
+}
+
+AlertRules PricedAlertRules(AlertRules rules, const Offer& offer, const OfferSet& offers, int64_t time_ms) {
+  if (!rules.gpu_hour_price) {
+    const int64_t local_hour = FloorDiv(time_ms, kMillisecondsPerHour) + offers.utc_offset_minutes / 60;
+    rules.gpu_hour_price = Money{OfferGpuHourPrice(offer, local_hour), offers.currency};
+  }
+  return rules;
 }
 
 MeterMonitor::MeterMonitor(MeterMonitorOptions options, MeterObserver* next, std::function<void(const std::string&)> log)
@@ -28,14 +38,6 @@ void MeterMonitor::SetBudgetProbe(BudgetProbe probe, std::string currency, doubl
   probe_ = std::move(probe);
   currency_ = std::move(currency);
   probe_every_seconds_ = every_seconds;
-}
-
-void MeterMonitor::SetGpuHourPrice(const Money& price) {
-  if (!options_.rules.gpu_hour_price) {
-    options_.rules.gpu_hour_price = price;
-    engine_ = AlertEngine(options_.rules);
-    metrics_.SetHourlyPrice(price);
-  }
 }
 
 void MeterMonitor::Raise(Alert a) {

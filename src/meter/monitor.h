@@ -27,6 +27,12 @@ struct MeterMonitorOptions {
 // The alerts file (docs/meter-alerts.md): rules and webhooks. InputError names file, line, key.
 MeterMonitorOptions LoadMeterMonitorOptions(const std::string& path);
 
+// The rules for a machine rented under `offer`: `rules` with the price of a billed GPU-hour set
+// from the offer (its instance price per hour over its GPUs, OfferGpuHourPrice of rightsize.h, at
+// the local hour of `time_ms`, in the offers' currency) unless the alerts file sets one.
+// `meter run --offers` prices its alerts so, and `meter alerts --offers` (alert_replay.h) too.
+AlertRules PricedAlertRules(AlertRules rules, const Offer& offer, const OfferSet& offers, int64_t time_ms);
+
 class MeterMonitor : public MeterObserver {
  public:
   // `log` gets one line per alert and per webhook failure; `next` (may be null) every call.
@@ -44,8 +50,6 @@ class MeterMonitor : public MeterObserver {
   // `every_seconds` of sample time. Feeds the budget alerts and gpuplan_month_* metrics.
   using BudgetProbe = std::function<std::optional<MonthProjection>(int64_t time_ms)>;
   void SetBudgetProbe(BudgetProbe probe, std::string currency, double every_seconds = 3600);
-  // The price of a billed GPU-hour when the alerts file gives none (the offer's).
-  void SetGpuHourPrice(const Money& price);
 
   MeterMetrics& metrics() { return metrics_; }
   const std::vector<Alert>& alerts() const { return alerts_; }  // raised so far

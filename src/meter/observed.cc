@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 
 #include "core/civil.h"
@@ -124,6 +125,7 @@ ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
   std::vector<std::vector<int64_t>> fine_ms(u.gpus.size(), std::vector<int64_t>(u.hours, 0));
   for (const GpuRollup& r : minute_rows) {
     GpuHourUse& h = cell(r);
+    ++h.rows;
     AddUtilisation(h, r, r.observed_ms);
     fine_ms[position.at(r.gpu)][static_cast<std::size_t>((FloorHourMs(r.bucket_ms) - u.from_ms) / kMillisecondsPerHour)] +=
         r.observed_ms;
@@ -133,6 +135,7 @@ ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
   }
   for (const GpuRollup& r : raw_rows) {
     GpuHourUse& h = cell(r);
+    ++h.rows;
     AddUtilisation(h, r, r.observed_ms);
     AddTotals(h, r);
   }
@@ -140,6 +143,7 @@ ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
   // rows no longer cover (retention), at the hour's mean.
   for (const GpuRollup& r : hour_rows) {
     GpuHourUse& h = cell(r);
+    ++h.rows;
     AddTotals(h, r);
     const auto i = position.at(r.gpu);
     const auto t = static_cast<std::size_t>((r.bucket_ms - u.from_ms) / kMillisecondsPerHour);
@@ -148,6 +152,7 @@ ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
       AddUtilisation(h, r, rest);
       if (fine_ms[i][t] == 0) {
         ++u.utilisation_from_hour_means;
+        h.utilisation_from_hour_mean = true;
       }
     }
   }
@@ -181,6 +186,46 @@ ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
   u.processes.reserve(procs.size());
   for (const auto& [key, ms] : procs) {
     u.processes.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), ms});
+  }
+  return u;
+}
+
+ObservedUse SliceObservedUse(const ObservedUse& use, std::size_t first_hour, std::size_t hours) {
+  ObservedUse u;
+  first_hour = std::min(first_hour, use.hours);
+  hours = std::min(hours, use.hours - first_hour);
+  u.from_ms = use.from_ms + static_cast<int64_t>(first_hour) * kMillisecondsPerHour;
+  u.hours = hours;
+  std::map<int, bool> kept;
+  for (std::size_t i = 0; i < use.gpus.size(); ++i) {
+    bool seen = false;
+    for (std::size_t t = first_hour; t < first_hour + hours && !seen; ++t) {
+      seen = use.use[i][t].rows > 0;
+    }
+    kept[use.gpus[i]] = seen;
+    if (!seen) {
+      continue;
+    }
+    u.gpus.push_back(use.gpus[i]);
+    u.uuids.push_back(use.uuids[i]);
+    const auto begin = use.use[i].begin() + static_cast<std::ptrdiff_t>(first_hour);
+    u.use.emplace_back(begin, begin + static_cast<std::ptrdiff_t>(hours));
+    for (const GpuHourUse& h : u.use.back()) {
+      u.utilisation_from_hour_means += h.utilisation_from_hour_mean ? 1 : 0;
+    }
+  }
+  u.up_ms.assign(hours, 0);
+  for (const auto& gpu : u.use) {
+    for (std::size_t t = 0; t < hours; ++t) {
+      u.up_ms[t] = std::max(u.up_ms[t], gpu[t].observed_ms);
+    }
+  }
+  for (const ProcessHourUse& p : use.processes) {
+    if (p.hour >= first_hour && p.hour < first_hour + hours && kept[p.gpu]) {
+      ProcessHourUse q = p;
+      q.hour -= first_hour;
+      u.processes.push_back(std::move(q));
+    }
   }
   return u;
 }
@@ -307,13 +352,7 @@ ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const Offer
   return bill;
 }
 
-std::optional<MonthProjection> ProjectMonth(const MeterStore& store, const Offer& offer, const OfferSet& offers,
-                                            int64_t to_ms) {
-  const int zone = offers.utc_offset_minutes;
-  to_ms = CeilHourMs(to_ms);
-  const int64_t last_hour = LocalHourOf(to_ms - kMillisecondsPerHour, zone);
-  const int64_t month_start = MonthStartOf(last_hour);
-  const int64_t month_end = AddMonths(month_start, 1);
+std::optional<int64_t> StoreFirstMs(const MeterStore& store) {
   const StoreExtent e = store.Extent();
   std::optional<int64_t> first;
   for (const auto& v : {e.raw_from_ms, e.minute_from_ms, e.hour_from_ms}) {
@@ -321,22 +360,66 @@ std::optional<MonthProjection> ProjectMonth(const MeterStore& store, const Offer
       first = *v;
     }
   }
-  if (!first || FloorHourMs(*first) >= to_ms) {
+  return first;
+}
+
+namespace {
+
+// The local hours of the month a projection to `to_ms` (a whole hour) covers.
+std::pair<int64_t, int64_t> MonthOf(int64_t to_ms, int zone) {
+  const int64_t last_hour = LocalHourOf(to_ms - kMillisecondsPerHour, zone);
+  const int64_t month_start = MonthStartOf(last_hour);
+  return {month_start, AddMonths(month_start, 1)};
+}
+
+}  // namespace
+
+int64_t ProjectMonthFrom(std::optional<int64_t> first_ms, const OfferSet& offers, int64_t to_ms) {
+  const int zone = offers.utc_offset_minutes;
+  const int64_t month_start = MsOfLocalHour(MonthOf(CeilHourMs(to_ms), zone).first, zone);
+  return first_ms ? std::max(month_start, FloorHourMs(*first_ms)) : month_start;
+}
+
+std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& month_use, std::optional<int64_t> first_ms,
+                                              const Offer& offer, const OfferSet& offers, int64_t to_ms) {
+  const int zone = offers.utc_offset_minutes;
+  to_ms = CeilHourMs(to_ms);
+  if (!first_ms || FloorHourMs(*first_ms) >= to_ms) {
     return std::nullopt;
   }
+  const auto [month_start, month_end] = MonthOf(to_ms, zone);
   MonthProjection p;
   p.month = FormatLocalHour(month_start).substr(0, 7);
-  p.from_ms = std::max(MsOfLocalHour(month_start, zone), FloorHourMs(*first));
+  p.from_ms = ProjectMonthFrom(first_ms, offers, to_ms);
   p.to_ms = to_ms;
   p.month_end_ms = MsOfLocalHour(month_end, zone);
-  const ObservedUse use = ReadObservedUse(store, {p.from_ms, p.to_ms});
-  p.so_far = BillObservedUse(use, offer, offers).Money();
-  const double hours = static_cast<double>(p.to_ms - p.from_ms) / static_cast<double>(kMillisecondsPerHour);
-  p.per_hour = hours > 0 ? p.so_far / hours : 0.0;
+  if (p.from_ms < month_use.from_ms || p.to_ms > month_use.ToMs()) {
+    throw std::logic_error("ProjectMonthOf: the use read does not hold the month so far");
+  }
+  const auto first_hour = static_cast<std::size_t>((p.from_ms - month_use.from_ms) / kMillisecondsPerHour);
+  const auto hours = static_cast<std::size_t>((p.to_ms - p.from_ms) / kMillisecondsPerHour);
+  std::optional<ObservedUse> part;
+  if (first_hour != 0 || hours != month_use.hours) {
+    part = SliceObservedUse(month_use, first_hour, hours);
+  }
+  p.so_far = BillObservedUse(part ? *part : month_use, offer, offers).Money();
+  const double h = static_cast<double>(p.to_ms - p.from_ms) / static_cast<double>(kMillisecondsPerHour);
+  p.per_hour = h > 0 ? p.so_far / h : 0.0;
   p.remaining_hours =
       static_cast<double>(std::max<int64_t>(0, p.month_end_ms - p.to_ms)) / static_cast<double>(kMillisecondsPerHour);
   p.projected = p.so_far + p.per_hour * p.remaining_hours;
   return p;
+}
+
+std::optional<MonthProjection> ProjectMonth(const MeterStore& store, const Offer& offer, const OfferSet& offers,
+                                            int64_t to_ms) {
+  const std::optional<int64_t> first = StoreFirstMs(store);
+  to_ms = CeilHourMs(to_ms);
+  if (!first || FloorHourMs(*first) >= to_ms) {
+    return std::nullopt;
+  }
+  const int64_t from = ProjectMonthFrom(first, offers, to_ms);
+  return ProjectMonthOf(ReadObservedUse(store, {from, to_ms}), first, offer, offers, to_ms);
 }
 
 std::string_view ToString(UsageBasis b) { return b == UsageBasis::kBusy ? "busy" : "allocated"; }

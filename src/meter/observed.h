@@ -64,6 +64,8 @@ struct GpuHourUse {
   // hour roll-up is left, the hour's mean), and observed time with no utilisation reading.
   std::array<int64_t, kUtilisationBuckets> utilisation_ms{};
   int64_t utilisation_unmeasured_ms = 0;
+  int64_t rows = 0;  // store rows read into this hour (0: the GPU was not seen in it)
+  bool utilisation_from_hour_mean = false;  // its distribution rests on the hour roll-up's mean alone
   int64_t IdleMs() const { return observed_ms - busy_ms; }  // allocated but idle
 };
 
@@ -95,6 +97,13 @@ struct ObservedUse {
 // The store's use over `range`, widened to whole hours. Reads hour, minute and raw tables as
 // described above.
 ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range);
+
+// The hours [first_hour, first_hour + hours) of `use`: what ReadObservedUse gives for that part
+// of the range (each hour is read the same whatever the range around it: the tables a part
+// comes from follow the store's watermarks, not the range), so one read serves many sub-ranges
+// (the timeline of report.h, the budget replay of alert_replay.h). GPUs not seen in the part are
+// left out, as a read of the part leaves them out; a GPU keeps the range's last UUID.
+ObservedUse SliceObservedUse(const ObservedUse& use, std::size_t first_hour, std::size_t hours);
 
 // One GPU's bill over the range.
 struct GpuBill {
@@ -144,6 +153,14 @@ struct MonthProjection {
 // nullopt when nothing was observed in the month up to `to_ms`.
 std::optional<MonthProjection> ProjectMonth(const MeterStore& store, const Offer& offer, const OfferSet& offers,
                                             int64_t to_ms);
+// The same from use already read: `use` holds the hours from ProjectMonthFrom(...) to `to_ms`
+// (and may hold more around them); `first_ms` is the store's first sample (ProjectMonthFrom).
+std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& use, std::optional<int64_t> first_ms,
+                                              const Offer& offer, const OfferSet& offers, int64_t to_ms);
+// The store's first sample in any table (the start of what ProjectMonth can bill), and the
+// hour a projection to `to_ms` starts at: the month's start or that first hour, the later.
+std::optional<int64_t> StoreFirstMs(const MeterStore& store);
+int64_t ProjectMonthFrom(std::optional<int64_t> first_ms, const OfferSet& offers, int64_t to_ms);
 
 // What the exported usage counts per hour (docs/meter.md, "Export").
 enum class UsageBasis {

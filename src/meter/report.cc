@@ -137,118 +137,10 @@ std::string StoreSpan(const MeterStore& store, int zone) {
   return "the store holds samples from " + FormatTimeMs(*first, zone) + " to " + FormatTimeMs(CeilHourMs(*last), zone);
 }
 
-}  // namespace
-
-std::string MeterGroupKey(MeterGroupBy by, const ProcessIdentity& p) { return GroupKey(by, p); }
-
-const Offer& ChooseMeterOffer(const OfferSet& set, const std::string& id) { return ChooseOffer(set, id); }
-
-std::string_view ToString(MeterGroupBy by) {
-  switch (by) {
-    case MeterGroupBy::kGpu: return "gpu";
-    case MeterGroupBy::kUser: return "user";
-    case MeterGroupBy::kJob: return "job";
-    case MeterGroupBy::kPod: return "pod";
-  }
-  return "?";
-}
-
-MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field) {
-  const std::string n = NormalizeName(text);
-  for (MeterGroupBy b : {MeterGroupBy::kGpu, MeterGroupBy::kUser, MeterGroupBy::kJob, MeterGroupBy::kPod}) {
-    if (n == ToString(b)) {
-      return b;
-    }
-  }
-  throw InputError("expected gpu, user, job or pod, got '" + text + "'", "", 0, field);
-}
-
-int64_t ParseMeterTime(const std::string& text, int zone, const std::string& field) {
-  int64_t hour = 0;
-  int hod = 0;
-  if (ParseYearMonth(text, &hour)) {
-    return (hour - zone / 60) * kMillisecondsPerHour;
-  }
-  int y = 0, m = 0, d = 0, n = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &m, &d, &n) == 3 && static_cast<std::size_t>(n) == text.size() &&
-      m >= 1 && m <= 12 && d >= 1 && d <= DaysInMonth(y, m)) {
-    return (DaysFromCivil(y, m, d) * 24 - zone / 60) * kMillisecondsPerHour;
-  }
-  if (ParseIsoHour(text, zone, &hour, &hod)) {
-    return (hour - zone / 60) * kMillisecondsPerHour;
-  }
-  throw InputError("expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "
-                   "month 2026-03, got '" + text + "'",
-                   "", 0, field);
-}
-
-double UtilisationDistribution::Total() const {
-  double s = unmeasured_hours;
-  for (double h : hours) s += h;
-  return s;
-}
-
-MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalog) {
-  if (r.db.empty()) {
-    throw InputError("a meter database is required", "", 0, "--db");
-  }
-  MeterReport rep;
-  rep.db = r.db;
-  rep.by = ParseMeterGroupBy(r.by);
-  std::optional<OfferSet> offers;
-  const Offer* offer = nullptr;
-  if (!r.offers.empty()) {
-    offers = LoadOffers(r.offers, catalog);
-    offer = &ChooseOffer(*offers, r.offer);
-    rep.utc_offset_minutes = offers->utc_offset_minutes;
-  } else if (!r.offer.empty()) {
-    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
-  }
-  const int zone = rep.utc_offset_minutes;
-  const int64_t now = CeilHourMs(NowMs(r.now));
-  rep.to_ms = r.to.empty() ? now : std::min(now, CeilHourMs(ParseMeterTime(r.to, zone, "--to")));
-  if (r.from.empty()) {
-    const int64_t last_local = FloorDiv(rep.to_ms - 1, kMillisecondsPerHour) + zone / 60;
-    const CivilDate c = CivilFromDays(FloorDiv(last_local, 24));
-    rep.from_ms = (DaysFromCivil(c.year, c.month, 1) * 24 - zone / 60) * kMillisecondsPerHour;
-  } else {
-    rep.from_ms = FloorHourMs(ParseMeterTime(r.from, zone, "--from"));
-  }
-  CheckRange(rep.from_ms, rep.to_ms, zone);
-
-  const MeterStore store = OpenForReading(r);
-  const ObservedUse use = ReadObservedUse(store, {rep.from_ms, rep.to_ms});
-  rep.gpus = use.gpus;
-  rep.utilisation_from_hour_means = use.utilisation_from_hour_means;
-  std::optional<ObservedBill> bill;
-  if (offer != nullptr) {
-    bill = BillObservedUse(use, *offer, *offers);
-    rep.priced = true;
-    rep.currency = offers->currency;
-    rep.offer = MeterOfferSummary{offer->id,
-                                  offers->file,
-                                  offer->gpu != nullptr ? offer->gpu->name : std::string(),
-                                  ToString(offer->mode),
-                                  ToString(offer->granularity),
-                                  ToString(offer->billing_starts),
-                                  offer->gpus_per_instance,
-                                  offer->price};
-    rep.notes.insert(rep.notes.end(), bill->notes.begin(), bill->notes.end());
-    rep.projection = ProjectMonth(store, *offer, *offers, rep.to_ms);
-    rep.right_sizing = FindRightSizing(store, {rep.from_ms, rep.to_ms}, &*offers, offer);
-  } else {
-    rep.notes.push_back("right-sizing needs --offers and --offer (the card the jobs ran on and its price)");
-  }
-  if (!use.ObservedHours()) {
-    rep.notes.push_back("nothing was observed from " + FormatTimeMs(rep.from_ms, zone) + " to " +
-                        FormatTimeMs(rep.to_ms, zone) + "; " + StoreSpan(store, zone));
-  }
-  if (use.utilisation_from_hour_means > 0) {
-    rep.notes.push_back(std::to_string(use.utilisation_from_hour_means) +
-                        " GPU-hours are older than the minute roll-ups kept: their utilisation distribution uses "
-                        "the hour's mean");
-  }
-
+// The groups, total and idle lines of `rep` (by, priced, currency set) from the use of its range
+// and, priced, its bill: the report's figures, one function for a report and for each slot of a
+// timeline.
+void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bill) {
   // Per GPU and hour: the figures, then who they go to.
   std::map<std::string, GroupAcc> groups;
   GroupAcc total;
@@ -436,7 +328,190 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
   std::stable_sort(rep.idle.begin(), rep.idle.end(), [](const IdleSpend& a, const IdleSpend& b) {
     return a.money != b.money ? a.money > b.money : a.hours > b.hours;
   });
+  }
+
+}  // namespace
+
+std::string MeterGroupKey(MeterGroupBy by, const ProcessIdentity& p) { return GroupKey(by, p); }
+
+const Offer& ChooseMeterOffer(const OfferSet& set, const std::string& id) { return ChooseOffer(set, id); }
+
+std::string_view ToString(MeterGroupBy by) {
+  switch (by) {
+    case MeterGroupBy::kGpu: return "gpu";
+    case MeterGroupBy::kUser: return "user";
+    case MeterGroupBy::kJob: return "job";
+    case MeterGroupBy::kPod: return "pod";
+  }
+  return "?";
+}
+
+MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field) {
+  const std::string n = NormalizeName(text);
+  for (MeterGroupBy b : {MeterGroupBy::kGpu, MeterGroupBy::kUser, MeterGroupBy::kJob, MeterGroupBy::kPod}) {
+    if (n == ToString(b)) {
+      return b;
+    }
+  }
+  throw InputError("expected gpu, user, job or pod, got '" + text + "'", "", 0, field);
+}
+
+int64_t ParseMeterTime(const std::string& text, int zone, const std::string& field) {
+  int64_t hour = 0;
+  int hod = 0;
+  if (ParseYearMonth(text, &hour)) {
+    return (hour - zone / 60) * kMillisecondsPerHour;
+  }
+  int y = 0, m = 0, d = 0, n = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &m, &d, &n) == 3 && static_cast<std::size_t>(n) == text.size() &&
+      m >= 1 && m <= 12 && d >= 1 && d <= DaysInMonth(y, m)) {
+    return (DaysFromCivil(y, m, d) * 24 - zone / 60) * kMillisecondsPerHour;
+  }
+  if (ParseIsoHour(text, zone, &hour, &hod)) {
+    return (hour - zone / 60) * kMillisecondsPerHour;
+  }
+  throw InputError("expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "
+                   "month 2026-03, got '" + text + "'",
+                   "", 0, field);
+}
+
+double UtilisationDistribution::Total() const {
+  double s = unmeasured_hours;
+  for (double h : hours) s += h;
+  return s;
+}
+
+MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalog) {
+  if (r.db.empty()) {
+    throw InputError("a meter database is required", "", 0, "--db");
+  }
+  MeterReport rep;
+  rep.db = r.db;
+  rep.by = ParseMeterGroupBy(r.by);
+  std::optional<OfferSet> offers;
+  const Offer* offer = nullptr;
+  if (!r.offers.empty()) {
+    offers = LoadOffers(r.offers, catalog);
+    offer = &ChooseOffer(*offers, r.offer);
+    rep.utc_offset_minutes = offers->utc_offset_minutes;
+  } else if (!r.offer.empty()) {
+    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
+  }
+  const int zone = rep.utc_offset_minutes;
+  const TimeRange range = MeterReportRange(r.from, r.to, zone, r.now);
+  rep.from_ms = range.from_ms;
+  rep.to_ms = range.to_ms;
+
+  const MeterStore store = OpenForReading(r);
+  const ObservedUse use = ReadObservedUse(store, {rep.from_ms, rep.to_ms});
+  rep.gpus = use.gpus;
+  rep.utilisation_from_hour_means = use.utilisation_from_hour_means;
+  std::optional<ObservedBill> bill;
+  if (offer != nullptr) {
+    bill = BillObservedUse(use, *offer, *offers);
+    rep.priced = true;
+    rep.currency = offers->currency;
+    rep.offer = MeterOfferSummary{offer->id,
+                                  offers->file,
+                                  offer->gpu != nullptr ? offer->gpu->name : std::string(),
+                                  ToString(offer->mode),
+                                  ToString(offer->granularity),
+                                  ToString(offer->billing_starts),
+                                  offer->gpus_per_instance,
+                                  offer->price};
+    rep.notes.insert(rep.notes.end(), bill->notes.begin(), bill->notes.end());
+    rep.projection = ProjectMonth(store, *offer, *offers, rep.to_ms);
+    rep.right_sizing = FindRightSizing(store, {rep.from_ms, rep.to_ms}, &*offers, offer);
+  } else {
+    rep.notes.push_back("right-sizing needs --offers and --offer (the card the jobs ran on and its price)");
+  }
+  if (!use.ObservedHours()) {
+    rep.notes.push_back("nothing was observed from " + FormatTimeMs(rep.from_ms, zone) + " to " +
+                        FormatTimeMs(rep.to_ms, zone) + "; " + StoreSpan(store, zone));
+  }
+  if (use.utilisation_from_hour_means > 0) {
+    rep.notes.push_back(std::to_string(use.utilisation_from_hour_means) +
+                        " GPU-hours are older than the minute roll-ups kept: their utilisation distribution uses "
+                        "the hour's mean");
+  }
+
+  FillGroups(rep, use, bill ? &*bill : nullptr);
   return rep;
+}
+
+TimeRange MeterReportRange(const std::string& from, const std::string& to, int zone, std::optional<int64_t> now_s) {
+  TimeRange range;
+  const int64_t now = CeilHourMs(NowMs(now_s));
+  range.to_ms = to.empty() ? now : std::min(now, CeilHourMs(ParseMeterTime(to, zone, "--to")));
+  if (from.empty()) {
+    const int64_t last_local = FloorDiv(range.to_ms - 1, kMillisecondsPerHour) + zone / 60;
+    const CivilDate c = CivilFromDays(FloorDiv(last_local, 24));
+    range.from_ms = (DaysFromCivil(c.year, c.month, 1) * 24 - zone / 60) * kMillisecondsPerHour;
+  } else {
+    range.from_ms = FloorHourMs(ParseMeterTime(from, zone, "--from"));
+  }
+  CheckRange(range.from_ms, range.to_ms, zone);
+  return range;
+}
+
+MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& catalog) {
+  if (r.db.empty()) {
+    throw InputError("a meter database is required", "", 0, "--db");
+  }
+  MeterTimeline tl;
+  tl.db = r.db;
+  const std::string step = NormalizeName(r.step);
+  if (step != "hour" && step != "day") {
+    throw InputError("expected hour or day, got '" + r.step + "'", "", 0, "--step");
+  }
+  tl.step = step;
+  std::optional<OfferSet> offers;
+  const Offer* offer = nullptr;
+  if (!r.offers.empty()) {
+    offers = LoadOffers(r.offers, catalog);
+    offer = &ChooseOffer(*offers, r.offer);
+    tl.utc_offset_minutes = offers->utc_offset_minutes;
+    tl.priced = true;
+    tl.currency = offers->currency;
+  } else if (!r.offer.empty()) {
+    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
+  }
+  const TimeRange range = MeterReportRange(r.from, r.to, tl.utc_offset_minutes, r.now);
+  tl.from_ms = range.from_ms;
+  tl.to_ms = range.to_ms;
+  const int64_t width = (step == "day" ? 24 : 1) * kMillisecondsPerHour;
+  const auto slots = static_cast<std::size_t>((range.to_ms - range.from_ms + width - 1) / width);
+  if (slots > kMaxMeterTimelineSlots) {
+    throw InputError(std::to_string(slots) + " slots of one " + step + " are over the " +
+                         std::to_string(kMaxMeterTimelineSlots) + " a timeline holds: ask for a shorter range or step day",
+                     "", 0, "--step");
+  }
+  StoreOptions so;
+  so.read_only = true;
+  if (r.sample_interval_seconds) so.sample_interval_seconds = *r.sample_interval_seconds;
+  if (r.max_sample_gap_seconds) so.max_sample_gap_seconds = *r.max_sample_gap_seconds;
+  const MeterStore store = MeterStore::Open(r.db, so);
+  const ObservedUse use = ReadObservedUse(store, range);
+  for (int64_t from = range.from_ms; from < range.to_ms; from += width) {
+    MeterTimelineSlot slot;
+    slot.from_ms = from;
+    slot.to_ms = std::min(from + width, range.to_ms);
+    // The slot as its own report: its hours of the one read, billed alone.
+    const ObservedUse part = SliceObservedUse(use, static_cast<std::size_t>((from - use.from_ms) / kMillisecondsPerHour),
+                                              static_cast<std::size_t>((slot.to_ms - from) / kMillisecondsPerHour));
+    MeterReport rep;
+    rep.by = MeterGroupBy::kGpu;
+    rep.priced = tl.priced;
+    rep.currency = tl.currency;
+    std::optional<ObservedBill> bill;
+    if (offer != nullptr) {
+      bill = BillObservedUse(part, *offer, *offers);
+    }
+    FillGroups(rep, part, bill ? &*bill : nullptr);
+    slot.total = std::move(rep.total);
+    tl.slots.push_back(std::move(slot));
+  }
+  return tl;
 }
 
 MeterExport RunMeterExport(const MeterExportRequest& r, const GpuCatalog& catalog) {

@@ -132,6 +132,53 @@ struct MeterReport {
 // --offer) for a bad value, and the store's errors (a missing or foreign database).
 MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalog);
 
+// A report's range from its --from and --to (ParseMeterTime in the zone): [from, to) in whole
+// hours, `to` at most the hour after `now` (UTC seconds; unset: the clock), `from` empty: 00:00
+// on the 1st of the month holding `to`. InputError naming --from or --to.
+TimeRange MeterReportRange(const std::string& from, const std::string& to, int utc_offset_minutes,
+                           std::optional<int64_t> now);
+
+// Money and hours over time (`gpuplan meter timeline`, the usage page's chart): the range cut
+// into slots of one hour or one day from its start (the last one shorter when the range ends
+// inside it), each slot's total exactly the `total` of `gpuplan meter report --from SLOT --to
+// SLOT_END` (that slot billed as a report of it alone, so fees that span slots land where such
+// a report puts them), from one read of the store over the range (SliceObservedUse).
+struct MeterTimelineRequest {
+  std::string db;            // required
+  std::string from;          // as MeterReportRequest
+  std::string to;
+  std::string step = "hour";  // hour | day
+  std::string offers;
+  std::string offer;
+  std::optional<int64_t> now;
+  std::optional<double> sample_interval_seconds;
+  std::optional<double> max_sample_gap_seconds;
+};
+
+// The most slots one timeline holds: 31 days of hours.
+inline constexpr std::size_t kMaxMeterTimelineSlots = 31 * 24;
+
+struct MeterTimelineSlot {
+  int64_t from_ms = 0;
+  int64_t to_ms = 0;
+  MeterGroup total;  // key "total"
+};
+
+struct MeterTimeline {
+  std::string db;
+  int64_t from_ms = 0;
+  int64_t to_ms = 0;
+  int utc_offset_minutes = 0;
+  std::string step;  // "hour" or "day"
+  bool priced = false;
+  std::string currency;
+  std::vector<MeterTimelineSlot> slots;
+};
+
+// InputError naming --step for an unknown step or more than kMaxMeterTimelineSlots slots, and as
+// RunMeterReport otherwise.
+MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& catalog);
+
 struct MeterExportRequest {
   std::string db;              // required
   std::string from;            // ParseMeterTime; empty: the first hour with data

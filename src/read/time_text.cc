@@ -15,6 +15,12 @@ std::string FormatLocalHour(int64_t local_hour) {
   return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:00", c.year, c.month, c.day, local_hour - days * 24);
 }
 
+std::string FormatLocalMinute(int64_t local_minute) {
+  const int64_t hour = FloorDiv(local_minute, 60);
+  std::string s = FormatLocalHour(hour);
+  return s.substr(0, s.size() - 2) + fmt::format("{:02d}", local_minute - hour * 60);
+}
+
 std::string FormatUtcOffset(int minutes) {
   const int a = minutes < 0 ? -minutes : minutes;
   return fmt::format("{}{:02d}:{:02d}", minutes < 0 ? '-' : '+', a / 60, a % 60);

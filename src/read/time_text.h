@@ -13,6 +13,8 @@ inline constexpr int kChinaStandardTimeMinutes = 8 * 60;
 
 // "2026-03-01T09:00" for a local hour; "+08:00" for an offset.
 std::string FormatLocalHour(int64_t local_hour);
+// "2026-03-01T09:30" for a local minute (minutes since 1970-01-01T00:00 in the zone).
+std::string FormatLocalMinute(int64_t local_minute);
 std::string FormatUtcOffset(int minutes);
 // "+08:00", "-05:00", "Z", "UTC", "Asia/Shanghai" (the one named zone gpuplan knows, CST with no
 // daylight saving); false for anything else or an offset that is not whole hours.

@@ -58,7 +58,6 @@ MeterRunSummary RunMeterService(const MeterAgentRequest& request, MeterClock& cl
   if (!request.alerts.empty()) {
     options = LoadMeterMonitorOptions(request.alerts);
   }
-  MeterMonitor monitor(options, front, hooks.log);
   // With the offer the machine is rented under: the GPU-hour price of the alerts and metrics
   // (unless the alerts file sets one), and the month's projection read back from the store.
   std::optional<OfferSet> offers;
@@ -66,8 +65,10 @@ MeterRunSummary RunMeterService(const MeterAgentRequest& request, MeterClock& cl
   if (!request.offers.empty() && catalog != nullptr) {
     offers = LoadOffers(request.offers, *catalog);
     offer = &ChooseMeterOffer(*offers, request.offer);
-    const auto now_hour = static_cast<int64_t>(clock.WallSeconds() / 3600) + offers->utc_offset_minutes / 60;
-    monitor.SetGpuHourPrice(Money{OfferGpuHourPrice(*offer, now_hour), offers->currency});
+    options.rules = PricedAlertRules(options.rules, *offer, *offers, TimeMsFromSeconds(clock.WallSeconds()));
+  }
+  MeterMonitor monitor(options, front, hooks.log);
+  if (offer != nullptr) {
     monitor.SetBudgetProbe(
         [&request, &offers, offer](int64_t time_ms) -> std::optional<MonthProjection> {
           try {

@@ -83,6 +83,8 @@ TEST(OptionsTable, FlagsAndKeysAreUnique) {
   ExpectWellFormed(MergeReportsOptionTable());
   ExpectWellFormed(MeterReportOptionTable());
   ExpectWellFormed(MeterExportOptionTable());
+  ExpectWellFormed(MeterTimelineOptionTable());
+  ExpectWellFormed(MeterAlertsOptionTable());
   ExpectWellFormed(MeterRunOptionTable());
   ExpectWellFormed(MeterRecordOptionTable());
 }
@@ -308,6 +310,8 @@ TEST(OptionsTable, DocsCliIsCurrent) {
   check("check merge", OptionsMarkdown(MergeReportsOptionTable()));
   check("meter report", OptionsMarkdown(MeterReportOptionTable()));
   check("meter export", OptionsMarkdown(MeterExportOptionTable()));
+  check("meter timeline", OptionsMarkdown(MeterTimelineOptionTable()));
+  check("meter alerts", OptionsMarkdown(MeterAlertsOptionTable()));
   check("serve", OptionsMarkdown(ServeOptionTable()));
   check("meter run", OptionsMarkdown(MeterRunOptionTable()));
   check("meter record", OptionsMarkdown(MeterRecordOptionTable()));
