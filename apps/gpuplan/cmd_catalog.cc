@@ -1,5 +1,5 @@
-// gpuplan gpus / gpuplan models: the library lists the catalogs (catalog/listings.h), this file
-// renders them (io/catalog_json.h, io/catalog_text.h).
+// gpuplan gpus / models / frameworks: the library lists the catalogs (catalog/listings.h,
+// fit/framework.h), this file renders them (io/catalog_json.h, io/catalog_text.h).
 #include <iostream>
 
 #include "catalog/gpu_catalog.h"
@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "io/catalog_json.h"
 #include "io/catalog_text.h"
+#include "io/frameworks_text.h"
 
 namespace gpuplan::cli {
 
@@ -34,6 +35,20 @@ Runner RegisterModels(CLI::App& app, GlobalOptions& g) {
       return kExitOk;
     }
     ModelsToText(std::cout, models);
+    return kExitOk;
+  };
+}
+
+Runner RegisterFrameworks(CLI::App& app, GlobalOptions& g) {
+  CLI::App* c = app.add_subcommand("frameworks", "list the framework profiles of fit --framework (data/frameworks.yaml)");
+  c->add_flag("--json", g.json, "print JSON");
+  return [&g]() -> int {
+    const FrameworkCatalog frameworks = LoadFrameworkCatalog(DataDir(g));
+    if (g.json) {
+      std::cout << FrameworksToJson(frameworks).dump(2) << "\n";
+      return kExitOk;
+    }
+    FrameworksToText(std::cout, frameworks);
     return kExitOk;
   };
 }

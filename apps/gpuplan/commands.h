@@ -21,6 +21,7 @@ using Runner = std::function<int()>;
 Runner RegisterFit(CLI::App& app, GlobalOptions& g);
 Runner RegisterGpus(CLI::App& app, GlobalOptions& g);
 Runner RegisterModels(CLI::App& app, GlobalOptions& g);
+Runner RegisterFrameworks(CLI::App& app, GlobalOptions& g);
 Runner RegisterCost(CLI::App& app, GlobalOptions& g);
 Runner RegisterCheck(CLI::App& app, GlobalOptions& g);
 Runner RegisterMeter(CLI::App& app, GlobalOptions& g);

@@ -93,7 +93,7 @@ void ApplyFramework(const FitRequest& r, const std::string& data_dir, FitInputs&
   if (r.framework == "generic") {
     return;  // the documented generic convention, no file needed
   }
-  const FrameworkCatalog catalog = FrameworkCatalog::Load(data_dir + "/frameworks.yaml");
+  const FrameworkCatalog catalog = LoadFrameworkCatalog(data_dir);
   const FrameworkProfile& f = catalog.Find(r.framework);
   const bool infer = in.workload.task == Task::kInfer;
   if (!f.IsGeneric() && (f.kind == "inference") != infer) {

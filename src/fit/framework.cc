@@ -159,6 +159,20 @@ FrameworkCatalog FrameworkCatalog::Parse(const std::string& text, const std::str
 
 FrameworkCatalog FrameworkCatalog::Load(const std::string& path) { return Parse(ReadFileText(path), path); }
 
+FrameworkCatalog LoadFrameworkCatalog(const std::string& data_dir) {
+  return FrameworkCatalog::Load(data_dir + "/frameworks.yaml");
+}
+
+const char* ToString(KvRule rule) {
+  switch (rule) {
+    case KvRule::kVllm: return "vllm";
+    case KvRule::kSglang: return "sglang";
+    case KvRule::kLmdeploy: return "lmdeploy";
+    case KvRule::kNone: break;
+  }
+  return "none";
+}
+
 std::vector<std::string> FrameworkCatalog::Names() const {
   std::vector<std::string> out;
   for (const auto& p : profiles) {

@@ -59,4 +59,9 @@ struct FrameworkCatalog {
   static FrameworkCatalog Load(const std::string& path);
 };
 
+// The data folder's frameworks.yaml: what `fit --framework` reads and `gpuplan frameworks` lists.
+FrameworkCatalog LoadFrameworkCatalog(const std::string& data_dir);
+// "none", "vllm", "sglang", "lmdeploy" (the file's kv_rule values).
+const char* ToString(KvRule rule);
+
 }  // namespace gpuplan

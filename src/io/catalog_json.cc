@@ -33,4 +33,24 @@ nlohmann::json ModelsToJson(const std::vector<ModelListing>& models) {
   return j;
 }
 
+nlohmann::json FrameworksToJson(const FrameworkCatalog& catalog) {
+  nlohmann::json profiles = nlohmann::json::array();
+  for (const FrameworkProfile& f : catalog.profiles) {
+    const bool server = f.kv_rule != KvRule::kNone;
+    profiles.push_back({{"name", f.name},
+                        {"kind", f.kind},
+                        {"description", f.description},
+                        {"kv_rule", server ? nlohmann::json(ToString(f.kv_rule)) : nlohmann::json(nullptr)},
+                        {"kv_fraction", server ? nlohmann::json(f.kv_fraction) : nlohmann::json(nullptr)},
+                        {"kv_block_tokens", f.kv_block_tokens},
+                        {"gguf", f.gguf},
+                        {"sources", f.sources}});
+  }
+  nlohmann::json gguf = nlohmann::json::array();
+  for (const auto& [type, bits] : catalog.gguf_bits) {
+    gguf.push_back({{"type", type}, {"bits", bits}});
+  }
+  return {{"frameworks", profiles}, {"gguf_types", gguf}};
+}
+
 }  // namespace gpuplan

@@ -18,12 +18,14 @@
 #include "cost/fit_job.h"
 #include "cost/requests.h"
 #include "fit/fit_options.h"
+#include "fit/framework.h"
 #include "io/catalog_json.h"
 #include "io/check_json.h"
 #include "io/cost_json.h"
 #include "io/fit_job_json.h"
 #include "io/meter_json.h"
 #include "meter/meter_options.h"
+#include "meter/monitor.h"
 #include "meter/report.h"
 #include "read/json_fields.h"
 #include "read/time_text.h"
@@ -36,9 +38,6 @@ namespace {
 
 constexpr double kBytesPerMib = 1024.0 * 1024.0;
 constexpr int kStatusNotFound = 404;
-// The most slots one /api/meter/timeline answer holds (each is a whole report): 31 days of hours.
-constexpr std::size_t kMaxTimelineSlots = 31 * 24;
-constexpr int64_t kHoursPerDay = 24;
 // The names a request's texts go by in answers and errors (never a server path).
 constexpr const char* kOffersName = "offers";
 constexpr const char* kUsageName = "usage";
@@ -190,88 +189,55 @@ void NeedMeterDb(const ApiState& s) {
   }
 }
 
-HttpResponse MeterReportRoute(ApiState& s, const HttpRequest& req) {
+// A meter route's request: the query by the table's JSON keys, with the server's database,
+// offers and alerts files (a request never names a server file).
+template <typename Req>
+Req MeterQuery(const ApiState& s, const HttpRequest& req, const OptionTable<Req>& table) {
   NeedMeterDb(s);
-  nlohmann::json j = QueryToJson(MeterReportOptionTable(), req.query);
-  RefuseKeys(j, {"db", "offers"}, "the server's --meter-db and --meter-offers are used");
+  nlohmann::json j = QueryToJson(table, req.query);
+  RefuseKeys(j, {"db", "offers", "alerts"}, "the server's --meter-db, --meter-offers and --meter-alerts are used");
   j["db"] = s.request.meter_db;
-  if (!s.request.meter_offers.empty()) {
+  const auto has = [&table](const char* key) {
+    return std::any_of(table.begin(), table.end(), [key](const OptionSpec<Req>& o) { return o.key == key; });
+  };
+  if (!s.request.meter_offers.empty() && has("offers")) {
     j["offers"] = s.request.meter_offers;
   }
-  MeterReportRequest r;
-  ApplyJsonOptions(MeterReportOptionTable(), j, r);
+  if (!s.request.meter_alerts.empty() && has("alerts")) {
+    j["alerts"] = s.request.meter_alerts;
+  }
+  Req r;
+  ApplyJsonOptions(table, j, r);
+  return r;
+}
+
+HttpResponse MeterReportRoute(ApiState& s, const HttpRequest& req) {
+  const MeterReportRequest r = MeterQuery(s, req, MeterReportOptionTable());
   return RunWithJsonKeys(MeterReportOptionTable(),
                          [&] { return HttpResponse::Json(MeterReportToJson(RunMeterReport(r, s.catalog))); });
 }
 
 HttpResponse MeterExportRoute(ApiState& s, const HttpRequest& req) {
-  NeedMeterDb(s);
-  nlohmann::json j = QueryToJson(MeterExportOptionTable(), req.query);
-  RefuseKeys(j, {"db", "offers"}, "the server's --meter-db and --meter-offers are used");
-  j["db"] = s.request.meter_db;
-  if (!s.request.meter_offers.empty()) {
-    j["offers"] = s.request.meter_offers;
-  }
-  MeterExportRequest r;
-  ApplyJsonOptions(MeterExportOptionTable(), j, r);
+  const MeterExportRequest r = MeterQuery(s, req, MeterExportOptionTable());
   HttpResponse out;
   out.content_type = "text/csv; charset=utf-8";
   out.body = RunWithJsonKeys(MeterExportOptionTable(), [&] { return RunMeterExport(r, s.catalog).csv; });
   return out;
 }
 
-// Money and hours over time: the range's report (as /api/meter/report), then `gpuplan meter
-// report` over each hour (step=hour) or day (step=day) of its range; each slot holds that
-// report's total. Nothing is computed here: a slot is what the CLI answers for that slot.
+// Money and hours over time: `gpuplan meter timeline --json` (each slot's total is what
+// `meter report --from SLOT --to END` answers; one read of the store for all of them).
 HttpResponse MeterTimelineRoute(ApiState& s, const HttpRequest& req) {
-  NeedMeterDb(s);
-  std::map<std::string, std::string> query = req.query;
-  std::string step = "hour";
-  if (const auto it = query.find("step"); it != query.end()) {
-    step = it->second;
-    query.erase(it);
-  }
-  if (step != "hour" && step != "day") {
-    throw InputError("expected hour or day, got '" + step + "'", "", 0, "step");
-  }
-  nlohmann::json j = QueryToJson(MeterReportOptionTable(), query);
-  RefuseKeys(j, {"db", "offers", "by"}, "the server's --meter-db and --meter-offers are used; slots are totals");
-  j["db"] = s.request.meter_db;
-  if (!s.request.meter_offers.empty()) {
-    j["offers"] = s.request.meter_offers;
-  }
-  MeterReportRequest r;
-  ApplyJsonOptions(MeterReportOptionTable(), j, r);
-  return RunWithJsonKeys(MeterReportOptionTable(), [&] {
-    const MeterReport range = RunMeterReport(r, s.catalog);
-    const int zone = range.utc_offset_minutes;
-    const int64_t width = (step == "day" ? kHoursPerDay : 1) * kMillisecondsPerHour;
-    const auto slots = static_cast<std::size_t>((range.to_ms - range.from_ms + width - 1) / width);
-    if (slots > kMaxTimelineSlots) {
-      throw InputError(std::to_string(slots) + " slots of one " + step + " are over the " +
-                           std::to_string(kMaxTimelineSlots) + " one answer holds: ask for a shorter range or step=day",
-                       "", 0, "step");
-    }
-    auto text = [zone](int64_t ms) {
-      return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
-    };
-    nlohmann::json out = MeterReportToJson(range);
-    nlohmann::json list = nlohmann::json::array();
-    for (int64_t from = range.from_ms; from < range.to_ms; from += width) {
-      MeterReportRequest slot = r;
-      slot.from = text(from);
-      slot.to = text(std::min(from + width, range.to_ms));
-      const nlohmann::json one = MeterReportToJson(RunMeterReport(slot, s.catalog));
-      list.push_back({{"from", one["from"]}, {"to", one["to"]}, {"total", one["total"]}});
-    }
-    return HttpResponse::Json({{"from", out["from"]},
-                               {"to", out["to"]},
-                               {"utc_offset", out["utc_offset"]},
-                               {"step", step},
-                               {"priced", out["priced"]},
-                               {"currency", out["currency"]},
-                               {"slots", std::move(list)}});
-  });
+  const MeterTimelineRequest r = MeterQuery(s, req, MeterTimelineOptionTable());
+  return RunWithJsonKeys(MeterTimelineOptionTable(),
+                         [&] { return HttpResponse::Json(MeterTimelineToJson(RunMeterTimeline(r, s.catalog))); });
+}
+
+// The alerts of the range: `gpuplan meter alerts --json` with the server's alerts file's rules.
+HttpResponse MeterAlertsRoute(ApiState& s, const HttpRequest& req) {
+  const MeterAlertsRequest r = MeterQuery(s, req, MeterAlertsOptionTable());
+  return RunWithJsonKeys(MeterAlertsOptionTable(),
+                         [&] { return HttpResponse::Json(MeterAlertsToJson(RunMeterAlerts(r, s.catalog))); });
 }
 
 void NeedReports(const ApiState& s) {
@@ -373,6 +339,9 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   if (!r.meter_db.empty() && !fs::is_regular_file(r.meter_db)) {
     throw InputError("no such meter database", r.meter_db, 0, "--meter-db");
   }
+  if (!r.meter_alerts.empty()) {
+    LoadMeterMonitorOptions(r.meter_alerts);  // a bad file is refused at start, naming its line
+  }
   if (!r.reports.empty() && !fs::is_directory(r.reports)) {
     throw InputError("not a folder", r.reports, 0, "--reports");
   }
@@ -396,6 +365,9 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   server->Get("/api/gpus", [s, state](const HttpRequest&) { return HttpResponse::Json(GpusToJson(s->catalog)); });
   server->Get("/api/models",
               [s, state](const HttpRequest&) { return HttpResponse::Json(ModelsToJson(ListModels(s->data_dir))); });
+  server->Get("/api/frameworks", [s, state](const HttpRequest&) {
+    return HttpResponse::Json(FrameworksToJson(LoadFrameworkCatalog(s->data_dir)));
+  });
   server->Get("/api/options", [](const HttpRequest&) {
     return HttpResponse::Json({{"fit", OptionsToJson(FitOptionTable())},
                                {"breakeven", OptionsToJson(BreakevenOptionTable())},
@@ -403,13 +375,16 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
                                {"optimize", OptionsToJson(OptimizeOptionTable())},
                                {"tco", OptionsToJson(TcoOptionTable())},
                                {"meter_report", OptionsToJson(MeterReportOptionTable())},
-                               {"meter_export", OptionsToJson(MeterExportOptionTable())}});
+                               {"meter_export", OptionsToJson(MeterExportOptionTable())},
+                               {"meter_timeline", OptionsToJson(MeterTimelineOptionTable())},
+                               {"meter_alerts", OptionsToJson(MeterAlertsOptionTable())}});
   });
   server->Post("/api/fit", bind(&Fit), upload);
   server->Post("/api/cost/{job}", bind(&Cost), upload);
   server->Get("/api/meter/report", bind(&MeterReportRoute));
   server->Get("/api/meter/export", bind(&MeterExportRoute));
   server->Get("/api/meter/timeline", bind(&MeterTimelineRoute));
+  server->Get("/api/meter/alerts", bind(&MeterAlertsRoute));
   server->Get("/api/check/reports", bind(&ReportList));
   server->Post("/api/check/compare", bind(&CompareRoute));
   server->Get("/api/check/reports/{name}", bind(&ReportOne));

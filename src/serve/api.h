@@ -4,21 +4,24 @@
 //
 //   GET  /health                      {"status": "ok"} (no token needed)
 //   GET  /api/gpus, /api/models       gpuplan gpus --json, gpuplan models --json
+//   GET  /api/frameworks              gpuplan frameworks --json (the profiles of fit --framework)
 //   GET  /api/options                 every options table: key, kind, default, values, unit, help
 //   POST /api/fit                     fit --json; body: fit's keys; "config": a config.json (text
 //                                     or object) instead of a preset; "offers": the file's text
 //   POST /api/cost/{breakeven,compare,optimize,tco}
 //                                     cost <job> --json; "offers" and "usage": the files' text
 //   GET  /api/meter/report, /export   meter report --json / meter export (CSV) over --meter-db
-//   GET  /api/meter/timeline          the report's total over each hour or day (step) of the
-//                                     range: slot = meter report --from SLOT --to END --json
+//   GET  /api/meter/timeline          meter timeline --json: the total over each hour or day
+//                                     (step) of the range, each = meter report --from SLOT --to END
+//   GET  /api/meter/alerts            meter alerts --json: the alerts of the range, replayed from
+//                                     --meter-db with the rules of --meter-alerts
 //   GET  /api/check/reports[/{name}]  the check reports in --reports: a list, or one report
 //   POST /api/check/compare           check compare --json -; body {"reports": [names]} of --reports
 //   GET  /api/openapi.json            the OpenAPI 3 description of all of the above
 //
 // A request never names a file of the server: models are presets or pasted configs, offers and
-// usage come as text (named "offers" and "usage" in answers and errors), the meter database and
-// the reports folder are the server's own options.
+// usage come as text (named "offers" and "usage" in answers and errors), the meter database, its
+// offers and alerts files and the reports folder are the server's own options.
 #pragma once
 
 #include <memory>

@@ -105,6 +105,23 @@ json Schemas() {
                 {"required", {"name", "params_total", "params_active"}},
                 {"properties", {{"name", str}, {"params_total", integer}, {"params_active", integer}}}};
   s["Models"] = {{"type", "array"}, {"items", Ref("Model")}};
+  s["Framework"] = {{"type", "object"},
+                    {"required", {"name", "kind", "description", "kv_rule", "kv_fraction", "kv_block_tokens", "gguf"}},
+                    {"properties",
+                     {{"name", str}, {"kind", str}, {"description", str},
+                      {"kv_rule", {{"type", "string"}, {"nullable", true}}},
+                      {"kv_fraction", {{"type", "number"}, {"nullable", true}}},
+                      {"kv_block_tokens", integer}, {"gguf", boolean},
+                      {"sources", {{"type", "array"}, {"items", str}}}}}};
+  s["Frameworks"] = {{"type", "object"},
+                     {"required", {"frameworks", "gguf_types"}},
+                     {"properties",
+                      {{"frameworks", {{"type", "array"}, {"items", Ref("Framework")}}},
+                       {"gguf_types",
+                        {{"type", "array"},
+                         {"items", {{"type", "object"},
+                                    {"required", {"type", "bits"}},
+                                    {"properties", {{"type", str}, {"bits", num}}}}}}}}}};
   s["Option"] = {{"type", "object"},
                  {"required", {"key", "flag", "kind", "default", "required", "values", "unit", "help"}},
                  {"properties",
@@ -165,13 +182,37 @@ json Schemas() {
                     {"required", {"from", "to", "total"}},
                     {"properties", {{"from", str}, {"to", str}, {"total", Ref("MeterGroup")}}}};
   s["MeterTimeline"] = {{"type", "object"},
-                        {"description", "the range's report bounds, then per hour or day of it the total of "
-                                        "`gpuplan meter report --from SLOT --to SLOT_END --json`"},
+                        {"description", "gpuplan meter timeline --json: the range, then per hour or day of it the "
+                                        "total of `gpuplan meter report --from SLOT --to SLOT_END --json`"},
                         {"required", {"from", "to", "utc_offset", "step", "priced", "currency", "slots"}},
                         {"properties",
                          {{"from", str}, {"to", str}, {"utc_offset", str}, {"step", str}, {"priced", boolean},
                           {"currency", {{"type", "string"}, {"nullable", true}}},
                           {"slots", {{"type", "array"}, {"items", Ref("MeterSlot")}}}}}};
+  const json money = {{"type", "object"},
+                      {"nullable", true},
+                      {"required", {"amount", "currency"}},
+                      {"properties", {{"amount", num}, {"currency", str}}}};
+  s["Alert"] = {{"type", "object"},
+                {"required", {"kind", "severity", "gpu", "since", "at", "since_ms", "at_ms", "minutes",
+                              "money_per_hour", "money", "summary", "repeat"}},
+                {"properties",
+                 {{"kind", str}, {"severity", str}, {"gpu", {{"type", "integer"}, {"nullable", true}}},
+                  {"since", str}, {"at", str}, {"since_ms", integer}, {"at_ms", integer}, {"minutes", num},
+                  {"money_per_hour", money}, {"money", money}, {"summary", str}, {"repeat", boolean}}}};
+  s["MeterAlerts"] = {{"type", "object"},
+                      {"description", "gpuplan meter alerts --json: the alerts raised in the range when the meter "
+                                      "database is replayed through the rules (docs/meter-alerts.md)"},
+                      {"required", {"from", "to", "utc_offset", "offer", "rules", "counts", "alerts", "notes"}},
+                      {"properties",
+                       {{"from", str}, {"to", str}, {"utc_offset", str},
+                        {"offer", {{"type", "string"}, {"nullable", true}}},
+                        {"rules", obj},
+                        {"replayed_from", {{"type", "string"}, {"nullable", true}}},
+                        {"raw_from", {{"type", "string"}, {"nullable", true}}},
+                        {"counts", {{"type", "object"}, {"additionalProperties", integer}}},
+                        {"alerts", {{"type", "array"}, {"items", Ref("Alert")}}},
+                        {"notes", {{"type", "array"}, {"items", str}}}}}};
   s["ReportSummary"] = {{"type", "object"},
                         {"required", {"name", "error"}},
                         {"properties",
@@ -222,6 +263,10 @@ json OpenApiDocument() {
   paths["/api/models"] = {{"get",
                            {{"summary", "the model presets, as gpuplan models --json"},
                             {"responses", WithErrors({{"200", Ok("the presets", Ref("Models"))}}, false)}}}};
+  paths["/api/frameworks"] = {
+      {"get",
+       {{"summary", "the framework profiles of fit --framework and the GGUF types, as gpuplan frameworks --json"},
+        {"responses", WithErrors({{"200", Ok("the profiles", Ref("Frameworks"))}}, false)}}}};
   paths["/api/options"] = {{"get",
                             {{"summary", "every job's options: the JSON keys of the request bodies"},
                              {"responses", WithErrors({{"200", Ok("per job, its options", Ref("Options"))}}, false)}}}};
@@ -266,14 +311,24 @@ json OpenApiDocument() {
                     false)}}}};
   paths["/api/meter/timeline"] = {
       {"get",
-       {{"summary", "money and hours over time: gpuplan meter report over each hour or day of the range"},
+       {{"summary", "money and hours over time: gpuplan meter timeline --json over the server's --meter-db"},
         {"description", "Each slot's `total` is the `total` of `gpuplan meter report --from SLOT --to SLOT_END "
-                        "--json` (a whole report per slot: at most 744 slots)."},
+                        "--json` (at most 744 slots, from one read of the database)."},
         {"parameters",
          {Query("from", "start (2026-03-01T09:00, 2026-03-01 or 2026-03)", "2026-03-01"),
           Query("to", "end, exclusive", "2026-03-02"), Query("step", "hour (default) | day", "hour"),
           Query("offer", "the offer id in the server's --meter-offers", "")}},
         {"responses", WithErrors({{"200", Ok("the slots", Ref("MeterTimeline"))}}, false)}}}};
+  paths["/api/meter/alerts"] = {
+      {"get",
+       {{"summary", "gpuplan meter alerts --json: the alerts of the range, the server's --meter-db replayed"},
+        {"description", "The rules are the server's --meter-alerts file's (else the defaults), the GPU-hour price "
+                        "and the budget's projection its --meter-offers'."},
+        {"parameters",
+         {Query("from", "start (2026-03-01T09:00, 2026-03-01 or 2026-03)", "2026-03-01"),
+          Query("to", "end, exclusive", "2026-03-02"),
+          Query("offer", "the offer id in the server's --meter-offers", "")}},
+        {"responses", WithErrors({{"200", Ok("the alerts", Ref("MeterAlerts"))}}, false)}}}};
   paths["/api/check/compare"] = {
       {"post",
        {{"summary", "gpuplan check compare --json over reports of the server's --reports folder"},

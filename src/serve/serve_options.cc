@@ -12,6 +12,9 @@ const OptionTable<ServeRequest>& ServeOptionTable() {
                           &R::meter_db).Unset("none"));
     t.push_back(Option<R>("--meter-offers", "meter_offers", "offers file that prices /api/meter/report (docs/offers.md)",
                           &R::meter_offers).Unset("hours only"));
+    t.push_back(Option<R>("--meter-alerts", "meter_alerts",
+                          "alerts file (docs/meter-alerts.md) whose rules /api/meter/alerts applies", &R::meter_alerts)
+                    .Unset("the default rules"));
     t.push_back(Option<R>("--reports", "reports", "folder of check reports (JSON) for /api/check/reports", &R::reports)
                     .Unset("none"));
     t.push_back(Option<R>("--web", "web", "the built page (web/dist)", &R::web).Unset("web/ next to the binary"));

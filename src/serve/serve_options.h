@@ -14,6 +14,7 @@ struct ServeRequest {
   int64_t port = 8080;             // 0: any free port (printed on start)
   std::string meter_db;            // the meter database behind /api/meter/... (empty: none)
   std::string meter_offers;        // offers file that prices /api/meter/report (empty: hours only)
+  std::string meter_alerts;        // alerts file whose rules /api/meter/alerts applies (empty: defaults)
   std::string reports;             // folder of check reports behind /api/check/reports (empty: none)
   std::string web;                 // the built page (web/dist); empty: the folder next to the binary
   std::string token;               // bearer token; required when bind is not loopback

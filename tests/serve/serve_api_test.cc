@@ -502,6 +502,12 @@ TEST_F(ServeApiTest, MeterTimelineSlotsAreTheCliReportOfEachSlot) {
                              "--to", "2026-03-01T11:00+00:00", "--json"},
                             dir_->string());
   EXPECT_EQ(j["slots"][10]["total"], json::parse(cli.out)["total"]);
+  // The whole answer is `gpuplan meter timeline --json`.
+  const CliRun timeline = RunCli({"meter", "timeline", "--db", (*dir_ / "meter.db").string(), "--from", "2026-03-01",
+                                  "--to", "2026-03-02", "--json"},
+                                 dir_->string());
+  EXPECT_EQ(timeline.code, 0);
+  EXPECT_EQ(j, json::parse(timeline.out));
 
   const json days = Body(Get("/api/meter/timeline?from=2026-03-01&to=2026-03-03&step=day"));
   ASSERT_EQ(days["slots"].size(), 2u);
@@ -513,6 +519,69 @@ TEST_F(ServeApiTest, MeterTimelineSlotsAreTheCliReportOfEachSlot) {
     EXPECT_EQ(bad->status, 400) << query;
     EXPECT_EQ(Body(bad)["error"]["field"], field) << query << ": " << bad->body;
   }
+}
+
+TEST_F(ServeApiTest, MeterAlertsEqualTheCli) {
+  const auto r = Get("/api/meter/alerts?from=2026-03-01&to=2026-03-02");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json j = Body(r);
+  // By hand (MakeMeterDb, default rules: idle 30 min, repeat 60): GPU 0 has no process from
+  // 12:00, its last sample is 12:59: one idle alert at 12:30 (30 min), none at 13:30. Busy at
+  // 50 % before: no low-utilisation alert. No offers on this server: no money.
+  ASSERT_EQ(j["alerts"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["alerts"][0]["kind"], "idle_no_process");
+  EXPECT_EQ(j["alerts"][0]["gpu"], 0);
+  EXPECT_EQ(j["alerts"][0]["at"], "2026-03-01T12:30+00:00");
+  EXPECT_EQ(j["alerts"][0]["since"], "2026-03-01T12:00+00:00");
+  EXPECT_DOUBLE_EQ(j["alerts"][0]["minutes"].get<double>(), 30.0);
+  EXPECT_TRUE(j["alerts"][0]["money"].is_null());
+  EXPECT_EQ(j["counts"]["idle_no_process"], 1);
+  const CliRun cli = RunCli({"meter", "alerts", "--db", (*dir_ / "meter.db").string(), "--from", "2026-03-01", "--to",
+                             "2026-03-02", "--json"},
+                            dir_->string());
+  EXPECT_EQ(cli.code, 0);
+  EXPECT_EQ(j, json::parse(cli.out));
+  for (const auto& [query, field] : std::vector<std::pair<std::string, std::string>>{
+           {"alerts=/etc/passwd", "alerts"}, {"db=/etc/passwd", "db"}, {"from=March", "from"}, {"by=user", "by"}}) {
+    const auto bad = Get("/api/meter/alerts?" + query);
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(bad->status, 400) << query;
+    EXPECT_EQ(Body(bad)["error"]["field"], field) << query << ": " << bad->body;
+  }
+}
+
+TEST_F(ServeApiTest, FrameworksEqualTheCli) {
+  const auto r = Get("/api/frameworks");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json j = Body(r);
+  EXPECT_EQ(j, json::parse(RunCli({"frameworks", "--json"}, dir_->string()).out));
+  // data/frameworks.yaml lists 15 profiles, 10 for training and 5 inference servers; vLLM's KV
+  // rule takes 0.9 of the card by default, in 16-token blocks.
+  ASSERT_EQ(j["frameworks"].size(), 15u);
+  int inference = 0;
+  for (const auto& f : j["frameworks"]) {
+    inference += f["kind"] == "inference" ? 1 : 0;
+    if (f["name"] == "vllm") {
+      EXPECT_EQ(f["kv_rule"], "vllm");
+      EXPECT_DOUBLE_EQ(f["kv_fraction"].get<double>(), 0.9);
+      EXPECT_EQ(f["kv_block_tokens"], 16);
+    }
+    if (f["name"] == "llama.cpp") {
+      EXPECT_EQ(f["gguf"], true);
+    }
+  }
+  EXPECT_EQ(inference, 5);
+  // Q4_0: an fp16 scale and 16 bytes per 32 weights, 18 x 8 / 32 = 4.5 bits.
+  bool q4_0 = false;
+  for (const auto& g : j["gguf_types"]) {
+    if (g["type"] == "Q4_0") {
+      q4_0 = true;
+      EXPECT_DOUBLE_EQ(g["bits"].get<double>(), 4.5);
+    }
+  }
+  EXPECT_TRUE(q4_0);
 }
 
 TEST_F(ServeApiTest, Safety) {
@@ -747,7 +816,7 @@ TEST_F(ServeApiTest, EveryRouteOfTheOpenApiDocumentAnswersAsDescribed) {
       ++checked;
     }
   }
-  EXPECT_GE(checked, 14);
+  EXPECT_GE(checked, 16);
 }
 
 }  // namespace
