@@ -80,12 +80,27 @@ async function readFile(input: HTMLInputElement): Promise<string | null> {
 const MEMORY_PARTS = ['weights', 'gradients', 'optimizer', 'activations', 'kv_cache', 'overhead'];
 const PART_COLOURS = ['#5470c6', '#91cc75', '#fac858', '#73c0de', '#9a60b4', '#bbbbbb'];
 
-// One stacked bar per GPU configuration against its capacity.
-function memoryChart(parent: HTMLElement, names: string[], parts: number[][], capacity: number[]): void {
+// One stacked bar per GPU configuration against its capacity; `marks` draws vertical lines at
+// figures of the first bar (what nvidia-smi shows, the load-time peak).
+function memoryChart(
+  parent: HTMLElement,
+  names: string[],
+  parts: number[][],
+  capacity: number[],
+  figures: { name: string; bytes: number; colour: string }[] = [],
+): void {
+  // Figures that round to the same tenth of a GiB share one line (an inference server's load
+  // peak is what nvidia-smi shows); labels alternate between the top and the bottom.
+  const marks: { name: string; bytes: number; colour: string }[] = [];
+  for (const f of figures) {
+    const same = marks.find((m) => Math.abs(m.bytes - f.bytes) / GIB < 0.05);
+    if (same) same.name = `${same.name} = ${f.name}`;
+    else marks.push({ ...f });
+  }
   chart(parent, {
     tooltip: { trigger: 'axis', valueFormatter: (v: number) => `${v.toFixed(1)} GiB` },
     legend: { top: 0 },
-    grid: { left: 160, right: 30, top: 40, bottom: 30 },
+    grid: { left: 160, right: 30, top: marks.length ? 60 : 40, bottom: marks.length ? 50 : 30 },
     xAxis: { type: 'value', name: 'GiB' },
     yAxis: { type: 'category', data: names },
     series: [
@@ -103,16 +118,28 @@ function memoryChart(parent: HTMLElement, names: string[], parts: number[][], ca
         itemStyle: { color: 'transparent', borderColor: '#d00', borderWidth: 2, borderType: 'dashed' },
         data: capacity.map((c) => c / GIB),
         z: 10,
+        markLine: marks.length
+          ? {
+              symbol: 'none',
+              data: marks.map((m, i) => ({
+                name: m.name,
+                xAxis: m.bytes / GIB,
+                lineStyle: { color: m.colour, type: 'solid', width: 2 },
+                label: { formatter: `${m.name} ${(m.bytes / GIB).toFixed(1)} GiB`, position: i % 2 ? 'start' : 'end', color: m.colour },
+              })),
+            }
+          : undefined,
       },
     ],
-  }, Math.max(160, 60 + 40 * names.length));
+  }, Math.max(160, 60 + 40 * names.length) + (marks.length ? 30 : 0));
 }
 
 async function fitView(root: HTMLElement): Promise<void> {
-  const [models, gpus, options] = await Promise.all([
+  const [models, gpus, options, frameworks] = await Promise.all([
     get<Json[]>('/api/models'),
     get<Json[]>('/api/gpus'),
     get<Json>('/api/options'),
+    get<Json>('/api/frameworks'),
   ]);
   const choices = (key: string): string[] => options.fit.find((o: Json) => o.key === key)?.values ?? [];
   const model = select('model', ['', ...models.map((m) => m.name)], 'Qwen2.5-7B', [
@@ -125,12 +152,66 @@ async function fitView(root: HTMLElement): Promise<void> {
   const micro = input('micro_batch', '1', 'number');
   const precision = select('precision', choices('precision'), 'mixed');
   const zero = select('zero', ['0', '1', '2', '3'], '0');
+  // The framework profiles (GET /api/frameworks, data/frameworks.yaml): the generic convention
+  // and the profiles of the task's kind; llama.cpp takes a GGUF type, the inference servers the
+  // fraction of the card their KV rule takes.
+  const profiles = frameworks.frameworks as Json[];
+  const framework = select('framework', ['generic'], 'generic');
+  const gguf = select('gguf_type', (frameworks.gguf_types as Json[]).map((g) => g.type), 'Q4_K_M',
+    (frameworks.gguf_types as Json[]).map((g) => `${g.type} (${g.bits} bit)`));
+  const utilisation = input('gpu_memory_utilization', '', 'number');
+  utilisation.step = '0.01';
+  utilisation.min = '0.05';
+  utilisation.max = '1';
+  const ggufField = field(t('fit.gguf_type'), gguf);
+  const utilisationField = field(t('fit.gpu_memory_utilization'), utilisation);
+  const context = input('context', '4096', 'number');
+  const concurrency = input('concurrency', '1', 'number');
+  const contextField = field(t('fit.context'), context);
+  const concurrencyField = field(t('fit.concurrency'), concurrency);
+  // The training-only fields (hidden for inference, and not sent).
+  const training = [
+    field(t('fit.seq'), seq),
+    field(t('fit.micro_batch'), micro),
+    field(t('fit.precision'), precision),
+    field(t('fit.zero'), zero),
+  ];
+  const tokens = input('tokens', '', 'number');
+  const tokensField = field(t('fit.tokens'), tokens);
+  const profileOf = (name: string): Json | undefined => profiles.find((f) => f.name === name);
+  const fillFrameworks = (): void => {
+    const kind = task.value === 'infer' ? 'inference' : 'training';
+    const names = profiles.filter((f) => f.name === 'generic' || f.kind === kind).map((f) => f.name as string);
+    const keep = names.includes(framework.value) ? framework.value : 'generic';
+    framework.replaceChildren(...names.map((n) => {
+      const o = el('option', { value: n }, n === 'generic' ? t('fit.framework.generic') : n);
+      o.title = profileOf(n)?.description ?? '';
+      return o;
+    }));
+    framework.value = keep;
+  };
+  const showFrameworkFields = (): void => {
+    const f = profileOf(framework.value);
+    ggufField.hidden = !f?.gguf;
+    utilisationField.hidden = !f?.kv_rule;
+    utilisation.placeholder = f?.kv_fraction === null || f?.kv_fraction === undefined ? '' : String(f.kv_fraction);
+    const infer = task.value === 'infer';
+    contextField.hidden = !infer;
+    concurrencyField.hidden = !infer;
+    for (const f of [...training, tokensField]) f.hidden = infer;
+  };
+  fillFrameworks();
+  showFrameworkFields();
+  task.addEventListener('change', () => {
+    fillFrameworks();
+    showFrameworkFields();
+  });
+  framework.addEventListener('change', showFrameworkFields);
   const gpu = select('gpu', ['', ...gpus.map((g) => g.name)], 'A100 80GB SXM', [
     t('fit.gpu.search'),
     ...gpus.map((g) => g.name),
   ]);
   const count = input('gpus', '1', 'number');
-  const tokens = input('tokens', '', 'number');
   const run = el('button', { type: 'submit', id: 'fit-run' }, t('fit.run'));
   const out = el('section', { id: 'fit-out', 'aria-live': 'polite' });
   const form = el(
@@ -139,31 +220,39 @@ async function fitView(root: HTMLElement): Promise<void> {
     field(t('fit.model'), model),
     field(t('fit.config'), config),
     field(t('fit.task'), task),
-    field(t('fit.seq'), seq),
-    field(t('fit.micro_batch'), micro),
-    field(t('fit.precision'), precision),
-    field(t('fit.framework'), zero),
+    ...training,
+    field(t('fit.framework'), framework),
+    ggufField,
+    utilisationField,
+    contextField,
+    concurrencyField,
     field(t('fit.gpu'), gpu),
     field(t('fit.gpus'), count),
-    field(t('fit.tokens'), tokens),
+    tokensField,
     run,
   );
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    const body: Json = {
-      task: task.value,
-      seq: Number(seq.value),
-      micro_batch: Number(micro.value),
-      precision: precision.value,
-      zero: Number(zero.value),
-    };
+    const body: Json = { task: task.value, framework: framework.value };
+    const profile = profileOf(framework.value);
+    if (profile?.gguf) body.gguf_type = gguf.value;
+    if (profile?.kv_rule && utilisation.value) body.gpu_memory_utilization = Number(utilisation.value);
+    if (task.value === 'infer') {
+      body.context = Number(context.value);
+      body.concurrency = Number(concurrency.value);
+    } else {
+      body.seq = Number(seq.value);
+      body.micro_batch = Number(micro.value);
+      body.precision = precision.value;
+      body.zero = Number(zero.value);
+      if (tokens.value) body.tokens = Number(tokens.value);
+    }
     if (config.value.trim()) body.config = config.value;
     if (model.value) body.model = model.value;
     if (gpu.value) {
       body.gpu = gpu.value;
       body.gpus = Number(count.value);
     }
-    if (tokens.value) body.tokens = Number(tokens.value);
     out.replaceChildren(el('p', {}, t('loading')));
     try {
       renderFit(out, await post<Json>('/api/fit', body));
@@ -189,13 +278,35 @@ function renderFit(out: HTMLElement, r: Json): void {
     const m = r.memory_per_gpu;
     const name = `${r.layout.gpu} ×${r.layout.gpus}`;
     out.append(el('h3', {}, t('fit.per_gpu')));
-    memoryChart(out, [name], [MEMORY_PARTS.map((p) => m[p])], [r.gpu_memory]);
+    // The stack is what the components need; nvidia-smi shows more (the allocator's reserve, the
+    // CUDA context, an inference server's whole KV budget), and loading may peak above both.
+    memoryChart(out, [name], [MEMORY_PARTS.map((p) => m[p])], [r.gpu_memory], [
+      { name: t('fit.nvidia_smi'), bytes: m.nvidia_smi, colour: '#333' },
+      { name: t('fit.load_peak'), bytes: m.load_peak, colour: '#e6a700' },
+    ]);
     out.append(
       table(
         [...MEMORY_PARTS.map((p) => t(`mem.${p}`)), t('fit.per_gpu'), t('fit.capacity')],
         [[...MEMORY_PARTS.map((p) => gib(m[p])), gib(m.total), gib(r.gpu_memory)]],
       ),
     );
+    const peaks = table(
+      [t('fit.peak_allocated'), t('fit.nvidia_smi'), t('fit.load_peak')],
+      [[gib(m.peak_allocated), gib(m.nvidia_smi), gib(m.load_peak)]],
+    );
+    peaks.id = 'memory-peaks';
+    out.append(peaks);
+    if (r.inference) {
+      const inf = r.inference;
+      const count = (x: number | null | undefined): string =>
+        x === null || x === undefined ? '—' : x.toLocaleString(currentLang() === 'zh' ? 'zh-CN' : 'en-US');
+      const server = table(
+        [t('fit.kv_cache_tokens'), t('fit.max_concurrency'), t('fit.kv_per_sequence')],
+        [[count(inf.kv_cache_tokens), count(inf.max_concurrency), gib(inf.kv_cache_per_sequence)]],
+      );
+      server.id = 'inference';
+      out.append(el('h3', {}, t('fit.inference')), server);
+    }
     if (r.suggestions?.length) {
       out.append(
         el('h3', {}, t('fit.suggestions')),
@@ -375,10 +486,14 @@ async function meterView(root: HTMLElement): Promise<void> {
       const r = await get<Json>(`/api/meter/report?${q}`);
       out.replaceChildren();
       renderMeter(out, r);
-      // Money over time: the report over each hour of a range up to two days, else each day
-      // (every slot is a whole report on the server).
+      // The alerts the range raised: the database replayed through the server's alert rules.
+      const alerts = new URLSearchParams(range);
+      if (offer.value) alerts.set('offer', offer.value);
+      renderAlerts(out, await get<Json>(`/api/meter/alerts?${alerts}`));
+      // Money over time: per hour up to 14 days, else per day (one read of the database for all
+      // the slots on the server).
       const slots = new URLSearchParams(range);
-      slots.set('step', r.hours > 48 ? 'day' : 'hour');
+      slots.set('step', r.hours > 14 * 24 ? 'day' : 'hour');
       if (offer.value) slots.set('offer', offer.value);
       renderMoneyOverTime(out, await get<Json>(`/api/meter/timeline?${slots}`));
       // Hour by hour: the GPUs busy and the GPUs held (the usage CSVs the meter exports for
@@ -481,8 +596,56 @@ function renderMeter(out: HTMLElement, r: Json): void {
     out.append(el('h3', {}, `${t('meter.projection')} ${p.month}`),
       table([t('meter.so_far'), t('meter.projected')], [[money(p.so_far, r.currency), money(p.projected, r.currency)]]));
   }
-  out.append(el('p', { class: 'note' }, t('meter.alerts_none')));
   for (const n of r.notes ?? []) out.append(el('p', { class: 'note' }, n));
+}
+
+// A duration in minutes as the alert lines give it: minutes under two hours, else hours.
+const duration = (m: number): string => (m >= 120 ? `${(m / 60).toFixed(1)} h` : `${m.toFixed(0)} min`);
+
+// gpuplan meter alerts --json: one row per alert (time, GPU, kind, how long, money per hour, money
+// so far), the money of idle cards in red; reminders of an alert already raised are hidden until
+// asked for.
+function renderAlerts(out: HTMLElement, a: Json): void {
+  const alerts = a.alerts as Json[];
+  const fresh = alerts.filter((x) => !x.repeat);
+  const section = el('div', { id: 'meter-alerts' }, el('h3', {}, t('meter.alerts')));
+  out.append(section);
+  const kinds = Object.entries(a.counts as Record<string, number>)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${t(`alert.${k}`)} ${n}`)
+    .join(' · ');
+  section.append(el('p', { id: 'meter-alerts-summary' },
+    `${t('meter.alerts_count').replace('{n}', String(alerts.length)).replace('{new}', String(fresh.length))}${kinds ? ` (${kinds})` : ''}`));
+  if (!alerts.length) {
+    for (const n of a.notes ?? []) section.append(el('p', { class: 'note' }, n));
+    return;
+  }
+  const perHour = (m: Json): string => (m ? `${m.amount.toFixed(2)} ${m.currency}/h` : '—');
+  const body = el('tbody');
+  const show = (all: boolean): void => {
+    body.replaceChildren(...(all ? alerts : fresh).map((x) => {
+      const idle = x.kind === 'idle_no_process';
+      const moneyCell = el('td', idle && x.money ? { class: 'bad' } : {}, x.money ? money(x.money.amount, x.money.currency) : '—');
+      return el('tr', { 'data-kind': x.kind, class: x.repeat ? 'repeat' : '' },
+        el('td', {}, x.at),
+        el('td', {}, x.gpu === null ? '—' : `GPU ${x.gpu}`),
+        el('td', {}, t(`alert.${x.kind}`)),
+        el('td', {}, duration(x.minutes)),
+        el('td', idle ? { class: 'bad' } : {}, perHour(x.money_per_hour)),
+        moneyCell);
+    }));
+  };
+  const all = el('input', { type: 'checkbox', id: 'meter-alerts-all' });
+  all.addEventListener('change', () => show(all.checked));
+  section.append(
+    el('label', { class: 'note' }, all, ` ${t('meter.alerts_all')}`),
+    el('table', { id: 'meter-alerts-table' },
+      el('thead', {}, el('tr', {}, ...[t('col.at'), t('col.gpu'), t('col.kind'), t('col.duration'),
+        t('col.money_per_hour'), t('col.money')].map((h) => el('th', {}, h)))),
+      body),
+  );
+  show(false);
+  for (const n of a.notes ?? []) section.append(el('p', { class: 'note' }, n));
 }
 
 // --- check reports ------------------------------------------------------------------------

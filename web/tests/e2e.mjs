@@ -122,6 +122,41 @@ try {
     await shot('2-fit-does-not-fit');
   });
 
+  await step('size a vLLM server: its KV cache in tokens and the sequences it holds', async () => {
+    // Llama-3.2-1B (tied embeddings): 128,256 x 2,048 + 16 x 60,821,504 + 2,048 = 1,235,814,400
+    // parameters, 2,471,628,800 bf16 bytes, on an A100 80GB SXM (85,899,345,920 bytes). vLLM:
+    //   0.9 x 85,899,345,920                                   = 77,309,411,328
+    //   - weights                                              =  2,471,628,800
+    //   - profiling run: 8192 tokens x 2 x (2 x 2048 + 2048 + 1024 + 2048 + 3 x 8192) = 553,648,128
+    //     + sampler: 256 sequences x 8 x 128,256               =    262,668,288
+    //   - the Ampere CUDA context, 450 MiB                     =    471,859,200
+    //   = 73,549,606,912 bytes; a token: 16 layers x 8 heads x 128 x 2 bytes = 32,768 bytes
+    //   -> 2,244,555.9 tokens, in 16-token blocks 2,244,544; at 4,096 tokens a sequence 547.98: 547.
+    await page.selectOption('#in-model', 'Llama-3.2-1B-Instruct');
+    await page.selectOption('#in-task', 'infer');
+    await page.selectOption('#in-framework', 'vllm');
+    expect(await page.isVisible('#in-gpu_memory_utilization'), 'the KV fraction is asked for vLLM');
+    expect(!(await page.isVisible('#in-gguf_type')), 'no GGUF type for vLLM');
+    await page.fill('#in-context', '4096');
+    await page.selectOption('#in-gpu', 'A100 80GB SXM');
+    await page.click('#fit-run');
+    await page.waitForSelector('#inference');
+    const cells = await page.$$eval('#inference tbody td', (tds) => tds.map((td) => td.textContent));
+    expect(cells[0] === '2,244,544', `KV cache tokens: ${cells[0]}`);
+    expect(cells[1] === '547', `max concurrency: ${cells[1]}`);
+    // The three memory figures under the bar; vLLM takes its budget at start, so nvidia-smi shows
+    // about 0.9 x 80 GiB = 72 GiB.
+    const peaks = await page.$$eval('#memory-peaks tbody td', (tds) => tds.map((td) => td.textContent));
+    expect(peaks.length === 3 && peaks[1].startsWith('72.0'), `memory figures: ${peaks}`);
+    await page.waitForSelector('#fit-out .chart canvas');
+    await shot('2b-fit-vllm');
+    // llama.cpp asks for its GGUF type instead.
+    await page.selectOption('#in-framework', 'llama.cpp');
+    expect(await page.isVisible('#in-gguf_type'), 'GGUF type for llama.cpp');
+    expect(!(await page.isVisible('#in-gpu_memory_utilization')), 'no KV fraction for llama.cpp');
+    await page.selectOption('#in-framework', 'generic');
+  });
+
   await step('switch language, remembered across a reload', async () => {
     await page.click('#lang');
     await page.waitForFunction(() => document.querySelector('#tab-fit')?.textContent === 'Sizing');
@@ -194,7 +229,7 @@ try {
     await shot('8-check-compare');
   });
 
-  await step('usage dashboard over the example week: money over time, GPU 3 idle 166 h', async () => {
+  await step('usage dashboard over the example week: alerts, money over time by hour, GPU 3 idle 166 h', async () => {
     await page.click('#tab-meter');
     // The week in UTC (the trace's clock); the offers' zone, +08:00, labels the hours.
     await page.fill('#in-from', '2026-03-02T00:00Z');
@@ -205,6 +240,24 @@ try {
     // data/traces/README.md by hand: GPU 3 is paid for 166 of 168 hours with nothing on it.
     const idle = await page.textContent('#meter-idle');
     expect(idle.includes('GPU 3: 166 h'), `idle lines: ${idle}`);
+    // Alerts, the default rules (idle 30 min, under 5 % for 30 min, a reminder every 60):
+    // each stretch of L whole hours alerts L times (at 30, 90, ... minutes), so the week's idle
+    // hours (84 + 148 + 166 = 398, README) and GPU 1's nights under 5 % (8 + 6 x 12 + 4 = 84 h)
+    // give 482 alerts, of which 8 + 8 stretches are new.
+    await page.waitForSelector('#meter-alerts-table');
+    const summary = await page.textContent('#meter-alerts-summary');
+    expect(summary.includes('482') && summary.includes('16'), `alerts summary: ${summary}`);
+    expect((await page.$$('#meter-alerts-table tbody tr')).length === 16, 'the 16 new alerts listed');
+    // GPU 3's first: idle from Monday 00:00 UTC (08:00 +08:00), alerted 30 minutes on, at the
+    // offer's 50 CNY a card-hour: 25 CNY, in red.
+    const first3 = await page.$$eval('#meter-alerts-table tbody tr[data-kind="idle_no_process"]', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].map((td) => [td.textContent, td.className]))
+        .find((cells) => cells[1][0] === 'GPU 3'));
+    expect(first3 && first3[0][0] === '2026-03-02T08:30+08:00', `GPU 3's first alert: ${first3}`);
+    expect(first3[4][0] === '50.00 CNY/h' && first3[5][0] === '25 CNY' && first3[5][1] === 'bad', `its money: ${first3}`);
+    await page.check('#meter-alerts-all');
+    expect((await page.$$('#meter-alerts-table tbody tr')).length === 482, 'with the reminders: 482');
+    await page.uncheck('#meter-alerts-all');
     await page.waitForSelector('#meter-money .chart[data-series] canvas', { timeout: 120000 });
     const series = Number(await page.getAttribute('#meter-money .chart', 'data-series'));
     expect(series === 2, `money chart: ${series} series, want busy and idle`);
