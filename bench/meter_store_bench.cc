@@ -12,6 +12,13 @@
 //   VACUUM, then page_count x page_size. Counters: bytes (total), and per table from SQLite's
 //   dbstat (raw, minute, hour, other). See StoragePerGpuYear below for how the year is sampled.
 //
+// BM_TimelineWeekByHour/M: `gpuplan meter timeline --step hour` over the example week
+//   (data/traces/lab-4xa100-week.jsonl replayed into a store by the agent, as `meter run --replay`
+//   does: 4 GPUs, minute roll-ups for the week, the last 48 h raw), priced with the Nanjing
+//   on-demand offer: 168 slots. M = 0: one read of the store (RunMeterTimeline); M = 1: the way
+//   /api/meter/timeline answered before, a whole `meter report` per slot (168 RunMeterReport).
+// BM_AlertsWeek: `gpuplan meter alerts` over the same week with the default rules (482 alerts).
+//
 // Run: build/gpuplan_meter_bench
 #include <benchmark/benchmark.h>
 
@@ -29,7 +36,10 @@
 #include <fstream>
 
 #include "catalog/gpu_catalog.h"
+#include "meter/agent.h"
+#include "meter/alert_replay.h"
 #include "meter/report.h"
+#include "read/time_text.h"
 #include "meter/sample.h"
 #include "meter/store.h"
 
@@ -341,6 +351,74 @@ void BM_ReportGpuYear(benchmark::State& state) {
   state.counters["groups"] = static_cast<double>(groups);
 }
 BENCHMARK(BM_ReportGpuYear)->Arg(0)->Arg(1)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The example week in a store, made once per process.
+const std::string& WeekStore() {
+  static Scratch scratch;
+  static const std::string db = [] {
+    const std::string path = scratch.Fresh("week.db");
+    MeterAgentRequest r;
+    r.db = path;
+    r.replay = std::string(GPUPLAN_DATA_DIR) + "/traces/lab-4xa100-week.jsonl";
+    ManualMeterClock clock(1e9);
+    RunMeter(r, clock);
+    return path;
+  }();
+  return db;
+}
+
+void BM_TimelineWeekByHour(benchmark::State& state) {
+  const std::string& db = WeekStore();
+  const GpuCatalog catalog = GpuCatalog::Load(std::string(GPUPLAN_DATA_DIR) + "/gpus.yaml");
+  MeterTimelineRequest q;
+  q.db = db;
+  q.from = "2026-03-02T00:00Z";
+  q.to = "2026-03-09T00:00Z";
+  q.step = "hour";
+  q.offers = std::string(GPUPLAN_DATA_DIR) + "/offers/nanjing-a100.yaml";
+  q.offer = "nj-a100-on-demand";
+  std::size_t slots = 0;
+  for (auto _ : state) {
+    if (state.range(0) == 0) {
+      slots = RunMeterTimeline(q, catalog).slots.size();
+    } else {
+      // A whole report per slot, as the route did before RunMeterTimeline.
+      slots = 0;
+      for (int64_t h = 0; h < 168; ++h) {
+        MeterReportRequest r;
+        r.db = db;
+        r.offers = q.offers;
+        r.offer = q.offer;
+        const int64_t hour = 1772409600000 / kHour + h;  // 2026-03-02T00:00Z
+        r.from = FormatLocalHour(hour) + "Z";
+        r.to = FormatLocalHour(hour + 1) + "Z";
+        benchmark::DoNotOptimize(RunMeterReport(r, catalog).total.money);
+        ++slots;
+      }
+    }
+    benchmark::DoNotOptimize(slots);
+  }
+  state.counters["slots"] = static_cast<double>(slots);
+}
+BENCHMARK(BM_TimelineWeekByHour)->Arg(0)->Arg(1)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_AlertsWeek(benchmark::State& state) {
+  const std::string& db = WeekStore();
+  const GpuCatalog catalog = GpuCatalog::Load(std::string(GPUPLAN_DATA_DIR) + "/gpus.yaml");
+  MeterAlertsRequest q;
+  q.db = db;
+  q.from = "2026-03-02T00:00Z";
+  q.to = "2026-03-09T00:00Z";
+  q.offers = std::string(GPUPLAN_DATA_DIR) + "/offers/nanjing-a100.yaml";
+  q.offer = "nj-a100-on-demand";
+  std::size_t alerts = 0;
+  for (auto _ : state) {
+    alerts = RunMeterAlerts(q, catalog).alerts.size();
+    benchmark::DoNotOptimize(alerts);
+  }
+  state.counters["alerts"] = static_cast<double>(alerts);
+}
+BENCHMARK(BM_AlertsWeek)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

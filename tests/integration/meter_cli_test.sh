@@ -75,6 +75,34 @@ expect_exit 0 "report by pod" -- "$bin" meter report --db "$tmp/week.db" --from 
 json_is '[.groups[] | select(.key == "uid:8e0b7a2c-1d3f-4e5a-9b6c-7d8e9f0a1b2c")][0].busy_hours' 168
 expect_exit 0 "report text" -- "$bin" meter report --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09
 grep -q "GPU 3: 166 h" "$tmp/out" && ok || bad "text report lacks 'GPU 3: 166 h': $(cat "$tmp/out")"
+# The week by day (UTC): busy 274 h and idle 398 h in all (README); Monday: GPU 0 busy 09-24,
+# GPU 1 all day: 39 h busy, 9 + 24 + 24 = 57 h idle.
+expect_exit 0 "timeline by day" -- "$bin" meter timeline --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09 --step day --json
+json_is '.slots | length' 7
+json_is '[.slots[].total.busy_hours] | add' 274
+json_is '[.slots[].total.idle_hours] | add' 398
+json_is '.slots[0].total.busy_hours' 39
+json_is '.slots[0].total.idle_hours' 57
+expect_exit 2 "timeline by week" -- "$bin" meter timeline --db "$tmp/week.db" --step week
+# The week's alerts, live and stored: `meter run --alerts` logs each alert as it samples, `meter
+# alerts` replays the stored week through the same rules and prints the same lines. The rules of
+# meter_prometheus_test.sh (idle 60 min, under 5 % for 30 min, no repeat within the week): by
+# hand from the schedule 8 idle stretches of an hour or more and GPU 1's 8 nights at 0 %: 16.
+printf 'rules:\n  idle_minutes: 60\n  low_util_minutes: 30\n  repeat_minutes: 10080\n  gpu_hour_price: 30\n' >"$tmp/alerts.yaml"
+expect_exit 0 "replay the week with alerts" -- "$bin" meter run --db "$tmp/alerts.db" --replay "$week" --speed 1e9 \
+  --alerts "$tmp/alerts.yaml"
+sed -n 's/^alert: //p' "$tmp/err" | sort >"$tmp/live-alerts"
+[ "$(wc -l <"$tmp/live-alerts")" = 16 ] && ok || bad "live alerts: $(wc -l <"$tmp/live-alerts"), want 16"
+expect_exit 0 "alerts of the stored week" -- "$bin" meter alerts --db "$tmp/alerts.db" --from 2026-03-02T00:00Z \
+  --to 2026-03-09T00:00Z --alerts "$tmp/alerts.yaml"
+sed -E -n 's/^[^ ]+  [a-z]+ +//p' "$tmp/out" | sort >"$tmp/stored-alerts"
+diff "$tmp/live-alerts" "$tmp/stored-alerts" >"$tmp/alerts.diff" && ok || bad "stored alerts differ from live: $(cat "$tmp/alerts.diff")"
+expect_exit 0 "alerts as JSON" -- "$bin" meter alerts --db "$tmp/alerts.db" --from 2026-03-02T00:00Z \
+  --to 2026-03-09T00:00Z --alerts "$tmp/alerts.yaml" --json
+json_is '.counts.idle_no_process' 8
+json_is '.counts.low_utilization' 8
+json_is '[.alerts[] | select(.gpu == 3) | .at] | join(" ")' "2026-03-02T01:00+00:00 2026-03-07T13:00+00:00"
+expect_exit 2 "alerts with a bad rules file" -- "$bin" meter alerts --db "$tmp/alerts.db" --alerts "$tmp/usage-missing.yaml"
 expect_exit 0 "export the week" -- "$bin" meter export --db "$tmp/week.db"
 cp "$tmp/out" "$tmp/usage.csv"
 [ "$(head -1 "$tmp/usage.csv" | cut -d, -f1-2)" = "timestamp,gpus" ] && ok || bad "export header: $(head -1 "$tmp/usage.csv")"
