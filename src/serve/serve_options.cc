@@ -8,9 +8,9 @@ const OptionTable<ServeRequest>& ServeOptionTable() {
     OptionTable<R> t;
     t.push_back(Option<R>("--bind", "bind", "address to listen on (anything but loopback needs --token)", &R::bind));
     t.push_back(Option<R>("--port", "port", "TCP port (0: any free port, printed on start)", &R::port).Min(0).Max(65535));
-    t.push_back(Option<R>("--meter-db", "meter_db", "meter database (SQLite) for /api/meter/report and /export",
+    t.push_back(Option<R>("--meter-db", "meter_db", "meter database (SQLite) for /api/meter/report, /export, /timeline and /alerts",
                           &R::meter_db).Unset("none"));
-    t.push_back(Option<R>("--meter-offers", "meter_offers", "offers file that prices /api/meter/report (docs/offers.md)",
+    t.push_back(Option<R>("--meter-offers", "meter_offers", "offers file that prices /api/meter/report, /timeline and /alerts (docs/offers.md)",
                           &R::meter_offers).Unset("hours only"));
     t.push_back(Option<R>("--meter-alerts", "meter_alerts",
                           "alerts file (docs/meter-alerts.md) whose rules /api/meter/alerts applies", &R::meter_alerts)
