@@ -9,6 +9,7 @@
 #include "core/civil.h"
 #include "core/money.h"
 #include "io/table.h"
+#include "io/text_lang.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -49,10 +50,11 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
   }
   os << (a.offer ? " (offer " + *a.offer + ")\n" : "\n");
   for (const Alert& x : a.alerts) {
-    os << fmt::format("{}  {:<8} {}{}\n", MinuteText(x.at_ms, zone), x.severity, x.summary, x.repeat ? " (still)" : "");
+    os << fmt::format("{}  {:<8} {}{}\n", MinuteText(x.at_ms, zone), x.severity, SayMessage(x.summary),
+                      x.repeat ? " (still)" : "");
   }
   for (const auto& n : a.notes) {
-    os << "note: " << n << "\n";
+    os << "note: " << SayMessage(n) << "\n";
   }
 }
 
