@@ -226,26 +226,20 @@ AlertReplay ReplayStoredAlerts(const MeterStore& store, const AlertRules& rules,
 }
 
 MeterAlerts RunMeterAlerts(const MeterAlertsRequest& r, const GpuCatalog& catalog) {
-  if (r.db.empty()) {
-    throw InputError("a meter database is required", "", 0, "--db");
-  }
+  const MeterPricedRange priced = ResolveMeterPricedRange(r.db, r.offers, r.offer, r.from, r.to, r.now, catalog);
   MeterAlerts out;
   out.db = r.db;
   if (!r.alerts.empty()) {
     out.rules = LoadMeterMonitorOptions(r.alerts).rules;  // the webhooks are checked, not sent
   }
-  std::optional<OfferSet> offers;
-  const Offer* offer = nullptr;
-  if (!r.offers.empty()) {
-    offers = LoadOffers(r.offers, catalog);
-    offer = &ChooseMeterOffer(*offers, r.offer);
-    out.utc_offset_minutes = offers->utc_offset_minutes;
+  const std::optional<OfferSet>& offers = priced.offers;
+  const Offer* offer = priced.offer;
+  out.utc_offset_minutes = priced.utc_offset_minutes;
+  if (offer != nullptr) {
     out.offer = offer->id;
-  } else if (!r.offer.empty()) {
-    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
   }
   const int zone = out.utc_offset_minutes;
-  const TimeRange range = MeterReportRange(r.from, r.to, zone, r.now);
+  const TimeRange range = priced.range;
   out.from_ms = range.from_ms;
   out.to_ms = range.to_ms;
   if (offer != nullptr) {

@@ -381,24 +381,34 @@ double UtilisationDistribution::Total() const {
   return s;
 }
 
-MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalog) {
-  if (r.db.empty()) {
+MeterPricedRange ResolveMeterPricedRange(const std::string& db, const std::string& offers, const std::string& offer,
+                                         const std::string& from, const std::string& to, std::optional<int64_t> now,
+                                         const GpuCatalog& catalog) {
+  if (db.empty()) {
     throw InputError("a meter database is required", "", 0, "--db");
   }
+  MeterPricedRange p;
+  if (!offers.empty()) {
+    p.offers = LoadOffers(offers, catalog);
+    p.offer = &ChooseOffer(*p.offers, offer);
+    p.utc_offset_minutes = p.offers->utc_offset_minutes;
+  } else if (!offer.empty()) {
+    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
+  }
+  p.range = MeterReportRange(from, to, p.utc_offset_minutes, now);
+  return p;
+}
+
+MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalog) {
+  const MeterPricedRange priced = ResolveMeterPricedRange(r.db, r.offers, r.offer, r.from, r.to, r.now, catalog);
   MeterReport rep;
   rep.db = r.db;
   rep.by = ParseMeterGroupBy(r.by);
-  std::optional<OfferSet> offers;
-  const Offer* offer = nullptr;
-  if (!r.offers.empty()) {
-    offers = LoadOffers(r.offers, catalog);
-    offer = &ChooseOffer(*offers, r.offer);
-    rep.utc_offset_minutes = offers->utc_offset_minutes;
-  } else if (!r.offer.empty()) {
-    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
-  }
+  const std::optional<OfferSet>& offers = priced.offers;
+  const Offer* offer = priced.offer;
+  rep.utc_offset_minutes = priced.utc_offset_minutes;
   const int zone = rep.utc_offset_minutes;
-  const TimeRange range = MeterReportRange(r.from, r.to, zone, r.now);
+  const TimeRange range = priced.range;
   rep.from_ms = range.from_ms;
   rep.to_ms = range.to_ms;
 
@@ -455,9 +465,7 @@ TimeRange MeterReportRange(const std::string& from, const std::string& to, int z
 }
 
 MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& catalog) {
-  if (r.db.empty()) {
-    throw InputError("a meter database is required", "", 0, "--db");
-  }
+  const MeterPricedRange priced = ResolveMeterPricedRange(r.db, r.offers, r.offer, r.from, r.to, r.now, catalog);
   MeterTimeline tl;
   tl.db = r.db;
   const std::string step = NormalizeName(r.step);
@@ -465,18 +473,14 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
     throw InputError("expected hour or day, got '" + r.step + "'", "", 0, "--step");
   }
   tl.step = step;
-  std::optional<OfferSet> offers;
-  const Offer* offer = nullptr;
-  if (!r.offers.empty()) {
-    offers = LoadOffers(r.offers, catalog);
-    offer = &ChooseOffer(*offers, r.offer);
-    tl.utc_offset_minutes = offers->utc_offset_minutes;
+  const std::optional<OfferSet>& offers = priced.offers;
+  const Offer* offer = priced.offer;
+  tl.utc_offset_minutes = priced.utc_offset_minutes;
+  if (offers) {
     tl.priced = true;
     tl.currency = offers->currency;
-  } else if (!r.offer.empty()) {
-    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
   }
-  const TimeRange range = MeterReportRange(r.from, r.to, tl.utc_offset_minutes, r.now);
+  const TimeRange range = priced.range;
   tl.from_ms = range.from_ms;
   tl.to_ms = range.to_ms;
   const int64_t width = (step == "day" ? 24 : 1) * kMillisecondsPerHour;

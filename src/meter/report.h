@@ -138,6 +138,19 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
 TimeRange MeterReportRange(const std::string& from, const std::string& to, int utc_offset_minutes,
                            std::optional<int64_t> now);
 
+// What every read command of the meter (report, timeline, alerts) starts from: the database
+// required, the offers file read and its offer chosen (--offer needs --offers), and the range in
+// the offers' zone (UTC without offers). `offer` points into `offers`.
+struct MeterPricedRange {
+  std::optional<OfferSet> offers;
+  const Offer* offer = nullptr;
+  int utc_offset_minutes = 0;
+  TimeRange range;
+};
+MeterPricedRange ResolveMeterPricedRange(const std::string& db, const std::string& offers, const std::string& offer,
+                                         const std::string& from, const std::string& to, std::optional<int64_t> now,
+                                         const GpuCatalog& catalog);
+
 // Money and hours over time (`gpuplan meter timeline`, the usage page's chart): the range cut
 // into slots of one hour or one day from its start (the last one shorter when the range ends
 // inside it), each slot's total exactly the `total` of `gpuplan meter report --from SLOT --to
