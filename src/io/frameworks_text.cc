@@ -3,19 +3,23 @@
 #include <fmt/format.h>
 
 #include "io/table.h"
+#include "io/text_lang.h"
 
 namespace gpuplan {
 
 void FrameworksToText(std::ostream& os, const FrameworkCatalog& catalog) {
-  const Table table({{"framework", 14}, {"kind", 10}, {"KV rule", 14}, {"description"}});
+  const Table table({{Say("cli.catalog.col.framework", "framework"), 14},
+                     {Say("cli.catalog.col.kind", "kind"), 10},
+                     {Say("cli.catalog.col.kv_rule", "KV rule"), 14},
+                     {Say("cli.catalog.col.description", "description")}});
   table.PrintHeader(os);
   for (const FrameworkProfile& f : catalog.profiles) {
     const std::string rule = f.kv_rule != KvRule::kNone ? fmt::format("{} {:g}", ToString(f.kv_rule), f.kv_fraction)
-                             : f.gguf                   ? "gguf weights"
+                             : f.gguf                   ? Say("cli.catalog.gguf_weights", "gguf weights")
                                                         : "-";
-    table.PrintRow(os, {f.name, f.kind, rule, f.description});
+    table.PrintRow(os, {f.name, Say("cli.catalog.kind." + f.kind, f.kind), rule, f.description});
   }
-  os << "GGUF types (--gguf-type, bits per weight):";
+  os << Say("cli.catalog.gguf_types", "GGUF types (--gguf-type, bits per weight):");
   for (const auto& [type, bits] : catalog.gguf_bits) {
     os << fmt::format(" {} {:g}", type, bits);
   }

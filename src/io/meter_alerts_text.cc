@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,37 +36,46 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
   }
   std::string by_kind;
   for (const auto& [kind, n] : counts) {
-    by_kind += (by_kind.empty() ? "" : ", ") + fmt::format("{} {}", n, kind);
+    by_kind += (by_kind.empty() ? "" : ", ") + fmt::format("{} {}", n, Say("alert." + kind, kind));
   }
-  os << fmt::format("meter alerts {} .. {}: {} alert{}{}\n", HourText(a.from_ms, zone), HourText(a.to_ms, zone),
-                    a.alerts.size(), a.alerts.size() == 1 ? "" : "s", by_kind.empty() ? "" : " (" + by_kind + ")");
+  os << SayFormat("cli.meter.alerts_head", "meter alerts {} .. {}: {} alert{}{}",
+                  {HourText(a.from_ms, zone), HourText(a.to_ms, zone), std::to_string(a.alerts.size()),
+                   a.alerts.size() == 1 ? "" : "s", by_kind.empty() ? "" : " (" + by_kind + ")"})
+     << "\n";
   const AlertRules& r = a.rules;
-  os << fmt::format("rules: idle {:g} min, under {:g}% utilisation {:g} min, throttling {:g} min, repeat every {:g} min",
-                    r.idle_minutes, r.low_util_percent, r.low_util_minutes, r.throttle_minutes, r.repeat_minutes);
+  const auto g = [](double v) { return fmt::format("{:g}", v); };
+  os << SayFormat("cli.meter.alerts_rules", "rules: idle {} min, under {}% utilisation {} min, throttling {} min, repeat every {} min",
+                  {g(r.idle_minutes), g(r.low_util_percent), g(r.low_util_minutes), g(r.throttle_minutes), g(r.repeat_minutes)});
   if (r.gpu_hour_price) {
-    os << fmt::format(", {:.2f} {}/GPU-hour", r.gpu_hour_price->amount, r.gpu_hour_price->currency);
+    os << SayFormat("cli.meter.alerts_price", ", {} {}/GPU-hour",
+                    {fmt::format("{:.2f}", r.gpu_hour_price->amount), r.gpu_hour_price->currency});
   }
   if (r.monthly_budget) {
-    os << ", budget " << r.monthly_budget->Format() << " a month";
+    os << SayFormat("cli.meter.alerts_budget", ", budget {} a month", {r.monthly_budget->Format()});
   }
-  os << (a.offer ? " (offer " + *a.offer + ")\n" : "\n");
+  os << (a.offer ? SayFormat("cli.meter.alerts_offer", " (offer {})", {*a.offer}) : std::string()) << "\n";
   for (const Alert& x : a.alerts) {
-    os << fmt::format("{}  {:<8} {}{}\n", MinuteText(x.at_ms, zone), x.severity, SayMessage(x.summary),
-                      x.repeat ? " (still)" : "");
+    const std::string severity = Say("cli.meter.severity." + x.severity, x.severity);
+    os << MinuteText(x.at_ms, zone) << "  " << severity
+       << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 9 - DisplayWidth(severity))), ' ')
+       << SayMessage(x.summary) << (x.repeat ? Say("cli.meter.alerts_still", " (still)") : "") << "\n";
   }
   for (const auto& n : a.notes) {
-    os << "note: " << SayMessage(n) << "\n";
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
 }
 
 void MeterTimelineToText(std::ostream& os, const MeterTimeline& t) {
   const int zone = t.utc_offset_minutes;
-  os << fmt::format("meter timeline {} .. {}, one slot per {}\n", HourText(t.from_ms, zone), HourText(t.to_ms, zone),
-                    t.step);
-  std::vector<Column> cols = {{"from", 22}, {"busy h", 8, Align::kRight}, {"idle h", 8, Align::kRight}};
+  os << SayFormat("cli.meter.timeline_head", "meter timeline {} .. {}, one slot per {}",
+                  {HourText(t.from_ms, zone), HourText(t.to_ms, zone), Say("cli.meter.step." + t.step, t.step)})
+     << "\n";
+  std::vector<Column> cols = {{Say("cli.meter.col.from", "from"), 22},
+                              {Say("cli.meter.col.busy", "busy h"), 8, Align::kRight},
+                              {Say("cli.meter.col.idle", "idle h"), 8, Align::kRight}};
   if (t.priced) {
-    cols.push_back({"money", 14, Align::kRight});
-    cols.push_back({"idle money", 14, Align::kRight});
+    cols.push_back({Say("cli.meter.col.money", "money"), 14, Align::kRight});
+    cols.push_back({Say("cli.meter.col.idle_money", "idle money"), 14, Align::kRight});
   }
   const Table table(cols);
   table.PrintHeader(os);

@@ -170,6 +170,25 @@ lacks meter-zh.txt "allocated with no process"
 "$bin" --lang zh "${report[@]}" --json >"$tmp/meter-zh.json"
 [ -s "$tmp/meter-en.json" ] && cmp -s "$tmp/meter-en.json" "$tmp/meter-zh.json" && ok || bad "meter report --json differs between the languages"
 
+# meter alerts and meter timeline over the same week, default rules (data/traces/README.md): an
+# idle stretch of L whole hours alerts L times (30 min, then every 60 min): 398 idle-hour alerts;
+# GPU 1's nights under 5 % with a process: 8 + 6 x 12 + 4 = 84. Monday by day: 39 busy, 57 idle h.
+expect_exit 0 "meter alerts, Chinese" -- "$bin" --lang zh meter alerts --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09
+cp "$tmp/out" "$tmp/alerts-zh.txt"
+has alerts-zh.txt "计量告警 2026-03-02T00:00+00:00 .. 2026-03-09T00:00+00:00：482 条 (398 计费但无进程, 84 利用率过低)"
+has alerts-zh.txt "规则：空闲 30 分钟，利用率低于 5% 持续 30 分钟"
+has alerts-zh.txt "（持续中）"
+lacks alerts-zh.txt "(still)"
+expect_exit 0 "meter alerts, English" -- "$bin" meter alerts --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09
+has out "meter alerts 2026-03-02T00:00+00:00 .. 2026-03-09T00:00+00:00: 482 alerts (398 idle_no_process, 84 low_utilization)"
+expect_exit 0 "meter timeline, Chinese" -- "$bin" --lang zh meter timeline --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09 --step day
+cp "$tmp/out" "$tmp/timeline-zh.txt"
+has timeline-zh.txt "计量时间线 2026-03-02T00:00+00:00 .. 2026-03-09T00:00+00:00，每格一天"
+grep -qE '^2026-03-02T00:00\+00:00 +39 +57$' "$tmp/timeline-zh.txt" && ok || bad "timeline: Monday is not 39 busy, 57 idle: $(head -c 300 "$tmp/timeline-zh.txt")"
+expect_exit 0 "frameworks, Chinese" -- "$bin" --lang zh frameworks
+has out "GGUF 类型（--gguf-type，每权重比特数）："
+has out "推理"
+
 # meter watch: the summary on standard error in Chinese, the command's output as it is.
 expect_exit 0 "meter watch, Chinese" -- env LANG=zh_CN.UTF-8 GPUPLAN_NVML_LIBRARY=/nonexistent "$bin" meter watch \
   --interval 0.1 --json "$tmp/watch.json" -- sh -c 'echo hello; sleep 0.3'
