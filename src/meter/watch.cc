@@ -267,7 +267,6 @@ constexpr double kRunningShare = 0.8;    // runnable in 80% of samples: it wants
 constexpr double kReadRate = 1e6;        // 1 MB/s of reads: the command streams data
 constexpr double kWaitingShare = 0.2;    // a fifth of the samples with a process in state D
 constexpr double kIowait = 0.1;          // a tenth of the machine's CPU time in iowait
-constexpr double kNetRate = 100e6;       // 100 MB/s: inter-node collectives, not a data feed
 }  // namespace
 
 WatchDiagnosis DiagnoseWatch(const WatchSummary& s, int gpus, std::size_t samples, const std::string& gpu_skip) {
