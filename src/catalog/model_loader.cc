@@ -25,6 +25,18 @@ constexpr NotTheSameShapes kNotTheSameShapes[] = {
      "32000), so its embedding shapes are not known to be the same"},
 };
 
+// Released models without a preset of their own whose tensor shapes are known to equal a preset's
+// (matched on ModelStem, so the -chat / -Instruct and org/ forms resolve too), with the evidence.
+struct SameShapes {
+  const char* name;
+  const char* preset;
+};
+constexpr SameShapes kSameShapes[] = {
+    // InternLM2.5-7B(-chat): hidden 4096, 32 layers, 32 heads, 8 KV heads, FFN 14336, vocabulary 92544, untied,
+    // as internlm2-chat-7b; its published count 7,737,708,544 (data/models/SOURCES.md) is that preset's count.
+    {"internlm2_5-7b", "internlm2-chat-7b"},
+};
+
 std::string WithoutOrg(const std::string& name) {
   const auto slash = name.rfind('/');
   return slash == std::string::npos ? name : name.substr(slash + 1);
@@ -80,6 +92,15 @@ const ModelPreset& ResolvePreset(const std::string& what, const std::vector<Mode
     }
   }
   const std::string stem = ModelStem(what);
+  for (const auto& alias : kSameShapes) {
+    if (!stem.empty() && ModelStem(alias.name) == stem) {
+      for (const auto& preset : presets) {
+        if (preset.name == alias.preset) {
+          return preset;
+        }
+      }
+    }
+  }
   std::vector<const ModelPreset*> same;
   for (const auto& preset : presets) {
     if (!stem.empty() && ModelStem(preset.name) == stem) {

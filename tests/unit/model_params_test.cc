@@ -224,6 +224,31 @@ INSTANTIATE_TEST_SUITE_P(
         PublishedCase{"glm-4-9b-chat", 9'399'951'360}),
     CaseName<PublishedCase>);
 
+// Issue 7, fifth batch (data/models/SOURCES.md): InternLM2.5-20B-chat. The config is the one transformers
+// saved for a merged LoRA fine-tune of internlm2_5-20b-chat (2001wjh/SeaSageAI_InternLM2_5 @c6d2a51,
+// model/Seasage_InternLM2_5-20b/config.json); a merge keeps every shape. By hand: head 6144 / 48 = 128,
+// 8 KV heads, so wqkv 6144 x (6144 + 2 x 1024), wo 6144^2, w1/w3/w2 3 x 6144 x 16384, two RMSNorms:
+// 50,331,648 + 37,748,736 + 301,989,888 + 12,288 = 390,082,560 per layer; untied embedding and output
+// 2 x 92544 x 6144 = 1,137,180,672; final norm 6144:
+// 48 x 390,082,560 + 1,137,180,672 + 6,144 = 19,861,149,696. The same repository's
+// pytorch_model.bin.index.json gives total_size 39,722,299,392 bytes of fp16 = 19,861,149,696 x 2.
+INSTANTIATE_TEST_SUITE_P(
+    Issue7Batch5, PublishedCount,
+    ::testing::Values(
+        // id 12439498600: a table of exact model sizes, "internlm/internlm2_5-20b-chat": 19861149696.
+        PublishedCase{"internlm2_5-20b-chat", 19'861'149'696}),
+    CaseName<PublishedCase>);
+
+TEST(ModelParams, InternLM2_5_20bByHand) {
+  const int64_t h = 6144, L = 48, kv = 8 * 128, ffn = 16384, V = 92544;
+  const int64_t per_layer = h * (h + 2 * kv) + h * h + 3 * h * ffn + 2 * h;
+  EXPECT_EQ(per_layer, 390'082'560);
+  EXPECT_EQ(LoadHfConfig(Preset("internlm2_5-20b-chat")).ParamsTotal(), L * per_layer + 2 * V * h + h);
+  // InternLM2.5-7B-chat (id 12439498600: 7737708544) has the shapes of the internlm2-chat-7b preset:
+  // h 4096, 32 layers, 32 heads, 8 KV heads, FFN 14336, the same vocabulary. Its count checks that preset.
+  EXPECT_EQ(LoadHfConfig(Preset("internlm2-chat-7b")).ParamsTotal(), 7'737'708'544);
+}
+
 TEST(ModelParams, R1DistillConfigsEqualTheirBasePresets) {
   // The Hub config.json of DeepSeek-R1-Distill-Qwen-32B is byte-identical to the Qwen2.5-32B preset, and that of
   // DeepSeek-R1-Distill-Llama-8B has the content of the Llama-3.1-8B preset (only a trailing newline differs):
@@ -356,6 +381,13 @@ TEST(ModelNames, InstructChatAndOrgFormsResolveToTheSameArchitecture) {
   EXPECT_EQ(Resolve("deepseek-ai/DeepSeek-R1"), "DeepSeek-R1");
   EXPECT_EQ(Resolve("deepseek-ai/DeepSeek-V3-Base"), "DeepSeek-V3");
   EXPECT_EQ(Resolve("internlm/internlm2-7b"), "internlm2-chat-7b");
+  // InternLM2.5: the 20B has its own preset; the 7B has internlm2-chat-7b's shapes (src/catalog/model_loader.cc
+  // kSameShapes; its published count is checked in InternLM2_5_20bByHand). The 1M-context release is not matched.
+  EXPECT_EQ(Resolve("internlm/internlm2_5-20b-chat"), "internlm2_5-20b-chat");
+  EXPECT_EQ(Resolve("internlm2_5-20b"), "internlm2_5-20b-chat");
+  EXPECT_EQ(Resolve("internlm/internlm2_5-7b-chat"), "internlm2-chat-7b");
+  EXPECT_EQ(Resolve("internlm2_5-7b"), "internlm2-chat-7b");
+  EXPECT_THROW(Resolve("internlm/internlm2_5-7b-chat-1m"), InputError);
   EXPECT_EQ(Resolve("mistralai/Mistral-7B-v0.3"), "Mistral-7B-Instruct-v0.3");
   EXPECT_EQ(Resolve("Qwen/Qwen3-30B-A3B-Base"), "Qwen3-30B-A3B");
   // Issue 7, second batch: each -Chat / -Instruct config in Girafboy/pytorchKQI llms/ has the base's
