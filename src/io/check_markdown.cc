@@ -269,7 +269,7 @@ std::vector<std::string> NotMeasured(const CheckReport& r) {
 
 std::string Event(const GpuEvent& e) {
   const std::string gpu = e.gpu >= 0 ? fmt::format("GPU {}", e.gpu) : "unmatched GPU";
-  const std::string what = e.type == 0x8 ? fmt::format("XID {}", e.data)
+  const std::string what = e.type == kGpuEventXid ? fmt::format("XID {}", e.data)
                                          : fmt::format("event type 0x{:x}, data {}", e.type, e.data);
   return fmt::format("{}: {} at {:.1f} s", gpu, what, e.at_seconds);
 }

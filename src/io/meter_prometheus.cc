@@ -192,7 +192,25 @@ std::string RenderPrometheusText(const MeterMetricsSnapshot& s) {
     }
   }
 
+  {
+    // dcgm-exporter's default counters carry the last XID as a gauge (0 when none); the agent
+    // registers for XID events when NVML opens, so 0 here means none since the agent started.
+    Family f(out, "DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.");
+    for (const auto& g : s.gpus) {
+      f.Add(DcgmLabels(s, g), g.last_xid);
+    }
+  }
+
   // gpuplan's own families.
+  {
+    Family f(out, "gpuplan_gpu_ecc_uncorrected_errors_total", "counter",
+             "Uncorrected ECC errors NVML counts on the GPU (volatile count, else aggregate); a rise is an alert.");
+    for (const auto& g : s.gpus) {
+      if (g.ecc_uncorrected) {
+        f.Add(OurLabels(g), static_cast<double>(*g.ecc_uncorrected));
+      }
+    }
+  }
   {
     Family f(out, "gpuplan_gpu_info", "gauge", "Identity of each GPU the agent samples (value 1).");
     for (const auto& g : s.gpus) {

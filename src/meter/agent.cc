@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -57,7 +58,11 @@ class LiveSampler {
 
   std::string Describe() const { return source_->Describe(); }
 
-  TraceStep Sample(double wall_seconds, SystemSnapshot* snapshot_out = nullptr) {
+  // The machine's inventory (the trace header): a snapshot only, so no event is consumed before
+  // the first tick.
+  SystemSnapshot Inventory() { return source_->Snapshot(); }
+
+  TraceStep Sample(double wall_seconds) {
     SystemSnapshot snap = source_->Snapshot();
     TraceStep step;
     step.time_ms = TimeMsFromSeconds(wall_seconds);
@@ -76,8 +81,24 @@ class LiveSampler {
       }
     }
     identities_.Sweep();
-    if (snapshot_out != nullptr) {
-      *snapshot_out = std::move(snap);
+    // Health for the alert rules: each GPU's uncorrected ECC count, and the XIDs delivered since the
+    // previous tick (an event of a device NVML cannot match to an index is left out).
+    std::map<int, std::vector<int>> xids;
+    for (const GpuEvent& e : source_->Events(0)) {
+      if ((e.type & kGpuEventXid) != 0 && e.gpu >= 0) {
+        xids[e.gpu].push_back(static_cast<int>(e.data));
+      }
+    }
+    for (const GpuSnapshot& g : snap.gpus) {
+      GpuHealthSample h;
+      h.gpu = g.index;
+      h.ecc_uncorrected = g.ecc_volatile_uncorrected ? g.ecc_volatile_uncorrected : g.ecc_aggregate_uncorrected;
+      if (const auto it = xids.find(g.index); it != xids.end()) {
+        h.xids = it->second;
+      }
+      if (h.ecc_uncorrected || !h.xids.empty()) {
+        step.health.push_back(std::move(h));
+      }
     }
     return step;
   }
@@ -442,9 +463,7 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
   Writer writer(MeterStore::Open(request.db, so), observers, clock);
 
   if (live) {
-    SystemSnapshot first;
-    live->Sample(clock.WallSeconds(), &first);  // the inventory for OnStart (not stored)
-    machine = HeaderOf(first, interval);
+    machine = HeaderOf(live->Inventory(), interval);  // for OnStart (not stored)
   }
   observers.Call([&](MeterObserver& o) { o.OnStart(summary.source, machine); });
 
@@ -538,9 +557,7 @@ MeterRunSummary RecordMeterTrace(const MeterRecordRequest& request, MeterClock& 
   LiveSampler live(request.nvml_library, request.proc_root);
   MeterRunSummary summary;
   summary.source = live.Describe();
-  SystemSnapshot first;
-  live.Sample(clock.WallSeconds(), &first);
-  const TraceHeader header = HeaderOf(first, request.interval_seconds);
+  const TraceHeader header = HeaderOf(live.Inventory(), request.interval_seconds);
   std::ofstream out(request.out, std::ios::binary | std::ios::trunc);
   if (!out) {
     throw EnvironmentError("cannot write the trace " + request.out);

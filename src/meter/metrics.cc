@@ -71,6 +71,17 @@ void MeterMetrics::ObserveGpu(const GpuSample& s, int processes, bool billed, do
   }
 }
 
+void MeterMetrics::ObserveHealth(const GpuHealthSample& h) {
+  std::lock_guard<std::mutex> lock(mu_);
+  GpuMetrics& g = Gpu(h.gpu);
+  if (h.ecc_uncorrected) {
+    g.ecc_uncorrected = h.ecc_uncorrected;
+  }
+  if (!h.xids.empty()) {
+    g.last_xid = h.xids.back();
+  }
+}
+
 void MeterMetrics::ObserveMonth(const Money& spent, const Money& projected) {
   std::lock_guard<std::mutex> lock(mu_);
   s_.month_spent = spent;

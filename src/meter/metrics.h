@@ -33,6 +33,8 @@ struct GpuMetrics {
   std::optional<int64_t> last_active_ms;  // last sample with a process and utilisation > 0
   std::optional<Money> hourly_price;      // one billed GPU-hour
   double idle_cost = 0;                   // idle_billed_seconds x hourly price / 3600
+  int last_xid = 0;                       // the last XID the driver reported (0: none since the start)
+  std::optional<uint64_t> ecc_uncorrected;  // the last uncorrected ECC count read (volatile, else aggregate)
 };
 
 struct MeterMetricsSnapshot {
@@ -59,6 +61,8 @@ class MeterMetrics {
 
   // One tick of one GPU, covering `interval_seconds` (the sampling interval) before the sample.
   void ObserveGpu(const GpuSample& s, int processes, bool billed, double interval_seconds);
+  // The GPU's ECC count and XID events at a tick (meter/sample.h).
+  void ObserveHealth(const GpuHealthSample& h);
   void ObserveMonth(const Money& spent, const Money& projected);
   void ObserveAlert(const Alert& a);
   void ObserveStore(uint64_t pending, bool ok);

@@ -70,6 +70,13 @@ void MeterMonitor::OnTick(const TraceStep& step, int64_t tick) {
     AlertGpuTick t;
     t.sample = s;
     t.processes = processes;
+    for (const GpuHealthSample& h : step.health) {
+      if (h.gpu == s.gpu) {
+        t.ecc_uncorrected = h.ecc_uncorrected;
+        t.xids = h.xids;
+        metrics_.ObserveHealth(h);
+      }
+    }
     for (Alert& a : engine_.ObserveGpu(t)) {
       Raise(std::move(a));
     }

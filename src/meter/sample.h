@@ -44,6 +44,16 @@ struct GpuSample {
   bool operator==(const GpuSample&) const = default;
 };
 
+// Health of one GPU at one tick: what the alert rules judge besides the sample (docs/meter-alerts.md).
+// Not stored in the database; `meter record` keeps it in the trace so a replay raises the same alerts.
+struct GpuHealthSample {
+  int gpu = 0;
+  std::optional<uint64_t> ecc_uncorrected;  // cumulative uncorrected ECC count (volatile, else aggregate)
+  std::vector<int> xids;                    // XID events the driver delivered since the previous tick
+
+  bool operator==(const GpuHealthSample&) const = default;
+};
+
 // Who a process on a GPU is: the same identity seen at many ticks is stored once. Two samples
 // with equal identities are the same process (a pid reused by another command or user is not).
 struct ProcessIdentity {

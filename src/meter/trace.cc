@@ -196,6 +196,25 @@ TraceStep ParseStep(const json& j, const TraceHeader& h, const Where& w) {
     x.sm_clock = OptInt<int>(g, "sm_clock", prefix, w, 0, 100000);
     x.clock_event_reasons =
         OptInt<uint64_t>(g, "clock_event_reasons", prefix, w, 0, std::numeric_limits<int64_t>::max());
+    GpuHealthSample health;
+    health.gpu = x.gpu;
+    health.ecc_uncorrected =
+        OptInt<uint64_t>(g, "ecc_uncorrected", prefix, w, 0, std::numeric_limits<int64_t>::max());
+    if (const auto xids = g.find("xids"); xids != g.end() && !xids->is_null()) {
+      if (!xids->is_array()) {
+        w.Fail(prefix + ".xids", "expected an array of XID numbers");
+      }
+      for (std::size_t k = 0; k < xids->size(); ++k) {
+        const json& v = (*xids)[k];
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000) {
+          w.Fail(prefix + ".xids[" + std::to_string(k) + "]", "expected an XID number from 0 to 1000000");
+        }
+        health.xids.push_back(v.get<int>());
+      }
+    }
+    if (health.ecc_uncorrected || !health.xids.empty()) {
+      s.health.push_back(std::move(health));
+    }
     if (const auto procs = g.find("processes"); procs != g.end() && !procs->is_null()) {
       if (!procs->is_array()) {
         w.Fail(prefix + ".processes", "expected an array");
@@ -254,6 +273,14 @@ json StepJson(const TraceStep& s) {
     Put(o, "temperature", g.temperature);
     Put(o, "sm_clock", g.sm_clock);
     Put(o, "clock_event_reasons", g.clock_event_reasons);
+    for (const GpuHealthSample& h : s.health) {
+      if (h.gpu == g.gpu) {
+        Put(o, "ecc_uncorrected", h.ecc_uncorrected);
+        if (!h.xids.empty()) {
+          o["xids"] = h.xids;
+        }
+      }
+    }
     json procs = json::array();
     for (const ProcessSample& p : s.processes) {
       if (p.gpu != g.gpu) {
@@ -304,6 +331,16 @@ TraceStep Canonical(TraceStep s, const TraceHeader& h) {
     }
   }
   s.processes = std::move(ordered);
+  // Health in GPU order, as a line lists it; a GPU with nothing to say has no entry.
+  std::vector<GpuHealthSample> health;
+  for (const GpuSample& g : s.gpus) {
+    for (const GpuHealthSample& h : s.health) {
+      if (h.gpu == g.gpu && (h.ecc_uncorrected || !h.xids.empty())) {
+        health.push_back(h);
+      }
+    }
+  }
+  s.health = std::move(health);
   return s;
 }
 
@@ -322,6 +359,10 @@ TraceStep RepeatStep(const TraceStep& previous, double interval_seconds) {
   for (ProcessSample& p : s.processes) {
     p.time_ms = s.time_ms;
   }
+  for (GpuHealthSample& h : s.health) {
+    h.xids.clear();
+  }
+  std::erase_if(s.health, [](const GpuHealthSample& h) { return !h.ecc_uncorrected; });
   return s;
 }
 

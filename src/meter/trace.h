@@ -46,11 +46,13 @@ struct TraceStep {
   int64_t time_ms = 0;  // UTC milliseconds since the epoch
   std::vector<GpuSample> gpus;
   std::vector<ProcessSample> processes;
+  std::vector<GpuHealthSample> health;  // GPUs with an ECC count or XID events at this step, in GPU order
   bool operator==(const TraceStep&) const = default;
 };
 
 // The step that {"repeat": 1} stands for after `previous`: one interval later, each energy
-// counter advanced by llround(power W x interval s x 1000) mJ (when both are present).
+// counter advanced by llround(power W x interval s x 1000) mJ (when both are present), the ECC
+// counts kept and no XID events (an event is delivered once).
 TraceStep RepeatStep(const TraceStep& previous, double interval_seconds);
 
 // Writes a trace: the header at once, then steps. Steps equal to RepeatStep(previous) are

@@ -217,8 +217,8 @@ WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus) {
   if (series.empty()) {
     return s;
   }
-  double gpu = 0, gmem = 0, iowait = 0, steal = 0;
-  int n_gpu = 0, n_gmem = 0, n_iowait = 0, n_steal = 0, waiting = 0, running = 0;
+  double gpu = 0, gmem = 0, iowait = 0, steal = 0, pcie = 0;
+  int n_gpu = 0, n_gmem = 0, n_iowait = 0, n_steal = 0, n_pcie = 0, waiting = 0, running = 0;
   for (const auto& x : series) {
     s.cpu_cores_mean += x.cpu_cores;
     s.cpu_cores_peak = std::max(s.cpu_cores_peak, x.cpu_cores);
@@ -235,6 +235,10 @@ WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus) {
     }
     if (x.gpu_memory_used) {
       s.gpu_memory_used_peak = std::max(s.gpu_memory_used_peak.value_or(0), *x.gpu_memory_used);
+    }
+    if (x.pcie_bytes_per_s) {
+      pcie += *x.pcie_bytes_per_s;
+      ++n_pcie;
     }
     if (x.system_iowait) {
       iowait += *x.system_iowait;
@@ -254,7 +258,33 @@ WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus) {
   if (n_gmem > 0) s.gpu_memory_util_mean = gmem / n_gmem;
   if (n_iowait > 0) s.system_iowait_mean = iowait / n_iowait;
   if (n_steal > 0) s.system_steal_mean = steal / n_steal;
+  if (n_pcie > 0) s.pcie_bytes_per_s_mean = pcie / n_pcie;
   return s;
+}
+
+std::optional<double> PcieLinkBytesPerSecond(int generation, int lanes) {
+  double per_lane = 0;  // bytes per second, one direction
+  switch (generation) {
+    case 1:
+      per_lane = 2.5e9 * 8 / 10 / 8;
+      break;
+    case 2:
+      per_lane = 5e9 * 8 / 10 / 8;
+      break;
+    case 3:
+      per_lane = 8e9 * 128 / 130 / 8;
+      break;
+    case 4:
+      per_lane = 16e9 * 128 / 130 / 8;
+      break;
+    case 5:
+      per_lane = 32e9 * 128 / 130 / 8;
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (lanes <= 0) return std::nullopt;
+  return per_lane * lanes;
 }
 
 // Thresholds (docs/meter-watch.md gives the reasons).
@@ -267,6 +297,8 @@ constexpr double kRunningShare = 0.8;    // runnable in 80% of samples: it wants
 constexpr double kReadRate = 1e6;        // 1 MB/s of reads: the command streams data
 constexpr double kWaitingShare = 0.2;    // a fifth of the samples with a process in state D
 constexpr double kIowait = 0.1;          // a tenth of the machine's CPU time in iowait
+constexpr double kPcieBusy = 0.2;        // per-GPU traffic of a fifth of one direction of its link
+constexpr double kPcieBusyUnknownLink = 4e9;  // bytes/s, when the link's width and generation are unknown
 }  // namespace
 
 WatchDiagnosis DiagnoseWatch(const WatchSummary& s, int gpus, std::size_t samples, const std::string& gpu_skip) {
@@ -301,6 +333,18 @@ WatchDiagnosis DiagnoseWatch(const WatchSummary& s, int gpus, std::size_t sample
                            "% of the CPU time (a noisy neighbour or an oversold host)");
     }
   };
+  // PCIe: busy when each GPU moves a fifth of its link's one-direction rate (docs/meter-watch.md).
+  const double pcie_limit = s.pcie_link_bytes_per_s ? kPcieBusy * *s.pcie_link_bytes_per_s : kPcieBusyUnknownLink;
+  const bool pcie_busy = s.pcie_bytes_per_s_mean && *s.pcie_bytes_per_s_mean >= pcie_limit;
+  auto pcie_line = [&] {
+    std::string line = "PCIe traffic " + Fmt("%.2f", s.pcie_bytes_per_s_mean.value_or(0) / 1e9) +
+                       " GB/s per GPU on average (both directions)";
+    if (s.pcie_link_bytes_per_s) {
+      line += ", " + Fmt("%.0f", 100 * s.pcie_bytes_per_s_mean.value_or(0) / *s.pcie_link_bytes_per_s) +
+              "% of one direction of its link (" + Fmt("%.1f", *s.pcie_link_bytes_per_s / 1e9) + " GB/s)";
+    }
+    return line;
+  };
   if (!s.gpu_util_mean) {
     d.bound = cpu_busy ? WatchBound::kCpu : io ? WatchBound::kIo : WatchBound::kWaiting;
     host_evidence();
@@ -318,10 +362,27 @@ WatchDiagnosis DiagnoseWatch(const WatchSummary& s, int gpus, std::size_t sample
   } else if (io || cpu_busy) {
     d.bound = WatchBound::kDataLoading;
     host_evidence();
-  } else if (util < kLowUtil && gpus >= 2) {
+  } else if (util < kLowUtil && pcie_busy && gpus == 1) {
+    d.bound = WatchBound::kDataLoading;
+    d.evidence.push_back(pcie_line() + ": the GPU waits on copies between host and GPU memory");
+  } else if (util < kLowUtil && gpus >= 2 && (pcie_busy || !s.pcie_bytes_per_s_mean || s.nvlinks_up > 0)) {
     d.bound = WatchBound::kCommunication;
-    d.evidence.push_back(std::to_string(gpus) + " GPUs, low utilisation and no host-side wait: the GPUs wait on each " +
-                         "other (PCIe/NVLink traffic is not measured by this version)");
+    if (pcie_busy) {
+      d.evidence.push_back(std::to_string(gpus) + " GPUs, low utilisation and no host-side wait; " + pcie_line() +
+                           ": the GPUs wait on data moving between them");
+    } else if (!s.pcie_bytes_per_s_mean) {
+      d.evidence.push_back(std::to_string(gpus) + " GPUs, low utilisation and no host-side wait: the GPUs wait on each " +
+                           "other (inferred: NVML gave no PCIe traffic)");
+    } else {
+      d.evidence.push_back(std::to_string(gpus) + " GPUs, low utilisation and no host-side wait; " + pcie_line() +
+                           ", but " + std::to_string(s.nvlinks_up) +
+                           " NVLinks are up and their traffic is not measured: the GPUs most likely wait on each other "
+                           "over NVLink");
+    }
+  } else if (util < kLowUtil && gpus >= 2) {
+    d.bound = WatchBound::kWaiting;
+    d.evidence.push_back(pcie_line() + " and no NVLink: the GPUs are not waiting on each other's data");
+    host_evidence();
   } else if (util < kLowUtil) {
     d.bound = WatchBound::kWaiting;
     host_evidence();
@@ -353,9 +414,17 @@ WatchResult RunWatch(const WatchRequest& q) {
   // The GPU part: NVML, or SKIP with the reason.
   std::unique_ptr<NvmlSource> nvml;
   std::string gpu_skip;
+  std::optional<double> pcie_link;
+  int nvlinks_up = 0;
   try {
     nvml = NvmlSource::Open(q.nvml_library);
-    r.gpus = static_cast<int>(nvml->Snapshot().gpus.size());
+    const SystemSnapshot inventory = nvml->Snapshot();
+    r.gpus = static_cast<int>(inventory.gpus.size());
+    for (const GpuSnapshot& g : inventory.gpus) {
+      const auto link = PcieLinkBytesPerSecond(g.pcie_gen_max.value_or(0), g.pcie_width_max.value_or(0));
+      if (link && (!pcie_link || *link < *pcie_link)) pcie_link = link;
+      nvlinks_up += g.nvlink_up.value_or(0);
+    }
     if (r.gpus == 0) {
       gpu_skip = "NVML lists no GPU";
       nvml.reset();
@@ -495,6 +564,15 @@ WatchResult RunWatch(const WatchRequest& q) {
       if (n_util > 0) s.gpu_util = util / n_util;
       if (n_mem > 0) s.gpu_memory_util = mem_util / n_mem;
       if (n_used > 0) s.gpu_memory_used = used;
+      double pcie = 0;
+      int n_pcie = 0;
+      for (const auto& g : snap.gpus) {
+        if (const auto p = nvml->ReadPcieThroughput(g.index)) {
+          pcie += p->tx_bytes_per_s + p->rx_bytes_per_s;
+          ++n_pcie;
+        }
+      }
+      if (n_pcie > 0) s.pcie_bytes_per_s = pcie / n_pcie;
     }
     r.series.push_back(s);
     prev = std::move(cur);
@@ -507,6 +585,8 @@ WatchResult RunWatch(const WatchRequest& q) {
   sigaction(SIGQUIT, &old_quit, nullptr);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
   r.summary = SummarizeWatch(r.series, static_cast<int>(cpus));
+  r.summary.pcie_link_bytes_per_s = pcie_link;
+  r.summary.nvlinks_up = nvlinks_up;
   r.diagnosis = DiagnoseWatch(r.summary, r.gpus, r.series.size(), gpu_skip);
   return r;
 }

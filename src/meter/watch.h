@@ -28,6 +28,7 @@ struct WatchSample {
   std::optional<double> gpu_util;         // %: mean over the GPUs the command used (all GPUs)
   std::optional<double> gpu_memory_util;  // %: NVML utilization.memory, same mean
   std::optional<double> gpu_memory_used;  // bytes, summed over the GPUs
+  std::optional<double> pcie_bytes_per_s;  // PCIe traffic per GPU, both directions (NVML), mean over the GPUs
   double cpu_cores = 0;           // CPU seconds of the command's process tree per second
   double read_bytes_per_s = 0;    // bytes the tree read with read() and friends (rchar)
   double write_bytes_per_s = 0;   // wchar
@@ -73,6 +74,11 @@ struct WatchSummary {
   std::optional<double> system_iowait_mean;
   std::optional<double> system_steal_mean;
   int cpus = 0;  // logical CPUs of the machine
+  std::optional<double> pcie_bytes_per_s_mean;  // per GPU, both directions
+  // One direction of the slowest GPU's PCIe link at its maximum generation and width (set from the
+  // NVML inventory, not from the series); absent when NVML does not say.
+  std::optional<double> pcie_link_bytes_per_s;
+  int nvlinks_up = 0;  // NVLinks up over all GPUs (their traffic is not measured)
 };
 
 struct WatchResult {
@@ -96,6 +102,11 @@ WatchResult RunWatch(const WatchRequest& request);
 // is the reason the GPU part was not measured (empty when it was).
 WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus);
 WatchDiagnosis DiagnoseWatch(const WatchSummary& summary, int gpus, std::size_t samples, const std::string& gpu_skip);
+
+// One direction of a PCIe link in bytes per second: the lane rate after line coding (PCI-SIG: Gen1
+// 2.5 GT/s and Gen2 5 GT/s with 8b/10b; Gen3 8, Gen4 16, Gen5 32 GT/s with 128b/130b) times the
+// lanes; nullopt for a generation this table does not know.
+std::optional<double> PcieLinkBytesPerSecond(int generation, int lanes);
 
 // Readers of /proc, exposed for tests with fixture trees.
 struct ProcCounters {

@@ -78,6 +78,10 @@ inline constexpr unsigned long long nvmlEventTypeDoubleBitEccError = 0x2ULL;
 inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8ULL;
 
 inline constexpr unsigned NVML_NVLINK_MAX_LINKS = 18;
+
+using nvmlPcieUtilCounter_t = int;
+inline constexpr int NVML_PCIE_UTIL_TX_BYTES = 0;
+inline constexpr int NVML_PCIE_UTIL_RX_BYTES = 1;
 inline constexpr unsigned NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
 inline constexpr unsigned NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
 inline constexpr unsigned NVML_DEVICE_SERIAL_BUFFER_SIZE = 30;
@@ -155,6 +159,8 @@ using PFN_nvmlDeviceGetUintPair = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, 
 using PFN_nvmlDeviceGetEnable = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t*);
 using PFN_nvmlDeviceGetEnablePair = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t*, nvmlEnableState_t*);
 using PFN_nvmlDeviceGetULL = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*);
+// nvmlDeviceGetPcieThroughput: KB/s of one direction, counted over a 20 ms window.
+using PFN_nvmlDeviceGetPcieThroughput = nvmlReturn_t (*)(nvmlDevice_t, nvmlPcieUtilCounter_t, unsigned int*);
 using PFN_nvmlDeviceGetNvLinkState = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlEnableState_t*);
 using PFN_nvmlDeviceGetTotalEccErrors =
     nvmlReturn_t (*)(nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t, unsigned long long*);

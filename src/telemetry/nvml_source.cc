@@ -98,6 +98,7 @@ const char* ReturnName(nvmlReturn_t r) {
   X(numa, "nvmlDeviceGetNumaNodeId", PFN_nvmlDeviceGetUint)                            \
   X(processes, "nvmlDeviceGetComputeRunningProcesses_v3", PFN_nvmlDeviceGetComputeRunningProcesses) \
   X(cpu_affinity, "nvmlDeviceGetCpuAffinity", PFN_nvmlDeviceGetCpuAffinity)            \
+  X(pcie_throughput, "nvmlDeviceGetPcieThroughput", PFN_nvmlDeviceGetPcieThroughput) \
   X(set_create, "nvmlEventSetCreate", PFN_nvmlEventSetCreate)                          \
   X(register_events, "nvmlDeviceRegisterEvents", PFN_nvmlDeviceRegisterEvents)         \
   X(supported_events, "nvmlDeviceGetSupportedEventTypes", PFN_nvmlDeviceGetULL)        \
@@ -558,6 +559,21 @@ SystemSnapshot NvmlSource::Snapshot() {
     s.gpus.push_back(std::move(g));
   }
   return s;
+}
+
+std::optional<PcieThroughput> NvmlSource::ReadPcieThroughput(int index) {
+  const Api& a = *api_;
+  if (a.pcie_throughput == nullptr || index < 0 || static_cast<std::size_t>(index) >= a.devices.size() ||
+      a.devices[static_cast<std::size_t>(index)] == nullptr) {
+    return std::nullopt;
+  }
+  nvmlDevice_t d = a.devices[static_cast<std::size_t>(index)];
+  unsigned tx = 0, rx = 0;
+  if (a.pcie_throughput(d, NVML_PCIE_UTIL_TX_BYTES, &tx) != NVML_SUCCESS ||
+      a.pcie_throughput(d, NVML_PCIE_UTIL_RX_BYTES, &rx) != NVML_SUCCESS) {
+    return std::nullopt;
+  }
+  return PcieThroughput{static_cast<double>(tx) * kNvmlPcieKilobyte, static_cast<double>(rx) * kNvmlPcieKilobyte};
 }
 
 std::vector<GpuEvent> NvmlSource::Events(unsigned timeout_ms) {

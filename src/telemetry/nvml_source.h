@@ -4,12 +4,21 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "telemetry/snapshot.h"
 
 namespace gpuplan {
+
+struct PcieThroughput {
+  double tx_bytes_per_s = 0;  // from the GPU to the host
+  double rx_bytes_per_s = 0;  // from the host to the GPU
+};
+// NVML documents the throughput in "KB/s"; NVIDIA's own samples divide it by 1024 x 1024 for GB/s,
+// so a KB is taken as 1,024 bytes (docs/meter-watch.md).
+inline constexpr double kNvmlPcieKilobyte = 1024;
 
 class NvmlSource : public GpuSource {
  public:
@@ -22,6 +31,10 @@ class NvmlSource : public GpuSource {
   std::string Describe() const override;  // "NVML <nvml version>, driver <driver version>"
   SystemSnapshot Snapshot() override;
   std::vector<GpuEvent> Events(unsigned timeout_ms) override;
+  // PCIe traffic of GPU `index` (NVML index) in bytes per second, each direction, as
+  // nvmlDeviceGetPcieThroughput counts it over a 20 ms window; nullopt when the driver does not give
+  // it (vGPU guests, old cards). Two calls of about 20 ms each: not part of Snapshot().
+  std::optional<PcieThroughput> ReadPcieThroughput(int index);
 
   struct Api;  // the loaded symbols (nvml_source.cc)
 

@@ -111,6 +111,9 @@ struct GpuSnapshot {
   std::map<std::string, std::string> not_measured;  // field -> why it is absent
 };
 
+// nvmlEventType bits of GpuEvent::type (nvml.h): an XID critical error carries the XID number.
+inline constexpr uint64_t kGpuEventXid = 0x8;
+
 // An XID (or other critical) event NVML delivered during a run.
 struct GpuEvent {
   int gpu = -1;          // index; -1 when the device could not be matched

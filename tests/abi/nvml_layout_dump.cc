@@ -194,6 +194,7 @@ int main() {
   TYPEDEF(nvmlTemperatureThresholds_t);
   TYPEDEF(nvmlMemoryErrorType_t);
   TYPEDEF(nvmlEccCounterType_t);
+  TYPEDEF(nvmlPcieUtilCounter_t);
   TYPEDEF(nvmlPageRetirementCause_t);
 
   // ---- structs, every field in declaration order ----
@@ -275,6 +276,8 @@ int main() {
   CONST(NVML_MEMORY_ERROR_TYPE_UNCORRECTED);
   CONST(NVML_VOLATILE_ECC);
   CONST(NVML_AGGREGATE_ECC);
+  CONST(NVML_PCIE_UTIL_TX_BYTES);
+  CONST(NVML_PCIE_UTIL_RX_BYTES);
   CONST(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS);
   CONST(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
   CONST(nvmlEventTypeSingleBitEccError);
@@ -324,6 +327,8 @@ int main() {
   FN("nvmlDeviceGetCurrPcieLinkWidth", PFN_nvmlDeviceGetUint, nvmlReturn_t, (nvmlDevice_t, unsigned int*));
   FN("nvmlDeviceGetMaxPcieLinkWidth", PFN_nvmlDeviceGetUint, nvmlReturn_t, (nvmlDevice_t, unsigned int*));
   FN("nvmlDeviceGetPcieReplayCounter", PFN_nvmlDeviceGetUint, nvmlReturn_t, (nvmlDevice_t, unsigned int*));
+  FN("nvmlDeviceGetPcieThroughput", PFN_nvmlDeviceGetPcieThroughput, nvmlReturn_t,
+     (nvmlDevice_t, nvmlPcieUtilCounter_t, unsigned int*));
   FN("nvmlDeviceGetNvLinkState", PFN_nvmlDeviceGetNvLinkState, nvmlReturn_t,
      (nvmlDevice_t, unsigned int, nvmlEnableState_t*));
   FN("nvmlDeviceGetMigMode", PFN_nvmlDeviceGetUintPair, nvmlReturn_t,

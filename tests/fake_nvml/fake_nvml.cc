@@ -187,6 +187,15 @@ FAKE_UINT(nvmlDeviceGetMaxPcieLinkWidth, "pcie_width_max")
 FAKE_UINT(nvmlDeviceGetPcieReplayCounter, "pcie_replays")
 FAKE_UINT(nvmlDeviceGetNumaNodeId, "numa_node")
 
+// Not a snapshot field: the recording's GPU may carry "pcie_tx_kb_per_s" / "pcie_rx_kb_per_s" (what the
+// driver would return, KB/s); absent, the call is not supported (as on a vGPU guest).
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter,
+                                                                               unsigned* out) {
+  if (counter == NVML_PCIE_UTIL_TX_BYTES) return DevNumber(d, "pcie_tx_kb_per_s", out);
+  if (counter == NVML_PCIE_UTIL_RX_BYTES) return DevNumber(d, "pcie_rx_kb_per_s", out);
+  return NVML_ERROR_INVALID_ARGUMENT;
+}
+
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* p) {
   const json* bus = Field(d, "pci_bus_id");
   if (Gpu(d) == nullptr) return NVML_ERROR_INVALID_ARGUMENT;

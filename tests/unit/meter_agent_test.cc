@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -18,7 +19,9 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/meter_prometheus.h"
 #include "meter/agent.h"
+#include "meter/monitor.h"
 #include "meter/processes.h"
 #include "meter/trace.h"
 #include "telemetry/nvml_api.h"
@@ -686,6 +689,120 @@ TEST(MeterAgent, RecordWritesAReplayableTrace) {
   EXPECT_EQ(t.steps[3].time_ms, kMonday + 3000);
   ASSERT_EQ(t.steps[0].processes.size(), 2u);
   EXPECT_EQ(t.steps[0].processes[0].pid, static_cast<int>(getpid()));
+  // Health: the recording's volatile uncorrected ECC count (0) at every step, and its one event, XID 79
+  // on GPU 0, at the first step only (the inventory read before it takes no event).
+  const std::vector<GpuHealthSample> first{{0, 0, {79}}}, later{{0, 0, {}}};
+  EXPECT_EQ(t.steps[0].health, first);
+  EXPECT_EQ(t.steps[1].health, later);
+  EXPECT_EQ(t.steps[3].health, later);
+}
+
+TEST(MeterTrace, HealthRoundTripsAndAnXidIsNotRepeated) {
+  TempDir dir;
+  Trace t = SmallTrace(1);
+  t.steps[0].health = {{0, 3, {}}};
+  t.steps.push_back(RepeatStep(t.steps[0], 1));
+  t.steps.push_back(RepeatStep(t.steps[1], 1));
+  t.steps[2].health = {{0, 3, {48, 79}}, {1, std::nullopt, {13}}};
+  t.steps.push_back(RepeatStep(t.steps[2], 1));
+  const std::vector<GpuHealthSample> counts_only{{0, 3, {}}};
+  EXPECT_EQ(t.steps[3].health, counts_only);  // the count kept, the events not repeated
+  std::ostringstream out;
+  WriteTrace(out, t);
+  const std::string text = out.str();
+  // Step 1 repeats step 0; step 2 has events, so it is written out; step 3 repeats it without them.
+  // Lines: header, step 0, {"repeat":1}, step 2, {"repeat":1}.
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5);
+  EXPECT_NE(text.find(R"("ecc_uncorrected":3)"), std::string::npos);
+  EXPECT_NE(text.find(R"("xids":[48,79])"), std::string::npos);
+  WriteText(dir.File("h.jsonl"), out.str());
+  const Trace back = ReadTrace(dir.File("h.jsonl"));
+  ASSERT_EQ(back.steps.size(), 4u);
+  EXPECT_EQ(back.steps[2].health, t.steps[2].health);
+  EXPECT_EQ(back.steps[3].health, t.steps[3].health);
+  // A bad XID names the field.
+  WriteText(dir.File("bad.jsonl"), Header() + R"({"time_ms":1772409600000,"gpus":[{"gpu":0,"xids":["79"]}]})" "\n");
+  try {
+    ReadTrace(dir.File("bad.jsonl"));
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "gpus[0].xids[0]");
+  }
+}
+
+TEST(MeterAgent, EccRiseAndXidOfAReplayAlertAndReachMetrics) {
+  // GPU 1's uncorrected ECC count is 0 for two steps and 2 from the third; GPU 0 reports XID 79 at the
+  // fourth. Expected: one ECC alert (0 -> 2) and one XID alert, both critical; /metrics shows XID 79 on
+  // GPU 0, 0 on GPU 1, and GPU 1's count 2.
+  TempDir dir;
+  Trace t = SmallTrace(6);
+  for (std::size_t k = 0; k < t.steps.size(); ++k) {
+    t.steps[k].health = {{1, k < 2 ? 0u : 2u, {}}};
+  }
+  t.steps[3].health.insert(t.steps[3].health.begin(), GpuHealthSample{0, std::nullopt, {79}});
+  std::ofstream(dir.File("ecc.jsonl")) << [&] {
+    std::ostringstream o;
+    WriteTrace(o, t);
+    return o.str();
+  }();
+  MeterAgentRequest r;
+  r.db = dir.File("m.db");
+  r.replay = dir.File("ecc.jsonl");
+  MeterMonitorOptions o;
+  MeterMonitor monitor(o, nullptr, nullptr);
+  ManualMeterClock clock(1e9);
+  RunMeter(r, clock, &monitor);
+  std::vector<Alert> health;
+  for (const Alert& a : monitor.alerts()) {
+    if (a.kind == AlertKind::kEcc || a.kind == AlertKind::kXid) health.push_back(a);
+  }
+  ASSERT_EQ(health.size(), 2u);
+  EXPECT_EQ(health[0].kind, AlertKind::kEcc);
+  EXPECT_EQ(health[0].gpu, 1);
+  EXPECT_EQ(health[0].at_ms, kMonday + 2000);
+  EXPECT_NE(health[0].summary.find("from 0 to 2"), std::string::npos);
+  EXPECT_EQ(health[1].kind, AlertKind::kXid);
+  EXPECT_EQ(health[1].gpu, 0);
+  EXPECT_EQ(health[1].at_ms, kMonday + 3000);
+  EXPECT_EQ(health[1].severity, "critical");
+  const std::string text = RenderPrometheusText(monitor.metrics().Snapshot());
+  EXPECT_NE(text.find(R"(DCGM_FI_DEV_XID_ERRORS{gpu="0",)"), std::string::npos);
+  const auto line_of = [&](const std::string& start) {
+    const auto at = text.find(start);
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_TRUE(line_of(R"(DCGM_FI_DEV_XID_ERRORS{gpu="0",)").ends_with(" 79"));
+  EXPECT_TRUE(line_of(R"(DCGM_FI_DEV_XID_ERRORS{gpu="1",)").ends_with(" 0"));
+  EXPECT_EQ(line_of(R"(gpuplan_gpu_ecc_uncorrected_errors_total{gpu="1",)"),
+            R"(gpuplan_gpu_ecc_uncorrected_errors_total{gpu="1",uuid="GPU-1"} 2)");
+}
+
+TEST(MeterAgent, LiveXidThroughFakeNvmlAlerts) {
+  // The fake NVML delivers the recording's one event (XID 79 on GPU 0) once: the live agent raises one
+  // XID alert at its first tick and no ECC alert (the count stays 0).
+  TempDir dir;
+  setenv("GPUPLAN_FAKE_NVML", RecordingWithProcesses(dir).c_str(), 1);
+  MeterAgentRequest r;
+  r.db = dir.File("live.db");
+  r.nvml_library = GPUPLAN_FAKE_NVML_LIB;
+  r.duration_seconds = 3;
+  MeterMonitorOptions o;
+  MeterMonitor monitor(o, nullptr, nullptr);
+  ManualMeterClock clock(1772409600.0);
+  RunMeter(r, clock, &monitor);
+  unsetenv("GPUPLAN_FAKE_NVML");
+  int xid = 0, ecc = 0;
+  for (const Alert& a : monitor.alerts()) {
+    xid += a.kind == AlertKind::kXid ? 1 : 0;
+    ecc += a.kind == AlertKind::kEcc ? 1 : 0;
+    if (a.kind == AlertKind::kXid) {
+      EXPECT_EQ(a.summary, "GPU 0: XID 79 reported by the driver");
+      EXPECT_EQ(a.at_ms, kMonday);
+    }
+  }
+  EXPECT_EQ(xid, 1);
+  EXPECT_EQ(ecc, 0);
 }
 
 }  // namespace

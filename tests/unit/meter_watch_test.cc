@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/error.h"
@@ -61,6 +63,85 @@ TEST(MeterWatch, DiagnosisRules) {
   EXPECT_EQ(DiagnoseWatch(Gpu(30, 10, 0.3, 0), 4, 10, "").bound, WatchBound::kCommunication);
   EXPECT_EQ(DiagnoseWatch(Gpu(30, 10, 0.3, 0), 1, 10, "").bound, WatchBound::kWaiting);
   EXPECT_EQ(DiagnoseWatch(Gpu(65, 20, 0.3, 0), 1, 10, "").bound, WatchBound::kCompute);
+}
+
+TEST(MeterWatch, PcieLinkRates) {
+  // One direction: GT/s x lanes x coding / 8 bits. Gen4 x16: 16 x 16 x 128/130 / 8 = 31.51 GB/s;
+  // Gen3 x16 15.75 GB/s; Gen1 x1 2.5 x 8/10 / 8 = 0.25 GB/s; Gen5 x16 63.02 GB/s.
+  EXPECT_NEAR(*PcieLinkBytesPerSecond(4, 16), 31.5077e9, 1e5);
+  EXPECT_NEAR(*PcieLinkBytesPerSecond(3, 16), 15.7538e9, 1e5);
+  EXPECT_DOUBLE_EQ(*PcieLinkBytesPerSecond(1, 1), 0.25e9);
+  EXPECT_NEAR(*PcieLinkBytesPerSecond(5, 16), 63.0154e9, 1e5);
+  EXPECT_FALSE(PcieLinkBytesPerSecond(7, 16));
+  EXPECT_FALSE(PcieLinkBytesPerSecond(4, 0));
+}
+
+TEST(MeterWatch, PcieTrafficDecidesBetweenCommunicationAndWaiting) {
+  const double gen4x16 = *PcieLinkBytesPerSecond(4, 16);
+  auto with_pcie = [&](double gb_s, int nvlinks, std::optional<double> link) {
+    WatchSummary s = Gpu(30, 10, 0.3, 0);
+    s.pcie_bytes_per_s_mean = gb_s * 1e9;
+    s.pcie_link_bytes_per_s = link;
+    s.nvlinks_up = nvlinks;
+    return s;
+  };
+  // 4 GPUs moving 10 GB/s each over Gen4 x16: 10 / 31.51 = 32 % >= 20 %.
+  auto d = DiagnoseWatch(with_pcie(10, 0, gen4x16), 4, 10, "");
+  EXPECT_EQ(d.bound, WatchBound::kCommunication);
+  EXPECT_EQ(d.evidence.back(),
+            "4 GPUs, low utilisation and no host-side wait; PCIe traffic 10.00 GB/s per GPU on average (both "
+            "directions), 32% of one direction of its link (31.5 GB/s): the GPUs wait on data moving between them");
+  // 1 GB/s (3 %), no NVLink: the GPUs are not waiting on each other.
+  EXPECT_EQ(DiagnoseWatch(with_pcie(1, 0, gen4x16), 4, 10, "").bound, WatchBound::kWaiting);
+  // 1 GB/s but 24 NVLinks up, whose traffic is not read: still communication, and said so.
+  d = DiagnoseWatch(with_pcie(1, 24, gen4x16), 4, 10, "");
+  EXPECT_EQ(d.bound, WatchBound::kCommunication);
+  EXPECT_NE(d.evidence.back().find("24 NVLinks are up and their traffic is not measured"), std::string::npos);
+  // 6.2 GB/s is 19.7 % of the link: not busy; 6.4 GB/s (20.3 %) is.
+  EXPECT_EQ(DiagnoseWatch(with_pcie(6.2, 0, gen4x16), 4, 10, "").bound, WatchBound::kWaiting);
+  EXPECT_EQ(DiagnoseWatch(with_pcie(6.4, 0, gen4x16), 4, 10, "").bound, WatchBound::kCommunication);
+  // Link unknown: 4 GB/s is the line.
+  EXPECT_EQ(DiagnoseWatch(with_pcie(3.9, 0, std::nullopt), 4, 10, "").bound, WatchBound::kWaiting);
+  EXPECT_EQ(DiagnoseWatch(with_pcie(4.1, 0, std::nullopt), 4, 10, "").bound, WatchBound::kCommunication);
+  // One GPU, idle, its link busy: it waits on host-GPU copies.
+  EXPECT_EQ(DiagnoseWatch(with_pcie(10, 0, gen4x16), 1, 10, "").bound, WatchBound::kDataLoading);
+  EXPECT_EQ(DiagnoseWatch(with_pcie(1, 0, gen4x16), 1, 10, "").bound, WatchBound::kWaiting);
+}
+
+TEST(MeterWatch, PcieThroughputIsReadThroughNvml) {
+  // The H100 recording (PCIe Gen5 x16, 18 NVLinks up, utilisation 0) with the driver's PCIe counters
+  // set: TX 20,000,000 KB/s and RX 10,000,000 KB/s = 30,000,000 x 1,024 = 30.72e9 B/s per GPU; one
+  // direction of Gen5 x16 is 63.02e9 B/s, so 48.7 %: one idle GPU whose link is busy waits on copies.
+  const std::string dir = ::testing::TempDir() + "/watch-pcie";
+  std::filesystem::create_directories(dir);
+  std::ifstream in(test::Fixture("nvml/h100-590.recording.json"));
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["snapshots"][0]["gpus"][0]["pcie_tx_kb_per_s"] = 20000000;
+  j["snapshots"][0]["gpus"][0]["pcie_rx_kb_per_s"] = 10000000;
+  j["snapshots"][0]["gpus"][0]["utilization_gpu"] = 0;
+  std::ofstream(dir + "/rec.json") << j.dump();
+  setenv("GPUPLAN_FAKE_NVML", (dir + "/rec.json").c_str(), 1);
+  WatchRequest q;
+  q.nvml_library = GPUPLAN_FAKE_NVML_LIB;
+  q.command = {"sleep", "0.5"};
+  q.interval_seconds = 0.1;
+  const WatchResult r = RunWatch(q);
+  unsetenv("GPUPLAN_FAKE_NVML");
+  ASSERT_GE(r.series.size(), 2u);
+  for (const WatchSample& x : r.series) {
+    ASSERT_TRUE(x.pcie_bytes_per_s);
+    EXPECT_DOUBLE_EQ(*x.pcie_bytes_per_s, 30.72e9);
+  }
+  EXPECT_NEAR(*r.summary.pcie_link_bytes_per_s, 63.0154e9, 1e5);
+  EXPECT_EQ(r.summary.nvlinks_up, 18);
+  EXPECT_EQ(r.diagnosis.bound, WatchBound::kDataLoading);
+  EXPECT_EQ(r.diagnosis.evidence.back(),
+            "PCIe traffic 30.72 GB/s per GPU on average (both directions), 49% of one direction of its link "
+            "(63.0 GB/s): the GPU waits on copies between host and GPU memory");
+  const WatchResult back = WatchResultFromJson(WatchResultToJson(r), "w.json");
+  EXPECT_EQ(back.summary.pcie_bytes_per_s_mean, r.summary.pcie_bytes_per_s_mean);
+  EXPECT_EQ(back.summary.nvlinks_up, 18);
+  EXPECT_EQ(back.series[0].pcie_bytes_per_s, r.series[0].pcie_bytes_per_s);
 }
 
 TEST(MeterWatch, ProcReadersOnAFixtureTree) {
