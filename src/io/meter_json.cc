@@ -143,18 +143,10 @@ nlohmann::json MeterTimelineToJson(const MeterTimeline& t) {
 }
 
 nlohmann::json AlertToJson(const Alert& a, int zone) {
-  return {{"kind", ToString(a.kind)},
-          {"severity", a.severity},
-          {"gpu", a.gpu >= 0 ? nlohmann::json(a.gpu) : nlohmann::json(nullptr)},
-          {"since", MinuteText(a.since_ms, zone)},
-          {"at", MinuteText(a.at_ms, zone)},
-          {"since_ms", a.since_ms},
-          {"at_ms", a.at_ms},
-          {"minutes", a.minutes},
-          {"money_per_hour", MoneyJson(a.money_per_hour)},
-          {"money", MoneyJson(a.money)},
-          {"summary", a.summary},
-          {"repeat", a.repeat}};
+  nlohmann::json j = AlertFieldsJson(a);
+  j["since"] = MinuteText(a.since_ms, zone);
+  j["at"] = MinuteText(a.at_ms, zone);
+  return j;
 }
 
 nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "core/error.h"
@@ -304,6 +305,23 @@ AlertRules AlertRulesFromYaml(const std::string& text, const std::string& file) 
     std::sort(r.budget_fractions.begin(), r.budget_fractions.end());
   }
   return r;
+}
+
+nlohmann::json AlertFieldsJson(const Alert& a) {
+  using nlohmann::json;
+  auto money = [](const std::optional<Money>& m) {
+    return m ? json{{"amount", m->amount}, {"currency", m->currency}} : json(nullptr);
+  };
+  return {{"kind", ToString(a.kind)},
+          {"severity", a.severity},
+          {"gpu", a.gpu >= 0 ? json(a.gpu) : json(nullptr)},
+          {"since_ms", a.since_ms},
+          {"at_ms", a.at_ms},
+          {"minutes", a.minutes},
+          {"money_per_hour", money(a.money_per_hour)},
+          {"money", money(a.money)},
+          {"summary", a.summary},
+          {"repeat", a.repeat}};
 }
 
 }  // namespace gpuplan

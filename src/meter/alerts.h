@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -62,6 +63,11 @@ struct Alert {
   std::string summary;      // one line for a log or a chat message
   bool repeat = false;      // a reminder of a condition already alerted
 };
+
+// An alert's own fields as JSON (docs/meter-alerts.md "generic" body): kind, severity, gpu (null for
+// the budget), since_ms, at_ms, minutes, money_per_hour and money ({amount, currency} or null),
+// summary, repeat. The webhook's generic body and `meter alerts --json` both start from it.
+nlohmann::json AlertFieldsJson(const Alert& a);
 
 // The clock events that count as throttling (docs/meter-alerts.md): hardware slowdown, software
 // and hardware thermal, power brake.

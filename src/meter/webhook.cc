@@ -61,10 +61,6 @@ std::string QueryEscape(const std::string& s) {
   return out;
 }
 
-json MoneyJson(const std::optional<Money>& m) {
-  return m ? json{{"amount", m->amount}, {"currency", m->currency}} : json(nullptr);
-}
-
 // The chat line: a prefix that a DingTalk keyword rule can match ("gpuplan"), then the summary.
 std::string ChatText(const Alert& a) {
   return std::string("[gpuplan ") + (a.severity == "critical" ? "CRITICAL" : "warning") + "] " + a.summary +
@@ -79,17 +75,8 @@ WebhookMessage BuildWebhookMessage(const Alert& a, const WebhookTarget& t, int64
   json body;
   switch (t.format) {
     case WebhookFormat::kGeneric:
-      body = {{"source", "gpuplan"},
-              {"kind", ToString(a.kind)},
-              {"severity", a.severity},
-              {"gpu", a.gpu >= 0 ? json(a.gpu) : json(nullptr)},
-              {"since_ms", a.since_ms},
-              {"at_ms", a.at_ms},
-              {"minutes", a.minutes},
-              {"money_per_hour", MoneyJson(a.money_per_hour)},
-              {"money", MoneyJson(a.money)},
-              {"summary", a.summary},
-              {"repeat", a.repeat}};
+      body = AlertFieldsJson(a);
+      body["source"] = "gpuplan";
       break;
     case WebhookFormat::kWeCom:
       // WeCom group robot: {"msgtype":"text","text":{"content":...}}; no signing (the key in the
