@@ -315,7 +315,9 @@ WatchDiagnosis DiagnoseWatch(const WatchSummary& s, int gpus, std::size_t sample
   const bool cpu_busy = s.cpu_cores_mean >= kCpuCores || s.running_share >= kRunningShare;
   const bool reads = s.read_bytes_per_s_mean >= kReadRate && s.cpu_cores_mean < kCpuCores;
   const bool d_state = s.waiting_io_share >= kWaitingShare;
-  const bool iowait = s.system_iowait_mean && *s.system_iowait_mean >= kIowait;
+  // The machine's iowait blames the command only when its own processes were seen waiting on I/O:
+  // on a shared machine another job's writes are not this command's data loading.
+  const bool iowait = s.system_iowait_mean && *s.system_iowait_mean >= kIowait && s.waiting_io_share > 0;
   const bool io = reads || d_state || iowait;
   auto host_evidence = [&] {
     d.evidence.push_back("the command's processes used " + Fmt("%.2f", s.cpu_cores_mean) + " CPU cores on average (peak " +

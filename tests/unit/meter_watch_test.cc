@@ -52,6 +52,13 @@ TEST(MeterWatch, DiagnosisRules) {
   EXPECT_EQ(DiagnoseWatch(Host(0.1, 0, 0.5), 0, 10, "x").bound, WatchBound::kIo);  // half the samples in D
   EXPECT_EQ(DiagnoseWatch(Host(0.05, 0.1), 0, 10, "x").bound, WatchBound::kWaiting);  // sleep
   EXPECT_EQ(DiagnoseWatch(Host(0.79, 0), 0, 10, "x").bound, WatchBound::kWaiting);  // under 0.8 core
+  // The machine in iowait (another job writing) while the command sleeps: not the command's wait. With a
+  // process of the command seen in state D once, the machine's iowait counts.
+  WatchSummary busy_disk = Host(0.05, 0.1);
+  busy_disk.system_iowait_mean = 0.3;
+  EXPECT_EQ(DiagnoseWatch(busy_disk, 0, 10, "x").bound, WatchBound::kWaiting);
+  busy_disk.waiting_io_share = 0.1;
+  EXPECT_EQ(DiagnoseWatch(busy_disk, 0, 10, "x").bound, WatchBound::kIo);
   EXPECT_EQ(DiagnoseWatch(Host(2, 0), 0, 1, "x").bound, WatchBound::kTooShort);
   // With a GPU.
   d = DiagnoseWatch(Gpu(95, 30, 1.2, 0), 1, 10, "");
