@@ -20,6 +20,8 @@ std::string HourText(int64_t ms, int zone) {
   return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
 }
 
+std::string ClockText(int minute_of_day) { return fmt::format("{:02d}:{:02d}", minute_of_day / 60, minute_of_day % 60); }
+
 std::string MinuteText(int64_t ms, int zone) {
   return FormatLocalMinute(FloorDiv(ms, kMillisecondsPerMinute) + zone) + FormatUtcOffset(zone);
 }
@@ -49,6 +51,10 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
   if (r.gpu_hour_price) {
     os << SayFormat("cli.meter.alerts_price", ", {} {}/GPU-hour",
                     {fmt::format("{:.2f}", r.gpu_hour_price->amount), r.gpu_hour_price->currency});
+    if (r.night) {
+      os << SayFormat("cli.meter.alerts_night", " ({}-{} night x{})",
+                      {ClockText(r.night->from_minute), ClockText(r.night->to_minute), g(r.night->factor)});
+    }
   }
   if (r.monthly_budget) {
     os << SayFormat("cli.meter.alerts_budget", ", budget {} a month", {r.monthly_budget->Format()});

@@ -177,6 +177,10 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
             {"throttle_minutes", r.throttle_minutes},
             {"repeat_minutes", r.repeat_minutes},
             {"gpu_hour_price", MoneyJson(r.gpu_hour_price)},
+            {"night", r.night ? nlohmann::json{{"from_minute", r.night->from_minute},
+                                               {"to_minute", r.night->to_minute},
+                                               {"factor", r.night->factor}}
+                              : nlohmann::json(nullptr)},
             {"monthly_budget", MoneyJson(r.monthly_budget)},
             {"budget_fractions", r.budget_fractions}}},
           {"replayed_from", text(m.replayed_from_ms)},

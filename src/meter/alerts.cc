@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "core/civil.h"
 #include "core/error.h"
 #include "read/yaml_fields.h"
 #include "telemetry/snapshot.h"
@@ -58,8 +59,6 @@ std::string PerHour(const std::optional<Money>& m) {
   return buf;
 }
 
-Money Times(const Money& m, double factor) { return Money{m.amount * factor, m.currency}; }
-
 }  // namespace
 
 const uint64_t kAlertThrottleReasons = kThrottleBits;
@@ -106,6 +105,37 @@ AlertGpuState AlertEngine::StateOf(const AlertGpuTick& t) const {
   return st;
 }
 
+std::optional<Money> AlertRules::GpuHourPriceAt(int64_t time_ms) const {
+  if (!gpu_hour_price) {
+    return std::nullopt;
+  }
+  Money m = *gpu_hour_price;
+  if (night) {
+    const int64_t local_hour = FloorDiv(time_ms + int64_t{price_utc_offset_minutes} * kMillisecondsPerMinute,
+                                        kMillisecondsPerHour);
+    if (night->Contains(static_cast<int>(local_hour - FloorDiv(local_hour, 24) * 24))) {
+      m.amount *= night->factor;
+    }
+  }
+  return m;
+}
+
+std::optional<Money> AlertRules::GpuMoneyBetween(int64_t from_ms, int64_t to_ms) const {
+  if (!gpu_hour_price) {
+    return std::nullopt;
+  }
+  Money total{0, gpu_hour_price->currency};
+  const int64_t offset = int64_t{price_utc_offset_minutes} * kMillisecondsPerMinute;
+  for (int64_t t = from_ms; t < to_ms;) {
+    // The end of this local hour, or `to_ms`.
+    const int64_t hour_end = (FloorDiv(t + offset, kMillisecondsPerHour) + 1) * kMillisecondsPerHour - offset;
+    const int64_t end = std::min(hour_end, to_ms);
+    total.amount += GpuHourPriceAt(t)->amount * static_cast<double>(end - t) / kMillisecondsPerHour;
+    t = end;
+  }
+  return total;
+}
+
 std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
   std::vector<Alert> out;
   const int64_t now = st.time_ms;
@@ -122,11 +152,12 @@ std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
     a.kind = AlertKind::kIdleNoProcess;
     a.gpu = st.gpu;
     a.severity = "warning";
-    a.money_per_hour = rules_.gpu_hour_price;
+    a.money_per_hour = rules_.GpuHourPriceAt(now);
     auto v = Track(conditions_[{st.gpu, a.kind}], st.idle_no_process, now, rules_.idle_minutes, a);
     for (auto& x : v) {
       if (x.money_per_hour) {
-        x.money = Times(*x.money_per_hour, x.minutes / 60);
+        // Each hour of the idle stretch at its own price (a night window halves some of them).
+        x.money = rules_.GpuMoneyBetween(x.since_ms, x.at_ms);
       }
       x.summary = gpu + ": billed with no process for " + Minutes(x.minutes) + ", " + PerHour(x.money_per_hour) +
                   (x.money ? " (" + x.money->Format() + " so far)" : "");
@@ -139,7 +170,7 @@ std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
     a.kind = AlertKind::kLowUtilization;
     a.gpu = st.gpu;
     a.severity = "warning";
-    a.money_per_hour = rules_.gpu_hour_price;
+    a.money_per_hour = rules_.GpuHourPriceAt(now);
     auto v = Track(conditions_[{st.gpu, a.kind}], st.low_utilization, now, rules_.low_util_minutes, a);
     for (auto& x : v) {
       char pct[32];

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/money.h"
+#include "cost/offer.h"
 #include "meter/sample.h"
 
 namespace gpuplan {
@@ -40,6 +41,16 @@ struct AlertRules {
   // Price of one billed GPU-hour (the offer's instance price / its GPUs): alerts name the money
   // per hour an idle card costs. Absent: the alert says the price is unknown.
   std::optional<Money> gpu_hour_price;
+  // The offer's night window (on demand and spot offers; cost/offer.h): inside it a GPU-hour costs
+  // gpu_hour_price x its factor. Hours of the day are local, `price_utc_offset_minutes` from UTC
+  // (the offers file's time zone).
+  std::optional<NightDiscount> night;
+  int price_utc_offset_minutes = 0;
+
+  // The price of one GPU-hour at `time_ms` (the night window applied); nullopt without a price.
+  std::optional<Money> GpuHourPriceAt(int64_t time_ms) const;
+  // What one GPU billed from `from_ms` to `to_ms` costs: each part of an hour at that hour's price.
+  std::optional<Money> GpuMoneyBetween(int64_t from_ms, int64_t to_ms) const;
   std::optional<Money> monthly_budget;
   std::vector<double> budget_fractions = {0.8, 1.0};
 };

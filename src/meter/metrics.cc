@@ -11,7 +11,7 @@ GpuMetrics& MeterMetrics::Gpu(int gpu) {
   }
   GpuMetrics g;
   g.gpu = gpu;
-  g.hourly_price = price_;
+  g.hourly_price = pricing_.gpu_hour_price;
   s_.gpus.push_back(g);
   std::sort(s_.gpus.begin(), s_.gpus.end(), [](const GpuMetrics& a, const GpuMetrics& b) { return a.gpu < b.gpu; });
   return *std::find_if(s_.gpus.begin(), s_.gpus.end(), [gpu](const GpuMetrics& x) { return x.gpu == gpu; });
@@ -31,11 +31,11 @@ void MeterMetrics::SetGpuIdentity(int gpu, const std::string& uuid, const std::s
   g.pci_bus_id = pci_bus_id;
 }
 
-void MeterMetrics::SetHourlyPrice(const std::optional<Money>& gpu_hour_price) {
+void MeterMetrics::SetPricing(const AlertRules& rules) {
   std::lock_guard<std::mutex> lock(mu_);
-  price_ = gpu_hour_price;
+  pricing_ = rules;
   for (auto& g : s_.gpus) {
-    g.hourly_price = price_;
+    g.hourly_price = pricing_.gpu_hour_price;
   }
 }
 
@@ -52,6 +52,7 @@ void MeterMetrics::ObserveGpu(const GpuSample& s, int processes, bool billed, do
   }
   g.latest = s;
   g.processes = processes;
+  g.hourly_price = pricing_.GpuHourPriceAt(s.time_ms);
   ++s_.samples_total;
   s_.last_sample_ms = s.time_ms;
   if (billed) {

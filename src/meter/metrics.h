@@ -31,7 +31,7 @@ struct GpuMetrics {
   double idle_billed_seconds = 0;  // of those, with no process on the GPU
   double busy_seconds = 0;         // utilisation-weighted: sum of utilisation x interval
   std::optional<int64_t> last_active_ms;  // last sample with a process and utilisation > 0
-  std::optional<Money> hourly_price;      // one billed GPU-hour
+  std::optional<Money> hourly_price;      // one billed GPU-hour, at the last sample's time
   double idle_cost = 0;                   // idle_billed_seconds x hourly price / 3600
   int last_xid = 0;                       // the last XID the driver reported (0: none since the start)
   std::optional<uint64_t> ecc_uncorrected;  // the last uncorrected ECC count read (volatile, else aggregate)
@@ -56,7 +56,9 @@ class MeterMetrics {
  public:
   void SetHost(const std::string& hostname);
   void SetGpuIdentity(int gpu, const std::string& uuid, const std::string& model, const std::string& pci_bus_id);
-  void SetHourlyPrice(const std::optional<Money>& gpu_hour_price);
+  // The GPU-hour price of the alert rules (AlertRules::GpuHourPriceAt: the night window applied
+  // at each sample's time); no price: no money families.
+  void SetPricing(const AlertRules& rules);
   void SetBudget(const std::optional<Money>& monthly_budget);
 
   // One tick of one GPU, covering `interval_seconds` (the sampling interval) before the sample.
@@ -73,7 +75,7 @@ class MeterMetrics {
   GpuMetrics& Gpu(int gpu);
   mutable std::mutex mu_;
   MeterMetricsSnapshot s_;
-  std::optional<Money> price_;
+  AlertRules pricing_;
 };
 
 }  // namespace gpuplan

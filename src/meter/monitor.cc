@@ -1,5 +1,6 @@
 #include "meter/monitor.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/civil.h"
@@ -18,8 +19,18 @@ MeterMonitorOptions LoadMeterMonitorOptions(const std::string& path) {
 
 AlertRules PricedAlertRules(AlertRules rules, const Offer& offer, const OfferSet& offers, int64_t time_ms) {
   if (!rules.gpu_hour_price) {
-    const int64_t local_hour = FloorDiv(time_ms, kMillisecondsPerHour) + offers.utc_offset_minutes / 60;
-    rules.gpu_hour_price = Money{OfferGpuHourPrice(offer, local_hour), offers.currency};
+    const int64_t local_hour =
+        FloorDiv(time_ms + int64_t{offers.utc_offset_minutes} * kMillisecondsPerMinute, kMillisecondsPerHour);
+    const bool hourly = offer.mode == BillingMode::kOnDemand || offer.mode == BillingMode::kSpot;
+    if (hourly) {
+      // The day price (add-on fees included); the night window is applied hour by hour.
+      rules.gpu_hour_price = Money{offer.price * (1.0 + offer.addon_fee_ratio) / std::max(1, offer.gpus_per_instance),
+                                   offers.currency};
+      rules.night = offer.night;
+    } else {
+      rules.gpu_hour_price = Money{OfferGpuHourPrice(offer, local_hour), offers.currency};
+    }
+    rules.price_utc_offset_minutes = offers.utc_offset_minutes;
   }
   return rules;
 }
@@ -30,7 +41,7 @@ MeterMonitor::MeterMonitor(MeterMonitorOptions options, MeterObserver* next, std
       log_(std::move(log)),
       engine_(options_.rules),
       sender_(options_.webhooks, options_.sender, log_) {
-  metrics_.SetHourlyPrice(options_.rules.gpu_hour_price);
+  metrics_.SetPricing(options_.rules);
   metrics_.SetBudget(options_.rules.monthly_budget);
 }
 

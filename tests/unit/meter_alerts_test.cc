@@ -15,6 +15,9 @@
 
 #include "core/error.h"
 #include "meter/alerts.h"
+#include "meter/metrics.h"
+#include "meter/monitor.h"
+#include "meter/rightsize.h"
 #include "meter/webhook.h"
 #include "telemetry/snapshot.h"
 
@@ -71,6 +74,64 @@ TEST(MeterAlerts, IdleGpuAlertsAfterNMinutesThenEveryRepeatWindow) {
   EXPECT_EQ(got[0].since_ms, 140 * kMillisecondsPerMinute);
   EXPECT_EQ(got[0].at_ms, 170 * kMillisecondsPerMinute);
   EXPECT_FALSE(got[0].repeat);
+}
+
+TEST(MeterAlerts, IdleMoneyFollowsTheNightWindowHourByHour) {
+  // 12 CNY a GPU-hour by day, half inside 22:00-08:00 local time, the offers' zone UTC+8. Idle from
+  // 13:00 UTC (21:00 local) for 120 min: 21:00-22:00 at 12 plus 22:00-23:00 at 6 = 18 CNY, and at
+  // 23:00 local the hour costs 6.
+  AlertRules r;
+  r.idle_minutes = 120;
+  r.gpu_hour_price = Money{12, "CNY"};
+  r.night = NightDiscount{22 * 60, 8 * 60, 0.5};
+  r.price_utc_offset_minutes = 480;
+  AlertEngine e(r);
+  std::vector<Alert> got;
+  for (int m = 13 * 60; m <= 15 * 60; ++m) {
+    for (auto& a : e.ObserveGpu(Tick(0, m, 0))) got.push_back(a);
+  }
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_DOUBLE_EQ(got[0].money_per_hour->amount, 6);
+  EXPECT_DOUBLE_EQ(got[0].money->amount, 18);
+  EXPECT_EQ(got[0].summary, "GPU 0: billed with no process for 2.0 h, 6.00 CNY/h (18 CNY so far)");
+  // Part hours: 21:30-22:15 local = 30 min at 12 + 15 min at 6 = 7.5.
+  const int64_t h = kMillisecondsPerHour, mn = kMillisecondsPerMinute;
+  EXPECT_DOUBLE_EQ(r.GpuMoneyBetween(13 * h + 30 * mn, 14 * h + 15 * mn)->amount, 7.5);
+  // The night ends at 08:00 local = 00:00 UTC.
+  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(-1)->amount, 6);
+  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(0)->amount, 12);
+}
+
+TEST(MeterAlerts, AnOffersPriceCarriesItsAddOnFeesAndNightWindow) {
+  // On demand, 30 CNY an instance-hour of 2 GPUs, add-on fees 20 %, half price 22:00-08:00 (UTC+8):
+  // a GPU-hour is 30 x 1.2 / 2 = 18 by day and 9 at night.
+  Offer o;
+  o.id = "od";
+  o.mode = BillingMode::kOnDemand;
+  o.price = 30;
+  o.addon_fee_ratio = 0.2;
+  o.gpus_per_instance = 2;
+  o.night = NightDiscount{22 * 60, 8 * 60, 0.5};
+  OfferSet set;
+  set.currency = "CNY";
+  set.utc_offset_minutes = 480;
+  const AlertRules r = PricedAlertRules(AlertRules{}, o, set, 0);
+  EXPECT_DOUBLE_EQ(r.gpu_hour_price->amount, 18);
+  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(4 * kMillisecondsPerHour)->amount, 18);   // 12:00 local
+  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(15 * kMillisecondsPerHour)->amount, 9);   // 23:00 local
+  EXPECT_DOUBLE_EQ(OfferGpuHourPrice(o, 23), 9);
+  EXPECT_DOUBLE_EQ(OfferGpuHourPrice(o, 24 + 12), 18);
+  // A local day, 00:00-24:00 (16:00 UTC the day before to 16:00 UTC): 10 night hours at 9 and 14 day
+  // hours at 18 = 342 / 24 = 14.25 a GPU-hour on average.
+  EXPECT_DOUBLE_EQ(OfferMeanGpuHourPrice(o, {16 * kMillisecondsPerHour, 40 * kMillisecondsPerHour}, 480), 14.25);
+  // /metrics prices each sample at its time: 1 s idle at 23:00 local costs 9 / 3600.
+  MeterMetrics m;
+  m.SetPricing(r);
+  GpuSample s;
+  s.time_ms = 15 * kMillisecondsPerHour;
+  m.ObserveGpu(s, 0, true, 1.0);
+  EXPECT_DOUBLE_EQ(m.Snapshot().gpus[0].hourly_price->amount, 9);
+  EXPECT_DOUBLE_EQ(m.Snapshot().gpus[0].idle_cost, 9.0 / 3600);
 }
 
 TEST(MeterAlerts, NotBilledIsNotIdleMoney) {

@@ -32,7 +32,9 @@ GpuSample Sample(int gpu, int64_t second, int util) {
 
 TEST(MeterMetrics, CountersAddUpTheTicks) {
   MeterMetrics m;
-  m.SetHourlyPrice(Money{36, "CNY"});
+  AlertRules price;
+  price.gpu_hour_price = Money{36, "CNY"};
+  m.SetPricing(price);
   // 10 one-second ticks of GPU 0: 4 billed with no process, then 6 with one process at 50%.
   for (int t = 1; t <= 4; ++t) {
     m.ObserveGpu(Sample(0, t, 0), 0, true, 1.0);

@@ -251,12 +251,13 @@ try {
     expect(summary.includes('482') && summary.includes('16'), `alerts summary: ${summary}`);
     expect((await page.$$('#meter-alerts-table tbody tr')).length === 16, 'the 16 new alerts listed');
     // GPU 3's first: idle from Monday 00:00 UTC (08:00 +08:00), alerted 30 minutes on, at the
-    // offer's 50 CNY a card-hour: 25 CNY, in red.
+    // offer's 50 CNY a card-hour with its 6 % add-on fees, 53 CNY (08:00-08:30 is past its 22:00-08:00
+    // night window): 26.5, shown as 27 CNY, in red.
     const first3 = await page.$$eval('#meter-alerts-table tbody tr[data-kind="idle_no_process"]', (rows) =>
       rows.map((r) => [...r.querySelectorAll('td')].map((td) => [td.textContent, td.className]))
         .find((cells) => cells[1][0] === 'GPU 3'));
     expect(first3 && first3[0][0] === '2026-03-02T08:30+08:00', `GPU 3's first alert: ${first3}`);
-    expect(first3[4][0] === '50.00 CNY/h' && first3[5][0] === '25 CNY' && first3[5][1] === 'bad', `its money: ${first3}`);
+    expect(first3[4][0] === '53.00 CNY/h' && first3[5][0] === '27 CNY' && first3[5][1] === 'bad', `its money: ${first3}`);
     await page.check('#meter-alerts-all');
     expect((await page.$$('#meter-alerts-table tbody tr')).length === 482, 'with the reminders: 482');
     await page.uncheck('#meter-alerts-all');
