@@ -55,6 +55,7 @@ json WatchResultToJson(const WatchResult& r) {
                   {"system_steal_mean", Opt(s.system_steal_mean)},
                   {"pcie_bytes_per_s_mean", Opt(s.pcie_bytes_per_s_mean)},
                   {"pcie_link_bytes_per_s", Opt(s.pcie_link_bytes_per_s)},
+                  {"nvlink_bytes_per_s_mean", Opt(s.nvlink_bytes_per_s_mean)},
                   {"nvlinks_up", s.nvlinks_up},
                   {"cpus", s.cpus}};
   // The series as columns (one array per figure), compact for hours of samples.
@@ -71,6 +72,7 @@ json WatchResultToJson(const WatchResult& r) {
   column("gpu_memory_util", [](const WatchSample& x) { return Opt(x.gpu_memory_util); });
   column("gpu_memory_used", [](const WatchSample& x) { return Opt(x.gpu_memory_used); });
   column("pcie_bytes_per_s", [](const WatchSample& x) { return Opt(x.pcie_bytes_per_s); });
+  column("nvlink_bytes_per_s", [](const WatchSample& x) { return Opt(x.nvlink_bytes_per_s); });
   column("cpu_cores", [](const WatchSample& x) { return json(x.cpu_cores); });
   column("read_bytes_per_s", [](const WatchSample& x) { return json(x.read_bytes_per_s); });
   column("write_bytes_per_s", [](const WatchSample& x) { return json(x.write_bytes_per_s); });
@@ -130,6 +132,7 @@ WatchResult WatchResultFromJson(const json& j, const std::string& file) {
     r.summary.system_steal_mean = OptNum(s, "system_steal_mean");
     r.summary.pcie_bytes_per_s_mean = OptNum(s, "pcie_bytes_per_s_mean");
     r.summary.pcie_link_bytes_per_s = OptNum(s, "pcie_link_bytes_per_s");
+    r.summary.nvlink_bytes_per_s_mean = OptNum(s, "nvlink_bytes_per_s_mean");
     r.summary.nvlinks_up = s.value("nvlinks_up", 0);
     r.summary.cpus = s.value("cpus", 0);
     const json& series = j.at("series");
@@ -148,6 +151,7 @@ WatchResult WatchResultFromJson(const json& j, const std::string& file) {
       x.gpu_memory_util = at("gpu_memory_util");
       x.gpu_memory_used = at("gpu_memory_used");
       x.pcie_bytes_per_s = at("pcie_bytes_per_s");
+      x.nvlink_bytes_per_s = at("nvlink_bytes_per_s");
       x.cpu_cores = at("cpu_cores").value_or(0);
       x.read_bytes_per_s = at("read_bytes_per_s").value_or(0);
       x.system_iowait = at("system_iowait");

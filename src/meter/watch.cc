@@ -217,8 +217,8 @@ WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus) {
   if (series.empty()) {
     return s;
   }
-  double gpu = 0, gmem = 0, iowait = 0, steal = 0, pcie = 0;
-  int n_gpu = 0, n_gmem = 0, n_iowait = 0, n_steal = 0, n_pcie = 0, waiting = 0, running = 0;
+  double gpu = 0, gmem = 0, iowait = 0, steal = 0, pcie = 0, nvlink = 0;
+  int n_gpu = 0, n_gmem = 0, n_iowait = 0, n_steal = 0, n_pcie = 0, n_nvlink = 0, waiting = 0, running = 0;
   for (const auto& x : series) {
     s.cpu_cores_mean += x.cpu_cores;
     s.cpu_cores_peak = std::max(s.cpu_cores_peak, x.cpu_cores);
@@ -240,6 +240,10 @@ WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus) {
       pcie += *x.pcie_bytes_per_s;
       ++n_pcie;
     }
+    if (x.nvlink_bytes_per_s) {
+      nvlink += *x.nvlink_bytes_per_s;
+      ++n_nvlink;
+    }
     if (x.system_iowait) {
       iowait += *x.system_iowait;
       ++n_iowait;
@@ -259,6 +263,7 @@ WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus) {
   if (n_iowait > 0) s.system_iowait_mean = iowait / n_iowait;
   if (n_steal > 0) s.system_steal_mean = steal / n_steal;
   if (n_pcie > 0) s.pcie_bytes_per_s_mean = pcie / n_pcie;
+  if (n_nvlink > 0) s.nvlink_bytes_per_s_mean = nvlink / n_nvlink;
   return s;
 }
 
@@ -347,6 +352,21 @@ WatchDiagnosis DiagnoseWatch(const WatchSummary& s, int gpus, std::size_t sample
     }
     return line;
   };
+  // NVLink: busy on the same share of one direction of the GPU's links (25 GB/s each).
+  const double links_per_gpu = gpus > 0 ? static_cast<double>(s.nvlinks_up) / gpus : 0;
+  const bool nvlink_busy = s.nvlink_bytes_per_s_mean && links_per_gpu > 0 &&
+                           *s.nvlink_bytes_per_s_mean >= kPcieBusy * links_per_gpu * kNvLinkBytesPerSecond;
+  auto nvlink_line = [&] {
+    std::string line = "NVLink traffic " + Fmt("%.2f", s.nvlink_bytes_per_s_mean.value_or(0) / 1e9) +
+                       " GB/s per GPU on average (both directions)";
+    if (links_per_gpu > 0) {
+      const double one_way = links_per_gpu * kNvLinkBytesPerSecond;
+      line += ", " + Fmt("%.0f", 100 * s.nvlink_bytes_per_s_mean.value_or(0) / one_way) + "% of one direction of its " +
+              Fmt("%.0f", links_per_gpu) + " links (" + Fmt("%.0f", one_way / 1e9) + " GB/s)";
+    }
+    return line;
+  };
+  const bool nvlink_unmeasured = s.nvlinks_up > 0 && !s.nvlink_bytes_per_s_mean;
   if (!s.gpu_util_mean) {
     d.bound = cpu_busy ? WatchBound::kCpu : io ? WatchBound::kIo : WatchBound::kWaiting;
     host_evidence();
@@ -367,23 +387,25 @@ WatchDiagnosis DiagnoseWatch(const WatchSummary& s, int gpus, std::size_t sample
   } else if (util < kLowUtil && pcie_busy && gpus == 1) {
     d.bound = WatchBound::kDataLoading;
     d.evidence.push_back(pcie_line() + ": the GPU waits on copies between host and GPU memory");
-  } else if (util < kLowUtil && gpus >= 2 && (pcie_busy || !s.pcie_bytes_per_s_mean || s.nvlinks_up > 0)) {
+  } else if (util < kLowUtil && gpus >= 2 && (pcie_busy || nvlink_busy || !s.pcie_bytes_per_s_mean || nvlink_unmeasured)) {
     d.bound = WatchBound::kCommunication;
-    if (pcie_busy) {
-      d.evidence.push_back(std::to_string(gpus) + " GPUs, low utilisation and no host-side wait; " + pcie_line() +
-                           ": the GPUs wait on data moving between them");
+    const std::string lead = std::to_string(gpus) + " GPUs, low utilisation and no host-side wait";
+    if (nvlink_busy) {
+      d.evidence.push_back(lead + "; " + nvlink_line() + ": the GPUs wait on data moving between them");
+    } else if (pcie_busy) {
+      d.evidence.push_back(lead + "; " + pcie_line() + ": the GPUs wait on data moving between them");
     } else if (!s.pcie_bytes_per_s_mean) {
-      d.evidence.push_back(std::to_string(gpus) + " GPUs, low utilisation and no host-side wait: the GPUs wait on each " +
-                           "other (inferred: NVML gave no PCIe traffic)");
+      d.evidence.push_back(lead + ": the GPUs wait on each other (inferred: NVML gave no PCIe traffic)");
     } else {
-      d.evidence.push_back(std::to_string(gpus) + " GPUs, low utilisation and no host-side wait; " + pcie_line() +
-                           ", but " + std::to_string(s.nvlinks_up) +
+      d.evidence.push_back(lead + "; " + pcie_line() + ", but " + std::to_string(s.nvlinks_up) +
                            " NVLinks are up and their traffic is not measured: the GPUs most likely wait on each other "
                            "over NVLink");
     }
   } else if (util < kLowUtil && gpus >= 2) {
     d.bound = WatchBound::kWaiting;
-    d.evidence.push_back(pcie_line() + " and no NVLink: the GPUs are not waiting on each other's data");
+    d.evidence.push_back(s.nvlink_bytes_per_s_mean
+                             ? pcie_line() + "; " + nvlink_line() + ": the GPUs are not waiting on each other's data"
+                             : pcie_line() + " and no NVLink: the GPUs are not waiting on each other's data");
     host_evidence();
   } else if (util < kLowUtil) {
     d.bound = WatchBound::kWaiting;
@@ -418,6 +440,8 @@ WatchResult RunWatch(const WatchRequest& q) {
   std::string gpu_skip;
   std::optional<double> pcie_link;
   int nvlinks_up = 0;
+  std::map<int, NvLinkCounters> nvlink_prev;  // the last NVLink counters of each GPU, and when they were read
+  std::optional<std::chrono::steady_clock::time_point> nvlink_read_at;
   try {
     nvml = NvmlSource::Open(q.nvml_library);
     const SystemSnapshot inventory = nvml->Snapshot();
@@ -426,6 +450,10 @@ WatchResult RunWatch(const WatchRequest& q) {
       const auto link = PcieLinkBytesPerSecond(g.pcie_gen_max.value_or(0), g.pcie_width_max.value_or(0));
       if (link && (!pcie_link || *link < *pcie_link)) pcie_link = link;
       nvlinks_up += g.nvlink_up.value_or(0);
+      if (const auto c = nvml->ReadNvLinkCounters(g.index)) {
+        nvlink_prev[g.index] = *c;
+        nvlink_read_at = std::chrono::steady_clock::now();
+      }
     }
     if (r.gpus == 0) {
       gpu_skip = "NVML lists no GPU";
@@ -575,6 +603,26 @@ WatchResult RunWatch(const WatchRequest& q) {
         }
       }
       if (n_pcie > 0) s.pcie_bytes_per_s = pcie / n_pcie;
+      // NVLink: the counters' growth since the previous reading, per GPU.
+      const auto read_at = std::chrono::steady_clock::now();
+      const double nvlink_dt =
+          nvlink_read_at ? std::chrono::duration<double>(read_at - *nvlink_read_at).count() : 0;
+      nvlink_read_at = read_at;
+      double nvlink = 0;
+      int n_nvlink = 0;
+      for (const auto& g : snap.gpus) {
+        const auto c = nvml->ReadNvLinkCounters(g.index);
+        if (!c) continue;
+        if (const auto before = nvlink_prev.find(g.index); before != nvlink_prev.end() && nvlink_dt > 0 &&
+                                                           c->tx_bytes >= before->second.tx_bytes &&
+                                                           c->rx_bytes >= before->second.rx_bytes) {
+          nvlink += static_cast<double>((c->tx_bytes - before->second.tx_bytes) + (c->rx_bytes - before->second.rx_bytes)) /
+                    nvlink_dt;
+          ++n_nvlink;
+        }
+        nvlink_prev[g.index] = *c;
+      }
+      if (n_nvlink > 0) s.nvlink_bytes_per_s = nvlink / n_nvlink;
     }
     r.series.push_back(s);
     prev = std::move(cur);

@@ -29,6 +29,7 @@ struct WatchSample {
   std::optional<double> gpu_memory_util;  // %: NVML utilization.memory, same mean
   std::optional<double> gpu_memory_used;  // bytes, summed over the GPUs
   std::optional<double> pcie_bytes_per_s;  // PCIe traffic per GPU, both directions (NVML), mean over the GPUs
+  std::optional<double> nvlink_bytes_per_s;  // NVLink data per GPU, both directions, all links (NVML counters)
   double cpu_cores = 0;           // CPU seconds of the command's process tree per second
   double read_bytes_per_s = 0;    // bytes the tree read with read() and friends (rchar)
   double write_bytes_per_s = 0;   // wchar
@@ -78,7 +79,8 @@ struct WatchSummary {
   // One direction of the slowest GPU's PCIe link at its maximum generation and width (set from the
   // NVML inventory, not from the series); absent when NVML does not say.
   std::optional<double> pcie_link_bytes_per_s;
-  int nvlinks_up = 0;  // NVLinks up over all GPUs (their traffic is not measured)
+  std::optional<double> nvlink_bytes_per_s_mean;  // per GPU, both directions; absent: not measured
+  int nvlinks_up = 0;  // NVLinks up over all GPUs
 };
 
 struct WatchResult {
@@ -107,6 +109,10 @@ WatchDiagnosis DiagnoseWatch(const WatchSummary& summary, int gpus, std::size_t 
 // 2.5 GT/s and Gen2 5 GT/s with 8b/10b; Gen3 8, Gen4 16, Gen5 32 GT/s with 128b/130b) times the
 // lanes; nullopt for a generation this table does not know.
 std::optional<double> PcieLinkBytesPerSecond(int generation, int lanes);
+// One direction of one NVLink, bytes per second: 25 GB/s for NVLink 2, 3 and 4 (V100, A100, H100/H200:
+// 150, 300 and 450 GB/s a direction over 6, 12 and 18 links). NVLink 5 (B200) links carry 50; counted
+// at 25, a busy Blackwell link is judged busy early rather than late.
+inline constexpr double kNvLinkBytesPerSecond = 25e9;
 
 // Readers of /proc, exposed for tests with fixture trees.
 struct ProcCounters {

@@ -141,6 +141,32 @@ struct nvmlEventData_t {
   unsigned int computeInstanceId;
 };
 
+// nvmlDeviceGetFieldValues: one request and its answer per entry.
+union nvmlValue_t {
+  double dVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  long long sllVal;
+};
+using nvmlValueType_t = int;
+inline constexpr int NVML_VALUE_TYPE_UNSIGNED_INT = 1;
+inline constexpr int NVML_VALUE_TYPE_UNSIGNED_LONG = 2;
+inline constexpr int NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3;
+struct nvmlFieldValue_t {
+  unsigned int fieldId;
+  unsigned int scopeId;      // the NVLink for per-link fields; UINT_MAX: summed over all links
+  long long timestamp;       // us since the epoch
+  long long latencyUsec;
+  nvmlValueType_t valueType;
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+};
+// Cumulative NVLink data payload, KiB (nvml.h: "NVLink TX/RX Data throughput in KiB"; what
+// `nvidia-smi nvlink -gt d` prints).
+inline constexpr unsigned int NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138;
+inline constexpr unsigned int NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139;
+
 // Function-pointer types, one per symbol (the symbol name is in the comment when versioned).
 using PFN_nvmlInit = nvmlReturn_t (*)();                                   // nvmlInit_v2
 using PFN_nvmlShutdown = nvmlReturn_t (*)();
@@ -159,6 +185,7 @@ using PFN_nvmlDeviceGetUintPair = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, 
 using PFN_nvmlDeviceGetEnable = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t*);
 using PFN_nvmlDeviceGetEnablePair = nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t*, nvmlEnableState_t*);
 using PFN_nvmlDeviceGetULL = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*);
+using PFN_nvmlDeviceGetFieldValues = nvmlReturn_t (*)(nvmlDevice_t, int, nvmlFieldValue_t*);
 // nvmlDeviceGetPcieThroughput: KB/s of one direction, counted over a 20 ms window.
 using PFN_nvmlDeviceGetPcieThroughput = nvmlReturn_t (*)(nvmlDevice_t, nvmlPcieUtilCounter_t, unsigned int*);
 using PFN_nvmlDeviceGetNvLinkState = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlEnableState_t*);

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include "core/error.h"
@@ -99,6 +100,7 @@ const char* ReturnName(nvmlReturn_t r) {
   X(processes, "nvmlDeviceGetComputeRunningProcesses_v3", PFN_nvmlDeviceGetComputeRunningProcesses) \
   X(cpu_affinity, "nvmlDeviceGetCpuAffinity", PFN_nvmlDeviceGetCpuAffinity)            \
   X(pcie_throughput, "nvmlDeviceGetPcieThroughput", PFN_nvmlDeviceGetPcieThroughput) \
+  X(field_values, "nvmlDeviceGetFieldValues", PFN_nvmlDeviceGetFieldValues)          \
   X(set_create, "nvmlEventSetCreate", PFN_nvmlEventSetCreate)                          \
   X(register_events, "nvmlDeviceRegisterEvents", PFN_nvmlDeviceRegisterEvents)         \
   X(supported_events, "nvmlDeviceGetSupportedEventTypes", PFN_nvmlDeviceGetULL)        \
@@ -574,6 +576,35 @@ std::optional<PcieThroughput> NvmlSource::ReadPcieThroughput(int index) {
     return std::nullopt;
   }
   return PcieThroughput{static_cast<double>(tx) * kNvmlPcieKilobyte, static_cast<double>(rx) * kNvmlPcieKilobyte};
+}
+
+std::optional<NvLinkCounters> NvmlSource::ReadNvLinkCounters(int index) {
+  const Api& a = *api_;
+  if (a.field_values == nullptr || index < 0 || static_cast<std::size_t>(index) >= a.devices.size() ||
+      a.devices[static_cast<std::size_t>(index)] == nullptr) {
+    return std::nullopt;
+  }
+  nvmlFieldValue_t v[2] = {};
+  v[0].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
+  v[1].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
+  v[0].scopeId = v[1].scopeId = std::numeric_limits<unsigned int>::max();  // all links
+  if (a.field_values(a.devices[static_cast<std::size_t>(index)], 2, v) != NVML_SUCCESS) {
+    return std::nullopt;
+  }
+  const auto value = [](const nvmlFieldValue_t& f) -> std::optional<uint64_t> {
+    if (f.nvmlReturn != NVML_SUCCESS) return std::nullopt;
+    switch (f.valueType) {
+      case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return f.value.ullVal;
+      case NVML_VALUE_TYPE_UNSIGNED_LONG: return f.value.ulVal;
+      case NVML_VALUE_TYPE_UNSIGNED_INT: return f.value.uiVal;
+      default: return std::nullopt;
+    }
+  };
+  const auto tx = value(v[0]), rx = value(v[1]);
+  if (!tx || !rx) {
+    return std::nullopt;
+  }
+  return NvLinkCounters{*tx * 1024, *rx * 1024};
 }
 
 std::vector<GpuEvent> NvmlSource::Events(unsigned timeout_ms) {

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,10 @@ namespace gpuplan {
 struct PcieThroughput {
   double tx_bytes_per_s = 0;  // from the GPU to the host
   double rx_bytes_per_s = 0;  // from the host to the GPU
+};
+struct NvLinkCounters {
+  uint64_t tx_bytes = 0;
+  uint64_t rx_bytes = 0;
 };
 // NVML documents the throughput in "KB/s"; NVIDIA's own samples divide it by 1024 x 1024 for GB/s,
 // so a KB is taken as 1,024 bytes (docs/meter-watch.md).
@@ -35,6 +40,10 @@ class NvmlSource : public GpuSource {
   // nvmlDeviceGetPcieThroughput counts it over a 20 ms window; nullopt when the driver does not give
   // it (vGPU guests, old cards). Two calls of about 20 ms each: not part of Snapshot().
   std::optional<PcieThroughput> ReadPcieThroughput(int index);
+  // NVLink data payload GPU `index` has sent and received over all its links since the driver
+  // loaded, in bytes (NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX, KiB, scope all links); the rate is
+  // the difference of two readings. nullopt when the driver does not give them (no NVLink).
+  std::optional<NvLinkCounters> ReadNvLinkCounters(int index);
 
   struct Api;  // the loaded symbols (nvml_source.cc)
 

@@ -62,6 +62,8 @@ GPUPLAN_STRUCT_NAME(nvmlMemory_t)
 GPUPLAN_STRUCT_NAME(nvmlMemory_v2_t)
 GPUPLAN_STRUCT_NAME(nvmlUtilization_t)
 GPUPLAN_STRUCT_NAME(nvmlEventData_t)
+GPUPLAN_STRUCT_NAME(nvmlValue_t)  // a union
+GPUPLAN_STRUCT_NAME(nvmlFieldValue_t)
 GPUPLAN_STRUCT_NAME(nvmlProcessInfo_t)
 #undef GPUPLAN_STRUCT_NAME
 
@@ -195,6 +197,7 @@ int main() {
   TYPEDEF(nvmlMemoryErrorType_t);
   TYPEDEF(nvmlEccCounterType_t);
   TYPEDEF(nvmlPcieUtilCounter_t);
+  TYPEDEF(nvmlValueType_t);
   TYPEDEF(nvmlPageRetirementCause_t);
 
   // ---- structs, every field in declaration order ----
@@ -234,6 +237,22 @@ int main() {
   FIELD(nvmlProcessInfo_t, usedGpuMemory);
   FIELD(nvmlProcessInfo_t, gpuInstanceId);
   FIELD(nvmlProcessInfo_t, computeInstanceId);
+
+  STRUCT(nvmlValue_t);  // a union: every member at offset 0
+  FIELD(nvmlValue_t, dVal);
+  FIELD(nvmlValue_t, uiVal);
+  FIELD(nvmlValue_t, ulVal);
+  FIELD(nvmlValue_t, ullVal);
+  FIELD(nvmlValue_t, sllVal);
+
+  STRUCT(nvmlFieldValue_t);
+  FIELD(nvmlFieldValue_t, fieldId);
+  FIELD(nvmlFieldValue_t, scopeId);
+  FIELD(nvmlFieldValue_t, timestamp);
+  FIELD(nvmlFieldValue_t, latencyUsec);
+  FIELD(nvmlFieldValue_t, valueType);
+  FIELD(nvmlFieldValue_t, nvmlReturn);
+  FIELD(nvmlFieldValue_t, value);
 
   // ---- constants ----
   CONST(NVML_SUCCESS);
@@ -278,6 +297,11 @@ int main() {
   CONST(NVML_AGGREGATE_ECC);
   CONST(NVML_PCIE_UTIL_TX_BYTES);
   CONST(NVML_PCIE_UTIL_RX_BYTES);
+  CONST(NVML_VALUE_TYPE_UNSIGNED_INT);
+  CONST(NVML_VALUE_TYPE_UNSIGNED_LONG);
+  CONST(NVML_VALUE_TYPE_UNSIGNED_LONG_LONG);
+  CONST(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX);
+  CONST(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX);
   CONST(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS);
   CONST(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
   CONST(nvmlEventTypeSingleBitEccError);
@@ -329,6 +353,7 @@ int main() {
   FN("nvmlDeviceGetPcieReplayCounter", PFN_nvmlDeviceGetUint, nvmlReturn_t, (nvmlDevice_t, unsigned int*));
   FN("nvmlDeviceGetPcieThroughput", PFN_nvmlDeviceGetPcieThroughput, nvmlReturn_t,
      (nvmlDevice_t, nvmlPcieUtilCounter_t, unsigned int*));
+  FN("nvmlDeviceGetFieldValues", PFN_nvmlDeviceGetFieldValues, nvmlReturn_t, (nvmlDevice_t, int, nvmlFieldValue_t*));
   FN("nvmlDeviceGetNvLinkState", PFN_nvmlDeviceGetNvLinkState, nvmlReturn_t,
      (nvmlDevice_t, unsigned int, nvmlEnableState_t*));
   FN("nvmlDeviceGetMigMode", PFN_nvmlDeviceGetUintPair, nvmlReturn_t,

@@ -2,6 +2,7 @@
 // recording (docs/recording-format.md) named by $GPUPLAN_FAKE_NVML. Values come from the first
 // snapshot; a field absent there makes its call return NVML_ERROR_NOT_SUPPORTED; the recording's
 // events are delivered once each by nvmlEventSetWait_v2.
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,7 @@ struct State {
   std::vector<json> gpus;
   std::vector<nvmlDevice_st> devices;
   json events = json::array();
+  std::chrono::steady_clock::time_point init_at = std::chrono::steady_clock::now();
 };
 
 State& St() {
@@ -186,6 +188,31 @@ FAKE_UINT(nvmlDeviceGetCurrPcieLinkWidth, "pcie_width_current")
 FAKE_UINT(nvmlDeviceGetMaxPcieLinkWidth, "pcie_width_max")
 FAKE_UINT(nvmlDeviceGetPcieReplayCounter, "pcie_replays")
 FAKE_UINT(nvmlDeviceGetNumaNodeId, "numa_node")
+
+// Not snapshot fields either: "nvlink_tx_kib_per_s" / "nvlink_rx_kib_per_s" make the NVLink data counters
+// (NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX, KiB, all links) grow at that rate from nvmlInit_v2, so two
+// readings give it back; absent, each entry answers NVML_ERROR_NOT_SUPPORTED (a card without NVLink).
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count,
+                                                                            nvmlFieldValue_t* values) {
+  if (Gpu(d) == nullptr || count < 0 || (count > 0 && values == nullptr)) return NVML_ERROR_INVALID_ARGUMENT;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - St().init_at).count();
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t& v = values[i];
+    const char* key = v.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX   ? "nvlink_tx_kib_per_s"
+                      : v.fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX ? "nvlink_rx_kib_per_s"
+                                                                           : nullptr;
+    const json* rate = key != nullptr ? Field(d, key) : nullptr;
+    if (rate == nullptr) {
+      v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+      continue;
+    }
+    v.nvmlReturn = NVML_SUCCESS;
+    v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+    v.value.ullVal = static_cast<unsigned long long>(rate->get<double>() * seconds);
+  }
+  return NVML_SUCCESS;
+}
 
 // Not a snapshot field: the recording's GPU may carry "pcie_tx_kb_per_s" / "pcie_rx_kb_per_s" (what the
 // driver would return, KB/s); absent, the call is not supported (as on a vGPU guest).

@@ -115,6 +115,60 @@ TEST(MeterWatch, PcieTrafficDecidesBetweenCommunicationAndWaiting) {
   EXPECT_EQ(DiagnoseWatch(with_pcie(1, 0, gen4x16), 1, 10, "").bound, WatchBound::kWaiting);
 }
 
+TEST(MeterWatch, NvLinkTrafficIsWeighedAgainstItsLinks) {
+  // 8 GPUs with 18 NVLinks up each (144): one direction of a GPU's links is 18 x 25 = 450 GB/s. PCIe quiet.
+  auto with_links = [](std::optional<double> nvlink_gb_s) {
+    WatchSummary s = Gpu(30, 10, 0.3, 0);
+    s.pcie_bytes_per_s_mean = 1e9;
+    s.pcie_link_bytes_per_s = *PcieLinkBytesPerSecond(5, 16);
+    s.nvlinks_up = 144;
+    if (nvlink_gb_s) s.nvlink_bytes_per_s_mean = *nvlink_gb_s * 1e9;
+    return s;
+  };
+  // 200 GB/s per GPU: 44 % of 450 -> the GPUs wait on each other, over NVLink.
+  auto d = DiagnoseWatch(with_links(200), 8, 10, "");
+  EXPECT_EQ(d.bound, WatchBound::kCommunication);
+  EXPECT_EQ(d.evidence.back(),
+            "8 GPUs, low utilisation and no host-side wait; NVLink traffic 200.00 GB/s per GPU on average (both "
+            "directions), 44% of one direction of its 18 links (450 GB/s): the GPUs wait on data moving between them");
+  // 50 GB/s (11 %) and PCIe quiet: measured, and not waiting on each other.
+  d = DiagnoseWatch(with_links(50), 8, 10, "");
+  EXPECT_EQ(d.bound, WatchBound::kWaiting);
+  EXPECT_NE(d.evidence[2].find("NVLink traffic 50.00 GB/s"), std::string::npos) << d.evidence[2];
+  // Links up but their counters not read: communication, said to be unmeasured.
+  EXPECT_EQ(DiagnoseWatch(with_links(std::nullopt), 8, 10, "").bound, WatchBound::kCommunication);
+}
+
+TEST(MeterWatch, NvLinkCountersAreReadThroughNvml) {
+  // The driver's NVLink data counters growing at 10,000,000 KiB/s each way: 2 x 10^7 x 1,024 =
+  // 20.48e9 bytes/s per GPU, read as the difference of two readings over the time between them.
+  const std::string dir = ::testing::TempDir() + "/watch-nvlink";
+  std::filesystem::create_directories(dir);
+  std::ifstream in(test::Fixture("nvml/h100-590.recording.json"));
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["snapshots"][0]["gpus"][0]["nvlink_tx_kib_per_s"] = 10000000;
+  j["snapshots"][0]["gpus"][0]["nvlink_rx_kib_per_s"] = 10000000;
+  std::ofstream(dir + "/rec.json") << j.dump();
+  setenv("GPUPLAN_FAKE_NVML", (dir + "/rec.json").c_str(), 1);
+  WatchRequest q;
+  q.nvml_library = GPUPLAN_FAKE_NVML_LIB;
+  q.command = {"sleep", "0.5"};
+  q.interval_seconds = 0.1;
+  const WatchResult r = RunWatch(q);
+  unsetenv("GPUPLAN_FAKE_NVML");
+  ASSERT_GE(r.series.size(), 2u);
+  for (const WatchSample& x : r.series) {
+    ASSERT_TRUE(x.nvlink_bytes_per_s);
+    EXPECT_NEAR(*x.nvlink_bytes_per_s, 20.48e9, 0.02 * 20.48e9);
+  }
+  ASSERT_TRUE(r.summary.nvlink_bytes_per_s_mean);
+  EXPECT_NEAR(*r.summary.nvlink_bytes_per_s_mean, 20.48e9, 0.02 * 20.48e9);
+  EXPECT_FALSE(r.series[0].pcie_bytes_per_s.has_value());  // this recording gives no PCIe counters
+  const WatchResult back = WatchResultFromJson(WatchResultToJson(r), "w.json");
+  EXPECT_EQ(back.summary.nvlink_bytes_per_s_mean, r.summary.nvlink_bytes_per_s_mean);
+  EXPECT_EQ(back.series[1].nvlink_bytes_per_s, r.series[1].nvlink_bytes_per_s);
+}
+
 TEST(MeterWatch, PcieThroughputIsReadThroughNvml) {
   // The H100 recording (PCIe Gen5 x16, 18 NVLinks up, utilisation 0) with the driver's PCIe counters
   // set: TX 20,000,000 KB/s and RX 10,000,000 KB/s = 30,000,000 x 1,024 = 30.72e9 B/s per GPU; one
