@@ -334,9 +334,9 @@ TraceStep Canonical(TraceStep s, const TraceHeader& h) {
   // Health in GPU order, as a line lists it; a GPU with nothing to say has no entry.
   std::vector<GpuHealthSample> health;
   for (const GpuSample& g : s.gpus) {
-    for (const GpuHealthSample& h : s.health) {
-      if (h.gpu == g.gpu && (h.ecc_uncorrected || !h.xids.empty())) {
-        health.push_back(h);
+    for (const GpuHealthSample& x : s.health) {
+      if (x.gpu == g.gpu && (x.ecc_uncorrected || !x.xids.empty())) {
+        health.push_back(x);
       }
     }
   }
