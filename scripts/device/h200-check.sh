@@ -35,17 +35,8 @@ nvidia-smi -q -x >"$out/nvidia-smi-q.xml" 2>&1 || true
 nproc; uname -a; ldd --version | head -1
 
 step "gpuplan"
-gpuplan=""
-if [ -x "$bundle/gpuplan" ]; then
-  # The device's own C++ runtime first; the bundled one (built against glibc 2.36) if that is too old.
-  export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  if "$bundle/gpuplan" --help >/dev/null; then
-    gpuplan="$PWD/$bundle/gpuplan"
-  else
-    export LD_LIBRARY_PATH="$PWD/$bundle/lib-cxx:$LD_LIBRARY_PATH"
-    if "$bundle/gpuplan" --help >/dev/null; then gpuplan="$PWD/$bundle/gpuplan"; else ldd "$bundle/gpuplan"; fi
-  fi
-fi
+source scripts/device/common.sh
+use_bundled_gpuplan
 if [ -z "$gpuplan" ]; then
   echo "no usable device-bundle/gpuplan: trying a full CMake build (needs gpuplan's C++ libraries)"
   if cmake -S . -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPLAN_TESTS=OFF -DGPUPLAN_BENCH=OFF \

@@ -18,19 +18,10 @@ mkdir -p "$out"
 exec > >(tee -a "$out/h200-measure.log") 2>&1
 t0=$(date +%s)
 step() { echo "== $(date -u +%H:%M:%S) (+$(( $(date +%s) - t0 )) s) $*"; }
-bundle=device-bundle
 
 step "gpuplan"
-gpuplan=""
-if [ -x "$bundle/gpuplan" ]; then
-  export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  if "$bundle/gpuplan" --help >/dev/null; then
-    gpuplan="$PWD/$bundle/gpuplan"
-  else
-    export LD_LIBRARY_PATH="$PWD/$bundle/lib-cxx:$LD_LIBRARY_PATH"
-    "$bundle/gpuplan" --help >/dev/null && gpuplan="$PWD/$bundle/gpuplan"
-  fi
-fi
+source scripts/device/common.sh
+use_bundled_gpuplan
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
 
 if [ -n "$gpuplan" ]; then

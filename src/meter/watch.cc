@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "check/gpu_metrics.h"
 #include "check/host.h"
 #include "core/error.h"
 #include "read/file_text.h"
@@ -268,28 +269,8 @@ WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus) {
 }
 
 std::optional<double> PcieLinkBytesPerSecond(int generation, int lanes) {
-  double per_lane = 0;  // bytes per second, one direction
-  switch (generation) {
-    case 1:
-      per_lane = 2.5e9 * 8 / 10 / 8;
-      break;
-    case 2:
-      per_lane = 5e9 * 8 / 10 / 8;
-      break;
-    case 3:
-      per_lane = 8e9 * 128 / 130 / 8;
-      break;
-    case 4:
-      per_lane = 16e9 * 128 / 130 / 8;
-      break;
-    case 5:
-      per_lane = 32e9 * 128 / 130 / 8;
-      break;
-    default:
-      return std::nullopt;
-  }
-  if (lanes <= 0) return std::nullopt;
-  return per_lane * lanes;
+  const auto gb_s = PcieTheoryGBs(generation, lanes);  // check/gpu_metrics.h: the same PCI-SIG rates
+  return gb_s ? std::optional<double>(*gb_s * 1e9) : std::nullopt;
 }
 
 // Thresholds (docs/meter-watch.md gives the reasons).

@@ -105,9 +105,8 @@ WatchResult RunWatch(const WatchRequest& request);
 WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus);
 WatchDiagnosis DiagnoseWatch(const WatchSummary& summary, int gpus, std::size_t samples, const std::string& gpu_skip);
 
-// One direction of a PCIe link in bytes per second: the lane rate after line coding (PCI-SIG: Gen1
-// 2.5 GT/s and Gen2 5 GT/s with 8b/10b; Gen3 8, Gen4 16, Gen5 32 GT/s with 128b/130b) times the
-// lanes; nullopt for a generation this table does not know.
+// One direction of a PCIe link in bytes per second: check's PcieTheoryGBs (the PCI-SIG lane rates
+// after line coding, times the lanes) in bytes; nullopt for a generation it does not know.
 std::optional<double> PcieLinkBytesPerSecond(int generation, int lanes);
 // One direction of one NVLink, bytes per second: 25 GB/s for NVLink 2, 3 and 4 (V100, A100, H100/H200:
 // 150, 300 and 450 GB/s a direction over 6, 12 and 18 links). NVLink 5 (B200) links carry 50; counted

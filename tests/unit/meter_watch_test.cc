@@ -115,6 +115,25 @@ TEST(MeterWatch, PcieTrafficDecidesBetweenCommunicationAndWaiting) {
   EXPECT_EQ(DiagnoseWatch(with_pcie(1, 0, gen4x16), 1, 10, "").bound, WatchBound::kWaiting);
 }
 
+// `meter watch` of `sleep 0.5`, sampled every 0.1 s, on the fake NVML serving the H100 recording with
+// `gpu0`'s keys set on its GPU 0.
+WatchResult WatchSleepOnFakeNvml(const std::string& name, const nlohmann::json& gpu0) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::create_directories(dir);
+  std::ifstream in(test::Fixture("nvml/h100-590.recording.json"));
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["snapshots"][0]["gpus"][0].update(gpu0);
+  std::ofstream(dir + "/rec.json") << j.dump();
+  setenv("GPUPLAN_FAKE_NVML", (dir + "/rec.json").c_str(), 1);
+  WatchRequest q;
+  q.nvml_library = GPUPLAN_FAKE_NVML_LIB;
+  q.command = {"sleep", "0.5"};
+  q.interval_seconds = 0.1;
+  WatchResult r = RunWatch(q);
+  unsetenv("GPUPLAN_FAKE_NVML");
+  return r;
+}
+
 TEST(MeterWatch, NvLinkTrafficIsWeighedAgainstItsLinks) {
   // 8 GPUs with 18 NVLinks up each (144): one direction of a GPU's links is 18 x 25 = 450 GB/s. PCIe quiet.
   auto with_links = [](std::optional<double> nvlink_gb_s) {
@@ -142,20 +161,8 @@ TEST(MeterWatch, NvLinkTrafficIsWeighedAgainstItsLinks) {
 TEST(MeterWatch, NvLinkCountersAreReadThroughNvml) {
   // The driver's NVLink data counters growing at 10,000,000 KiB/s each way: 2 x 10^7 x 1,024 =
   // 20.48e9 bytes/s per GPU, read as the difference of two readings over the time between them.
-  const std::string dir = ::testing::TempDir() + "/watch-nvlink";
-  std::filesystem::create_directories(dir);
-  std::ifstream in(test::Fixture("nvml/h100-590.recording.json"));
-  nlohmann::json j = nlohmann::json::parse(in);
-  j["snapshots"][0]["gpus"][0]["nvlink_tx_kib_per_s"] = 10000000;
-  j["snapshots"][0]["gpus"][0]["nvlink_rx_kib_per_s"] = 10000000;
-  std::ofstream(dir + "/rec.json") << j.dump();
-  setenv("GPUPLAN_FAKE_NVML", (dir + "/rec.json").c_str(), 1);
-  WatchRequest q;
-  q.nvml_library = GPUPLAN_FAKE_NVML_LIB;
-  q.command = {"sleep", "0.5"};
-  q.interval_seconds = 0.1;
-  const WatchResult r = RunWatch(q);
-  unsetenv("GPUPLAN_FAKE_NVML");
+  const WatchResult r =
+      WatchSleepOnFakeNvml("watch-nvlink", {{"nvlink_tx_kib_per_s", 10000000}, {"nvlink_rx_kib_per_s", 10000000}});
   ASSERT_GE(r.series.size(), 2u);
   for (const WatchSample& x : r.series) {
     ASSERT_TRUE(x.nvlink_bytes_per_s);
@@ -173,21 +180,8 @@ TEST(MeterWatch, PcieThroughputIsReadThroughNvml) {
   // The H100 recording (PCIe Gen5 x16, 18 NVLinks up, utilisation 0) with the driver's PCIe counters
   // set: TX 20,000,000 KB/s and RX 10,000,000 KB/s = 30,000,000 x 1,024 = 30.72e9 B/s per GPU; one
   // direction of Gen5 x16 is 63.02e9 B/s, so 48.7 %: one idle GPU whose link is busy waits on copies.
-  const std::string dir = ::testing::TempDir() + "/watch-pcie";
-  std::filesystem::create_directories(dir);
-  std::ifstream in(test::Fixture("nvml/h100-590.recording.json"));
-  nlohmann::json j = nlohmann::json::parse(in);
-  j["snapshots"][0]["gpus"][0]["pcie_tx_kb_per_s"] = 20000000;
-  j["snapshots"][0]["gpus"][0]["pcie_rx_kb_per_s"] = 10000000;
-  j["snapshots"][0]["gpus"][0]["utilization_gpu"] = 0;
-  std::ofstream(dir + "/rec.json") << j.dump();
-  setenv("GPUPLAN_FAKE_NVML", (dir + "/rec.json").c_str(), 1);
-  WatchRequest q;
-  q.nvml_library = GPUPLAN_FAKE_NVML_LIB;
-  q.command = {"sleep", "0.5"};
-  q.interval_seconds = 0.1;
-  const WatchResult r = RunWatch(q);
-  unsetenv("GPUPLAN_FAKE_NVML");
+  const WatchResult r = WatchSleepOnFakeNvml(
+      "watch-pcie", {{"pcie_tx_kb_per_s", 20000000}, {"pcie_rx_kb_per_s", 10000000}, {"utilization_gpu", 0}});
   ASSERT_GE(r.series.size(), 2u);
   for (const WatchSample& x : r.series) {
     ASSERT_TRUE(x.pcie_bytes_per_s);
