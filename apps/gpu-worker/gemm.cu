@@ -15,7 +15,9 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <ctime>
 #include <random>
 #include <sstream>
 
@@ -97,8 +99,9 @@ double ToDouble(cudaDataType_t t, const unsigned char* base, size_t i) {
 // A matmul set up once: descriptors, buffers and the chosen algorithm.
 class Gemm {
  public:
-  Gemm(cublasLtHandle_t lt, const Precision& p, size_t m, size_t n, size_t k, void* workspace)
-      : lt_(lt), p_(p), m_(m), n_(n), k_(k), ws_(workspace),
+  Gemm(cublasLtHandle_t lt, const Precision& p, size_t m, size_t n, size_t k, void* workspace,
+       size_t workspace_bytes = kWorkspace)
+      : lt_(lt), p_(p), m_(m), n_(n), k_(k), ws_(workspace), ws_bytes_(workspace_bytes),
         a_(k * m * p.ab_bytes), b_(k * n * p.ab_bytes), c_(m * n * p.cd_bytes) {
     GW_LT(cublasLtMatmulDescCreate(&desc_, p.compute, p.scale));
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -119,34 +122,54 @@ class Gemm {
     GW_LT(cublasLtMatmulDescDestroy(desc_));
   }
 
-  // The heuristic's candidates; each is timed and the fastest kept. Returns how many were tried.
-  int ChooseAlgorithm() {
+  // The heuristic's candidates (at most `wanted`, fitting the workspace) with state SUCCESS, best
+  // first as the heuristic ranks them; empty when it has none for this precision and layout.
+  std::vector<cublasLtMatmulAlgo_t> Candidates(int wanted) {
     cublasLtMatmulPreference_t pref;
     GW_LT(cublasLtMatmulPreferenceCreate(&pref));
-    const size_t ws = kWorkspace;
+    const size_t ws = ws_bytes_;
     GW_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    cublasLtMatmulHeuristicResult_t found[kCandidates];
+    std::vector<cublasLtMatmulHeuristicResult_t> found(static_cast<size_t>(wanted));
     int returned = 0;
     const cublasStatus_t st =
-        cublasLtMatmulAlgoGetHeuristic(lt_, desc_, la_, lb_, lc_, lc_, pref, kCandidates, found, &returned);
+        cublasLtMatmulAlgoGetHeuristic(lt_, desc_, la_, lb_, lc_, lc_, pref, wanted, found.data(), &returned);
     GW_LT(cublasLtMatmulPreferenceDestroy(pref));
+    std::vector<cublasLtMatmulAlgo_t> out;
     if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && returned == 0)) {
-      return 0;  // no algorithm for this precision and layout here: the caller reports a skip
+      return out;  // no algorithm for this precision and layout here: the caller reports a skip
     }
     GW_LT(st);
+    for (int i = 0; i < returned; ++i) {
+      if (found[i].state == CUBLAS_STATUS_SUCCESS) {
+        out.push_back(found[i].algo);
+      }
+    }
+    return out;
+  }
+
+  // The heuristic's first algorithm, untimed (what a framework calling cuBLASLt once gets).
+  bool FirstAlgorithm() {
+    const std::vector<cublasLtMatmulAlgo_t> found = Candidates(1);
+    if (found.empty()) {
+      return false;
+    }
+    algo_ = found[0];
+    return true;
+  }
+
+  // The heuristic's candidates; each is timed and the fastest kept. Returns how many were tried.
+  int ChooseAlgorithm() {
+    const std::vector<cublasLtMatmulAlgo_t> found = Candidates(kCandidates);
     double best = 1e30;
     int tried = 0;
-    for (int i = 0; i < returned; ++i) {
-      if (found[i].state != CUBLAS_STATUS_SUCCESS) {
-        continue;
-      }
-      algo_ = found[i].algo;
+    for (const cublasLtMatmulAlgo_t& candidate : found) {
+      algo_ = candidate;
       Run();  // warm-up
       const double t = Time(2);
       ++tried;
       if (t < best) {
         best = t;
-        best_algo_ = found[i].algo;
+        best_algo_ = candidate;
       }
     }
     algo_ = best_algo_;
@@ -160,7 +183,7 @@ class Gemm {
     void* out = c != nullptr ? c : c_.p;
     GW_LT(cublasLtMatmul(lt_, desc_, integer ? static_cast<const void*>(&alpha_i) : &alpha_f, a_.p, la_, b_.p, lb_,
                          integer ? static_cast<const void*>(&beta_i) : &beta_f, out, lc_, out, lc_, &algo_, ws_,
-                         kWorkspace, s));
+                         ws_bytes_, s));
   }
 
   // Seconds per matmul over `iterations` back to back.
@@ -228,6 +251,7 @@ class Gemm {
   const Precision& p_;
   size_t m_, n_, k_;
   void* ws_;
+  size_t ws_bytes_;
   DeviceBuffer a_, b_, c_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t la_ = nullptr, lb_ = nullptr, lc_ = nullptr;
@@ -260,29 +284,41 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
+const Precision* FindPrecision(const std::string& name) {
+  for (const auto& x : kPrecisions) {
+    if (x.name == name) {
+      return &x;
+    }
+  }
+  return nullptr;
+}
+
+// Why `name` cannot run on this GPU ("" when it can).
+std::string CannotRun(const std::string& name, const Precision* p, const cudaDeviceProp& prop) {
+  if (p == nullptr) {
+    return "unknown precision";
+  }
+  if (prop.major * 10 + prop.minor < p->min_cc) {
+    return name + " needs compute capability " + std::to_string(p->min_cc / 10) + "." + std::to_string(p->min_cc % 10) +
+           "; this GPU is " + std::to_string(prop.major) + "." + std::to_string(prop.minor);
+  }
+  return "";
+}
+
 }  // namespace
 
 void RunGemm(const Args& a, int device) {
   cudaDeviceProp prop{};
   GW_CUDA(cudaGetDeviceProperties(&prop, device));
-  const int cc = prop.major * 10 + prop.minor;
   cublasLtHandle_t lt;
   GW_LT(cublasLtCreate(&lt));
   DeviceBuffer ws(kWorkspace);
-  for (const std::string& name : Split(a.precisions)) {
-    const Precision* p = nullptr;
-    for (const auto& x : kPrecisions) {
-      if (x.name == name) {
-        p = &x;
-      }
-    }
-    if (p == nullptr || cc < p->min_cc) {
+  for (const std::string& name : Split(a.precisions.empty() ? "bf16" : a.precisions)) {
+    const Precision* p = FindPrecision(name);
+    const std::string why = CannotRun(name, p, prop);
+    if (!why.empty()) {
       Json s = Line("skip");
-      s.Str("name", "gemm").Str("precision", name);
-      s.Str("reason", p == nullptr ? "unknown precision"
-                                   : name + " needs compute capability " + std::to_string(p->min_cc / 10) + "." +
-                                         std::to_string(p->min_cc % 10) + "; this GPU is " +
-                                         std::to_string(prop.major) + "." + std::to_string(prop.minor));
+      s.Str("name", "gemm").Str("precision", name).Str("reason", why);
       Emit(s);
       continue;
     }
@@ -317,6 +353,128 @@ void RunGemm(const Args& a, int device) {
       r.Str("name", "gemm").Bool("verified", true).Str("precision", p->name).Str("role", sh.role).Str("shape", sh.label);
       r.U64("m", sh.m).U64("n", sh.n).U64("k", sh.k).Num("seconds", secs).Int("iterations", iters);
       r.Int("algorithms_tried", tried).Int("samples_checked", kSamples).Int("mismatches", wrong).Num("max_error", max_rel);
+      Emit(r);
+    }
+  }
+  GW_LT(cublasLtDestroy(lt));
+}
+
+namespace {
+
+constexpr size_t kSweepWorkspace = size_t{32} << 20;
+constexpr size_t kSweepMaxBytes = size_t{8} << 30;  // A, B and C together
+constexpr int kSweepWarmup = 3;
+constexpr int kSweepMaxCalls = 1 << 24;
+
+// The default grid: m tokens x n output features x k input features, 150 shapes.
+std::vector<std::array<size_t, 3>> DefaultSweep() {
+  std::vector<std::array<size_t, 3>> out;
+  for (size_t m : {128, 512, 2048, 8192, 32768}) {
+    for (size_t n : {1024, 2048, 4096, 8192, 16384, 32768}) {
+      for (size_t k : {1024, 2048, 4096, 8192, 16384}) {
+        out.push_back({m, n, k});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// The GEMM-efficiency table of the time model (scripts/device/gemm_table.py makes data/gemm/*.yaml
+// of its lines). A shape (m, n, k) is a linear layer's forward product Y = X W^T: X is m tokens x k
+// input features, W is n output features x k, both row-major as a framework holds them, so the
+// cuBLASLt call is the one PyTorch makes for it: "TN" with cuBLAS's m = n (output features), its
+// n = m (tokens), A = W, B = X. Per shape: the heuristic's first algorithm with a 32 MiB workspace
+// (no candidates timed: what a framework gets), 3 warm-up calls, then batches of back-to-back calls
+// timed with CUDA events, growing geometrically from 1 call (x2 to x10 a step, from the last
+// batch's time) until one lasts at least --min-ms; that batch's time per call is printed. The
+// result is then checked on sampled entries as in the gemm test.
+void RunGemmSweep(const Args& a, int device) {
+  cudaDeviceProp prop{};
+  GW_CUDA(cudaGetDeviceProperties(&prop, device));
+  int clock_khz = 0;  // CUDA 13's cudaDeviceProp has no clockRate: the attribute gives it
+  GW_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+  int runtime = 0;
+  GW_CUDA(cudaRuntimeGetVersion(&runtime));
+  const std::vector<std::array<size_t, 3>> shapes = a.shapes.empty() ? DefaultSweep() : a.shapes;
+  const double min_s = a.min_ms / 1e3;
+  {
+    Json j;
+    j.Str("type", "gemm_sweep").Str("test", a.test).Str("device", prop.name).Int("device_index", device);
+    j.Str("cc", std::to_string(prop.major) + "." + std::to_string(prop.minor));
+    j.Int("sm_count", prop.multiProcessorCount).Num("clock_mhz", clock_khz / 1e3);
+    j.U64("cublaslt_version", cublasLtGetVersion()).Int("cuda_runtime", runtime);
+    j.Num("min_ms", a.min_ms).U64("workspace_bytes", kSweepWorkspace).Int("warmup_calls", kSweepWarmup);
+    j.U64("shapes", shapes.size());
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    char date[16] = "";
+    if (gmtime_r(&now, &utc) != nullptr) {
+      std::strftime(date, sizeof date, "%Y-%m-%d", &utc);
+    }
+    j.Str("date", date);  // UTC, the table's `measured`
+    Emit(j);
+  }
+  cublasLtHandle_t lt;
+  GW_LT(cublasLtCreate(&lt));
+  DeviceBuffer ws(kSweepWorkspace);
+  for (const std::string& name : Split(a.precisions.empty() ? "bf16,fp8" : a.precisions)) {
+    const Precision* p = FindPrecision(name);
+    const std::string why = CannotRun(name, p, prop);
+    if (!why.empty()) {
+      Json s = Line("skip");
+      s.Str("name", "gemm-sweep").Str("precision", name).Str("reason", why);
+      Emit(s);
+      continue;
+    }
+    for (const std::array<size_t, 3>& sh : shapes) {
+      const size_t m = sh[0], n = sh[1], k = sh[2];
+      auto skip_shape = [&](const std::string& reason) {
+        Json s = Line("skip");
+        s.Str("name", "gemm-sweep").Str("precision", name).U64("m", m).U64("n", n).U64("k", k).Str("reason", reason);
+        Emit(s);
+      };
+      const size_t need = (m * k + k * n) * p->ab_bytes + m * n * p->cd_bytes;
+      if (need > kSweepMaxBytes) {
+        skip_shape("A, B and C need " + std::to_string(need >> 20) + " MiB, over the sweep's 8 GiB");
+        continue;
+      }
+      size_t free_b = 0, total_b = 0;
+      GW_CUDA(cudaMemGetInfo(&free_b, &total_b));
+      if (need + (size_t{64} << 20) > free_b) {
+        skip_shape("A, B and C need " + std::to_string(need >> 20) + " MiB; " + std::to_string(free_b >> 20) +
+                   " MiB free");
+        continue;
+      }
+      Gemm g(lt, *p, n, m, k, ws.p, kSweepWorkspace);  // cuBLAS m = output features, n = tokens
+      if (!g.FirstAlgorithm()) {
+        skip_shape("cuBLASLt offers no " + name + " algorithm for this shape and layout (heuristic returned none)");
+        continue;
+      }
+      for (int i = 0; i < kSweepWarmup; ++i) {
+        g.Run();
+      }
+      GW_CUDA(cudaDeviceSynchronize());
+      int calls = 1;
+      double batch = 0;
+      for (;;) {
+        batch = g.Time(calls) * calls;
+        if (batch >= min_s || calls >= kSweepMaxCalls) {
+          break;
+        }
+        // Aim 20% past --min-ms from this batch's rate, growing x2 to x10.
+        const double aim = std::ceil(calls * 1.2 * min_s / std::max(batch, 1e-9));
+        const double next = std::min(10.0 * calls, std::max(2.0 * calls, aim));
+        calls = static_cast<int>(std::min<double>(next, kSweepMaxCalls));
+      }
+      const double per_call = batch / calls;
+      double max_rel = 0;
+      const int wrong = g.Verify(&max_rel);
+      Json r = Line("gemm_shape");
+      r.Str("precision", name).U64("m", m).U64("n", n).U64("k", k).Int("calls", calls);
+      r.Num("seconds_per_call", per_call).Num("tflops", 2.0 * m * n * k / per_call / 1e12);
+      r.Bool("verified", true).Int("samples_checked", kSamples).Int("mismatches", wrong).Num("max_error", max_rel);
       Emit(r);
     }
   }

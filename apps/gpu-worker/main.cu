@@ -1,4 +1,5 @@
 // gpu-worker: arguments in, JSON lines out (apps/gpu-worker/README.md).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -221,6 +222,49 @@ unsigned long long CountBytesNot(const unsigned char* p, size_t bytes, unsigned 
 
 namespace {
 
+// --shapes "m,n,k;m,n,k;...": positive integers, three per shape.
+std::vector<std::array<size_t, 3>> ParseShapes(const std::string& text) {
+  std::vector<std::array<size_t, 3>> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(';', start), text.size());
+    const std::string one = text.substr(start, end - start);
+    start = end + 1;
+    if (one.find_first_not_of(" ") == std::string::npos) {
+      continue;  // empty entry (a trailing ';')
+    }
+    std::array<size_t, 3> s{};
+    const char* p = one.c_str();
+    const std::string bad = "--shapes: '" + one + "' is not three positive integers m,n,k";
+    for (int d = 0; d < 3; ++d) {
+      while (*p == ' ') {
+        ++p;
+      }
+      char* after = nullptr;
+      const unsigned long long v = *p >= '0' && *p <= '9' ? std::strtoull(p, &after, 10) : 0;
+      if (v == 0) {
+        Usage(bad);
+      }
+      s[d] = static_cast<size_t>(v);
+      p = after;
+      while (*p == ' ') {
+        ++p;
+      }
+      if (d < 2 && *p++ != ',') {
+        Usage(bad);
+      }
+    }
+    if (*p != '\0') {
+      Usage(bad);
+    }
+    out.push_back(s);
+  }
+  if (out.empty()) {
+    Usage("--shapes needs at least one m,n,k");
+  }
+  return out;
+}
+
 int Main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -240,7 +284,12 @@ int Main(int argc, char** argv) {
     else if (k == "--pinned-only") a.pinned_only = true;
     else if (k == "--min-bytes") a.min_bytes = std::strtoull(value().c_str(), nullptr, 10);
     else if (k == "--max-bytes") a.max_bytes = std::strtoull(value().c_str(), nullptr, 10);
+    else if (k == "--min-ms") a.min_ms = std::atof(value().c_str());
+    else if (k == "--shapes") a.shapes = ParseShapes(value());
     else Usage("unknown argument " + k);
+  }
+  if (!(a.min_ms > 0)) {
+    Usage("--min-ms must be a positive number of milliseconds");
   }
   SetContext(a.test, a.all_devices ? -1 : a.device);
   {
@@ -248,13 +297,13 @@ int Main(int argc, char** argv) {
     hello.Str("type", "hello").Str("protocol", "gpuplan-worker/1").Str("worker", "gpu-worker 1").Bool("nccl", NcclBuilt());
     Emit(hello);
   }
-  const char* tests[] = {"memory", "bandwidth", "gemm", "pcie", "p2p", "nccl", "burn"};
+  const char* tests[] = {"memory", "bandwidth", "gemm", "gemm-sweep", "pcie", "p2p", "nccl", "burn"};
   bool known = false;
   for (const char* t : tests) {
     known = known || a.test == t;
   }
   if (!known) {
-    Usage("--test must be one of memory, bandwidth, gemm, pcie, p2p, nccl, burn; got '" + a.test + "'");
+    Usage("--test must be one of memory, bandwidth, gemm, gemm-sweep, pcie, p2p, nccl, burn; got '" + a.test + "'");
   }
   int count = 0;
   GW_CUDA(cudaGetDeviceCount(&count));
@@ -280,6 +329,7 @@ int Main(int argc, char** argv) {
   if (a.test == "memory") RunMemory(a, devices[0]);
   else if (a.test == "bandwidth") RunBandwidth(a, devices[0]);
   else if (a.test == "gemm") RunGemm(a, devices[0]);
+  else if (a.test == "gemm-sweep") RunGemmSweep(a, devices[0]);
   else if (a.test == "burn") RunBurn(a, devices[0]);
   else if (a.test == "pcie") RunPcie(a, devices[0]);
   else if (a.test == "p2p") RunP2p(a, devices);

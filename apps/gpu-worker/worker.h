@@ -10,6 +10,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -19,15 +20,17 @@
 namespace gw {
 
 struct Args {
-  std::string test;             // memory | bandwidth | gemm | pcie | p2p | nccl | burn
+  std::string test;             // memory | bandwidth | gemm | gemm-sweep | pcie | p2p | nccl | burn
   int device = 0;               // --device N (CUDA index under CUDA_DEVICE_ORDER=PCI_BUS_ID)
   std::string pci_bus_id;       // --pci-bus-id ID: wins over --device
   bool all_devices = false;     // --devices all
   double seconds = 10;          // --seconds S: time budget (memory passes, burn-in length)
-  std::string precisions = "bf16";  // --precisions fp32,tf32,bf16,fp16,int8,fp8
+  std::string precisions;       // --precisions fp32,tf32,bf16,fp16,int8,fp8 (empty: gemm bf16, gemm-sweep bf16,fp8)
   bool pinned_only = false;     // --pinned-only (PCIe, all GPUs at once)
   size_t min_bytes = 8;         // --min-bytes (NCCL sweep)
   size_t max_bytes = size_t{1} << 30;  // --max-bytes (NCCL sweep)
+  double min_ms = 100;          // --min-ms (gemm-sweep): timed batch length per shape
+  std::vector<std::array<size_t, 3>> shapes;  // --shapes "m,n,k;..." (gemm-sweep; empty: the default grid)
 };
 
 // One JSON object, built field by field.
@@ -124,6 +127,7 @@ unsigned long long CountBytesNot(const unsigned char* p, size_t bytes, unsigned 
 void RunMemory(const Args& a, int device);
 void RunBandwidth(const Args& a, int device);
 void RunGemm(const Args& a, int device);
+void RunGemmSweep(const Args& a, int device);
 void RunBurn(const Args& a, int device);
 void RunPcie(const Args& a, int device);
 void RunP2p(const Args& a, const std::vector<int>& devices);

@@ -49,41 +49,7 @@ if [ -z "$gpuplan" ]; then
 fi
 
 step "gpu-worker (nvcc, sm_90, with NCCL when found)"
-worker="$work/gpu-worker"
-cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
-nccl_inc=""; nccl_lib=""
-for d in /usr/local/cuda/include /usr/include $(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) + "/include")' 2>/dev/null); do
-  [ -f "$d/nccl.h" ] && nccl_inc=$d && break
-done
-for d in /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu $(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) + "/lib")' 2>/dev/null); do
-  ls "$d"/libnccl.so* >/dev/null 2>&1 && nccl_lib=$d && break
-done
-nccl_flags=()
-if [ -n "$nccl_inc" ] && [ -n "$nccl_lib" ]; then
-  nccl_flags=(-DGPUPLAN_WORKER_NCCL=1 -I"$nccl_inc" -L"$nccl_lib" -l:"$(basename "$(ls "$nccl_lib"/libnccl.so* | head -1)")")
-  export LD_LIBRARY_PATH="$nccl_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
-echo "NCCL: include ${nccl_inc:-none}, lib ${nccl_lib:-none}"
-# One nvcc per file, in parallel, then one link.
-build_worker() {
-  local pids=() objs=() ok=0
-  for f in apps/gpu-worker/*.cu; do
-    local o="$work/$(basename "$f").o"
-    objs+=("$o")
-    nvcc -O3 -std=c++17 -arch="sm_${cap:-90}" -Xcompiler=-Wall "${nccl_flags[@]:0:2}" -c "$f" -o "$o" &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p" || ok=1; done
-  [ "$ok" = 0 ] && nvcc -arch="sm_${cap:-90}" "${objs[@]}" "${nccl_flags[@]:2}" -lcublasLt -o "$worker"
-}
-if build_worker; then
-  echo "built $worker"
-elif [ -x "$bundle/gpu-worker" ]; then
-  echo "nvcc failed: using the bundled gpu-worker"
-  worker="$PWD/$bundle/gpu-worker"
-else
-  echo "no gpu-worker: the GPU tests will be SKIP"
-fi
+build_gpu_worker "$work" || echo "the GPU tests will be SKIP"
 "$worker" --test gemm --device 0 --precisions bf16 >"$out/gpu-worker-gemm.jsonl" 2>&1; echo "worker gemm exit $?"
 
 common=(--expect "1x H200 SXM" --worker "$worker")
