@@ -38,11 +38,16 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--tp", "tp", "tensor-parallel size; in a search, given = kept", &R::tp).Min(0, true));
     t.push_back(Option<R>("--pp", "pp", "pipeline-parallel size; in a search, given = kept", &R::pp).Min(0, true));
     t.push_back(Option<R>("--ep", "ep", "expert-parallel size (MoE); in a search, given = kept", &R::ep).Min(0, true));
+    t.push_back(Option<R>("--cp", "cp", "context-parallel size (training; ring attention over sequence chunks); in a search, given = kept", &R::cp).Min(0, true));
     t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept", &R::vpp).Min(0, true));
     t.push_back(Option<R>("--sp", "sp", "sequence parallelism (with tp > 1); in a search, given = kept (otherwise on whenever tp > 1)", &R::sp));
     t.push_back(Option<R>("--recompute", "recompute", "activation recomputation", &R::recompute)
                     .Choices({"none", "selective", "full"}, [](const std::string& s) { ParseRecompute(s); }));
     t.push_back(Option<R>("--flash-attn", "flash_attn", "FlashAttention (no attention-score activations)", &R::flash_attn).Choices({"on", "off"}, on_off));
+    t.push_back(Option<R>("--fp8", "fp8", "training GEMMs in fp8 (Transformer Engine / torchao float8; Hopper and later; docs/time-model.md §3.1)", &R::fp8)
+                    .Choices({"on", "off"}, on_off));
+    t.push_back(Option<R>("--attention", "attention", "fused attention kernel: fa2 (FlashAttention-2, SDPA) or fa3 (FlashAttention-3, cuDNN via Transformer Engine); docs/time-model.md §3.2", &R::attention)
+                    .Choices({"fa2", "fa3"}, [](const std::string& s) { ParseAttentionKernel(s); }).Unset("the framework's (fa2)"));
     t.push_back(Option<R>("--lora-rank", "lora_rank", "LoRA rank", &R::lora_rank));
     t.push_back(Option<R>("--lora-dropout", "lora_dropout", "LoRA dropout probability", &R::lora_dropout)
                     .Min(0).Max(1, true));
@@ -129,6 +134,7 @@ void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::stri
   if (given("pp")) r.pinned.pp = r.pp;
   if (given("ep")) r.pinned.ep = r.ep;
   if (given("vpp")) r.pinned.vpp = r.vpp;
+  if (given("cp")) r.pinned.cp = r.cp;
   if (given("zero")) r.pinned.zero = r.zero;
   if (given("micro_batch")) r.pinned.micro_batch = r.micro_batch;
   if (given("recompute")) r.pinned.recompute = ParseRecompute(r.recompute);

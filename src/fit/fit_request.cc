@@ -42,6 +42,10 @@ Workload WorkloadOf(const FitRequest& r) {
   w.global_batch = r.global_batch;
   w.recompute = ParseRecompute(r.recompute);
   w.flash_attn = ParseOnOff(r.flash_attn, "--flash-attn");
+  w.fp8 = ParseOnOff(r.fp8, "--fp8");
+  if (w.fp8 && w.task == Task::kInfer) {
+    throw InputError("applies to training; for inference use --weight-dtype fp8", "", 0, "--fp8");
+  }
   w.lora_rank = r.lora_rank;
   w.lora_dropout = r.lora_dropout;
   if (r.lora_targets != "all-linear" && r.lora_targets != "all") {
@@ -164,6 +168,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   l.pp = r.pp;
   l.ep = r.ep;
   l.vpp = r.vpp;
+  l.cp = r.cp;
   l.zero = r.zero;
   l.sp = r.sp;
   l.offload_optimizer = r.offload_optimizer;
@@ -173,12 +178,13 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.overhead.fragmentation = r.fragmentation;
   ApplyFramework(r, data_dir, in);
   in.time.mfu = r.mfu;
+  in.time.attention = ParseAttentionKernel(r.attention.empty() ? in.overhead.framework.attention : r.attention);
   if (!r.network.empty()) {
     in.time.network = ParseNetwork(r.network);
   }
   in.tokens = r.JobTokens();
   for (const auto& [v, field] : {std::pair{l.gpus, "--gpus"}, std::pair{l.tp, "--tp"}, std::pair{l.pp, "--pp"},
-                                 std::pair{l.ep, "--ep"}, std::pair{l.vpp, "--vpp"}}) {
+                                 std::pair{l.ep, "--ep"}, std::pair{l.vpp, "--vpp"}, std::pair{l.cp, "--cp"}}) {
     if (v <= 0) {
       throw InputError("must be a positive number, got " + std::to_string(v), "", 0, field);
     }

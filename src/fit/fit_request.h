@@ -36,10 +36,12 @@ struct FitRequest {
   std::string precision = "mixed";
   std::string optimizer = "adamw";
   int zero = 0;
-  int64_t tp = 1, pp = 1, ep = 1, vpp = 1;
+  int64_t tp = 1, pp = 1, ep = 1, vpp = 1, cp = 1;
   bool sp = false;
   std::string recompute = "none";
   std::string flash_attn = "on";
+  std::string fp8 = "off";
+  std::string attention;  // empty: the framework profile's kernel (fa2 unless it says fa3)
   int64_t lora_rank = 16;
   double lora_dropout = 0;
   std::string lora_targets = "all-linear";

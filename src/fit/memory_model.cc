@@ -23,16 +23,6 @@ constexpr double kFlashLseBytes = 4.0;
 
 double CeilDiv(int64_t a, int64_t b) { return static_cast<double>((a + b - 1) / b); }
 
-bool IsLoraTarget(const TensorGroup& t, const std::vector<std::string>& targets) {
-  if (!t.linear || t.role == TensorRole::kLmHead || t.role == TensorRole::kEmbedding ||
-      t.role == TensorRole::kRouter || t.role == TensorRole::kPositionEmbedding) {
-    return false;
-  }
-  if (targets.empty()) {
-    return true;  // "all-linear" as in QLoRA (Dettmers et al. 2023, section 4)
-  }
-  return std::find(targets.begin(), targets.end(), t.module) != targets.end();
-}
 
 // Trained parameters of one tensor class held by the GPU, and their ZeRO shard size.
 struct Trainable {
@@ -65,7 +55,7 @@ class Estimator {
   StageTotals Stage(bool first, bool last) const {
     StageTotals s;
     const bool train = IsTraining(w_.task);
-    const double dp = static_cast<double>(l_.dp());
+    const double dp = static_cast<double>(l_.dp_cp());  // ZeRO shards over dp x cp
     std::vector<Trainable> trainables;
     for (const auto& c : sum_.classes) {
       const double share = Share(c, first, last);
@@ -216,7 +206,7 @@ class Estimator {
 
   // §3.4 ZeRO-3 gathers each layer's full parameters before use and prefetches the next.
   Bytes ZeroLiveParams() const {
-    if (l_.zero != 3 || l_.dp() == 1) {
+    if (l_.zero != 3 || l_.dp_cp() == 1) {
       return Bytes(0);
     }
     const double per_layer = sum_.per_layer_params / static_cast<double>(m_.layers);
@@ -226,13 +216,17 @@ class Estimator {
   }
 
   double ActBytes() const { return ElementBytes(w_.precision); }
+  // Tokens of one micro-batch a GPU holds: context parallelism splits each sequence over cp ranks.
+  double LocalTokens() const {
+    return static_cast<double>(w_.seq * w_.micro_batch) / static_cast<double>(l_.cp);
+  }
 
   // §4 Activations of one transformer layer for one micro-batch on one GPU (Korthikanti et
   // al. 2022, section 4, generalised to GQA, gated MLPs, MoE and MLA). `moe` selects the MoE
   // layer form.
   double LayerActivations(bool moe) const {
     const double p = ActBytes();
-    const double s = static_cast<double>(w_.seq);
+    const double s = static_cast<double>(w_.seq) / static_cast<double>(l_.cp);  // context parallel: s / cp per rank
     const double b = static_cast<double>(w_.micro_batch);
     const double h = static_cast<double>(m_.hidden);
     const double t = static_cast<double>(l_.tp);
@@ -291,7 +285,7 @@ class Estimator {
       return 0;
     }
     const double p = ActBytes();
-    const double sb = static_cast<double>(w_.seq * w_.micro_batch);
+    const double sb = LocalTokens();
     double bytes = p * sb * static_cast<double>(w_.lora_rank) * sum_.lora_modules_per_layer;
     if (w_.lora_dropout > 0) {
       bytes += (p + 1.0) * sb * sum_.lora_input_width_per_layer;
@@ -312,7 +306,7 @@ class Estimator {
   // §4.5 logits and loss on the last stage.
   double LogitsActivations() const {
     const double p = ActBytes();
-    const double sb = static_cast<double>(w_.seq * w_.micro_batch);
+    const double sb = LocalTokens();
     const double t = static_cast<double>(l_.tp);
     const double h = static_cast<double>(m_.hidden);
     const double v = static_cast<double>(m_.vocab);
@@ -340,7 +334,7 @@ class Estimator {
     double recompute_buffer = 0;
     if (w_.recompute == Recompute::kFull) {
       // Only each layer's input is kept; one layer's activations are rebuilt at a time.
-      stored_per_layer = ActBytes() * static_cast<double>(w_.seq * w_.micro_batch * m_.hidden) /
+      stored_per_layer = ActBytes() * LocalTokens() * static_cast<double>(m_.hidden) /
                          (l_.sp ? static_cast<double>(l_.tp) : 1.0);
       recompute_buffer = per_layer;
     }
@@ -414,6 +408,7 @@ class Estimator {
     groups += l_.tp > 1 ? 1 : 0;
     groups += l_.pp > 1 ? 1 : 0;
     groups += (train && l_.dp() > 1) ? 1 : 0;
+    groups += l_.cp > 1 ? 1 : 0;
     groups += l_.ep > 1 ? 1 : 0;
     const Bytes dynamic = train ? s.mem.activations + s.mem.gradients : s.mem.activations;
     s.non_torch = o_.cuda_context + o_.nccl_per_group * static_cast<double>(groups);
@@ -427,7 +422,7 @@ class Estimator {
   // §8.2 communication buffers of the framework (none in the generic convention).
   Bytes CommBuffers(const StageTotals& s) const {
     const FrameworkProfile& f = o_.framework;
-    if (l_.dp() == 1) {
+    if (l_.dp_cp() == 1) {
       return Bytes(0);
     }
     if (l_.zero == 0) {
@@ -487,6 +482,17 @@ void ApplyServerRule(const FrameworkProfile& f, const OverheadConfig& o, const W
 }
 
 }  // namespace
+
+bool IsLoraTarget(const TensorGroup& t, const std::vector<std::string>& targets) {
+  if (!t.linear || t.role == TensorRole::kLmHead || t.role == TensorRole::kEmbedding ||
+      t.role == TensorRole::kRouter || t.role == TensorRole::kPositionEmbedding) {
+    return false;
+  }
+  if (targets.empty()) {
+    return true;  // "all-linear" as in QLoRA (Dettmers et al. 2023, section 4)
+  }
+  return std::find(targets.begin(), targets.end(), t.module) != targets.end();
+}
 
 int64_t LoraParams(const ModelSpec& m, int64_t rank, const std::vector<std::string>& targets) {
   int64_t n = 0;

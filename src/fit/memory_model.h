@@ -98,6 +98,9 @@ struct ModelSummary {
 };
 
 ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets);
+// Whether LoRA adapts this tensor: a linear layer weight (not the head, embeddings or router) named
+// in `targets`, or any of them when `targets` is empty ("all-linear", QLoRA section 4).
+bool IsLoraTarget(const TensorGroup& t, const std::vector<std::string>& targets);
 
 // Trainable LoRA parameters for the given rank and targets: r x (in + out) per adapted matrix
 // (Hu et al. 2021, section 4). Targets are module names; empty = every linear but the head.

@@ -39,7 +39,7 @@ double Score(const Candidate& c, Objective o, double tokens) {
 void CheckPins(const SearchPins& p) {
   for (const auto& [v, field] : {std::pair{p.gpus, "--gpus"}, std::pair{p.tp, "--tp"}, std::pair{p.pp, "--pp"},
                                  std::pair{p.ep, "--ep"}, std::pair{p.vpp, "--vpp"},
-                                 std::pair{p.micro_batch, "--micro-batch"}}) {
+                                 std::pair{p.cp, "--cp"}, std::pair{p.micro_batch, "--micro-batch"}}) {
     if (v && *v <= 0) {
       throw InputError("must be a positive number, got " + std::to_string(*v), "", 0, field);
     }
@@ -76,6 +76,7 @@ std::string SearchPins::Describe() const {
   if (pp) add("pp=" + std::to_string(*pp));
   if (ep) add("ep=" + std::to_string(*ep));
   if (vpp) add("vpp=" + std::to_string(*vpp));
+  if (cp) add("cp=" + std::to_string(*cp));
   if (zero) add("zero=" + std::to_string(*zero));
   if (micro_batch) add("micro-batch=" + std::to_string(*micro_batch));
   if (recompute) add(std::string("recompute=") + ToString(*recompute));
@@ -149,10 +150,11 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
           }
         }
         for (int64_t pp : pps) {
-          if (pp <= 0 || pp > m.layers || count % (tp * pp) != 0) {
+          const int64_t cp = pin.cp.value_or(1);
+          if (pp <= 0 || pp > m.layers || count % (tp * pp * cp) != 0) {
             continue;
           }
-          const int64_t dp = count / (tp * pp);
+          const int64_t dp = count / (tp * pp * cp);
           std::vector<int64_t> eps;
           if (pin.ep) {
             const int64_t ep = *pin.ep;
@@ -205,6 +207,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                   l.pp = pp;
                   l.ep = ep;
                   l.vpp = pp > 1 ? pin.vpp.value_or(1) : 1;
+                  l.cp = cp;
                   l.zero = zero;
                   l.sp = sp;
                   l.offload_optimizer = pin.offload_optimizer.value_or(false);

@@ -28,6 +28,7 @@ struct SearchPins {
   std::optional<int64_t> pp;
   std::optional<int64_t> ep;
   std::optional<int64_t> vpp;
+  std::optional<int64_t> cp;  // context parallel: only when given (the search does not vary it)
   std::optional<int> zero;
   std::optional<int64_t> micro_batch;
   std::optional<Recompute> recompute;
@@ -35,7 +36,7 @@ struct SearchPins {
   std::optional<bool> offload_optimizer;
   std::optional<bool> offload_params;
   bool Any() const {
-    return gpus || tp || pp || ep || vpp || zero || micro_batch || recompute || sp || offload_optimizer || offload_params;
+    return gpus || tp || pp || ep || vpp || cp || zero || micro_batch || recompute || sp || offload_optimizer || offload_params;
   }
   std::string Describe() const;  // "gpus=1 zero=0", for messages
 };

@@ -163,17 +163,6 @@ Network DefaultNetwork(const Gpu& gpu) {
 
 Network NetworkFor(const TimeConfig& c, const Gpu& gpu) { return c.network ? *c.network : DefaultNetwork(gpu); }
 
-double DefaultEfficiency(const Gpu& gpu) {
-  const std::string a = NormalizeName(gpu.architecture);
-  if (a == "ampere") return 0.55;
-  if (a == "hopper") return 0.50;
-  if (a == "blackwell") return 0.40;
-  if (a == "ada") return 0.45;
-  if (a == "volta") return 0.40;
-  if (a == "turing") return 0.35;
-  return 0.35;
-}
-
 bool HasPeakFlops(const Gpu& gpu, Precision p) {
   const std::optional<double>& tf =
       p == Precision::kFp32 ? gpu.tflops.fp32 : (gpu.tflops.bf16 ? gpu.tflops.bf16 : gpu.tflops.fp16);
@@ -207,16 +196,13 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   const ModelSpec& m = sum.model;
   TrainingTime t;
   const double gpus = static_cast<double>(l.gpus);
-  const double dp = static_cast<double>(l.dp());
+  // Gradients are reduced (and ZeRO shards) over the data x context parallel ranks.
+  const double dp = static_cast<double>(l.dp_cp());
+  const double cp = static_cast<double>(l.cp);
   const double s = static_cast<double>(w.seq);
   const double p = ElementBytes(w.precision);
   const double h = static_cast<double>(m.hidden);
   const double layers_per_stage = std::ceil(static_cast<double>(m.layers) / static_cast<double>(l.pp));
-  t.efficiency = c.mfu.value_or(DefaultEfficiency(gpu));
-  if (t.efficiency <= 0 || t.efficiency > 1) {
-    throw InputError("must be in (0, 1]", "", 0, "--mfu");
-  }
-
   // §2 batch: the global batch defaults to one micro-batch per pipeline stage per dp rank.
   const int64_t gb = w.global_batch > 0 ? w.global_batch : w.micro_batch * l.dp() * std::max<int64_t>(l.pp, 1);
   t.global_batch = gb;
@@ -244,10 +230,60 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   t.flops_per_token = model;
   t.hw_flops_per_token = hw;
 
-  // §3 compute.
+  // §3 compute: the forward, backward and recompute kernels of one micro-batch on one GPU (its
+  // stage's layers, and the output head on the last stage), or with --mfu the flat fraction.
   const double peak = PeakFlops(gpu, w.precision);
   const double step_tokens = static_cast<double>(gb) * s;
-  const double matmul_seconds = hw * step_tokens / gpus / (peak * t.efficiency);
+  double matmul_seconds = 0;
+  double backward_seconds = 0;
+  double attention_forward = 0;   // one layer's attention core for one micro-batch, step time (§4 CP overlap)
+  double attention_backward = 0;
+  if (c.mfu) {
+    if (*c.mfu <= 0 || *c.mfu > 1) {
+      throw InputError("must be in (0, 1]", "", 0, "--mfu");
+    }
+    matmul_seconds = hw * step_tokens / gpus / (peak * *c.mfu);
+    backward_seconds = matmul_seconds * 2.0 / 3.0;
+    t.gemm_seconds = matmul_seconds;
+    t.gemm_fraction = *c.mfu;
+    t.gemm_basis = "--mfu";
+  } else {
+    const KernelRates rates = RatesFor(gpu, w.precision, w.fp8, c.attention);
+    OpShape shape;
+    shape.tokens = static_cast<double>(w.micro_batch) * s / cp;  // a context-parallel rank's share
+    shape.seq = s;
+    shape.tp = static_cast<double>(l.tp);
+    shape.sp = l.sp;
+    shape.flash = w.flash_attn;
+    shape.lora = lora;
+    shape.lora_rank = static_cast<double>(w.lora_rank);
+    shape.lora_targets = w.lora_targets;
+    shape.ep = static_cast<double>(l.ep);
+    shape.recompute = w.recompute;
+    const LayerPasses layer = LayerOpTimes(m, shape, rates);
+    const LayerPasses head = HeadOpTimes(m, shape, rates);
+    OpTimes micro;
+    micro += layer.forward;
+    micro += layer.backward;
+    micro += layer.recompute;
+    micro = micro.Scaled(layers_per_stage);
+    micro += head.forward;
+    micro += head.backward;
+    micro += head.recompute;
+    // §3.5 a whole step keeps kTrainingStepEfficiency of the kernels' rates.
+    const double k = m_micro / kTrainingStepEfficiency;
+    attention_forward = layer.forward.attention / kTrainingStepEfficiency;
+    attention_backward = layer.backward.attention / kTrainingStepEfficiency;
+    matmul_seconds = k * micro.Total();
+    backward_seconds = k * (layer.backward.Total() * layers_per_stage + head.backward.Total());
+    t.gemm_seconds = k * micro.gemm;
+    t.attention_seconds = k * micro.attention;
+    t.elementwise_seconds = k * micro.elementwise;
+    t.gemm_fraction = rates.gemm_fraction;
+    t.gemm_basis = rates.gemm_basis;
+    t.attention_kernel = ToString(c.attention);
+  }
+  t.efficiency = hw * step_tokens / gpus / (matmul_seconds * peak);
   const double hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;
   // The optimizer step streams gradients and states once in and out.
   const double optimizer_seconds = 2.0 * (mem.per_gpu.gradients + mem.per_gpu.optimizer).value / hbm;
@@ -269,10 +305,30 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   t.network_gbps = net.node_gbps;
   const Link inter = NodeLink(net);
   const Link tp_link = tp <= per_node ? IntraNodeLink(gpu, tp) : inter;
-  const double tp_bytes = static_cast<double>(w.micro_batch) * s * h * p;
+  const double tp_bytes = static_cast<double>(w.micro_batch) * s / cp * h * p;
   const double tp_collectives = 4.0 + (w.recompute == Recompute::kFull ? 2.0 : 0.0);
   t.tp_seconds = m_micro * layers_per_stage * tp_collectives * AllReduce(tp, tp_bytes, tp_link);
 
+  // Context parallelism (ring attention: Liu et al. 2023; Megatron-Core's CP): in every layer each
+  // rank passes its chunk of K and V around the ring, cp - 1 steps forward, and K, V and their
+  // gradients backward (twice the bytes), overlapped with the attention core it computes
+  // meanwhile; what the attention does not cover is exposed. Ranks: tp innermost, then cp.
+  if (l.cp > 1) {
+    const double kv_split = std::min(tp, static_cast<double>(std::max<int64_t>(m.kv_heads, 1)));
+    const double kv_bytes = static_cast<double>(m.KvElementsPerTokenPerLayer()) / kv_split * p;
+    const double chunk = static_cast<double>(w.micro_batch) * s / cp * kv_bytes;
+    Link cl = tp * cp <= per_node ? IntraNodeLink(gpu, tp * cp) : inter;
+    if (tp * cp > per_node) {
+      cl.bytes_per_second /= per_node;  // every GPU of the node sends through the shared NICs
+    }
+    const double step = chunk / cl.bytes_per_second + cl.hop_seconds;
+    const double fwd = (cp - 1) * step;
+    const double bwd = 2.0 * fwd;
+    const double passes_fwd = w.recompute == Recompute::kFull ? 2.0 : 1.0;
+    t.cp_seconds_total = m_micro * layers_per_stage * (passes_fwd * fwd + bwd);
+    t.cp_seconds = m_micro * layers_per_stage *
+                   (passes_fwd * std::max(0.0, fwd - attention_forward) + std::max(0.0, bwd - attention_backward));
+  }
   // Pipeline: activations forward and gradients back across each stage boundary.
   if (l.pp > 1) {
     const bool stages_cross_nodes = tp * dp >= per_node;
@@ -291,7 +347,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     if (!ep_in_node) {
       link_bw /= per_node;  // every GPU of the node sends through the shared NICs
     }
-    const double bytes = static_cast<double>(w.micro_batch) * s * static_cast<double>(m.moe->experts_per_token) * h * p *
+    const double bytes = static_cast<double>(w.micro_batch) * s / cp * static_cast<double>(m.moe->experts_per_token) * h * p *
                          (ep - 1) / ep / tp;
     const double passes = 4.0 + (w.recompute == Recompute::kFull ? 2.0 : 0.0);
     t.moe_seconds = m_micro * moe_layers_per_stage * passes * (bytes / link_bw + (ep - 1) * el.hop_seconds);
@@ -301,7 +357,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   // GPU's NVLink inside the node, and across nodes the node's NICs carry the node's distinct
   // partitions once: B x tp per node (the dp_local GPUs holding the same partition share one
   // copy). An all-reduce is a reduce-scatter + an all-gather.
-  if (l.dp() > 1) {
+  if (l.dp_cp() > 1) {
     const double dp_local = std::min(dp, std::max(1.0, per_node / tp));
     const double dp_nodes = std::ceil(dp / dp_local);
     const Link intra_dp = IntraNodeLink(gpu, tp * dp_local);
@@ -326,7 +382,6 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     double node_bytes = 0;
     double dp_time = 0;
     double hideable = 0;
-    const double backward = matmul_seconds * 2.0 / 3.0;
     if (l.zero == 3) {
       // ZeRO-3 / FSDP (Rajbhandari et al. 2020, section 7.2.2): every micro-batch gathers the
       // parameters for its forward and again for its backward and reduce-scatters its gradients.
@@ -345,17 +400,17 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
       // ZeRO 0: all-reduce once per step (gradients accumulate locally); ZeRO-1/2: reduce-scatter
       // the gradients and all-gather the updated parameters, the same volume.
       dp_time = half(grad_bytes, node_bytes) + half(grad_bytes, node_bytes);
-      hideable = backward;  // bucketed all-reduce during the backward pass
+      hideable = backward_seconds;  // bucketed all-reduce during the backward pass
     }
     t.dp_seconds = dp_time;
     t.dp_node_link_bytes = node_bytes;
     t.dp_exposed_seconds = std::max(0.0, dp_time - c.dp_overlap * hideable);
   }
-  t.communication_seconds = t.tp_seconds + t.pp_seconds + t.moe_seconds + t.dp_exposed_seconds;
+  t.communication_seconds = t.tp_seconds + t.cp_seconds + t.pp_seconds + t.moe_seconds + t.dp_exposed_seconds;
 
   // §2 pipeline bubble (1F1B: (pp-1) micro-batch slots; interleaved: (pp-1)/vpp).
   if (l.pp > 1) {
-    const double per_micro = (matmul_seconds + t.tp_seconds + t.moe_seconds) / m_micro;
+    const double per_micro = (matmul_seconds + t.tp_seconds + t.cp_seconds + t.moe_seconds) / m_micro;
     t.bubble_seconds = per_micro * static_cast<double>(l.pp - 1) / static_cast<double>(l.vpp);
   }
   t.step_seconds = t.compute_seconds + t.communication_seconds + t.bubble_seconds;
@@ -383,8 +438,16 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
                      prompt_tokens <= 0 ? "--prompt-tokens" : "--output-tokens");
   }
   InferenceTime r;
-  r.efficiency = c.mfu.value_or(DefaultEfficiency(gpu));
   const double peak = PeakFlops(gpu, Precision::kBf16);
+  // fp8 weights run fp8 GEMMs on cards with fp8 tensor cores (TensorRT-LLM, vLLM); elsewhere they
+  // are dequantised to bf16 for the matmul.
+  const bool fp8_gemm = w.weight_dtype == WeightDtype::kFp8 && gpu.tflops.fp8 && *gpu.tflops.fp8 > 0;
+  const KernelRates rates = RatesFor(gpu, Precision::kBf16, fp8_gemm, c.attention);
+  if (c.mfu && (*c.mfu <= 0 || *c.mfu > 1)) {
+    throw InputError("must be in (0, 1]", "", 0, "--mfu");
+  }
+  r.efficiency = c.mfu.value_or(rates.gemm_fraction);
+  const double gemm_rate = c.mfu ? peak * *c.mfu : rates.gemm_peak * rates.gemm_fraction;
   const double tp = static_cast<double>(l.tp);
   const double pp = static_cast<double>(l.pp);
   const ModelSummary sum = Summarize(m, {});
@@ -396,7 +459,19 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
   const double O = static_cast<double>(output_tokens);
   // §5 prefill: compute-bound, causal attention over the prompt.
   r.prefill_flops = 2.0 * n * P + AttentionForwardFlopsPerToken(m, P) * P / 2.0;
-  r.prefill_seconds = r.prefill_flops / (tp * peak * r.efficiency) + layers * 2.0 * AllReduce(tp, P * h * 2.0, link);
+  if (c.mfu) {
+    r.prefill_seconds = r.prefill_flops / (tp * gemm_rate);
+  } else {
+    // §3 per-operation: one forward pass over the prompt; the head projects the last token only.
+    OpShape shape;
+    shape.tokens = P;
+    shape.seq = P;
+    shape.tp = tp;
+    shape.flash = w.flash_attn;
+    shape.training = false;
+    r.prefill_seconds = layers * LayerOpTimes(m, shape, rates).forward.Total() + HeadOpTimes(m, shape, rates).forward.Total();
+  }
+  r.prefill_seconds += layers * 2.0 * AllReduce(tp, P * h * 2.0, link);
   // §5 decode: each step reads the GPU's weights and the KV cache of every sequence in flight.
   Workload wd = w;
   wd.context = prompt_tokens + output_tokens / 2;  // average context during decoding
@@ -409,7 +484,7 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
   const double mem_seconds = r.decode_weight_seconds + r.decode_kv_seconds;
   const double decode_flops =
       c_seq * (2.0 * n + AttentionForwardFlopsPerToken(m, static_cast<double>(wd.context)));
-  r.decode_compute_seconds = decode_flops / (tp * peak * r.efficiency);
+  r.decode_compute_seconds = decode_flops / (tp * gemm_rate);
   r.memory_bound = mem_seconds >= r.decode_compute_seconds;
   r.decode_step_seconds =
       std::max(mem_seconds, r.decode_compute_seconds) + layers * 2.0 * AllReduce(tp, c_seq * h * 2.0, link);

@@ -8,6 +8,7 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "fit/memory_model.h"
+#include "fit/op_model.h"
 #include "fit/workload.h"
 
 namespace gpuplan {
@@ -36,7 +37,8 @@ const char* ToString(ServerClass c);
 Network DefaultNetwork(const Gpu& gpu);
 
 struct TimeConfig {
-  std::optional<double> mfu;         // achievable fraction of dense peak; default per GPU generation
+  std::optional<double> mfu;         // flat achievable fraction of dense peak; unset: per-operation costs (§3)
+  AttentionKernel attention = AttentionKernel::kFa2;  // the fused attention kernel (framework profile)
   std::optional<Network> network;    // between nodes; default: DefaultNetwork(card)
   int64_t gpus_per_node = 8;
   double dp_overlap = 0.8;           // share of the overlappable passes that can hide data-parallel traffic
@@ -44,8 +46,6 @@ struct TimeConfig {
 // The network a time estimate uses for this card: the configured one, else the card's default.
 Network NetworkFor(const TimeConfig& c, const Gpu& gpu);
 
-// Default achievable fraction of dense peak for large matmul-bound steps (docs/time-model.md §3).
-double DefaultEfficiency(const Gpu& gpu);
 // Dense peak FLOP/s for the training precision (bf16/fp16 tensor cores, or fp32).
 double PeakFlops(const Gpu& gpu, Precision p);
 // Whether the catalog has the figure PeakFlops needs (a search skips cards without it).
@@ -56,10 +56,15 @@ struct TrainingTime {
   double hw_flops_per_token = 0;     // with recomputation and frozen-weight savings
   int64_t micro_batches = 0;         // per optimizer step per data-parallel rank
   int64_t global_batch = 0;          // sequences per optimizer step
-  double compute_seconds = 0;        // matmul work + optimizer step + QLoRA dequantisation
-  double matmul_seconds = 0;         // of which: FLOPs at the achievable fraction of peak
+  double compute_seconds = 0;        // forward/backward kernels + optimizer step + QLoRA dequantisation
+  double matmul_seconds = 0;         // of which: the forward, backward and recompute kernels (§3)
+  double gemm_seconds = 0;           //   of which: dense and expert matmuls
+  double attention_seconds = 0;      //   of which: the attention core
+  double elementwise_seconds = 0;    //   of which: norms, activations, residuals, rotary, dropout, loss
   double optimizer_seconds = 0;      // of which: optimizer step streaming states through HBM
   double tp_seconds = 0;             // tensor-parallel collectives (on the critical path)
+  double cp_seconds = 0;             // context-parallel K/V ring transfers not hidden by the attention core
+  double cp_seconds_total = 0;       // of which the whole transfer time
   double pp_seconds = 0;             // pipeline point-to-point transfers
   double moe_seconds = 0;            // expert-parallel all-to-all
   double dp_seconds = 0;             // data-parallel traffic (gradients; ZeRO-3 parameter gathers), total
@@ -70,7 +75,10 @@ struct TrainingTime {
   double step_seconds = 0;
   double tokens_per_second = 0;      // whole job
   double mfu = 0;                    // model FLOPs / (step time x GPUs x peak)
-  double efficiency = 0;             // the achievable fraction used
+  double efficiency = 0;             // hardware FLOPs / (matmul_seconds x peak): the kernels' achieved fraction
+  double gemm_fraction = 0;          // the large-GEMM fraction of peak the kernels assume (§3.1)
+  std::string gemm_basis;            // its source
+  std::string attention_kernel;      // fa2 | fa3 (§3.2); empty with --mfu
   std::string bottleneck;            // "compute", "communication" or "pipeline bubble"
   std::optional<double> total_hours; // for a token budget
   std::optional<double> gpu_hours;

@@ -56,6 +56,7 @@ void ValidateLayout(const ModelSpec& model, const Workload& w, const Layout& l) 
   positive(l.pp, "--pp");
   positive(l.ep, "--ep");
   positive(l.vpp, "--vpp");
+  positive(l.cp, "--cp");
   positive(w.micro_batch, "--micro-batch");
   if (IsTraining(w.task)) {
     positive(w.seq, "--seq");
@@ -67,10 +68,27 @@ void ValidateLayout(const ModelSpec& model, const Workload& w, const Layout& l) 
   if (w.task == Task::kLora || w.task == Task::kQlora) {
     positive(w.lora_rank, "--lora-rank");
   }
-  if (l.gpus % (l.tp * l.pp) != 0) {
+  if (l.gpus % (l.tp * l.pp * l.cp) != 0) {
     throw InputError(std::to_string(l.gpus) + " GPUs cannot be split into tp=" + std::to_string(l.tp) +
-                         " x pp=" + std::to_string(l.pp) + " groups (gpus must be a multiple of tp*pp)",
+                         " x pp=" + std::to_string(l.pp) +
+                         (l.cp > 1 ? " x cp=" + std::to_string(l.cp) + " groups (gpus must be a multiple of tp*pp*cp)"
+                                   : std::string(" groups (gpus must be a multiple of tp*pp)")),
                      "", 0, "--gpus");
+  }
+  if (l.cp > 1) {
+    // Context parallelism (Megatron-Core, torchtitan): ring attention over sequence chunks, each
+    // rank holding 2 of 2 x cp chunks for causal load balance; it needs flash attention.
+    if (!IsTraining(w.task)) {
+      throw InputError("context parallelism applies to training", "", 0, "--cp");
+    }
+    if (!w.flash_attn) {
+      throw InputError("context parallelism needs flash attention (--flash-attn on)", "", 0, "--cp");
+    }
+    if (w.seq % (2 * l.cp) != 0) {
+      throw InputError("--seq " + std::to_string(w.seq) + " must be a multiple of 2 x cp = " + std::to_string(2 * l.cp) +
+                           " (causal load balancing splits each sequence into 2 x cp chunks)",
+                       "", 0, "--cp");
+    }
   }
   if (l.zero < 0 || l.zero > 3) {
     throw InputError("ZeRO stage must be 0, 1, 2 or 3", "", 0, "--zero");

@@ -36,6 +36,7 @@ struct Workload {
   int64_t global_batch = 0;    // sequences per optimizer step; 0 = enough to fill the pipeline
   Recompute recompute = Recompute::kNone;
   bool flash_attn = true;
+  bool fp8 = false;            // GEMMs in fp8 (Transformer Engine / torchao float8; Hopper and later)
   int64_t lora_rank = 16;
   double lora_dropout = 0.0;
   std::vector<std::string> lora_targets;  // module names; empty = all linear layers but lm_head
@@ -54,11 +55,15 @@ struct Layout {
   int64_t pp = 1;
   int64_t ep = 1;     // expert parallel (MoE): experts split over ep ranks of the dp group
   int64_t vpp = 1;    // interleaved virtual stages per GPU
+  int64_t cp = 1;     // context parallel: each sequence split over cp ranks (ring attention; training)
   int zero = 0;       // ZeRO stage 0-3 over the data-parallel group
   bool sp = false;    // Megatron sequence parallelism (needs tp > 1)
   bool offload_optimizer = false;  // ZeRO-Offload: optimizer states + master weights in CPU RAM
   bool offload_params = false;     // ZeRO-Infinity: parameters in CPU RAM (needs zero 3)
-  int64_t dp() const { return gpus / (tp * pp); }
+  int64_t dp() const { return gpus / (tp * pp * cp); }
+  // The group ZeRO shards over and gradients are reduced across: data x context parallel ranks
+  // (Megatron-Core's distributed optimizer and FSDP both shard over dp x cp).
+  int64_t dp_cp() const { return gpus / (tp * pp); }
 };
 
 bool IsTraining(Task t);

@@ -147,8 +147,17 @@ void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& n
        << fmt::format(" {:>10.3f} s", seconds) << rest << "\n";
   };
   line(2, 28, Say("cli.fit.compute", "compute"), t.compute_seconds,
-       "   " + SayFormat("cli.fit.compute_peak", "({}% of dense peak assumed achievable)",
+       "   " + SayFormat("cli.fit.compute_peak", "({}% of dense peak achieved by the step's kernels)",
                          {fmt::format("{:.0f}", 100 * t.efficiency)}));
+  if (!t.attention_kernel.empty()) {  // per-operation costs (docs/time-model.md §3); not with --mfu
+    line(4, 26, Say("cli.fit.kernel_gemm", "matmuls (GEMM)"), t.gemm_seconds,
+         "   " + SayFormat("cli.fit.kernel_gemm_rate", "(large shapes at {}% of peak: {})",
+                           {fmt::format("{:.1f}", 100 * t.gemm_fraction), t.gemm_basis}));
+    line(4, 26, Say("cli.fit.kernel_attention", "attention core") + " (" + t.attention_kernel + ")",
+         t.attention_seconds, "");
+    line(4, 26, Say("cli.fit.kernel_elementwise", "norms, activations, loss"), t.elementwise_seconds, "");
+    line(4, 26, Say("cli.fit.kernel_optimizer", "optimizer step"), t.optimizer_seconds, "");
+  }
   line(2, 28, Say("cli.fit.communication", "communication (exposed)"), t.communication_seconds, "");
   line(4, 26, Say("cli.fit.tensor_parallel", "tensor parallel"), t.tp_seconds, "");
   line(4, 26, Say("cli.fit.pipeline_p2p", "pipeline p2p"), t.pp_seconds, "");

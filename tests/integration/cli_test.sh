@@ -162,14 +162,14 @@ expect_exit 0 "several cards, table" -- "$bin" fit --model Llama-3.1-8B --task f
 
 # Prefill is GPU time (docs/time-model.md §5). Qwen2.5-7B, 20 requests/s of 1,024 + 256 tokens on
 # A100 80GB: prefill 2 x 7,070,619,136 x 1,024 + attention 28 x 1,024^2 x 28 x 256 = 14.69 TFLOP
-# at 312 x 0.55 TFLOPS = 85.6 ms; decode (compute bound at this concurrency) 256 x 14.60 GFLOP /
+# at 312 x 0.55 TFLOPS (--mfu 0.55: the flat rate, so the arithmetic holds by hand) = 85.6 ms; decode (compute bound at this concurrency) 256 x 14.60 GFLOP /
 # 171.6 TFLOPS = 21.8 ms; 107.4 ms per request -> 9.31 requests/s per GPU -> 3 GPUs for 20/s.
-expect_exit 0 "qps sizing" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu A100 --qps 20 --prompt-tokens 1024 --output-tokens 256 --json
+expect_exit 0 "qps sizing" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu A100 --qps 20 --prompt-tokens 1024 --output-tokens 256 --mfu 0.55 --json
 json_is '.inference.sizing.replicas' 3
 json_is '.inference.sizing.gpus_needed' 3
 json_is '.inference.sizing.bound' compute
 json_is '.inference.sizing.prefill_seconds_per_request * 1000 | round' 86
-expect_exit 0 "qps sizing table" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu A100 --qps 20 --prompt-tokens 1024 --output-tokens 256
+expect_exit 0 "qps sizing table" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu A100 --qps 20 --prompt-tokens 1024 --output-tokens 256 --mfu 0.55
 grep -q "bound: compute" "$tmp/out" && ok || bad "qps table lacks the bound"
 
 # Network by card: without --network an RTX 4090 server has 10 GbE, an H100 node 8 x 400G IB.

@@ -63,31 +63,37 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   r.id = S(c["id"]);
   r.kind = S(c["kind"]);
   const std::string precision = S(c["precision"], "bf16");
-  if (precision == "fp8") {
-    r.skipped = "fp8 compute is not modelled";
-    return r;
-  }
-  if (I(c["cp"], 1) > 1) {
-    r.skipped = "context parallelism is not modelled";
-    return r;
-  }
+  const bool fp8 = precision == "fp8";
+  const std::string attention = S(c["attention"], "fa2");
   const Gpu& gpu = GpuOf(cat, S(c["gpu"]));
   Layout l;
   l.gpus = I(c["gpus"], 1);
   l.tp = I(c["tp"], 1);
   l.pp = I(c["pp"], 1);
+  l.cp = I(c["cp"], 1);
+  l.vpp = I(c["vpp"], 1);
   l.zero = static_cast<int>(I(c["zero"], 0));
   l.sp = l.tp > 1;
   TimeConfig tc;
+  tc.attention = attention == "fa3" ? AttentionKernel::kFa3 : AttentionKernel::kFa2;
   const std::string net = S(c["network"]);
   tc.network = ParseNetwork(net.find("200") != std::string::npos ? "ib-200g" : "ib-400g");
   const YAML::Node& m = c["measured"];
-  r.layout = fmt::format("{} x {} tp={} pp={}", l.gpus, gpu.name, l.tp, l.pp);
+  r.layout = fmt::format("{} x {} tp={} pp={}{}{}", l.gpus, gpu.name, l.tp, l.pp,
+                         l.cp > 1 ? fmt::format(" cp={}", l.cp) : "", l.vpp > 1 ? fmt::format(" vpp={}", l.vpp) : "");
   if (r.kind == "infer") {
     const ModelSpec model = ModelOf(c["model"], 0);
     Workload w;
     w.task = Task::kInfer;
     w.concurrency = I(m["concurrency"], I(m["batch"], 1));
+    if (I(m["concurrency"], -1) < 0 && I(m["batch"], -1) < 0) {
+      r.skipped = "the engine chose the batch (maximum-throughput run, concurrency not stated)";
+      return r;
+    }
+    if (fp8) {
+      w.weight_dtype = WeightDtype::kFp8;
+      w.kv_dtype = KvDtype::kFp8;
+    }
     const int64_t in = I(m["input_tokens"]);
     const int64_t out = I(m["output_tokens"]);
     w.context = in + out;
@@ -118,6 +124,8 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   w.micro_batch = I(c["micro_batch"], 1);
   w.recompute = ParseRecompute(S(c["recompute"], "none"));
   w.precision = Precision::kMixed;
+  w.fp8 = fp8;
+  w.flash_attn = attention != "none";
   if (w.global_batch % (w.micro_batch * l.dp()) != 0) {
     w.micro_batch = 1;
     const int64_t dp = l.dp();
@@ -149,6 +157,17 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   return r;
 }
 
+// The rows kTrainingStepEfficiency (src/fit/op_model.h, docs/time-model.md §3.5) was fitted to:
+// single-node runs, so that communication barely enters. Every other row is out-of-sample.
+const std::vector<std::string>& FitRows() {
+  static const std::vector<std::string> rows = {"mpt-7b-h100-8gpu-bf16", "mpt-7b-a100-80gb-8gpu-bf16",
+                                                "mpt-13b-a100-40gb-8gpu-bf16", "nemo2407-llama2-7b-h100-8gpu-fp8"};
+  return rows;
+}
+bool IsFitRow(const std::string& id) {
+  return std::find(FitRows().begin(), FitRows().end(), id) != FitRows().end();
+}
+
 constexpr const char* kBegin = "<!-- BEGIN GENERATED TABLE (tests/unit/time_validation_test.cc) -->\n";
 constexpr const char* kEnd = "<!-- END GENERATED TABLE -->";
 
@@ -161,15 +180,19 @@ TEST(Validation, TimeAgainstPublishedMeasurements) {
   }
   std::string table =
       "| case | kind | layout | compared | measured | predicted | error |\n|---|---|---|---|---:|---:|---:|\n";
-  std::vector<double> train_errs, infer_errs, all;
+  std::vector<double> train_errs, infer_errs, all, fitted, out_of_sample;
   std::string skipped;
   for (const auto& r : rows) {
     if (!r.skipped.empty()) {
       skipped += "- " + r.id + ": " + r.skipped + "\n";
       continue;
     }
-    table += fmt::format("| {} | {} | {} | {} | {:.0f} | {:.0f} | {:+.1f}% |\n", r.id, r.kind, r.layout, r.basis,
-                         r.measured, r.predicted, 100 * r.Error());
+    const bool fit = IsFitRow(r.id);
+    table += fmt::format("| {}{} | {} | {} | {} | {:.0f} | {:.0f} | {:+.1f}% |\n", r.id, fit ? " (fit)" : "", r.kind,
+                         r.layout, r.basis, r.measured, r.predicted, 100 * r.Error());
+    if (r.kind == "train") {
+      (fit ? fitted : out_of_sample).push_back(std::fabs(r.Error()));
+    }
     (r.kind == "train" ? train_errs : infer_errs).push_back(std::fabs(r.Error()));
     all.push_back(std::fabs(r.Error()));
   }
@@ -177,17 +200,24 @@ TEST(Validation, TimeAgainstPublishedMeasurements) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   };
+  auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
   table += fmt::format(
-      "\nRows compared: {} (training {}, inference {}). Median absolute error: all {:.1f}%, training {:.1f}%, "
-      "inference {:.1f}%.\n\nNot compared:\n{}",
+      "\nRows compared: {} (training {}, inference {}). Median absolute error: all {:.1f}%, training {:.1f}% "
+      "(worst {:.1f}%), inference {:.1f}%.\nTraining rows the step efficiency was fitted to (marked fit): {}, median "
+      "{:.1f}%; out-of-sample training rows: {}, median {:.1f}% (worst {:.1f}%).\n\nNot compared:\n{}",
       all.size(), train_errs.size(), infer_errs.size(), 100 * median(all), 100 * median(train_errs),
-      100 * median(infer_errs), skipped);
+      100 * worst(train_errs), 100 * median(infer_errs), fitted.size(), 100 * median(fitted), out_of_sample.size(),
+      100 * median(out_of_sample), 100 * worst(out_of_sample), skipped);
   std::cout << table;
 
   test::CheckGeneratedBlock(test::DataDir() + "/../docs/validation.md", kBegin, kEnd, table);
   ASSERT_GE(train_errs.size(), 10u);
   ASSERT_GE(infer_errs.size(), 3u);
-  EXPECT_LT(median(train_errs), 0.25);
+  ASSERT_EQ(fitted.size(), FitRows().size());  // every fit row is still compared
+  // Bounds a regression must not cross (docs/validation.md states the goals: median <= 7%,
+  // worst <= 20%; today's figures are in the table).
+  EXPECT_LT(median(train_errs), 0.10);
+  EXPECT_LT(median(out_of_sample), 0.15);
   EXPECT_LT(median(infer_errs), 0.35);
 }
 

@@ -1,0 +1,274 @@
+// Per-operation kernel costs. Rates, byte counts and their sources: docs/time-model.md §3.
+#include "fit/op_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/names.h"
+#include "fit/memory_model.h"
+
+namespace gpuplan {
+namespace {
+
+// §3.4 Achievable fraction of HBM bandwidth for streaming kernels (also §5's decode reads).
+constexpr double kHbmEfficiency = 0.85;
+// §3.2 FlashAttention-2 backward: five matmuls against the forward's two (Dao 2023, §3.1.2).
+constexpr double kFlashBackwardFlops = 2.5;
+// Bytes of a bf16/fp16 activation element and of a dropout mask element.
+constexpr double kAct = 2.0;
+constexpr double kMask = 1.0;
+
+bool Has(const std::string& haystack, const char* needle) { return haystack.find(needle) != std::string::npos; }
+
+// Tokens a causal query attends to on average at sequence length s, per layer averaged over the
+// model's full and sliding-window layers (the flash kernels skip masked blocks).
+double CausalAttended(const ModelSpec& m, double s) {
+  const double full = (s + 1.0) / 2.0;
+  if (m.sliding_window <= 0 || m.sliding_window_layers <= 0 || m.layers <= 0) {
+    return full;
+  }
+  const double w = static_cast<double>(m.sliding_window);
+  const double windowed = w >= s ? full : w - (w * w - w) / (2.0 * s);
+  const double frac = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.layers);
+  return frac * windowed + (1.0 - frac) * full;
+}
+
+// A per-layer linear layer's GEMM on one tensor-parallel rank: column-parallel layers split their
+// output features, row-parallel ones (output = hidden, input wider) their input features.
+struct Linear {
+  double n = 0;  // output features on this rank
+  double k = 0;  // input features on this rank
+};
+Linear OnRank(const ModelSpec& m, const TensorGroup& t, double tp) {
+  Linear l{static_cast<double>(t.rows), static_cast<double>(t.cols)};
+  if (t.tp_split && tp > 1) {
+    const bool row_parallel = t.rows == m.hidden && t.cols != m.hidden;
+    (row_parallel ? l.k : l.n) /= tp;
+  }
+  return l;
+}
+
+}  // namespace
+
+const char* ToString(AttentionKernel k) { return k == AttentionKernel::kFa3 ? "fa3" : "fa2"; }
+
+AttentionKernel ParseAttentionKernel(const std::string& s) {
+  const std::string n = NormalizeName(s);
+  if (n == "fa2" || n == "flash-attention-2" || n == "sdpa") return AttentionKernel::kFa2;
+  if (n == "fa3" || n == "flash-attention-3" || n == "cudnn") return AttentionKernel::kFa3;
+  throw InputError("unknown attention kernel '" + s + "'; use fa2 or fa3", "", 0, "--attention");
+}
+
+double GemmFraction(const Gpu& gpu, bool fp8, std::string* basis) {
+  const std::string name = NormalizeName(gpu.name);
+  const std::string arch = NormalizeName(gpu.architecture);
+  auto say = [&](double f, const char* why) {
+    if (basis) *basis = why;
+    return f;
+  };
+  if (fp8) {
+    if (Has(name, "b200")) return say(3432.5 / 4500, "MAMF B200 fp8 (ml-engineering)");
+    if (arch == "hopper") return say(1453.4 / 1979, "MAMF H200 fp8 (ml-engineering), for every Hopper card");
+    return say(0.70, "no published fp8 figure: assumed below Hopper's 73.4%");
+  }
+  if (Has(name, "h200") && Has(name, "sxm")) {
+    return say(820.0 / 989.4, "measured: H200 bf16 GEMM 16384^3, 820 TFLOP/s (tests/fixtures/device/h200-gpu-probe.jsonl)");
+  }
+  if (arch == "hopper") return say(792.1 / 989.0, "MAMF H100 SXM bf16 (ml-engineering), for every Hopper card");
+  if ((Has(name, "a100") || Has(name, "a800")) && Has(name, "sxm")) {
+    return say(267.9 / 312.0, "MAMF A100 SXM bf16 (ml-engineering)");
+  }
+  if (arch == "ampere") return say(256.4 / 312.0, "MAMF A100 PCIe bf16 (ml-engineering), for other Ampere cards");
+  if (Has(name, "b200")) return say(1745.0 / 2250.0, "MAMF B200 bf16 (ml-engineering)");
+  return say(0.75, "no published figure: assumed below the lowest published NVIDIA fraction (B200, 77.6%)");
+}
+
+KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel attention) {
+  KernelRates r;
+  const std::string arch = NormalizeName(gpu.architecture);
+  auto tensor_peak = [&](Precision q) {
+    const std::optional<double>& tf =
+        q == Precision::kFp32 ? gpu.tflops.fp32 : (gpu.tflops.bf16 ? gpu.tflops.bf16 : gpu.tflops.fp16);
+    if (!tf || *tf <= 0) {
+      throw InputError("the catalog has no " + std::string(q == Precision::kFp32 ? "fp32" : "bf16/fp16") +
+                           " TFLOPS figure for " + gpu.name,
+                       "", 0, "--gpu");
+    }
+    return *tf * 1e12;
+  };
+  const double half_peak = tensor_peak(p);
+  if (fp8) {
+    if (!gpu.tflops.fp8 || *gpu.tflops.fp8 <= 0) {
+      throw InputError(gpu.name + " has no fp8 tensor cores (the catalog lists no fp8 TFLOPS)", "", 0, "--fp8");
+    }
+    r.gemm_peak = *gpu.tflops.fp8 * 1e12;
+    r.gemm_operand_bytes = 1.0;
+  } else {
+    r.gemm_peak = half_peak;
+    r.gemm_operand_bytes = p == Precision::kFp32 ? 4.0 : 2.0;
+  }
+  r.gemm_fraction = p == Precision::kFp32 && !fp8 ? 0.75 : GemmFraction(gpu, fp8, &r.gemm_basis);
+  if (p == Precision::kFp32 && !fp8) {
+    r.gemm_basis = "fp32 vector GEMMs: assumed 75% of the fp32 peak";
+  }
+  // §3.2 fused attention runs in bf16 whatever the GEMM datatype.
+  double attn = 0.35;
+  r.attention_basis = "no published figure for this card: FlashAttention-2's 35% on H100 (Shah et al. 2024)";
+  if (arch == "ampere") {
+    attn = 0.55;
+    r.attention_basis = "FlashAttention-2 on A100: 50-73% forward, slower backward (Dao 2023)";
+  } else if (arch == "hopper") {
+    if (attention == AttentionKernel::kFa3) {
+      attn = 0.60;
+      r.attention_basis = "FlashAttention-3 / cuDNN on H100: 75% forward, backward 1.5-1.75x FA2 (Shah et al. 2024)";
+    } else {
+      r.attention_basis = "FlashAttention-2 on H100: 35% of peak (Shah et al. 2024)";
+    }
+  }
+  r.attention_flops = half_peak * attn;
+  r.hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;
+  return r;
+}
+
+double GemmSeconds(const KernelRates& r, double m, double n, double k) {
+  if (m <= 0 || n <= 0 || k <= 0) {
+    return 0;
+  }
+  const double flops = 2.0 * m * n * k;
+  const double bytes = (m * k + k * n) * r.gemm_operand_bytes + m * n * kAct;
+  return std::max(flops / (r.gemm_peak * r.gemm_fraction), bytes / r.hbm);
+}
+
+LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates& r) {
+  LayerPasses out;
+  const double layers = static_cast<double>(std::max<int64_t>(m.layers, 1));
+  const double t = s.tokens;
+  const double tp = std::max(s.tp, 1.0);
+  const double fp8_cast = r.gemm_operand_bytes < 2.0 ? 1.0 : 0.0;  // cast kernels of fp8 GEMM inputs
+
+  // §3.1 GEMMs: every per-layer linear layer, averaged over the layers.
+  for (const auto& g : m.tensors) {
+    if (!g.linear || !g.per_layer) {
+      continue;
+    }
+    const Linear l = OnRank(m, g, tp);
+    double rows = t;       // tokens through one copy of the layer
+    double copies = static_cast<double>(g.count) / layers;  // copies per layer on this GPU
+    if (g.role == TensorRole::kExpert && m.moe && m.moe->experts > 0) {
+      const double experts = static_cast<double>(m.moe->experts);
+      const double topk = static_cast<double>(m.moe->experts_per_token);
+      const double ep = std::max(s.ep, 1.0);
+      rows = t * topk * ep / experts;  // tokens each local expert receives (balanced routing)
+      copies /= ep;
+    }
+    const double fwd = GemmSeconds(r, rows, l.n, l.k);
+    out.forward.gemm += copies * fwd;
+    double bwd = GemmSeconds(r, rows, l.k, l.n);  // input gradient
+    const bool frozen = s.lora;
+    if (!frozen) {
+      bwd += GemmSeconds(r, l.n, l.k, rows);  // weight gradient
+    }
+    out.backward.gemm += copies * bwd;
+    if (fp8_cast > 0) {
+      // Inputs cast to fp8 (read 2 bytes, write 1) in forward; output gradients in backward.
+      out.forward.elementwise += copies * rows * l.k * 3.0 / r.hbm;
+      out.backward.elementwise += copies * rows * l.n * 3.0 / r.hbm;
+    }
+    if (s.lora && s.lora_rank > 0 && IsLoraTarget(g, s.lora_targets)) {
+      // LoRA adapters on every linear layer (rank r): x A^T then (.) B^T, both trained.
+      const double rk = s.lora_rank;
+      out.forward.gemm += copies * (GemmSeconds(r, rows, rk, l.k) + GemmSeconds(r, rows, l.n, rk));
+      out.backward.gemm += copies * (GemmSeconds(r, rows, l.k, rk) + GemmSeconds(r, rk, l.k, rows) +
+                                     GemmSeconds(r, rows, rk, l.n) + GemmSeconds(r, l.n, rk, rows));
+    }
+  }
+
+  // §3.2 attention core.
+  const double heads = static_cast<double>(m.heads) / tp;
+  const double width = static_cast<double>(m.head_dim + m.v_head_dim);
+  const double seq = std::max(s.seq, 1.0);
+  const double sequences = t / seq;
+  if (s.flash) {
+    const double flops = 2.0 * t * CausalAttended(m, seq) * heads * width;
+    out.forward.attention = flops / r.attention_flops;
+    out.backward.attention = kFlashBackwardFlops * flops / r.attention_flops;
+  } else {
+    // Scores and probabilities materialised (s x s per head; the causal mask applied to the full
+    // matrix, as Megatron-LM's fused softmax does): two batched GEMMs forward, four backward, and
+    // scale-mask-softmax (+ dropout) over every score.
+    const double per_head = sequences * heads;
+    const double sq = seq * seq;
+    const double dk = static_cast<double>(m.head_dim);
+    const double dv = static_cast<double>(m.v_head_dim);
+    auto g = [&](double a, double b, double c) { return per_head * GemmSeconds(r, a, b, c); };
+    out.forward.attention = g(seq, seq, dk) + g(seq, dv, seq);
+    out.backward.attention = g(seq, dk, seq) + g(seq, dk, seq) + g(seq, seq, dv) + g(dv, seq, seq);
+    const bool dropout = m.attention_dropout > 0;
+    // Forward: softmax reads and writes every score (2 + 2 bytes); dropout reads 2, writes 2 and a
+    // 1-byte mask. Backward: softmax reads probabilities and gradients, writes gradients (6);
+    // dropout reads the gradient and mask and writes (5).
+    const double fwd_bytes = 4.0 + (dropout ? 5.0 : 0.0);
+    const double bwd_bytes = 6.0 + (dropout ? 5.0 : 0.0);
+    out.forward.elementwise += per_head * sq * fwd_bytes / r.hbm;
+    out.backward.elementwise += per_head * sq * bwd_bytes / r.hbm;
+  }
+
+  // §3.3 elementwise and norm kernels, bytes per token (bf16 activations).
+  const double h = static_cast<double>(m.hidden);
+  const double sp = s.sp ? tp : 1.0;  // sequence parallelism splits the norm/residual region
+  double ffn_width = static_cast<double>(m.intermediate);
+  if (m.moe && m.moe->moe_layers > 0) {
+    const double moe_frac = static_cast<double>(m.moe->moe_layers) / layers;
+    const double moe_width = static_cast<double>(m.moe->experts_per_token * m.moe->expert_intermediate +
+                                                 m.moe->shared_intermediate);
+    ffn_width = moe_frac * moe_width + (1.0 - moe_frac) * ffn_width;
+  }
+  double bytes = 0;
+  bytes += static_cast<double>(m.norms_per_layer) * 2.0 * h * kAct / sp;      // norms: read, write
+  bytes += 2.0 * 3.0 * h * kAct / sp;                                          // two residual adds
+  if (m.hidden_dropout > 0) bytes += 2.0 * (2.0 * h * kAct + h * kMask) / sp;  // dropout before each add
+  if (m.norm == NormKind::kRms && m.model_type != "gpt2") {
+    bytes += 2.0 * static_cast<double>(m.heads + m.kv_heads) * static_cast<double>(m.head_dim) * kAct / tp;  // rotary q, k
+  }
+  bytes += (m.gated_mlp ? 3.0 : 2.0) * ffn_width * kAct / tp;  // activation (SwiGLU: read 2, write 1)
+  out.forward.elementwise += t * bytes / r.hbm;
+  out.backward.elementwise += 2.0 * t * bytes / r.hbm;  // each reads its input and gradient, writes one
+
+  if (!s.training) {
+    out.backward = {};
+    return out;
+  }
+  if (s.recompute == Recompute::kFull) {
+    out.recompute = out.forward;
+  } else if (s.recompute == Recompute::kSelective && !s.flash) {
+    out.recompute.attention = out.forward.attention;  // Korthikanti et al. 2022: the attention core only
+    out.recompute.elementwise =
+        sequences * heads * seq * seq * (4.0 + (m.attention_dropout > 0 ? 5.0 : 0.0)) / r.hbm;
+  }
+  return out;
+}
+
+LayerPasses HeadOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates& r) {
+  LayerPasses out;
+  const double tp = std::max(s.tp, 1.0);
+  const double v = static_cast<double>(m.vocab) / tp;
+  const double h = static_cast<double>(m.hidden);
+  const double t = s.training ? s.tokens : std::max(1.0, s.tokens / std::max(s.seq, 1.0));  // prefill: last tokens
+  out.forward.gemm = GemmSeconds(r, t, v, h);
+  out.forward.elementwise = t * 2.0 * h * kAct / r.hbm;  // final norm
+  if (!s.training) {
+    return out;
+  }
+  out.backward.gemm = GemmSeconds(r, t, h, v) + (s.lora ? 0.0 : GemmSeconds(r, v, h, t));
+  // Cross-entropy over fp32 logits: upcast (read 2, write 4) and log-softmax (read 4, write 4)
+  // forward; gradient (read 4, write 4) and cast back (read 4, write 2) backward.
+  out.forward.elementwise += t * v * 14.0 / r.hbm;
+  out.backward.elementwise += t * v * 14.0 / r.hbm + t * 2.0 * h * kAct * 2.0 / r.hbm;
+  if (s.recompute == Recompute::kFull) {
+    out.recompute.elementwise = t * 2.0 * h * kAct / r.hbm;
+  }
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,90 @@
+// Per-operation kernel costs of a transformer step (docs/time-model.md §3): GEMMs by their shape,
+// fused attention by its FLOPs at the flash kernel's rate, elementwise and norm kernels by the
+// bytes they move at the achievable HBM bandwidth. Every rate and its source: docs/time-model.md §3.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/model.h"
+#include "fit/workload.h"
+
+namespace gpuplan {
+
+// The fused attention kernel a framework runs (data/frameworks.yaml `attention`): FlashAttention-2
+// (PyTorch SDPA, flash-attn 2; the generic default) or a Hopper-tuned kernel (FlashAttention-3,
+// cuDNN's fused attention through Transformer Engine, which Megatron-LM uses).
+enum class AttentionKernel { kFa2, kFa3 };
+const char* ToString(AttentionKernel k);
+AttentionKernel ParseAttentionKernel(const std::string& s);  // "fa2" | "fa3"; InputError names --attention
+
+struct KernelRates {
+  double gemm_peak = 0;         // FLOP/s: dense tensor peak of the GEMM datatype
+  double gemm_fraction = 0;     // achievable fraction of gemm_peak on large shapes
+  std::string gemm_basis;       // where gemm_fraction comes from
+  double gemm_operand_bytes = 2;  // bytes of one GEMM input element (1 for fp8)
+  double attention_flops = 0;   // FLOP/s of the fused attention kernel (bf16), forward and backward
+  std::string attention_basis;
+  double hbm = 0;               // bytes/s an elementwise kernel streams
+};
+
+// §3.5 The share of the kernel-level rates a whole training step keeps (launch gaps and
+// synchronisation between kernels, clocks sustained under the power limit, small unfused kernels
+// the per-operation sum leaves out). FITTED, not measured: the median of measured / predicted
+// over four single-node rows of tests/validation/time_cases.yaml (docs/time-model.md §3.5).
+inline constexpr double kTrainingStepEfficiency = 0.73;
+
+// The rates of one card for a training or inference step. `fp8`: GEMMs in fp8 (Hopper and later;
+// throws InputError naming --fp8 when the card has no fp8 figure). `p` picks bf16/fp16 or fp32.
+KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel attention);
+// Achievable fraction of the dense GEMM peak on large shapes, with its source.
+double GemmFraction(const Gpu& gpu, bool fp8, std::string* basis = nullptr);
+
+// Seconds of one GEMM C[m x n] = A[m x k] B[k x n]: the larger of its FLOPs at the achievable rate
+// and the bytes of A, B and C (bf16 output) at the HBM rate (the roofline, Williams et al. 2009).
+double GemmSeconds(const KernelRates& r, double m, double n, double k);
+
+// The kernels of one transformer layer (or of the output head) for one micro-batch on one GPU,
+// seconds. `gemm` holds every dense and expert matmul, `attention` the score/value core, `elementwise`
+// the norms, activations, residual adds, rotary embeddings, dropout and loss kernels.
+struct OpTimes {
+  double gemm = 0;
+  double attention = 0;
+  double elementwise = 0;
+  double Total() const { return gemm + attention + elementwise; }
+  OpTimes& operator+=(const OpTimes& o) {
+    gemm += o.gemm;
+    attention += o.attention;
+    elementwise += o.elementwise;
+    return *this;
+  }
+  OpTimes Scaled(double f) const { return {gemm * f, attention * f, elementwise * f}; }
+};
+
+struct LayerPasses {
+  OpTimes forward;
+  OpTimes backward;   // input and weight gradients (frozen weights: input gradients only)
+  OpTimes recompute;  // what activation recomputation runs again in the backward pass
+};
+
+struct OpShape {
+  double tokens = 0;       // micro-batch x sequence length on this GPU
+  double seq = 0;          // sequence length (attention span)
+  double tp = 1;
+  bool sp = false;         // sequence parallelism: norms and dropout see tokens / tp
+  bool flash = true;
+  bool lora = false;       // frozen base weights: no weight gradients
+  double lora_rank = 0;
+  std::vector<std::string> lora_targets;  // adapted modules; empty = every linear layer
+  double ep = 1;
+  Recompute recompute = Recompute::kNone;
+  bool training = true;    // false: forward only (inference prefill)
+};
+
+// One layer (average over the model's layers: MoE and sliding-window layers weighted by their count).
+LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates& r);
+// The output head: the vocabulary projection and the cross-entropy (training) for one micro-batch.
+LayerPasses HeadOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates& r);
+
+}  // namespace gpuplan

@@ -1,0 +1,199 @@
+// The per-operation time model (docs/time-model.md §3) against values worked out by hand from the
+// datasheet (H100 SXM: 989.4 bf16 / 1978.9 fp8 dense TFLOPS, 3,350 GB/s), the published large-GEMM
+// fractions (ml-engineering MAMF table) and the kernels' byte counts.
+#include <gtest/gtest.h>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/model.h"
+#include "core/error.h"
+#include "fit/framework.h"
+#include "fit/op_model.h"
+#include "fit/time_model.h"
+#include "test_paths.h"
+
+namespace gpuplan {
+namespace {
+
+const Gpu& H100() { return test::Catalog().Find("H100 SXM"); }
+
+TEST(OpModel, LargeGemmRunsAtThePublishedFraction) {
+  const KernelRates r = RatesFor(H100(), Precision::kMixed, false, AttentionKernel::kFa2);
+  // MAMF H100 SXM bf16 792.1 of 989 TFLOPS = 80.09%; on the catalog's 989.4 that is 792.42 TFLOPS.
+  EXPECT_NEAR(r.gemm_fraction, 0.80091, 1e-5);
+  // 8192^3: 2 x 8192^3 = 1.0995e12 FLOPs / 792.42e12 = 1.3875 ms (bytes: 3 x 134 MB / 2.85 TB/s = 0.14 ms).
+  EXPECT_NEAR(GemmSeconds(r, 8192, 8192, 8192), 1.09951e12 / 792.42e12, 2e-6);
+}
+
+TEST(OpModel, SkinnyGemmIsBoundByTheBytes) {
+  const KernelRates r = RatesFor(H100(), Precision::kMixed, false, AttentionKernel::kFa2);
+  // One token through an 8192 x 8192 layer (decode): reads 8192 + 67,108,864 elements and writes
+  // 8192, 2 bytes each = 134,250,496 bytes at 3,350 GB/s x 0.85 = 47.15 us; its 134 MFLOP would take 0.17 us.
+  EXPECT_NEAR(GemmSeconds(r, 1, 8192, 8192), 134'250'496.0 / (3350e9 * 0.85), 1e-9);
+}
+
+TEST(OpModel, Fp8GemmsUseTheFp8PeakAndOneByteOperands) {
+  const KernelRates r = RatesFor(H100(), Precision::kMixed, true, AttentionKernel::kFa2);
+  EXPECT_DOUBLE_EQ(r.gemm_peak, 1978.9e12);
+  EXPECT_NEAR(r.gemm_fraction, 1453.4 / 1979, 1e-9);  // MAMF H200 fp8
+  EXPECT_DOUBLE_EQ(r.gemm_operand_bytes, 1.0);
+  // Attention stays bf16: FlashAttention-2 at 35% of the bf16 peak.
+  EXPECT_NEAR(r.attention_flops, 0.35 * 989.4e12, 1e3);
+  // A card without fp8 tensor cores names the flag.
+  try {
+    RatesFor(test::Catalog().Find("A100 80GB SXM"), Precision::kMixed, true, AttentionKernel::kFa2);
+    FAIL() << "A100 has no fp8";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--fp8");
+  }
+}
+
+TEST(OpModel, LlamaLayerElementwiseBytesAndFlashAttention) {
+  // Llama-3.1-8B, one sequence of 4,096 tokens, tp 1, flash attention, H100 SXM.
+  const ModelSpec& m = test::Llama8b();
+  const KernelRates r = RatesFor(H100(), Precision::kMixed, false, AttentionKernel::kFa2);
+  OpShape s;
+  s.tokens = 4096;
+  s.seq = 4096;
+  const LayerPasses p = LayerOpTimes(m, s, r);
+  // Bytes per token, forward (h 4,096, ffn 14,336, 32 + 8 heads of 128, bf16):
+  //   2 RMSNorms x (read + write) 2 x 4,096 x 2 = 32,768; 2 residual adds x 3 x 4,096 x 2 = 49,152;
+  //   rotary on q and k 2 x 40 x 128 x 2 = 20,480; SwiGLU reads 2 x 14,336, writes 14,336, x 2 = 86,016.
+  //   Total 188,416 bytes; backward twice that.
+  const double hbm = 3350e9 * 0.85;
+  EXPECT_NEAR(p.forward.elementwise, 4096 * 188'416.0 / hbm, 1e-9);
+  EXPECT_NEAR(p.backward.elementwise, 2 * 4096 * 188'416.0 / hbm, 1e-9);
+  // Causal attention: each query sees (4,096 + 1) / 2 keys on average; forward FLOPs 2 x 4,096 x
+  // 2,048.5 x 32 heads x (128 + 128) = 137.45 GFLOP at 35% of 989.4 TFLOPS; backward 2.5x (Dao 2023).
+  const double attn_flops = 2.0 * 4096 * 2048.5 * 32 * 256;
+  EXPECT_NEAR(p.forward.attention, attn_flops / (0.35 * 989.4e12), 1e-12);
+  EXPECT_NEAR(p.backward.attention, 2.5 * attn_flops / (0.35 * 989.4e12), 1e-12);
+  // No recomputation asked: nothing runs twice. Full recomputation repeats the forward.
+  EXPECT_EQ(p.recompute.Total(), 0.0);
+  s.recompute = Recompute::kFull;
+  EXPECT_NEAR(LayerOpTimes(m, s, r).recompute.Total(), p.forward.Total(), 1e-15);
+  // The GEMMs: q 4096x4096, k and v 1024x4096, o 4096x4096, gate and up 14336x4096, down 4096x14336,
+  // all compute bound here: 2 x 4,096 tokens x 218,103,808 weights / 792.42 TFLOPS = 2.2548 ms forward.
+  EXPECT_NEAR(p.forward.gemm, 2.0 * 4096 * 218'103'808.0 / 792.42e12, 1e-7);
+  // Backward: input and weight gradients, twice the forward.
+  EXPECT_NEAR(p.backward.gemm, 2 * p.forward.gemm, 1e-7);
+}
+
+TEST(OpModel, MaterialisedScoresCostTheirBytes) {
+  // GPT-style 1.7B layer (Megatron 2021): 24 heads of 96, s = 2,048, no flash attention, no dropout.
+  const ModelSpec m = ParseHfConfig(
+      R"({"model_type":"gpt2","n_embd":2304,"n_layer":24,"n_head":24,"n_inner":9216,"vocab_size":51200,)"
+      R"("n_positions":2048,"attn_pdrop":0,"resid_pdrop":0})",
+      "gpt-1.7b");
+  const KernelRates r = RatesFor(test::Catalog().Find("A100 80GB SXM"), Precision::kMixed, false, AttentionKernel::kFa2);
+  OpShape s;
+  s.tokens = 2048;
+  s.seq = 2048;
+  s.flash = false;
+  const LayerPasses p = LayerOpTimes(m, s, r);
+  // Softmax reads and writes every score: 24 heads x 2,048^2 x 4 bytes = 402.65 MB forward, 6 bytes
+  // backward, at 2,039 GB/s x 0.85; plus the layer's own elementwise bytes per token:
+  // 2 LayerNorms 2 x 2 x 2,304 x 2 + 2 residual adds 2 x 3 x 2,304 x 2 + GELU 2 x 9,216 x 2 = 82,944 bytes.
+  const double hbm = 2039e9 * 0.85;
+  const double scores = 24.0 * 2048 * 2048;
+  EXPECT_NEAR(p.forward.elementwise, (scores * 4 + 2048 * 82'944.0) / hbm, 1e-9);
+  EXPECT_NEAR(p.backward.elementwise, (scores * 6 + 2 * 2048 * 82'944.0) / hbm, 1e-9);
+  // The score GEMM Q K^T of one head (2,048 x 2,048 x 96) writes 8 MB: memory bound on A100.
+  const double qk = GemmSeconds(r, 2048, 2048, 96);
+  EXPECT_NEAR(qk, ((2048.0 * 96 * 2) * 2 + 2048.0 * 2048 * 2) / hbm, 1e-12);
+}
+
+TEST(OpModel, MegatronProfileRunsTheHopperAttentionKernel) {
+  const FrameworkCatalog cat = LoadFrameworkCatalog(test::DataDir());
+  EXPECT_EQ(cat.Find("megatron").attention, "fa3");
+  EXPECT_EQ(cat.Find("torchtitan").attention, "fa2");
+  const KernelRates fa3 = RatesFor(H100(), Precision::kMixed, false, ParseAttentionKernel("fa3"));
+  EXPECT_NEAR(fa3.attention_flops, 0.60 * 989.4e12, 1e3);
+  // Off Hopper the kernel choice changes nothing (FlashAttention-3 is Hopper-only).
+  const Gpu& a100 = test::Catalog().Find("A100 80GB SXM");
+  EXPECT_EQ(RatesFor(a100, Precision::kMixed, false, AttentionKernel::kFa3).attention_flops,
+            RatesFor(a100, Precision::kMixed, false, AttentionKernel::kFa2).attention_flops);
+}
+
+TEST(OpModel, StepTimeIsTheKernelsOverTheStepEfficiency) {
+  // One H100, Llama-3.1-8B, one sequence of 4,096 tokens: the step's kernel time is the 32 layers'
+  // forward + backward plus the head, divided by the fitted step efficiency (§3.5).
+  const ModelSpec& m = test::Llama8b();
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 4096;
+  w.global_batch = 1;
+  const Gpu& h100 = H100();
+  const TrainingTime t = EstimateTrainingTime(m, w, Layout{}, h100, TimeConfig{}, 0);
+  const KernelRates r = RatesFor(h100, Precision::kMixed, false, AttentionKernel::kFa2);
+  OpShape s;
+  s.tokens = 4096;
+  s.seq = 4096;
+  const LayerPasses layer = LayerOpTimes(m, s, r);
+  const LayerPasses head = HeadOpTimes(m, s, r);
+  const double kernels = 32 * (layer.forward.Total() + layer.backward.Total()) + head.forward.Total() +
+                         head.backward.Total();
+  EXPECT_NEAR(t.matmul_seconds, kernels / kTrainingStepEfficiency, 1e-12);
+  EXPECT_NEAR(t.gemm_seconds + t.attention_seconds + t.elementwise_seconds, t.matmul_seconds, 1e-12);
+  // The head: 4,096 x 128,256 x 4,096 projection; the loss moves 14 bytes per logit each way.
+  EXPECT_NEAR(head.forward.elementwise, (4096.0 * 128256 * 14 + 4096.0 * 4 * 4096) / (3350e9 * 0.85), 1e-9);
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(ContextParallel, RingTransfersHideBehindAttentionOnNvlink) {
+  // Llama-3.1-8B, one sequence of 8,192 tokens split over cp = 2 H100 SXM in one node.
+  const ModelSpec& m = test::Llama8b();
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 8192;
+  w.global_batch = 1;
+  Layout l;
+  l.gpus = 2;
+  l.cp = 2;
+  const TrainingTime t = EstimateTrainingTime(m, w, l, H100(), TimeConfig{}, 0);
+  // Each ring step passes a chunk of 4,096 tokens x K and V (2 x 8 heads x 128) x 2 bytes =
+  // 16,777,216 bytes over NVLink (900 / 2 GB/s x 0.8 = 360 GB/s) + 5 us: 51.603 us. One step
+  // forward, twice the bytes backward, 32 layers: 32 x 3 x 51.603 us = 4.954 ms.
+  const double step = 16'777'216.0 / 360e9 + 5e-6;
+  EXPECT_NEAR(t.cp_seconds_total, 32 * 3 * step, 1e-9);
+  // The attention core of a rank's 4,096 queries over 8,192 keys takes 0.8 ms a layer: all hidden.
+  EXPECT_EQ(t.cp_seconds, 0.0);
+  // Each rank holds half the tokens: half the activations of one GPU running the whole sequence.
+  Layout one;
+  const MemoryEstimate a = EstimateMemory(m, w, one);
+  const MemoryEstimate b = EstimateMemory(m, w, l);
+  EXPECT_NEAR(b.per_gpu.activations.value, a.per_gpu.activations.value / 2, 1.0);
+  // Across nodes on 1 GbE (tp x cp = 16 > 8 GPUs a node) the transfers are exposed.
+  Layout wide;
+  wide.gpus = 16;
+  wide.cp = 16;
+  TimeConfig slow;
+  slow.network = ParseNetwork("1gbe");
+  EXPECT_GT(EstimateTrainingTime(m, w, wide, H100(), slow, 0).cp_seconds, 0.0);
+}
+
+TEST(ContextParallel, LayoutChecksNameTheFlag) {
+  const ModelSpec& m = test::Llama8b();
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 8190;  // not a multiple of 2 x cp
+  Layout l;
+  l.gpus = 2;
+  l.cp = 2;
+  try {
+    ValidateLayout(m, w, l);
+    FAIL() << "seq 8190 over cp 2";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--cp");
+  }
+  w.seq = 8192;
+  w.flash_attn = false;
+  EXPECT_THROW(ValidateLayout(m, w, l), InputError);
+}
+
+}  // namespace
+}  // namespace gpuplan
