@@ -38,6 +38,8 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--tp", "tp", "tensor-parallel size; in a search, given = kept", &R::tp).Min(0, true));
     t.push_back(Option<R>("--pp", "pp", "pipeline-parallel size; in a search, given = kept", &R::pp).Min(0, true));
     t.push_back(Option<R>("--ep", "ep", "expert-parallel size (MoE); in a search, given = kept", &R::ep).Min(0, true));
+    t.push_back(Option<R>("--tp-overlap", "tp_overlap", "tensor-parallel collectives overlapped with the GEMMs (Megatron-Core --tp-comm-overlap); docs/time-model.md §4", &R::tp_overlap)
+                    .Choices({"on", "off"}, on_off));
     t.push_back(Option<R>("--cp", "cp", "context-parallel size (training; ring attention over sequence chunks); in a search, given = kept", &R::cp).Min(0, true));
     t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept", &R::vpp).Min(0, true));
     t.push_back(Option<R>("--sp", "sp", "sequence parallelism (with tp > 1); in a search, given = kept (otherwise on whenever tp > 1)", &R::sp));

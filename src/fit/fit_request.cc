@@ -178,6 +178,8 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.overhead.fragmentation = r.fragmentation;
   ApplyFramework(r, data_dir, in);
   in.time.mfu = r.mfu;
+  in.time.tp_overlap = ParseOnOff(r.tp_overlap, "--tp-overlap");
+  in.time.gemm_tables = std::make_shared<const GemmTables>(LoadGemmTables(data_dir));
   in.time.attention = ParseAttentionKernel(r.attention.empty() ? in.overhead.framework.attention : r.attention);
   if (!r.network.empty()) {
     in.time.network = ParseNetwork(r.network);

@@ -41,6 +41,7 @@ struct FitRequest {
   std::string recompute = "none";
   std::string flash_attn = "on";
   std::string fp8 = "off";
+  std::string tp_overlap = "off";
   std::string attention;  // empty: the framework profile's kernel (fa2 unless it says fa3)
   int64_t lora_rank = 16;
   double lora_dropout = 0;

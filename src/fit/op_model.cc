@@ -72,8 +72,8 @@ double GemmFraction(const Gpu& gpu, bool fp8, std::string* basis) {
     if (arch == "hopper") return say(1453.4 / 1979, "MAMF H200 fp8 (ml-engineering), for every Hopper card");
     return say(0.70, "no published fp8 figure: assumed below Hopper's 73.4%");
   }
-  if (Has(name, "h200") && Has(name, "sxm")) {
-    return say(820.0 / 989.4, "measured: H200 bf16 GEMM 16384^3, 820 TFLOP/s (tests/fixtures/device/h200-gpu-probe.jsonl)");
+  if (Has(name, "h200") && Has(name, "sxm") && gpu.tflops.bf16 && *gpu.tflops.bf16 > 0) {
+    return say(820.0 / *gpu.tflops.bf16, "measured: H200 bf16 GEMM 16384^3, 820 TFLOP/s (tests/fixtures/device/h200-gpu-probe.jsonl)");
   }
   if (arch == "hopper") return say(792.1 / 989.0, "MAMF H100 SXM bf16 (ml-engineering), for every Hopper card");
   if ((Has(name, "a100") || Has(name, "a800")) && Has(name, "sxm")) {
@@ -84,8 +84,9 @@ double GemmFraction(const Gpu& gpu, bool fp8, std::string* basis) {
   return say(0.75, "no published figure: assumed below the lowest published NVIDIA fraction (B200, 77.6%)");
 }
 
-KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel attention) {
+KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel attention, const GemmTables* tables) {
   KernelRates r;
+  r.fp8 = fp8;
   const std::string arch = NormalizeName(gpu.architecture);
   auto tensor_peak = [&](Precision q) {
     const std::optional<double>& tf =
@@ -128,6 +129,14 @@ KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel atte
   }
   r.attention_flops = half_peak * attn;
   r.hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;
+  if (tables && p != Precision::kFp32) {
+    r.table = tables->For(gpu);
+    if (r.table && !(fp8 ? r.table->fp8 : r.table->bf16).empty()) {
+      r.gemm_basis = "measured by shape: " + r.table->file + " (" + r.gemm_basis + " outside its range)";
+    } else {
+      r.table = nullptr;
+    }
+  }
   return r;
 }
 
@@ -136,6 +145,11 @@ double GemmSeconds(const KernelRates& r, double m, double n, double k) {
     return 0;
   }
   const double flops = 2.0 * m * n * k;
+  if (r.table) {
+    if (const std::optional<double> tflops = r.table->Tflops(r.fp8, m, n, k)) {
+      return flops / (*tflops * 1e12);
+    }
+  }
   const double bytes = (m * k + k * n) * r.gemm_operand_bytes + m * n * kAct;
   return std::max(flops / (r.gemm_peak * r.gemm_fraction), bytes / r.hbm);
 }

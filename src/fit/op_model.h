@@ -8,6 +8,7 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
+#include "fit/gemm_table.h"
 #include "fit/workload.h"
 
 namespace gpuplan {
@@ -27,6 +28,8 @@ struct KernelRates {
   double attention_flops = 0;   // FLOP/s of the fused attention kernel (bf16), forward and backward
   std::string attention_basis;
   double hbm = 0;               // bytes/s an elementwise kernel streams
+  const GemmTable* table = nullptr;  // measured rates by shape for this card (data/gemm/), if any
+  bool fp8 = false;                  // GEMMs in fp8 (the table's fp8 rows)
 };
 
 // §3.5 The share of the kernel-level rates a whole training step keeps (launch gaps and
@@ -37,12 +40,16 @@ inline constexpr double kTrainingStepEfficiency = 0.73;
 
 // The rates of one card for a training or inference step. `fp8`: GEMMs in fp8 (Hopper and later;
 // throws InputError naming --fp8 when the card has no fp8 figure). `p` picks bf16/fp16 or fp32.
-KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel attention);
+// `tables`: data/gemm's measured tables (LoadGemmTables); the card's own, when it has one, sets
+// the GEMM rate shape by shape.
+KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel attention,
+                     const GemmTables* tables = nullptr);
 // Achievable fraction of the dense GEMM peak on large shapes, with its source.
 double GemmFraction(const Gpu& gpu, bool fp8, std::string* basis = nullptr);
 
-// Seconds of one GEMM C[m x n] = A[m x k] B[k x n]: the larger of its FLOPs at the achievable rate
-// and the bytes of A, B and C (bf16 output) at the HBM rate (the roofline, Williams et al. 2009).
+// Seconds of one GEMM C[m x n] = A[m x k] B[k x n]: at the card's measured rate for this shape when
+// its table covers it, else the larger of its FLOPs at the achievable rate and the bytes of A, B
+// and C (bf16 output) at the HBM rate (the roofline, Williams et al. 2009).
 double GemmSeconds(const KernelRates& r, double m, double n, double k);
 
 // The kernels of one transformer layer (or of the output head) for one micro-batch on one GPU,

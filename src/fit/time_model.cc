@@ -248,7 +248,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     t.gemm_fraction = *c.mfu;
     t.gemm_basis = "--mfu";
   } else {
-    const KernelRates rates = RatesFor(gpu, w.precision, w.fp8, c.attention);
+    const KernelRates rates = RatesFor(gpu, w.precision, w.fp8, c.attention, c.gemm_tables.get());
     OpShape shape;
     shape.tokens = static_cast<double>(w.micro_batch) * s / cp;  // a context-parallel rank's share
     shape.seq = s;
@@ -307,7 +307,13 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   const Link tp_link = tp <= per_node ? IntraNodeLink(gpu, tp) : inter;
   const double tp_bytes = static_cast<double>(w.micro_batch) * s / cp * h * p;
   const double tp_collectives = 4.0 + (w.recompute == Recompute::kFull ? 2.0 : 0.0);
-  t.tp_seconds = m_micro * layers_per_stage * tp_collectives * AllReduce(tp, tp_bytes, tp_link);
+  t.tp_seconds_total = m_micro * layers_per_stage * tp_collectives * AllReduce(tp, tp_bytes, tp_link);
+  t.tp_seconds = t.tp_seconds_total;
+  if (c.tp_overlap) {
+    // §4 the collectives run in chunks beside the GEMMs that produce and consume them; up to
+    // dp_overlap of the GEMM time hides them (the same share as bucketed gradient traffic).
+    t.tp_seconds = std::max(0.0, t.tp_seconds_total - c.dp_overlap * t.gemm_seconds);
+  }
 
   // Context parallelism (ring attention: Liu et al. 2023; Megatron-Core's CP): in every layer each
   // rank passes its chunk of K and V around the ring, cp - 1 steps forward, and K, V and their
@@ -442,7 +448,7 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
   // fp8 weights run fp8 GEMMs on cards with fp8 tensor cores (TensorRT-LLM, vLLM); elsewhere they
   // are dequantised to bf16 for the matmul.
   const bool fp8_gemm = w.weight_dtype == WeightDtype::kFp8 && gpu.tflops.fp8 && *gpu.tflops.fp8 > 0;
-  const KernelRates rates = RatesFor(gpu, Precision::kBf16, fp8_gemm, c.attention);
+  const KernelRates rates = RatesFor(gpu, Precision::kBf16, fp8_gemm, c.attention, c.gemm_tables.get());
   if (c.mfu && (*c.mfu <= 0 || *c.mfu > 1)) {
     throw InputError("must be in (0, 1]", "", 0, "--mfu");
   }

@@ -2,6 +2,7 @@
 // Formulas and their sources: docs/time-model.md (section numbers in comments).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -39,9 +40,12 @@ Network DefaultNetwork(const Gpu& gpu);
 struct TimeConfig {
   std::optional<double> mfu;         // flat achievable fraction of dense peak; unset: per-operation costs (§3)
   AttentionKernel attention = AttentionKernel::kFa2;  // the fused attention kernel (framework profile)
+  std::shared_ptr<const GemmTables> gemm_tables;      // measured GEMM rates by shape (data/gemm/)
   std::optional<Network> network;    // between nodes; default: DefaultNetwork(card)
   int64_t gpus_per_node = 8;
   double dp_overlap = 0.8;           // share of the overlappable passes that can hide data-parallel traffic
+  bool tp_overlap = false;           // tensor-parallel collectives pipelined with the GEMMs (Megatron-Core
+                                     // --tp-comm-overlap, Transformer Engine userbuffers)
 };
 // The network a time estimate uses for this card: the configured one, else the card's default.
 Network NetworkFor(const TimeConfig& c, const Gpu& gpu);
@@ -62,7 +66,8 @@ struct TrainingTime {
   double attention_seconds = 0;      //   of which: the attention core
   double elementwise_seconds = 0;    //   of which: norms, activations, residuals, rotary, dropout, loss
   double optimizer_seconds = 0;      // of which: optimizer step streaming states through HBM
-  double tp_seconds = 0;             // tensor-parallel collectives (on the critical path)
+  double tp_seconds = 0;             // tensor-parallel collectives on the critical path (exposed)
+  double tp_seconds_total = 0;       // of which the whole collective time (more with --tp-overlap)
   double cp_seconds = 0;             // context-parallel K/V ring transfers not hidden by the attention core
   double cp_seconds_total = 0;       // of which the whole transfer time
   double pp_seconds = 0;             // pipeline point-to-point transfers

@@ -148,6 +148,7 @@ nlohmann::json TrainingTimeToJson(const TrainingTime& t) {
           {"bubble_seconds", t.bubble_seconds},
           {"communication",
            {{"tensor_parallel_seconds", t.tp_seconds},
+            {"tensor_parallel_total_seconds", t.tp_seconds_total},
             {"context_parallel_seconds", t.cp_seconds},
             {"context_parallel_total_seconds", t.cp_seconds_total},
             {"pipeline_p2p_seconds", t.pp_seconds},

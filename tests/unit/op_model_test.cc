@@ -6,7 +6,9 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "core/error.h"
+#include "core/names.h"
 #include "fit/framework.h"
+#include "fit/gemm_table.h"
 #include "fit/op_model.h"
 #include "fit/time_model.h"
 #include "test_paths.h"
@@ -193,6 +195,76 @@ TEST(ContextParallel, LayoutChecksNameTheFlag) {
   w.seq = 8192;
   w.flash_attn = false;
   EXPECT_THROW(ValidateLayout(m, w, l), InputError);
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(TensorParallelOverlap, HidesCollectivesBehindTheGemms) {
+  // Llama-3.1-8B on 8 H100, tp 8, 4,096 tokens: with --tp-overlap the exposed collective time is
+  // what 80% of the GEMM time does not cover (docs/time-model.md §4).
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 4096;
+  w.global_batch = 1;
+  Layout l;
+  l.gpus = 8;
+  l.tp = 8;
+  l.sp = true;
+  TimeConfig off;
+  const TrainingTime a = EstimateTrainingTime(test::Llama8b(), w, l, H100(), off, 0);
+  EXPECT_DOUBLE_EQ(a.tp_seconds, a.tp_seconds_total);
+  TimeConfig on;
+  on.tp_overlap = true;
+  const TrainingTime b = EstimateTrainingTime(test::Llama8b(), w, l, H100(), on, 0);
+  EXPECT_DOUBLE_EQ(b.tp_seconds_total, a.tp_seconds_total);
+  EXPECT_NEAR(b.tp_seconds, std::max(0.0, a.tp_seconds_total - 0.8 * a.gemm_seconds), 1e-15);
+  EXPECT_LT(b.step_seconds, a.step_seconds);
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(GemmTable, InterpolatesInLogSpaceAndFallsBackOutsideIt) {
+  const std::string file = test::Fixture("gemm/synthetic-h200.yaml");
+  const GemmTable t = GemmTable::Load(file);
+  // Grid points exactly.
+  EXPECT_DOUBLE_EQ(*t.Tflops(false, 4096, 1024, 4096), 310.0);
+  // m = 2048 is halfway between 1024 and 4096 in log2, n = 2048 too, k at 4096:
+  // 100 + 200 x 0.5 + 40 x 0.5 + 10 = 230.
+  EXPECT_NEAR(*t.Tflops(false, 2048, 2048, 4096), 230.0, 1e-9);
+  // Outside the measured m range, and no fp8 rows: nothing (the roofline decides).
+  EXPECT_FALSE(t.Tflops(false, 512, 2048, 2048).has_value());
+  EXPECT_FALSE(t.Tflops(true, 2048, 2048, 2048).has_value());
+  // The table belongs to the card whose alias is its device name, and sets the GEMM time.
+  GemmTables tables;
+  tables.by_name.emplace(NormalizeName(t.gpu), t);  // as LoadGemmTables keys it
+  const Gpu& h200 = test::Catalog().Find("H200 SXM 141GB");
+  ASSERT_EQ(tables.For(h200), &tables.by_name.begin()->second);
+  EXPECT_EQ(tables.For(H100()), nullptr);
+  const KernelRates r = RatesFor(h200, Precision::kMixed, false, AttentionKernel::kFa2, &tables);
+  EXPECT_NEAR(GemmSeconds(r, 2048, 2048, 4096), 2.0 * 2048 * 2048 * 4096 / 230e12, 1e-15);
+  // Outside it: the roofline at the measured large-GEMM rate, 820 TFLOP/s.
+  EXPECT_NEAR(GemmSeconds(r, 8192, 8192, 8192), 2.0 * 8192.0 * 8192 * 8192 / 820e12, 1e-12);
+}
+
+TEST(GemmTable, BadRowsNameFileLineAndField) {
+  try {
+    GemmTable::Parse("gpu: x\nbf16:\n  - [1, 2, 3]\n", "t.yaml");
+    FAIL() << "a row of three";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "t.yaml");
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "bf16[0]");
+  }
+  EXPECT_THROW(GemmTable::Parse("gpu: x\n", "t.yaml"), InputError);                      // no rows
+  EXPECT_THROW(GemmTable::Parse("gpu: x\nbf16:\n  - [1, 2, 3, -4]\n", "t.yaml"), InputError);  // not positive
 }
 
 }  // namespace
