@@ -70,7 +70,8 @@ struct TrainingTime {
   double tp_seconds_total = 0;       // of which the whole collective time (more with --tp-overlap)
   double cp_seconds = 0;             // context-parallel K/V ring transfers not hidden by the attention core
   double cp_seconds_total = 0;       // of which the whole transfer time
-  double pp_seconds = 0;             // pipeline point-to-point transfers
+  double pp_seconds = 0;             // pipeline point-to-point transfers on the critical path
+  double pp_seconds_total = 0;       // of which the whole transfer time (interleaving overlaps it)
   double moe_seconds = 0;            // expert-parallel all-to-all
   double dp_seconds = 0;             // data-parallel traffic (gradients; ZeRO-3 parameter gathers), total
   double dp_exposed_seconds = 0;     // the part not hidden behind the forward/backward passes

@@ -152,6 +152,7 @@ nlohmann::json TrainingTimeToJson(const TrainingTime& t) {
             {"context_parallel_seconds", t.cp_seconds},
             {"context_parallel_total_seconds", t.cp_seconds_total},
             {"pipeline_p2p_seconds", t.pp_seconds},
+            {"pipeline_p2p_total_seconds", t.pp_seconds_total},
             {"expert_all_to_all_seconds", t.moe_seconds},
             {"data_parallel_seconds", t.dp_seconds},
             {"data_parallel_exposed_seconds", t.dp_exposed_seconds},

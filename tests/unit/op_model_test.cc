@@ -269,3 +269,31 @@ TEST(GemmTable, BadRowsNameFileLineAndField) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(PipelineInterleaving, SendsVTimesAndOverlapsThem) {
+  // Llama-3.1-8B on 4 H100, pp 4, 8 micro-batches: interleaving (vpp 2) doubles the sends and
+  // hides them behind 80% of the compute (docs/time-model.md §4); 1F1B waits for each.
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 4096;
+  w.global_batch = 8;
+  Layout l;
+  l.gpus = 4;
+  l.pp = 4;
+  const TrainingTime plain = EstimateTrainingTime(test::Llama8b(), w, l, H100(), TimeConfig{}, 0);
+  EXPECT_DOUBLE_EQ(plain.pp_seconds, plain.pp_seconds_total);
+  // Each send: 4,096 tokens x 4,096 x 2 bytes = 33.5 MB over NVLink at 360 GB/s + 5 us; 8
+  // micro-batches x 2 directions.
+  EXPECT_NEAR(plain.pp_seconds_total, 8 * 2 * (4096.0 * 4096 * 2 / 360e9 + 5e-6), 1e-9);
+  l.vpp = 2;
+  const TrainingTime inter = EstimateTrainingTime(test::Llama8b(), w, l, H100(), TimeConfig{}, 0);
+  EXPECT_NEAR(inter.pp_seconds_total, 2 * plain.pp_seconds_total, 1e-12);
+  EXPECT_NEAR(inter.pp_seconds, std::max(0.0, inter.pp_seconds_total - 0.8 * inter.matmul_seconds), 1e-15);
+  EXPECT_NEAR(inter.bubble_seconds, plain.bubble_seconds / 2, plain.bubble_seconds * 1e-9 + 1e-9);
+}
+
+}  // namespace
+}  // namespace gpuplan
