@@ -91,7 +91,7 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--nccl-mib", "nccl_mib", "NCCL buffers per communicator (docs/memory-model.md §6)", &R::nccl_mib).Unit("MiB").Min(0));
     t.push_back(Option<R>("--fragmentation", "fragmentation", "allocator slack as a fraction of dynamic tensors (docs/memory-model.md §6)",
                           &R::fragmentation).Min(0).Max(1));
-    t.push_back(Option<R>("--mfu", "mfu", "achievable fraction of dense peak (docs/time-model.md §3)", &R::mfu).Unset("per GPU generation"));
+    t.push_back(Option<R>("--mfu", "mfu", "a flat achievable fraction of dense peak instead of the per-operation kernel costs (docs/time-model.md §3)", &R::mfu).Unset("per-operation costs"));
     t.push_back(Option<R>("--network", "network",
                           "node network: ib-400g, ib-200g, ib-100g, ib-100g-x4, roce-400g, roce-200g, roce-100g, 100gbe, "
                           "25gbe, 10gbe, 1gbe or Gb/s per node (default: by the card's server class, docs/time-model.md "

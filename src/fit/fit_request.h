@@ -60,7 +60,7 @@ struct FitRequest {
   double cuda_context_mib = 500;
   double nccl_mib = 256;
   double fragmentation = 0.05;
-  std::optional<double> mfu;  // unset: per GPU generation
+  std::optional<double> mfu;  // unset: per-operation kernel costs (docs/time-model.md §3)
   std::string network;        // empty: the card's server class decides (DefaultNetwork)
   double tokens = 0;          // training job size (0: per token)
   double epochs = 0;          // with dataset_tokens, instead of tokens
