@@ -104,7 +104,7 @@ TEST(OptionsTable, DefaultsComeFromTheRequest) {
       EXPECT_EQ(o.DefaultText(), "off");
     }
     if (o.key == "mfu") {
-      EXPECT_EQ(o.DefaultText(), "per GPU generation");
+      EXPECT_EQ(o.DefaultText(), "per-operation costs");
     }
     if (o.key == "model") {
       EXPECT_EQ(o.DefaultText(), "(required)");
