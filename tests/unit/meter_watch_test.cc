@@ -275,7 +275,9 @@ TEST(MeterWatch, ACommandThatWaitsOnDataIsIoBound) {
 TEST(MeterWatch, TwoBusyProcessesAreCpuBoundAndTheExitCodeIsTheCommands) {
   // Two Python processes counting 2 s of CPU time each, started by a shell that then exits 3.
   // On a loaded machine they get less than a core between them, but they are runnable (state
-  // R) in nearly every sample.
+  // R) in most samples: all but the first ones (the interpreters start, reading files) and the
+  // last (one loop has ended, the shell waits). Under ASan with another test beside it, 11 of 14
+  // samples were R (CI, 2026-12-02); a command that sleeps or waits on I/O has almost none.
   WatchRequest q;
   q.interval_seconds = 0.25;
   q.nvml_library = "/nonexistent/libnvidia-ml.so.1";
@@ -284,7 +286,7 @@ TEST(MeterWatch, TwoBusyProcessesAreCpuBoundAndTheExitCodeIsTheCommands) {
   const WatchResult r = RunWatch(q);
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.diagnosis.bound, WatchBound::kCpu) << WatchResultToJson(r).dump(2);
-  EXPECT_GE(r.summary.running_share, 0.8);
+  EXPECT_GE(r.summary.running_share, 0.6);
 }
 
 TEST(MeterWatch, ACommandThatCannotStartIs127AndTheJsonRoundTrips) {
