@@ -7,12 +7,11 @@
 #include "core/error.h"
 #include "core/names.h"
 #include "fit/memory_model.h"
+#include "fit/time_model.h"
 
 namespace gpuplan {
 namespace {
 
-// §3.4 Achievable fraction of HBM bandwidth for streaming kernels (also §5's decode reads).
-constexpr double kHbmEfficiency = 0.85;
 // §3.2 FlashAttention-2 backward: five matmuls against the forward's two (Dao 2023, §3.1.2).
 constexpr double kFlashBackwardFlops = 2.5;
 // Bytes of a bf16/fp16 activation element and of a dropout mask element.
@@ -88,17 +87,7 @@ KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel atte
   KernelRates r;
   r.fp8 = fp8;
   const std::string arch = NormalizeName(gpu.architecture);
-  auto tensor_peak = [&](Precision q) {
-    const std::optional<double>& tf =
-        q == Precision::kFp32 ? gpu.tflops.fp32 : (gpu.tflops.bf16 ? gpu.tflops.bf16 : gpu.tflops.fp16);
-    if (!tf || *tf <= 0) {
-      throw InputError("the catalog has no " + std::string(q == Precision::kFp32 ? "fp32" : "bf16/fp16") +
-                           " TFLOPS figure for " + gpu.name,
-                       "", 0, "--gpu");
-    }
-    return *tf * 1e12;
-  };
-  const double half_peak = tensor_peak(p);
+  const double half_peak = PeakFlops(gpu, p);
   if (fp8) {
     if (!gpu.tflops.fp8 || *gpu.tflops.fp8 <= 0) {
       throw InputError(gpu.name + " has no fp8 tensor cores (the catalog lists no fp8 TFLOPS)", "", 0, "--fp8");

@@ -37,6 +37,8 @@ struct KernelRates {
 // the per-operation sum leaves out). FITTED, not measured: the median of measured / predicted
 // over four single-node rows of tests/validation/time_cases.yaml (docs/time-model.md §3.5).
 inline constexpr double kTrainingStepEfficiency = 0.73;
+// §3.3 / §5 Achievable fraction of HBM bandwidth for streaming kernels and decode reads.
+inline constexpr double kHbmEfficiency = 0.85;
 
 // The rates of one card for a training or inference step. `fp8`: GEMMs in fp8 (Hopper and later;
 // throws InputError naming --fp8 when the card has no fp8 figure). `p` picks bf16/fp16 or fp32.

@@ -13,8 +13,6 @@ namespace {
 // §4 Achievable fraction of a link's peak for large collectives (nccl-tests bus bandwidth on
 // NVLink and InfiniBand reaches ~80% of the line rate).
 constexpr double kLinkEfficiency = 0.8;
-// §5 Achievable fraction of HBM bandwidth for streaming weights and KV cache in decode.
-constexpr double kHbmEfficiency = 0.85;
 // §4 Per-hop latency of a collective step inside a node and across nodes.
 constexpr double kIntraNodeHopSeconds = 5e-6;
 constexpr double kInterNodeHopSeconds = 15e-6;
