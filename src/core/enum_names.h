@@ -3,6 +3,7 @@
 // and parsing both read the table, so they cannot drift apart.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,17 +28,28 @@ const char* NameOf(const EnumName<E> (&table)[N], E v) {
   return "?";
 }
 
+// The value a name spells (case- and punctuation-insensitive), or nullopt.
+template <typename E, std::size_t N>
+std::optional<E> FindEnumName(const EnumName<E> (&table)[N], const std::string& s) {
+  const std::string n = NormalizeName(s);
+  for (const auto& e : table) {
+    if (NormalizeName(e.name) == n) {
+      return e.value;
+    }
+  }
+  return std::nullopt;
+}
+
 // Case- and punctuation-insensitive; an unknown name throws InputError naming `field`, listing
 // the canonical names.
 template <typename E, std::size_t N>
 E ParseEnumName(const EnumName<E> (&table)[N], const std::string& s, const std::string& field,
                 const std::string& file = "", int line = 0, const std::string& shown = "") {
-  const std::string n = NormalizeName(s);
+  if (const std::optional<E> v = FindEnumName(table, s)) {
+    return *v;
+  }
   std::vector<std::string> names;
   for (const auto& e : table) {
-    if (NormalizeName(e.name) == n) {
-      return e.value;
-    }
     if (NameOf(table, e.value) == e.name) {
       names.emplace_back(e.name);
     }

@@ -43,8 +43,8 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--cp", "cp", "context-parallel size (training; ring attention over sequence chunks); in a search, given = kept", &R::cp).Min(0, true));
     t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept", &R::vpp).Min(0, true));
     t.push_back(Option<R>("--sp", "sp", "sequence parallelism (with tp > 1); in a search, given = kept (otherwise on whenever tp > 1)", &R::sp));
-    t.push_back(Option<R>("--recompute", "recompute", "activation recomputation", &R::recompute)
-                    .Choices({"none", "selective", "full"}, [](const std::string& s) { ParseRecompute(s); }));
+    t.push_back(Option<R>("--recompute", "recompute", "activation recomputation: none, selective (the attention core), op (every second matmul of a block, torchtitan's op-level policy) or full; docs/memory-model.md §4.3", &R::recompute)
+                    .Choices({"none", "selective", "op", "full"}, [](const std::string& s) { ParseRecompute(s); }));
     t.push_back(Option<R>("--flash-attn", "flash_attn", "FlashAttention (no attention-score activations)", &R::flash_attn).Choices({"on", "off"}, on_off));
     t.push_back(Option<R>("--fp8", "fp8", "training GEMMs in fp8 (Transformer Engine / torchao float8; Hopper and later; docs/time-model.md §3.1)", &R::fp8)
                     .Choices({"on", "off"}, on_off));

@@ -293,6 +293,27 @@ class Estimator {
     return bytes;
   }
 
+  // A block's input, kept by every checkpointing variant (split by sequence parallelism).
+  double LayerInput() const {
+    return ActBytes() * LocalTokens() * static_cast<double>(m_.hidden) / (l_.sp ? static_cast<double>(l_.tp) : 1.0);
+  }
+
+  // §4.3 op-level selective recomputation: what one layer keeps for backward, averaged over the
+  // layers: its input, the outputs of the matmuls not recomputed, and the fused attention op's
+  // output and log-sum-exp (saved, not rerun). Without a fused attention kernel the attention
+  // core is recomputed from its kept inputs and stores nothing.
+  double OpKeptActivations() const {
+    const double p = ActBytes();
+    const double sb = LocalTokens();
+    const double t = static_cast<double>(l_.tp);
+    double bytes = LayerInput() + p * sb * (sum_.op_kept_split_width / t + sum_.op_kept_whole_width);
+    if (w_.flash_attn) {
+      const double nh = static_cast<double>(m_.heads);
+      bytes += (p * sb * nh * static_cast<double>(m_.v_head_dim) + kFlashLseBytes * nh * sb) / t;
+    }
+    return bytes + LoraActivations();
+  }
+
   // Average activation bytes of one layer of this model.
   double AverageLayerActivations() const {
     if (!m_.moe || m_.moe->moe_layers == 0) {
@@ -334,8 +355,10 @@ class Estimator {
     double recompute_buffer = 0;
     if (w_.recompute == Recompute::kFull) {
       // Only each layer's input is kept; one layer's activations are rebuilt at a time.
-      stored_per_layer = ActBytes() * LocalTokens() * static_cast<double>(m_.hidden) /
-                         (l_.sp ? static_cast<double>(l_.tp) : 1.0);
+      stored_per_layer = LayerInput();
+      recompute_buffer = per_layer;
+    } else if (w_.recompute == Recompute::kOp) {
+      stored_per_layer = OpKeptActivations();
       recompute_buffer = per_layer;
     }
     double in_flight = 1;
@@ -504,8 +527,51 @@ int64_t LoraParams(const ModelSpec& m, int64_t rank, const std::vector<std::stri
   return n;
 }
 
+LinearOnRank OnRank(const ModelSpec& m, const TensorGroup& t, double tp) {
+  LinearOnRank l{static_cast<double>(t.rows), static_cast<double>(t.cols)};
+  if (t.tp_split && tp > 1) {
+    const bool row_parallel = t.rows == m.hidden && t.cols != m.hidden;
+    (row_parallel ? l.k : l.n) /= tp;
+  }
+  return l;
+}
+
+std::vector<double> OpRecomputeShares(const ModelSpec& m) {
+  std::vector<double> shares(m.tensors.size(), 0.0);
+  bool recompute_next = false;  // torchtitan counts a block's matmuls from 1 and recomputes the even ones
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    const TensorGroup& t = m.tensors[i];
+    if (!t.linear || !t.per_layer) {
+      continue;
+    }
+    if (t.role == TensorRole::kExpert) {
+      shares[i] = 0.5;
+      continue;
+    }
+    shares[i] = recompute_next ? 1.0 : 0.0;
+    recompute_next = !recompute_next;
+  }
+  return shares;
+}
+
 ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets) {
-  ModelSummary s{m, lora_targets, {}, 0, 0, 0, 0, 0, 0};
+  ModelSummary s{m, lora_targets, {}, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  const std::vector<double> op_shares = OpRecomputeShares(m);
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    const TensorGroup& t = m.tensors[i];
+    if (!t.linear || !t.per_layer || m.layers <= 0) {
+      continue;
+    }
+    // Outputs per token and layer: routed experts see k of every E tokens.
+    double per_token = static_cast<double>(t.count) / static_cast<double>(m.layers);
+    if (t.role == TensorRole::kExpert && m.moe && m.moe->experts > 0) {
+      per_token *= static_cast<double>(m.moe->experts_per_token) / static_cast<double>(m.moe->experts);
+    }
+    const bool column_parallel = t.tp_split && !(t.rows == m.hidden && t.cols != m.hidden);
+    const double kept = (1.0 - op_shares[i]) * per_token * static_cast<double>(t.rows);
+    (column_parallel ? s.op_kept_split_width : s.op_kept_whole_width) += kept;
+    s.op_recomputed_params += op_shares[i] * per_token * static_cast<double>(m.layers) * static_cast<double>(t.rows * t.cols);
+  }
   // Every active parameter but the embedding lookup; a tied head still costs a V x h matmul.
   s.matmul_params = static_cast<double>(m.ParamsActive() - m.ParamsOfRole(TensorRole::kEmbedding) -
                                         m.ParamsOfRole(TensorRole::kPositionEmbedding));

@@ -95,7 +95,30 @@ struct ModelSummary {
   double lora_input_width_per_layer = 0;  // sum of their input widths
   int64_t lora_params_per_rank = 0;       // LoRA parameters at rank 1
   double matmul_params = 0;               // active parameters that multiply activations (6N's N)
+  // §4.3 op-level selective recomputation: per token and layer (averaged over the layers), the
+  // output features of the matmuls whose outputs are kept, split by tensor parallelism
+  // (column-parallel) or not (row-parallel and unsplit), and the active parameters of those
+  // recomputed (their forward FLOPs are 2x that per token).
+  double op_kept_split_width = 0;
+  double op_kept_whole_width = 0;
+  double op_recomputed_params = 0;
 };
+
+// A per-layer linear layer's GEMM on one tensor-parallel rank: column-parallel layers split their
+// output features, row-parallel ones (output = hidden, input wider) their input features.
+struct LinearOnRank {
+  double n = 0;  // output features on this rank
+  double k = 0;  // input features on this rank
+};
+LinearOnRank OnRank(const ModelSpec& m, const TensorGroup& t, double tp);
+
+// §4.3 op-level selective recomputation (torchtitan's "op" policy): within a transformer block
+// the output of every second matmul, in forward order, is recomputed in the backward pass; the
+// others, the fused attention op's output and the block's input are kept. Per entry of
+// m.tensors, the share of its matmul outputs recomputed: 1 and 0 alternately over a layer's
+// linear layers (the first kept), 0.5 for routed experts (calls alternate over the experts), 0
+// for tensors outside the blocks and non-matmul tensors.
+std::vector<double> OpRecomputeShares(const ModelSpec& m);
 
 ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets);
 // Whether LoRA adapts this tensor: a linear layer weight (not the head, embeddings or router) named

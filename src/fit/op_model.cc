@@ -33,21 +33,6 @@ double CausalAttended(const ModelSpec& m, double s) {
   return frac * windowed + (1.0 - frac) * full;
 }
 
-// A per-layer linear layer's GEMM on one tensor-parallel rank: column-parallel layers split their
-// output features, row-parallel ones (output = hidden, input wider) their input features.
-struct Linear {
-  double n = 0;  // output features on this rank
-  double k = 0;  // input features on this rank
-};
-Linear OnRank(const ModelSpec& m, const TensorGroup& t, double tp) {
-  Linear l{static_cast<double>(t.rows), static_cast<double>(t.cols)};
-  if (t.tp_split && tp > 1) {
-    const bool row_parallel = t.rows == m.hidden && t.cols != m.hidden;
-    (row_parallel ? l.k : l.n) /= tp;
-  }
-  return l;
-}
-
 }  // namespace
 
 const char* ToString(AttentionKernel k) { return k == AttentionKernel::kFa3 ? "fa3" : "fa2"; }
@@ -151,11 +136,14 @@ LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates
   const double fp8_cast = r.gemm_operand_bytes < 2.0 ? 1.0 : 0.0;  // cast kernels of fp8 GEMM inputs
 
   // §3.1 GEMMs: every per-layer linear layer, averaged over the layers.
-  for (const auto& g : m.tensors) {
+  const bool op_recompute = s.training && s.recompute == Recompute::kOp;
+  const std::vector<double> op_shares = op_recompute ? OpRecomputeShares(m) : std::vector<double>{};
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    const TensorGroup& g = m.tensors[i];
     if (!g.linear || !g.per_layer) {
       continue;
     }
-    const Linear l = OnRank(m, g, tp);
+    const LinearOnRank l = OnRank(m, g, tp);
     double rows = t;       // tokens through one copy of the layer
     double copies = static_cast<double>(g.count) / layers;  // copies per layer on this GPU
     if (g.role == TensorRole::kExpert && m.moe && m.moe->experts > 0) {
@@ -167,6 +155,9 @@ LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates
     }
     const double fwd = GemmSeconds(r, rows, l.n, l.k);
     out.forward.gemm += copies * fwd;
+    if (op_recompute) {
+      out.recompute.gemm += op_shares[i] * copies * fwd;
+    }
     double bwd = GemmSeconds(r, rows, l.k, l.n);  // input gradient
     const bool frozen = s.lora;
     if (!frozen) {
@@ -244,6 +235,13 @@ LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates
   }
   if (s.recompute == Recompute::kFull) {
     out.recompute = out.forward;
+  } else if (s.recompute == Recompute::kOp) {
+    // §3.4 the recomputed matmuls (above) and every elementwise kernel of the block are rerun;
+    // a fused attention op is kept, a materialised one rerun.
+    out.recompute.elementwise = out.forward.elementwise;
+    if (!s.flash) {
+      out.recompute.attention = out.forward.attention;
+    }
   } else if (s.recompute == Recompute::kSelective && !s.flash) {
     out.recompute.attention = out.forward.attention;  // Korthikanti et al. 2022: the attention core only
     out.recompute.elementwise =

@@ -103,9 +103,14 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                           : base.task == Task::kPretrain
                               ? std::max<int64_t>(1, kPretrainTokensPerStep / std::max<int64_t>(base.seq, 1))
                               : kFinetuneGlobalBatch;
-  const std::vector<Recompute> recomputes =
+  std::vector<Recompute> recomputes =
       pin.recompute ? std::vector<Recompute>{*pin.recompute}
                     : std::vector<Recompute>{Recompute::kFull, Recompute::kSelective, Recompute::kNone};
+  // A framework that offers op-level selective recomputation (torchtitan) has it tried as well.
+  if (!pin.recompute && std::any_of(o.overhead.framework.recompute.begin(), o.overhead.framework.recompute.end(),
+                                    [](const std::string& v) { return FindRecompute(v) == Recompute::kOp; })) {
+    recomputes.insert(recomputes.begin() + 1, Recompute::kOp);
+  }
   const std::size_t keep = o.top + kRunnersUp + o.keep_extra;
   std::vector<Candidate> best;  // sorted, at most `keep`
   std::vector<std::optional<Candidate>> per_gpu(o.gpus.size());

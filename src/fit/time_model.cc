@@ -222,6 +222,8 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   double hw = model;
   if (w.recompute == Recompute::kFull) {
     hw += 2.0 * n + attn + (lora ? 2.0 * n_lora : 0);
+  } else if (w.recompute == Recompute::kOp) {
+    hw += 2.0 * sum.op_recomputed_params + attn;  // every second matmul (§4.3); attention in flash backward or rerun
   } else if (w.recompute == Recompute::kSelective || w.flash_attn) {
     hw += attn;  // the attention core is recomputed in backward (selective, or flash attention's backward)
   }
@@ -288,7 +290,8 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   double dequant_seconds = 0;
   if (w.task == Task::kQlora) {
     // Every NF4 weight is read and written as bf16 in each forward and backward pass.
-    const double passes = 2.0 + (w.recompute == Recompute::kFull ? 1.0 : 0.0);
+    // (op-level recomputation reruns half the matmuls, so half the weights once more)
+    const double passes = 2.0 + (w.recompute == Recompute::kFull ? 1.0 : w.recompute == Recompute::kOp ? 0.5 : 0.0);
     dequant_seconds = m_micro * passes * static_cast<double>(mem.params_on_gpu) * (kNf4BytesPerParam + kHalfBytes) / hbm;
   }
   t.compute_seconds = matmul_seconds + optimizer_seconds + dequant_seconds;
@@ -304,7 +307,16 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   const Link inter = NodeLink(net);
   const Link tp_link = tp <= per_node ? IntraNodeLink(gpu, tp) : inter;
   const double tp_bytes = static_cast<double>(w.micro_batch) * s / cp * h * p;
-  const double tp_collectives = 4.0 + (w.recompute == Recompute::kFull ? 2.0 : 0.0);
+  // Recomputation reruns the forward collectives (two all-reduces a layer): all of them (full);
+  // op-level reruns them too, except the reduce-scatters of sequence parallelism, which
+  // torchtitan's save list keeps (then only the two gathers, one all-reduce's worth).
+  double rerun = 0;
+  if (w.recompute == Recompute::kFull) {
+    rerun = 2.0;
+  } else if (w.recompute == Recompute::kOp) {
+    rerun = l.sp ? 1.0 : 2.0;
+  }
+  const double tp_collectives = 4.0 + rerun;
   t.tp_seconds_total = m_micro * layers_per_stage * tp_collectives * AllReduce(tp, tp_bytes, tp_link);
   t.tp_seconds = t.tp_seconds_total;
   if (c.tp_overlap) {
@@ -358,7 +370,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     }
     const double bytes = static_cast<double>(w.micro_batch) * s / cp * static_cast<double>(m.moe->experts_per_token) * h * p *
                          (ep - 1) / ep / tp;
-    const double passes = 4.0 + (w.recompute == Recompute::kFull ? 2.0 : 0.0);
+    const double passes = 4.0 + (w.recompute == Recompute::kFull || w.recompute == Recompute::kOp ? 2.0 : 0.0);
     t.moe_seconds = m_micro * moe_layers_per_stage * passes * (bytes / link_bw + (ep - 1) * el.hop_seconds);
   }
   // Data parallel, hierarchical (NCCL's ring/tree over NVLink inside a node, one ring per NIC

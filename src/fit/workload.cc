@@ -21,7 +21,8 @@ constexpr EnumName<Optimizer> kOptimizers[] = {{"adamw", Optimizer::kAdamW},    
                                                {"sgd", Optimizer::kSgd},             {"adafactor", Optimizer::kAdafactor},
                                                {"adam", Optimizer::kAdamW},          {"adamw-8bit", Optimizer::kAdamW8bit}};
 constexpr EnumName<Recompute> kRecomputes[] = {
-    {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
+    {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"op", Recompute::kOp},
+    {"full", Recompute::kFull}, {"op-selective", Recompute::kOp}};
 constexpr EnumName<WeightDtype> kWeightDtypes[] = {{"bf16", WeightDtype::kBf16}, {"fp16", WeightDtype::kFp16},
                                                    {"fp8", WeightDtype::kFp8},   {"int8", WeightDtype::kInt8},
                                                    {"int4", WeightDtype::kInt4}, {"fp32", WeightDtype::kFp32}};
@@ -42,6 +43,7 @@ Task ParseTask(const std::string& s) { return ParseEnumName(kTasks, s, "--task")
 Precision ParsePrecision(const std::string& s) { return ParseEnumName(kPrecisions, s, "--precision"); }
 Optimizer ParseOptimizer(const std::string& s) { return ParseEnumName(kOptimizers, s, "--optimizer"); }
 Recompute ParseRecompute(const std::string& s) { return ParseEnumName(kRecomputes, s, "--recompute"); }
+std::optional<Recompute> FindRecompute(const std::string& s) { return FindEnumName(kRecomputes, s); }
 WeightDtype ParseWeightDtype(const std::string& s) { return ParseEnumName(kWeightDtypes, s, "--weight-dtype"); }
 KvDtype ParseKvDtype(const std::string& s) { return ParseEnumName(kKvDtypes, s, "--kv-dtype"); }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,10 @@ enum class Task { kPretrain, kFull, kLora, kQlora, kInfer };
 // paper's "mixed precision"); bf16 = pure bf16 weights, grads and optimizer states.
 enum class Precision { kFp32, kMixed, kBf16 };
 enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor };
-enum class Recompute { kNone, kSelective, kFull };
+// Activation recomputation: none; selective (Korthikanti et al. 2022: the attention core);
+// op (op-level selective, torchtitan's "op" policy: every second matmul of a block recomputed);
+// full (each block rerun from its input). docs/memory-model.md §4.3.
+enum class Recompute { kNone, kSelective, kOp, kFull };
 // Inference weight storage, widest first (the advisor suggests only narrower ones). bf16 and
 // fp16 take the same 2 bytes; which one a card runs is decided by ForCard (fit/advisor.h).
 enum class WeightDtype { kFp32, kBf16, kFp16, kFp8, kInt8, kInt4 };
@@ -79,6 +83,8 @@ Task ParseTask(const std::string& s);
 Precision ParsePrecision(const std::string& s);
 Optimizer ParseOptimizer(const std::string& s);
 Recompute ParseRecompute(const std::string& s);
+// The variant a name spells, or nullopt (framework profiles list variants gpuplan does not model).
+std::optional<Recompute> FindRecompute(const std::string& s);
 WeightDtype ParseWeightDtype(const std::string& s);
 KvDtype ParseKvDtype(const std::string& s);
 

@@ -126,6 +126,37 @@ TEST(MemoryModel, KorthikantiActivationsPerLayer) {
   EXPECT_DOUBLE_EQ(PerLayerActivations(w, Layout{}), 2 * s * b * h);
 }
 
+TEST(MemoryModel, OpLevelRecomputationKeepsEveryOtherMatmulOutput) {
+  // torchtitan's op policy on Llama-3.1-8B (docs/memory-model.md §4.3), flash attention, one
+  // sequence of 4,096 tokens. Per token and layer a block keeps its input (4,096), q (4,096),
+  // v (1,024), gate (14,336), down (4,096) and the attention output (4,096) in bf16, plus the
+  // fp32 log-sum-exp of 32 heads: 2 x 31,744 + 128 = 63,616 bytes. Full recomputation keeps the
+  // input alone (8,192 bytes); both rebuild one layer at a time, so only the kept bytes differ.
+  Workload w = Full();
+  w.seq = 4096;
+  w.micro_batch = 1;
+  const double sb = 4096;
+  auto act = [&](Recompute rc, const Layout& l) {
+    Workload x = w;
+    x.recompute = rc;
+    return EstimateMemory(Llama8b(), x, l).per_gpu.activations.value;
+  };
+  const Layout one;
+  EXPECT_NEAR(act(Recompute::kOp, one) - act(Recompute::kFull, one), 32 * sb * (63'616.0 - 8'192.0), 1.0);
+  // Without recomputation a layer holds 2 x (4 x 4,096 norm and block inputs + 4,096 q + 2 x 1,024
+  // k, v + 4,096 attention output + 4 x 14,336 MLP) + 128 = 168,064 bytes a token, and no layer
+  // is rebuilt.
+  EXPECT_NEAR(act(Recompute::kNone, one) - act(Recompute::kOp, one), sb * (32 * (168'064.0 - 63'616.0) - 168'064.0),
+              1.0);
+  // Tensor parallel 2 without sequence parallelism: q, v, gate and the attention output split
+  // (column-parallel), down does not (row-parallel partial sums), the input is whole:
+  // 2 x (4,096 + 2,048 + 512 + 7,168 + 4,096 + 2,048) + 64 = 40,000 bytes against the input's 8,192.
+  Layout tp;
+  tp.gpus = 2;
+  tp.tp = 2;
+  EXPECT_NEAR(act(Recompute::kOp, tp) - act(Recompute::kFull, tp), 32 * sb * (40'000.0 - 8'192.0), 1.0);
+}
+
 TEST(MemoryModel, PipelineFirstStageHoldsPpMicroBatches) {
   Workload w = Full();
   w.seq = 1024;

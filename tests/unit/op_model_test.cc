@@ -80,6 +80,35 @@ TEST(OpModel, LlamaLayerElementwiseBytesAndFlashAttention) {
   EXPECT_NEAR(p.backward.gemm, 2 * p.forward.gemm, 1e-7);
 }
 
+TEST(OpModel, OpLevelRecomputationRerunsEverySecondMatmulAndTheElementwiseKernels) {
+  // torchtitan's op policy on a Llama block (q, k, v, o, gate, up, down): k, o and up are rerun.
+  const ModelSpec& m = test::Llama8b();
+  const KernelRates r = RatesFor(H100(), Precision::kMixed, false, AttentionKernel::kFa2);
+  OpShape s;
+  s.tokens = 4096;
+  s.seq = 4096;
+  s.recompute = Recompute::kOp;
+  const LayerPasses p = LayerOpTimes(m, s, r);
+  // k 1024x4096 + o 4096x4096 + up 14336x4096 = 4,194,304 + 16,777,216 + 58,720,256 = 79,691,776
+  // weights; 2 x 4,096 tokens x that at 792.42 TFLOPS (all three are compute bound at 4,096 rows).
+  EXPECT_NEAR(p.recompute.gemm, 2.0 * 4096 * 79'691'776.0 / 792.42e12, 1e-8);
+  // Every elementwise kernel of the forward (188,416 bytes a token, see above) runs again; the
+  // flash attention op is kept.
+  EXPECT_NEAR(p.recompute.elementwise, 4096 * 188'416.0 / (3350e9 * 0.85), 1e-9);
+  EXPECT_EQ(p.recompute.attention, 0.0);
+  // Hardware FLOPs per token: + 2 x 32 layers x 79,691,776 over no recomputation (flash on both).
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 4096;
+  w.global_batch = 8;
+  Layout l;
+  l.gpus = 8;
+  TimeConfig c;
+  const double none = EstimateTrainingTime(m, w, l, H100(), c, 0).hw_flops_per_token;
+  w.recompute = Recompute::kOp;
+  EXPECT_NEAR(EstimateTrainingTime(m, w, l, H100(), c, 0).hw_flops_per_token - none, 2.0 * 32 * 79'691'776.0, 1.0);
+}
+
 TEST(OpModel, MaterialisedScoresCostTheirBytes) {
   // GPT-style 1.7B layer (Megatron 2021): 24 heads of 96, s = 2,048, no flash attention, no dropout.
   const ModelSpec m = ParseHfConfig(

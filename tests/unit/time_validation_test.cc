@@ -65,7 +65,12 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   const std::string precision = S(c["precision"], "bf16");
   const bool fp8 = precision == "fp8";
   const std::string attention = S(c["attention"], "fa2");
-  const Gpu& gpu = GpuOf(cat, S(c["gpu"]));
+  // The catalog card, with the memory bandwidth the source states where its card differs (the
+  // torchtitan rows: HBM2e H100s at 2.4 TB/s).
+  Gpu gpu = GpuOf(cat, S(c["gpu"]));
+  if (D(c["memory_bandwidth_gb_s"]) > 0) {
+    gpu.memory_bandwidth_gb_s = D(c["memory_bandwidth_gb_s"]);
+  }
   Layout l;
   l.gpus = I(c["gpus"], 1);
   l.tp = I(c["tp"], 1);
@@ -80,7 +85,9 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   const std::string net = S(c["network"]);
   tc.network = ParseNetwork(net.find("200") != std::string::npos ? "ib-200g" : "ib-400g");
   const YAML::Node& m = c["measured"];
-  r.layout = fmt::format("{} x {} tp={} pp={}{}{}", l.gpus, gpu.name, l.tp, l.pp,
+  r.layout = fmt::format("{} x {}{} tp={} pp={}{}{}", l.gpus, gpu.name,
+                         D(c["memory_bandwidth_gb_s"]) > 0 ? fmt::format(" at {:g} GB/s", gpu.memory_bandwidth_gb_s) : "",
+                         l.tp, l.pp,
                          l.cp > 1 ? fmt::format(" cp={}", l.cp) : "", l.vpp > 1 ? fmt::format(" vpp={}", l.vpp) : "");
   if (r.kind == "infer") {
     const ModelSpec model = ModelOf(c["model"], 0);
