@@ -181,6 +181,8 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.time.tp_overlap = ParseOnOff(r.tp_overlap, "--tp-overlap");
   in.time.gemm_tables = std::make_shared<const GemmTables>(LoadGemmTables(data_dir));
   in.time.attention = ParseAttentionKernel(r.attention.empty() ? in.overhead.framework.attention : r.attention);
+  in.time.eager_elementwise =
+      r.compile.empty() ? in.overhead.framework.eager_elementwise : !ParseOnOff(r.compile, "--compile");
   if (!r.network.empty()) {
     in.time.network = ParseNetwork(r.network);
   }

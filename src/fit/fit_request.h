@@ -43,6 +43,7 @@ struct FitRequest {
   std::string fp8 = "off";
   std::string tp_overlap = "off";
   std::string attention;  // empty: the framework profile's kernel (fa2 unless it says fa3)
+  std::string compile;    // on | off; empty: the framework profile's (fused unless it says eager)
   int64_t lora_rank = 16;
   double lora_dropout = 0;
   std::string lora_targets = "all-linear";

@@ -19,7 +19,7 @@ const std::set<std::string>& ProfileKeys() {
       "loss",         "loss_chunks",   "ddp_bucket_copy",      "reduce_bucket_elements",
       "allgather_bucket_elements",     "prefetch_bucket_elements", "load_peak",
       "recompute",    "kv_rule",       "kv_fraction",          "kv_block_tokens",
-      "max_num_seqs", "weights",       "sources",              "attention"};
+      "max_num_seqs", "weights",       "sources",              "attention",        "elementwise"};
   return keys;
 }
 
@@ -89,6 +89,7 @@ FrameworkProfile ParseProfile(const YAML::Node& n, std::size_t index, const std:
   p.max_num_seqs = static_cast<int64_t>(m.Num("max_num_seqs", false, 1, 1, 1 << 20));
   p.gguf = Choice(m, "weights", "native", {"native", "gguf"}) == "gguf";
   p.attention = Choice(m, "attention", "fa2", {"fa2", "fa3"});
+  p.eager_elementwise = Choice(m, "elementwise", "fused", {"fused", "eager"}) == "eager";
   if ((p.kv_rule != KvRule::kNone || p.gguf) && p.kind != "inference") {
     m.Fail("kind", "an inference rule (kv_rule, weights) needs kind: inference");
   }

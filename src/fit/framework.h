@@ -36,6 +36,7 @@ struct FrameworkProfile {
   int64_t max_num_seqs = 1;          // sequences of the profiling run's sampler (vLLM)
   bool gguf = false;                 // llama.cpp: weights at a GGUF type's bits per weight
   std::string attention = "fa2";     // fused attention kernel for the time model: fa2 | fa3
+  bool eager_elementwise = false;    // elementwise: eager (each PyTorch op its own kernel) | fused
   std::vector<std::string> sources;  // keys of the file's `sources`
   int line = 0;                      // where the entry starts in its file
 

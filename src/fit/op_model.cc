@@ -218,16 +218,49 @@ LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates
                                                  m.moe->shared_intermediate);
     ffn_width = moe_frac * moe_width + (1.0 - moe_frac) * ffn_width;
   }
+  const bool rotary = m.norm == NormKind::kRms && m.model_type != "gpt2";
   double bytes = 0;
   bytes += static_cast<double>(m.norms_per_layer) * 2.0 * h * kAct / sp;      // norms: read, write
   bytes += 2.0 * 3.0 * h * kAct / sp;                                          // two residual adds
   if (m.hidden_dropout > 0) bytes += 2.0 * (2.0 * h * kAct + h * kMask) / sp;  // dropout before each add
-  if (m.norm == NormKind::kRms && m.model_type != "gpt2") {
-    bytes += 2.0 * static_cast<double>(m.heads + m.kv_heads) * static_cast<double>(m.head_dim) * kAct / tp;  // rotary q, k
+  const double qk_width = static_cast<double>(m.heads + m.kv_heads) * static_cast<double>(m.head_dim) / tp;
+  if (rotary) {
+    bytes += 2.0 * qk_width * kAct;  // rotary q, k
   }
   bytes += (m.gated_mlp ? 3.0 : 2.0) * ffn_width * kAct / tp;  // activation (SwiGLU: read 2, write 1)
-  out.forward.elementwise += t * bytes / r.hbm;
-  out.backward.elementwise += 2.0 * t * bytes / r.hbm;  // each reads its input and gradient, writes one
+  // Eager PyTorch (no torch.compile): the ops the fused count above merges run one by one, each
+  // reading and writing its whole tensor; bytes per element beyond the fused kernels' (forward /
+  // backward): hand-written RMSNorm 36 / 68 against 4 / 8, rotary in fp32 20 / 20 against 4 / 8,
+  // SwiGLU 10 / 18 against 6 / 12; plus GQA's repeat_kv copies of K and V and the attention
+  // output's transpose copy, each way. docs/time-model.md §3.3.
+  double eager_fwd = 0;
+  double eager_bwd = 0;
+  if (s.eager) {
+    if (m.norm == NormKind::kRms) {
+      const double norm_elements = static_cast<double>(m.norms_per_layer) * h / sp;
+      eager_fwd += norm_elements * (36.0 - 4.0);
+      eager_bwd += norm_elements * (68.0 - 8.0);
+    }
+    if (rotary) {
+      eager_fwd += qk_width * (20.0 - 4.0);
+      eager_bwd += qk_width * (20.0 - 8.0);
+    }
+    if (m.kv_heads > 0 && m.kv_heads < m.heads) {
+      const double hd = static_cast<double>(m.head_dim);
+      const double repeat = 2.0 * (static_cast<double>(m.heads) + static_cast<double>(m.kv_heads)) * hd * kAct / tp;
+      eager_fwd += repeat;
+      eager_bwd += repeat;
+    }
+    const double out_copy = 2.0 * static_cast<double>(m.heads * m.v_head_dim) * kAct / tp;
+    eager_fwd += out_copy;
+    eager_bwd += out_copy;
+    if (m.gated_mlp) {
+      eager_fwd += ffn_width / tp * (10.0 - 6.0);
+      eager_bwd += ffn_width / tp * (18.0 - 12.0);
+    }
+  }
+  out.forward.elementwise += t * (bytes + eager_fwd) / r.hbm;
+  out.backward.elementwise += t * (2.0 * bytes + eager_bwd) / r.hbm;  // each reads its input and gradient, writes one
 
   if (!s.training) {
     out.backward = {};
@@ -266,6 +299,11 @@ LayerPasses HeadOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates&
   // forward; gradient (read 4, write 4) and cast back (read 4, write 2) backward.
   out.forward.elementwise += t * v * 14.0 / r.hbm;
   out.backward.elementwise += t * v * 14.0 / r.hbm + t * 2.0 * h * kAct * 2.0 / r.hbm;
+  if (s.eager && m.norm == NormKind::kRms) {
+    // the final RMSNorm as eager ops (LayerOpTimes)
+    out.forward.elementwise += t * h * (36.0 - 4.0) / r.hbm;
+    out.backward.elementwise += t * h * (68.0 - 8.0) / r.hbm;
+  }
   if (s.recompute == Recompute::kFull) {
     out.recompute.elementwise = t * 2.0 * h * kAct / r.hbm;
   }

@@ -89,6 +89,7 @@ struct OpShape {
   double ep = 1;
   Recompute recompute = Recompute::kNone;
   bool training = true;    // false: forward only (inference prefill)
+  bool eager = false;      // eager PyTorch elementwise ops (no torch.compile / fused kernels), §3.3
 };
 
 // One layer (average over the model's layers: MoE and sliding-window layers weighted by their count).

@@ -260,6 +260,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     shape.lora_targets = w.lora_targets;
     shape.ep = static_cast<double>(l.ep);
     shape.recompute = w.recompute;
+    shape.eager = c.eager_elementwise;
     const LayerPasses layer = LayerOpTimes(m, shape, rates);
     const LayerPasses head = HeadOpTimes(m, shape, rates);
     OpTimes micro;
@@ -282,6 +283,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     t.gemm_fraction = rates.gemm_fraction;
     t.gemm_basis = rates.gemm_basis;
     t.attention_kernel = ToString(c.attention);
+    t.elementwise_kernels = c.eager_elementwise ? "eager" : "fused";
   }
   t.efficiency = hw * step_tokens / gpus / (matmul_seconds * peak);
   const double hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;

@@ -46,6 +46,7 @@ struct TimeConfig {
   double dp_overlap = 0.8;           // share of the overlappable passes that can hide data-parallel traffic
   bool tp_overlap = false;           // tensor-parallel collectives pipelined with the GEMMs (Megatron-Core
                                      // --tp-comm-overlap, Transformer Engine userbuffers)
+  bool eager_elementwise = false;    // training's elementwise ops run as eager PyTorch ops (§3.3), not fused
 };
 // The network a time estimate uses for this card: the configured one, else the card's default.
 Network NetworkFor(const TimeConfig& c, const Gpu& gpu);
@@ -85,6 +86,7 @@ struct TrainingTime {
   double gemm_fraction = 0;          // the large-GEMM fraction of peak the kernels assume (§3.1)
   std::string gemm_basis;            // its source
   std::string attention_kernel;      // fa2 | fa3 (§3.2); empty with --mfu
+  std::string elementwise_kernels;   // fused | eager (§3.3); empty with --mfu
   std::string bottleneck;            // "compute", "communication" or "pipeline bubble"
   std::optional<double> total_hours; // for a token budget
   std::optional<double> gpu_hours;

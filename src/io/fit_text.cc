@@ -155,7 +155,8 @@ void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& n
                            {fmt::format("{:.1f}", 100 * t.gemm_fraction), t.gemm_basis}));
     line(4, 26, Say("cli.fit.kernel_attention", "attention core") + " (" + t.attention_kernel + ")",
          t.attention_seconds, "");
-    line(4, 26, Say("cli.fit.kernel_elementwise", "norms, activations, loss"), t.elementwise_seconds, "");
+    line(4, 26, Say("cli.fit.kernel_elementwise", "norms, activations, loss") + " (" + t.elementwise_kernels + ")",
+         t.elementwise_seconds, "");
     line(4, 26, Say("cli.fit.kernel_optimizer", "optimizer step"), t.optimizer_seconds, "");
   }
   line(2, 28, Say("cli.fit.communication", "communication (exposed)"), t.communication_seconds, "");

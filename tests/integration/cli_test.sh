@@ -312,6 +312,21 @@ grep -q "maximum concurrency for 8192 tokens per request: 55.01x" "$tmp/out" && 
 grep -q "margin (nvidia-smi view)" "$tmp/out" && ok || bad "no margin line"
 expect_exit 0 "fit --framework llama.cpp" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu L40S --framework llama.cpp --gguf-type Q8_0 --json
 json_is '.memory_per_gpu.weights' 8532152576
+# torchtitan runs eager (no torch.compile) with op-level recomputation offered: Llama 3.1 8B,
+# 2 x 8,192 tokens a micro-batch. Eager adds per token and layer 438,272 bytes forward (rerun
+# once by op recomputation) and 675,840 backward, and 4,096 x (32 + 60) for the final norm
+# (docs/time-model.md §3.3): 16,384 x (32 x 1,552,384 + 376,832) = 8.2007e11 bytes at 0.85 x
+# 3,350 GB/s, over the step efficiency 0.73 = 0.3945 s more than --compile on.
+tt=(fit --model Llama-3.1-8B --task pretrain --gpu "H100 SXM" --gpus 8 --zero 3 --micro-batch 2 --seq 8192 --framework torchtitan --recompute op --json)
+expect_exit 0 "fit --framework torchtitan --compile on" -- "$bin" "${tt[@]}" --compile on
+json_is '.time.kernels.elementwise_kernels' fused
+fused_s=$(jq '.time.kernels.elementwise_seconds' "$tmp/out")
+expect_exit 0 "fit --framework torchtitan (eager)" -- "$bin" "${tt[@]}"
+json_is '.time.kernels.elementwise_kernels' eager
+json_is '.layout.recompute' op
+json_is "(.time.kernels.elementwise_seconds - $fused_s - 16384 * (32 * 1552384 + 376832) / (3350e9 * 0.85) / 0.73) | fabs < 1e-6" true
+expect_exit 2 "fit --compile bad" -- "$bin" "${tt[@]}" --compile maybe
+json_is '.error.field' --compile
 expect_exit 2 "fit --framework unknown" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --framework deepspeeed
 stderr_has "did you mean deepspeed"
 expect_exit 2 "fit --framework unknown, json" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --framework vlm --json

@@ -109,6 +109,33 @@ TEST(OpModel, OpLevelRecomputationRerunsEverySecondMatmulAndTheElementwiseKernel
   EXPECT_NEAR(EstimateTrainingTime(m, w, l, H100(), c, 0).hw_flops_per_token - none, 2.0 * 32 * 79'691'776.0, 1.0);
 }
 
+TEST(OpModel, EagerElementwiseOpsMoveTheirOwnBytes) {
+  // Llama-3.1-8B without torch.compile (docs/time-model.md §3.3), per token and layer, forward:
+  //   2 RMSNorms x 4,096 x 36 = 294,912; residual adds 49,152 (as fused); rotary on 40 heads of
+  //   128 x 20 = 102,400; repeat_kv writes 2 x 32 x 128 x 2 and reads 2 x 8 x 128 x 2 = 20,480;
+  //   the attention output copy 4,096 x 4 = 16,384; SwiGLU 14,336 x 10 = 143,360. Total 626,688.
+  // Backward: norms 2 x 4,096 x 68 = 557,056; adds 98,304; rotary 102,400; repeat_kv 20,480;
+  //   copy 16,384; SwiGLU 14,336 x 18 = 258,048. Total 1,052,672.
+  const ModelSpec& m = test::Llama8b();
+  const KernelRates r = RatesFor(H100(), Precision::kMixed, false, AttentionKernel::kFa2);
+  OpShape s;
+  s.tokens = 4096;
+  s.seq = 4096;
+  s.eager = true;
+  const LayerPasses p = LayerOpTimes(m, s, r);
+  const double hbm = 3350e9 * 0.85;
+  EXPECT_NEAR(p.forward.elementwise, 4096 * 626'688.0 / hbm, 1e-9);
+  EXPECT_NEAR(p.backward.elementwise, 4096 * 1'052'672.0 / hbm, 1e-9);
+  // The GEMMs and the attention core do not change.
+  s.eager = false;
+  EXPECT_DOUBLE_EQ(p.forward.gemm, LayerOpTimes(m, s, r).forward.gemm);
+  // The final RMSNorm of the head: 4,096 x (36 - 4) more bytes a token forward.
+  OpShape e = s;
+  e.eager = true;
+  EXPECT_NEAR(HeadOpTimes(m, e, r).forward.elementwise - HeadOpTimes(m, s, r).forward.elementwise,
+              4096 * 4096 * 32.0 / hbm, 1e-9);
+}
+
 TEST(OpModel, MaterialisedScoresCostTheirBytes) {
   // GPT-style 1.7B layer (Megatron 2021): 24 heads of 96, s = 2,048, no flash attention, no dropout.
   const ModelSpec m = ParseHfConfig(

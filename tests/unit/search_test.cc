@@ -52,6 +52,37 @@ TEST(SearchPins, OneGpuAndZeroZeroAreKeptAcrossTheCatalog) {
   }
 }
 
+TEST(SearchRecompute, OpLevelIsTriedOnlyForFrameworksThatOfferIt) {
+  // Llama-3.1-8B on 8 H100 SXM, data parallel with ZeRO-3, 2 x 8,192 tokens a micro-batch. Without recomputation a
+  // layer holds 168,064 bytes a token (docs/memory-model.md §4.3): 32 x 16,384 x 168,064 = 88.1 GB,
+  // more than the card, so it cannot win. Op-level keeps 63,616 (33.4 GB) and reruns a third of the
+  // GEMMs; full keeps 8,192 and reruns all of them. So the torchtitan profile, which offers op,
+  // gets op; the generic one, which does not, gets full.
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 8192;
+  w.global_batch = 16;
+  SearchOptions o;
+  o.gpus.push_back(&Cat().Find("H100 SXM"));
+  o.tokens = 1e9;
+  o.pinned.gpus = 8;
+  o.pinned.tp = 1;
+  o.pinned.pp = 1;
+  o.pinned.zero = 3;
+  o.pinned.micro_batch = 2;
+  const SearchResult generic = SearchTraining(Llama8b(), w, o);
+  ASSERT_FALSE(generic.ranked.empty());
+  EXPECT_EQ(generic.ranked.front().workload.recompute, Recompute::kFull);
+  for (const Candidate& c : generic.ranked) {
+    EXPECT_NE(c.workload.recompute, Recompute::kOp);
+    EXPECT_NE(c.workload.recompute, Recompute::kNone);
+  }
+  o.overhead.framework.recompute = {"full", "op"};
+  const SearchResult titan = SearchTraining(Llama8b(), w, o);
+  ASSERT_FALSE(titan.ranked.empty());
+  EXPECT_EQ(titan.ranked.front().workload.recompute, Recompute::kOp);
+}
+
 TEST(SearchPins, TpPpMicroBatchRecomputeAndSpAreKept) {
   SearchOptions o = AllCards();
   o.max_gpus = 32;

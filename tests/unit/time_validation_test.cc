@@ -82,6 +82,7 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   TimeConfig tc;
   tc.attention = attention == "fa3" ? AttentionKernel::kFa3 : AttentionKernel::kFa2;
   tc.tp_overlap = c["tp_comm_overlap"] && c["tp_comm_overlap"].as<bool>();
+  tc.eager_elementwise = c["compile"] && !c["compile"].IsNull() && !c["compile"].as<bool>();
   const std::string net = S(c["network"]);
   tc.network = ParseNetwork(net.find("200") != std::string::npos ? "ib-200g" : "ib-400g");
   const YAML::Node& m = c["measured"];
