@@ -55,6 +55,16 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
                      return true;
                    }});
     }
+    // Context parallelism on the same GPUs: each sequence split over cp ranks (long sequences).
+    for (int64_t cp = 2; l0.cp == 1 && w0.seq >= kCpFromSeq && cp <= kMaxCp && w0.seq % (2 * cp) == 0; cp *= 2) {
+      if (l0.gpus % (l0.tp * l0.pp * cp) != 0) {
+        continue;
+      }
+      c.push_back({"--cp " + std::to_string(cp), 3, [cp](Workload&, Layout& l, const Gpu*&) {
+                     l.cp = cp;
+                     return true;
+                   }});
+    }
     if (w0.optimizer == Optimizer::kAdamW) {
       c.push_back({"--optimizer adamw8bit", 3, [](Workload& w, Layout&, const Gpu*&) {
                      w.optimizer = Optimizer::kAdamW8bit;
@@ -169,7 +179,8 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
 
 std::string DescribeLayout(const Workload& w, const Layout& l, const Gpu& gpu) {
   std::string s = std::to_string(l.gpus) + " x " + gpu.name + " (tp=" + std::to_string(l.tp) +
-                  " pp=" + std::to_string(l.pp) + " dp=" + std::to_string(l.dp());
+                  " pp=" + std::to_string(l.pp) + (l.cp > 1 ? " cp=" + std::to_string(l.cp) : "") +
+                  " dp=" + std::to_string(l.dp());
   if (IsTraining(w.task)) {
     s += " zero=" + std::to_string(l.zero) + "), " + ToString(w.task) + ", recompute " + ToString(w.recompute) +
          ", micro-batch " + std::to_string(w.micro_batch) + ", " + ToString(w.optimizer);

@@ -14,6 +14,7 @@ constexpr int64_t kPretrainTokensPerStep = 4 * 1024 * 1024;  // ~4M tokens, typi
 constexpr int64_t kFinetuneGlobalBatch = 64;
 constexpr std::size_t kRunnersUp = 3;
 
+
 std::vector<int64_t> GpuCounts(int64_t max_gpus, int64_t per_node) {
   std::vector<int64_t> counts;
   for (int64_t n = 1; n <= std::min(max_gpus, per_node); n *= 2) {
@@ -111,6 +112,15 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                                     [](const std::string& v) { return FindRecompute(v) == Recompute::kOp; })) {
     recomputes.insert(recomputes.begin() + 1, Recompute::kOp);
   }
+  // Context parallelism is tried for long sequences (kCpFromSeq tokens and more: docs/time-model.md
+  // §6), in powers of 2 whose chunks split each sequence into 2 x cp equal parts (Megatron-Core's
+  // load-balanced causal split).
+  std::vector<int64_t> cps{pin.cp.value_or(1)};
+  if (!pin.cp && base.seq >= kCpFromSeq) {
+    for (int64_t cp = 2; cp <= kMaxCp && base.seq % (2 * cp) == 0; cp *= 2) {
+      cps.push_back(cp);
+    }
+  }
   const std::size_t keep = o.top + kRunnersUp + o.keep_extra;
   std::vector<Candidate> best;  // sorted, at most `keep`
   std::vector<std::optional<Candidate>> per_gpu(o.gpus.size());
@@ -155,7 +165,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
           }
         }
         for (int64_t pp : pps) {
-          const int64_t cp = pin.cp.value_or(1);
+         for (int64_t cp : cps) {
           if (pp <= 0 || pp > m.layers || count % (tp * pp * cp) != 0) {
             continue;
           }
@@ -250,7 +260,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                     // One entry per structural layout (card, tp, pp): the best of its counts,
                     // ZeRO stages, micro-batches and recomputation settings.
                     auto same = std::find_if(best.begin(), best.end(), [&](const Candidate& b) {
-                      return b.gpu == gpu && b.layout.tp == tp && b.layout.pp == pp;
+                      return b.gpu == gpu && b.layout.tp == tp && b.layout.pp == pp && b.layout.cp == cp;
                     });
                     if (same != best.end()) {
                       if (same->score <= c.score) {
@@ -270,6 +280,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
               }
             }
           }
+         }
         }
       }
     }

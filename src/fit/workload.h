@@ -53,6 +53,12 @@ struct Workload {
   int64_t batched_tokens = 8192;  // tokens in one forward pass (vLLM max_num_batched_tokens)
 };
 
+// Sequences at least this long also try context parallelism, cp = 2, 4, ... kMaxCp, in the
+// layout search and the advisor's changes (a bound on what is tried, not a claim about when it
+// pays: the time and memory models decide among the layouts tried). docs/time-model.md §6.
+inline constexpr int64_t kCpFromSeq = 16384;
+inline constexpr int64_t kMaxCp = 32;
+
 struct Layout {
   int64_t gpus = 1;
   int64_t tp = 1;

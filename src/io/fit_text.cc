@@ -296,6 +296,7 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
                      {Say("cli.fit.col.gpus", "GPUs"), 5, rt},
                      {"tp", 3, rt},
                      {"pp", 3, rt},
+                     {"cp", 3, rt},
                      {"dp", 4, rt},
                      {"zero", 4, rt},
                      {Say("cli.fit.col.recompute", "recompute"), 10, rt},
@@ -315,7 +316,8 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
     table.PrintRow(
         os,
         {fmt::format("{}", i + 1), c.gpu->name, fmt::format("{}", c.layout.gpus), fmt::format("{}", c.layout.tp),
-         fmt::format("{}", c.layout.pp), fmt::format("{}", c.layout.dp()), fmt::format("{}", c.layout.zero),
+         fmt::format("{}", c.layout.pp), fmt::format("{}", c.layout.cp), fmt::format("{}", c.layout.dp()),
+         fmt::format("{}", c.layout.zero),
          std::string(ToString(c.workload.recompute)), fmt::format("{}", c.workload.micro_batch),
          fmt::format("{:.1f}", c.memory.per_gpu.Total().gib()), fmt::format("{:.2f}", c.time.step_seconds),
          fmt::format("{:.2f}", c.time.compute_seconds), fmt::format("{:.2f}", c.time.communication_seconds),
@@ -334,9 +336,10 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
     for (std::size_t i = so.top; i < r.ranked.size(); ++i) {
       const auto& c = r.ranked[i];
       os << "  "
-         << SayFormat("cli.fit.lost", "#{} {} x {} tp={} pp={} zero={} lost: {}",
+         << SayFormat("cli.fit.lost", "#{} {} x {} tp={} pp={} cp={} zero={} lost: {}",
                       {std::to_string(i + 1), std::to_string(c.layout.gpus), c.gpu->name, std::to_string(c.layout.tp),
-                       std::to_string(c.layout.pp), std::to_string(c.layout.zero), SayMessage(WhyLost(c, b, so.objective))})
+                       std::to_string(c.layout.pp), std::to_string(c.layout.cp), std::to_string(c.layout.zero),
+                       SayMessage(WhyLost(c, b, so.objective))})
          << "\n";
     }
     if (!offers && so.gpus.size() > 1 && s.cards_named) {

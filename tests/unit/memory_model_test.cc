@@ -268,6 +268,27 @@ TEST(Advisor, EverySuggestionFitsWhenRecomputed) {
 // Issue 7 requirement 8: advice the card can run. The catalog's datatypes (PTX ISA tables, catalog
 // source S28): T4 (Turing) has fp16 but neither bf16 nor fp8; A100 (Ampere) bf16 but no fp8;
 // H100 (Hopper) fp8.
+TEST(Advisor, LongSequencesAreOfferedContextParallelism) {
+  // Llama-3.1-8B at 131,072 tokens on 8 H100 SXM, tp 1, ZeRO-3: the loss alone needs
+  // 131,072 x 128,256 x 10 bytes = 168 GB a GPU (docs/memory-model.md §4.5), so recomputation,
+  // a smaller micro-batch or more ZeRO cannot help; splitting the sequence over cp ranks divides
+  // it. The first suggestion with --cp divides its GPUs evenly and fits.
+  const GpuCatalog cat = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
+  const Gpu& h100 = cat.Find("H100 SXM");
+  Workload w = Full();
+  w.task = Task::kPretrain;
+  w.seq = 131072;
+  Layout l;
+  l.gpus = 8;
+  l.zero = 3;
+  const auto sug = SuggestFixes(Llama8b(), w, l, h100, cat, {});
+  const auto cp = std::find_if(sug.begin(), sug.end(), [](const Suggestion& s) { return s.layout.cp > 1; });
+  ASSERT_NE(cp, sug.end());
+  EXPECT_NE(cp->change.find("--cp"), std::string::npos);
+  EXPECT_EQ(cp->layout.gpus % (cp->layout.cp * cp->layout.tp * cp->layout.pp), 0);
+  EXPECT_TRUE(Fits(EstimateMemory(Llama8b(), cp->workload, cp->layout, {}, cp->gpu->memory_bytes), *cp->gpu));
+}
+
 TEST(Advisor, T4GetsNoFp8OrBf16AndIsLabelledFp16) {
   const GpuCatalog cat = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
   const Gpu& t4 = cat.Find("T4");

@@ -83,6 +83,36 @@ TEST(SearchRecompute, OpLevelIsTriedOnlyForFrameworksThatOfferIt) {
   EXPECT_EQ(titan.ranked.front().workload.recompute, Recompute::kOp);
 }
 
+TEST(SearchContextParallel, LongSequencesFitOnlyThroughCp) {
+  // Llama-3.1-8B, 131,072-token sequences on 8 H100 SXM, tp 1, pp 1. The loss alone holds
+  // (s / cp) x 128,256 x 10 bytes on a GPU (bf16 logits and two fp32 copies, docs/memory-model.md
+  // §4.5): 168 GB at cp 1 and 84 GB at cp 2, more than the 80 GB card. So every layout the
+  // search finds splits the sequence 4 or 8 ways, and none is found without --cp being tried.
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 131072;
+  SearchOptions o;
+  o.gpus.push_back(&Cat().Find("H100 SXM"));
+  o.tokens = 1e9;
+  o.pinned.gpus = 8;
+  o.pinned.tp = 1;
+  o.pinned.pp = 1;
+  const SearchResult r = SearchTraining(Llama8b(), w, o);
+  ASSERT_FALSE(r.ranked.empty());
+  for (const Candidate& c : r.ranked) {
+    EXPECT_TRUE(c.layout.cp == 4 || c.layout.cp == 8) << c.layout.cp;
+  }
+  // Pinned to cp 1, nothing fits.
+  o.pinned.cp = 1;
+  EXPECT_TRUE(SearchTraining(Llama8b(), w, o).ranked.empty());
+  // Below 16,384 tokens a sequence cp is not varied.
+  o.pinned.cp.reset();
+  w.seq = 8192;
+  for (const Candidate& c : SearchTraining(Llama8b(), w, o).ranked) {
+    EXPECT_EQ(c.layout.cp, 1);
+  }
+}
+
 TEST(SearchPins, TpPpMicroBatchRecomputeAndSpAreKept) {
   SearchOptions o = AllCards();
   o.max_gpus = 32;
