@@ -3,7 +3,7 @@
 // built from in tests/validation/measured-configs/), each asked of `gpuplan fit` through its own
 // request path with the conventions the harness states (bf16 weights, gradients and AdamW states;
 // transformers' loss: framework generic, loss full; full recomputation = gradient checkpointing;
-// LoRA on the attention projections). Kept apart from the published rows (validation_test.cc).
+// LoRA on the attention projections; eager PyTorch, --compile off: the harness never compiles). Kept apart from the published rows (validation_test.cc).
 // The table lands in docs/validation-memory.md (GPUPLAN_UPDATE_DOCS=1 rewrites it).
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -67,6 +67,7 @@ Measured Predict(const YAML::Node& c, const GpuCatalog& cat) {
     q.optimizer = "adamw";
     q.seq = seq;
     q.recompute = Str(c["recompute"], "none");
+    q.compile = "off";  // transformers' modules run eager (docs/time-model.md §3.3)
     if (r.task == "lora") {
       q.lora_rank = Int(c["lora_rank"], 16);
       q.lora_targets = Str(c["lora_targets"], "all-linear");
