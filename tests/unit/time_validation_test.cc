@@ -84,7 +84,9 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   tc.tp_overlap = c["tp_comm_overlap"] && c["tp_comm_overlap"].as<bool>();
   tc.eager_elementwise = c["compile"] && !c["compile"].IsNull() && !c["compile"].as<bool>();
   const std::string net = S(c["network"]);
-  tc.network = ParseNetwork(net.find("200") != std::string::npos ? "ib-200g" : "ib-400g");
+  // 8 x 200 Gb/s a node ("200 Gb/s" per GPU, or "1600 Gbps" node to node), else 8 x 400 Gb/s.
+  const bool node_1600 = net.find("200 Gb") != std::string::npos || net.find("1600 Gbps") != std::string::npos;
+  tc.network = ParseNetwork(node_1600 ? "ib-200g" : "ib-400g");
   const YAML::Node& m = c["measured"];
   r.layout = fmt::format("{} x {}{} tp={} pp={}{}{}", l.gpus, gpu.name,
                          D(c["memory_bandwidth_gb_s"]) > 0 ? fmt::format(" at {:g} GB/s", gpu.memory_bandwidth_gb_s) : "",
