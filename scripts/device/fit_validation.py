@@ -36,7 +36,11 @@ bf16 weights (torch default dtype set to bfloat16, so parameters, gradients and 
 are bf16: gpuplan's `--precision bf16`, pure); loss through transformers' own loss (logits upcast to
 fp32: framework `generic`, loss `full`); attention through PyTorch SDPA where transformers allows it
 (the row records the implementation it used); recomputation = transformers'
-gradient_checkpointing_enable() (full, per layer); LoRA through peft on the attention projections.
+gradient_checkpointing_enable() (full, per layer); `op` = the same per-layer checkpoint with
+torchtitan's op-level policy as its context_fn (the output of every second aten.mm of a layer
+recomputed, the other matmuls' and SDPA's kept: gpuplan's `--recompute op`, docs/memory-model.md
+§4.3); LoRA through peft on the attention projections. Everything runs eager (no torch.compile):
+gpuplan's `--compile off`.
 """
 
 import argparse
@@ -70,6 +74,7 @@ TRAIN_MATRIX = [
     ("full", 2, 2048, "full"),
     ("lora", 1, 2048, "none"),
     ("lora", 4, 1024, "full"),
+    ("full", 2, 2048, "op"),   # last: a new case must not delay the others if a run is cut short
 ]
 INFER_MATRIX = [
     ("infer", 1, 2048, 32),
@@ -90,9 +95,39 @@ def cases_of(family, quick):
 
 def row_id(family, c):
     rid = f"h200-{family}-{c['task']}-mb{c['micro_batch']}-s{c['seq']}"
-    if c["recompute"] != "none":
+    if c["recompute"] == "full":
         rid += "-ac"
+    elif c["recompute"] != "none":
+        rid += "-" + c["recompute"]  # -op
     return rid
+
+
+def op_level_context(torch):
+    """The context_fn of torch.utils.checkpoint for torchtitan's op-level policy: inside one
+    checkpointed layer, count the aten.mm calls (forward and recompute separately) and keep the
+    outputs of the odd ones and of SDPA; recompute everything else. (torchtitan's list also keeps
+    reduce-scatters, which one GPU does not run.)"""
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    ops = torch.ops.aten
+    keep = {ops.mm.default, ops._scaled_dot_product_efficient_attention.default,
+            ops._scaled_dot_product_flash_attention.default}
+    if hasattr(ops, "_scaled_dot_product_cudnn_attention"):
+        keep.add(ops._scaled_dot_product_cudnn_attention.default)
+
+    def context():
+        count = {"forward": 0, "recompute": 0}
+
+        def policy(ctx, func, *args, **kwargs):
+            key = "recompute" if ctx.is_recompute else "forward"
+            if func == ops.mm.default:
+                count[key] += 1
+            kept = func in keep and not (func == ops.mm.default and count[key] % 2 == 0)
+            return CheckpointPolicy.MUST_SAVE if kept else CheckpointPolicy.PREFER_RECOMPUTE
+
+        return create_selective_checkpoint_contexts(policy)
+
+    return context
 
 
 def reduced_config(preset, layers):
@@ -210,8 +245,11 @@ def measure_case(torch, AutoConfig, AutoModelForCausalLM, cfg_dict, c, lora_targ
                                                      target_modules=lora_targets))
             result["lora_rank"] = 16
             result["lora_targets"] = ",".join(lora_targets)
-        if c["recompute"] == "full":
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if c["recompute"] in ("full", "op"):
+            kwargs = {"use_reentrant": False}
+            if c["recompute"] == "op":
+                kwargs["context_fn"] = op_level_context(torch)
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
             if c["task"] == "lora":
                 model.enable_input_require_grads()
         trainable = [p for p in model.parameters() if p.requires_grad]
