@@ -527,11 +527,14 @@ int64_t LoraParams(const ModelSpec& m, int64_t rank, const std::vector<std::stri
   return n;
 }
 
+bool RowParallel(const ModelSpec& m, const TensorGroup& t) {
+  return t.tp_split && t.rows == m.hidden && t.cols != m.hidden;
+}
+
 LinearOnRank OnRank(const ModelSpec& m, const TensorGroup& t, double tp) {
   LinearOnRank l{static_cast<double>(t.rows), static_cast<double>(t.cols)};
   if (t.tp_split && tp > 1) {
-    const bool row_parallel = t.rows == m.hidden && t.cols != m.hidden;
-    (row_parallel ? l.k : l.n) /= tp;
+    (RowParallel(m, t) ? l.k : l.n) /= tp;
   }
   return l;
 }
@@ -567,7 +570,7 @@ ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_
     if (t.role == TensorRole::kExpert && m.moe && m.moe->experts > 0) {
       per_token *= static_cast<double>(m.moe->experts_per_token) / static_cast<double>(m.moe->experts);
     }
-    const bool column_parallel = t.tp_split && !(t.rows == m.hidden && t.cols != m.hidden);
+    const bool column_parallel = t.tp_split && !RowParallel(m, t);
     const double kept = (1.0 - op_shares[i]) * per_token * static_cast<double>(t.rows);
     (column_parallel ? s.op_kept_split_width : s.op_kept_whole_width) += kept;
     s.op_recomputed_params += op_shares[i] * per_token * static_cast<double>(m.layers) * static_cast<double>(t.rows * t.cols);

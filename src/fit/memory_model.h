@@ -111,6 +111,8 @@ struct LinearOnRank {
   double k = 0;  // input features on this rank
 };
 LinearOnRank OnRank(const ModelSpec& m, const TensorGroup& t, double tp);
+// Whether a tensor-parallel linear layer is row-parallel (output = hidden, input wider).
+bool RowParallel(const ModelSpec& m, const TensorGroup& t);
 
 // §4.3 op-level selective recomputation (torchtitan's "op" policy): within a transformer block
 // the output of every second matmul, in forward order, is recomputed in the backward pass; the
