@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages gpuplan builds and tests with (idempotent; quick when present).
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config git jq yq ccache
+  build-essential cmake ninja-build pkg-config git jq yq ccache sqlite3 curl
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libglpk-dev libpugixml-dev libsqlite3-dev
   libcpp-httplib-dev libssl-dev   # HTTP client/server (webhooks, serve, /metrics) and HMAC signing
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -21,6 +21,7 @@
 #include "io/meter_watch.h"
 #include "serve/meter_service.h"
 #include "core/atomic_file.h"
+#include "core/error.h"
 
 namespace gpuplan::cli {
 
@@ -84,11 +85,18 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
     if (watch->parsed()) {
       CheckGivenFlags(watch, MeterWatchOptionTable(), r->watch);
       r->watch.nvml_library = NvmlLibrary(r->watch.nvml_library);
-      const WatchResult w = RunWatch(r->watch);
       if (!r->watch.json_file.empty()) {
-        WriteFileAtomically(r->watch.json_file, WatchResultToJson(w).dump(2) + "\n", "watch result");
+        CheckFileWritable(r->watch.json_file, "watch result");  // before the command runs, not after
       }
+      const WatchResult w = RunWatch(r->watch);
       WatchResultToText(std::cerr, w);  // standard output stays the command's own
+      if (!r->watch.json_file.empty()) {
+        try {
+          WriteFileAtomically(r->watch.json_file, WatchResultToJson(w).dump(2) + "\n", "watch result");
+        } catch (const EnvironmentError& e) {  // the folder went away meanwhile: said, the status kept
+          std::cerr << SayMessage(e.what()) << "\n";
+        }
+      }
       return w.exit_code;
     }
     if (cmp->parsed()) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -20,6 +21,8 @@
 
 namespace gpuplan::cli {
 namespace {
+
+constexpr double kStopGraceSeconds = 3;
 
 // The built page installed next to the binary (build/web, copied there by the web build).
 std::string WebNextToBinary() {
@@ -59,13 +62,26 @@ Runner RegisterServe(CLI::App& app, GlobalOptions& g) {
     std::cout << "gpuplan serve: http://" << (r->bind.find(':') != std::string::npos ? "[" + r->bind + "]" : r->bind)
               << ":" << port << "/" << (r->web.empty() ? " (API only: no built page found, see --web)" : "") << std::endl;
     std::atomic<bool> signalled{false};
-    std::thread waiter([&server, &signalled, stop_signals]() {
+    std::atomic<bool> stopped{false};
+    std::thread waiter([&server, &signalled, &stopped, stop_signals]() {
       int sig = 0;
       sigwait(&stop_signals, &sig);
       signalled = true;
       server->Stop();
+      // Connections that sent half a request hold their threads until the read timeout: the
+      // server has kStopGraceSeconds to finish, then the process ends anyway (it holds nothing
+      // that needs saving), within the 5 s a stop allows.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kStopGraceSeconds);
+      while (!stopped && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (!stopped) {
+        std::cout << "gpuplan serve: stopped; connections still open were closed" << std::endl;
+        std::_Exit(kExitOk);
+      }
     });
     server->Run();
+    stopped = true;
     // Stopped by a signal: the waiter has returned. Stopped otherwise: wake it (the signal stays
     // pending, blocked in every thread, until its sigwait takes it).
     if (!signalled) {

@@ -1,6 +1,7 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,6 +44,20 @@ void WriteFileAtomically(const std::string& path, const std::string& text, const
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     fail("rename");
   }
+}
+
+void CheckFileWritable(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw EnvironmentError("cannot write " + what + " " + path + ": it is a folder");
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw EnvironmentError("cannot write " + what + " " + path + ": open: " + std::strerror(errno));
+  }
+  ::close(fd);
+  ::unlink(tmp.c_str());
 }
 
 }  // namespace gpuplan

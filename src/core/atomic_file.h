@@ -11,4 +11,10 @@ namespace gpuplan {
 // temporary file behind.
 void WriteFileAtomically(const std::string& path, const std::string& text, const std::string& what = "file");
 
+// Before work whose result goes to `path` (a command that cannot be run twice): throws the
+// EnvironmentError WriteFileAtomically would, "cannot write <what> <path>: <reason>", when its
+// folder is missing or not writable or the path is a folder, by creating and removing the
+// temporary file WriteFileAtomically would write.
+void CheckFileWritable(const std::string& path, const std::string& what = "file");
+
 }  // namespace gpuplan

@@ -68,6 +68,10 @@ void MeterAgentText::OnStop(const MeterRunSummary& s) {
        << SayFormat("cli.meter.agent.stop", ": {} rows written, {} lost at exit, {} dropped",
                     {std::to_string(s.store.written), std::to_string(s.buffered_at_exit),
                      std::to_string(s.store.dropped_overflow + s.store.dropped_too_old)})
+       << (s.resumed_after_steps > 0
+               ? SayFormat("cli.meter.agent.resumed", ", resumed: {} steps already in the store skipped",
+                           {std::to_string(s.resumed_after_steps)})
+               : "")
        << (s.stopped ? Say("cli.meter.agent.stopped", " (stopped)") : "") << std::endl;
 }
 

@@ -30,6 +30,9 @@ constexpr double kMinGapSeconds = 10;         // the store's default gap limit
 constexpr double kGapPerInterval = 2.5;       // a gap of up to 2.5 intervals is still observed
 constexpr int kFinalFlushAttempts = 20;       // at exit, while the store is locked
 constexpr double kFinalFlushWaitSeconds = 0.25;
+// After a stop request the writer gives up on a locked, full or failing store after this long
+// (wall time), so the process is gone within the 5 s a stop allows (docs/meter.md §8).
+constexpr double kStopDrainSeconds = 2.0;
 constexpr int kThrottleWaitMs = 50;
 
 std::string ShortNumber(double v) {
@@ -209,7 +212,7 @@ class Writer {
   // its bounded buffer.
   void Throttle(std::size_t limit, double monotonic_now, int64_t now_ms) {
     std::unique_lock<std::mutex> lock(mutex_);
-    while (!failure_ && pending_rows_ + published_.buffered > limit) {
+    while (!failure_ && !MeterStopRequested() && pending_rows_ + published_.buffered > limit) {
       last_request_ = monotonic_now;
       flush_ms_ = now_ms;
       cv_.notify_one();
@@ -224,8 +227,9 @@ class Writer {
     }
   }
   // Stops the thread after it has written what it holds (rolling up through end_ms), retrying
-  // a while when the store is locked or full. Rethrows the thread's failure.
-  void Finish(int64_t end_ms) {
+  // a while when the store is locked or full. Rethrows the thread's failure. No end (nothing
+  // was sampled): stops without touching the store.
+  void Finish(std::optional<int64_t> end_ms) {
     Stop(end_ms);
     RethrowFailure();
   }
@@ -326,16 +330,36 @@ class Writer {
 
   // At exit: flush (and roll up through the end) until the buffer is empty, waiting a little
   // while the store is locked or full.
+  // Then retention once more, so a run that ends leaves the same file however often it was
+  // stopped and resumed on the way (retention otherwise runs once an hour of samples). After a
+  // stop request it gives up within kStopDrainSeconds (wall time) and the rest is lost, said.
   void Drain(int64_t end) {
-    for (int attempt = 0; attempt < kFinalFlushAttempts; ++attempt) {
+    const auto started = std::chrono::steady_clock::now();
+    auto out_of_time = [&] {
+      return MeterStopRequested() &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > kStopDrainSeconds;
+    };
+    for (int attempt = 0; attempt < kFinalFlushAttempts && !out_of_time(); ++attempt) {
       Flush(end);
       if (store_.Buffered() == 0) {
-        return;
+        break;
       }
       if (state_ && IsBehind(*state_) && *state_ != FlushState::kCatchingUp) {
-        clock_.SleepUntil(clock_.MonotonicSeconds() + kFinalFlushWaitSeconds);
+        if (MeterStopRequested()) {  // the clock does not sleep once a stop is requested
+          std::this_thread::sleep_for(std::chrono::duration<double>(kFinalFlushWaitSeconds));
+        } else {
+          clock_.SleepUntil(clock_.MonotonicSeconds() + kFinalFlushWaitSeconds);
+        }
       }
     }
+    if (store_.Buffered() == 0 && !out_of_time()) {
+      const RetentionResult r = store_.ApplyRetention(end);
+      if (!r.done) {
+        observer_.Call([&](MeterObserver& o) { o.OnMessage("retention postponed: " + r.reason); });
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    published_.buffered = store_.Buffered();
   }
 
   MeterStore store_;
@@ -361,6 +385,15 @@ class Writer {
   std::optional<FlushState> state_;
   bool behind_ = false;
 };
+
+// Where a run's roll-up ends: one interval after its last sample (its own time, never the wall
+// clock's); none when nothing was sampled.
+std::optional<int64_t> EndOf(const MeterRunSummary& summary, int64_t interval_ms) {
+  if (!summary.last_ms) {
+    return std::nullopt;
+  }
+  return *summary.last_ms + interval_ms;
+}
 
 }  // namespace
 
@@ -460,7 +493,12 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
   so.sample_interval_seconds = reader ? std::max(interval, reader->header().interval_seconds) : interval;
   so.max_sample_gap_seconds = std::max(kMinGapSeconds, kGapPerInterval * so.sample_interval_seconds);
   SerializedObserver observers(observer);
-  Writer writer(MeterStore::Open(request.db, so), observers, clock);
+  MeterStore store = MeterStore::Open(request.db, so);
+  std::optional<int64_t> resume_after;
+  if (reader && request.resume) {
+    resume_after = store.Extent().samples_complete_ms;
+  }
+  Writer writer(std::move(store), observers, clock);
 
   if (live) {
     machine = HeaderOf(live->Inventory(), interval);  // for OnStart (not stored)
@@ -469,7 +507,8 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
 
   const double start = clock.MonotonicSeconds();
   double next_tick = start;
-  std::optional<int64_t> replay_first_ms;
+  std::optional<int64_t> replay_first_ms;  // the trace's first step (--duration counts from it)
+  std::optional<int64_t> pace_first_ms;    // the first step replayed (--speed paces from it)
   std::optional<int64_t> last_taken_ms;
   const auto interval_ms = static_cast<int64_t>(std::llround(interval * 1000));
   TraceStep step;
@@ -489,7 +528,15 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
         if (request.interval_seconds && last_taken_ms && step.time_ms - *last_taken_ms < interval_ms) {
           continue;  // --interval coarser than the trace: skip this step
         }
-        clock.SleepUntil(start + trace_elapsed / request.speed);
+        if (resume_after && step.time_ms <= *resume_after) {
+          last_taken_ms = step.time_ms;  // stored by the run that stopped: --interval still counts it
+          ++summary.resumed_after_steps;
+          continue;
+        }
+        if (!pace_first_ms) {
+          pace_first_ms = step.time_ms;
+        }
+        clock.SleepUntil(start + static_cast<double>(step.time_ms - *pace_first_ms) / 1000.0 / request.speed);
         if (MeterStopRequested()) {
           break;
         }
@@ -532,12 +579,13 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
     }
   } catch (const InputError&) {
     // A bad line in the trace: keep what was replayed before it, then report the line.
-    writer.Finish(summary.last_ms ? *summary.last_ms + interval_ms : TimeMsFromSeconds(clock.WallSeconds()));
+    writer.Finish(EndOf(summary, interval_ms));
     throw;
   }
   summary.stopped = MeterStopRequested();
-  // Roll up through the end of the last interval sampled.
-  writer.Finish(summary.last_ms ? *summary.last_ms + interval_ms : TimeMsFromSeconds(clock.WallSeconds()));
+  // Roll up through the end of the last interval sampled; nothing sampled: the store is left
+  // exactly as it was (no roll-up, no retention, no time mark moved).
+  writer.Finish(EndOf(summary, interval_ms));
   const Writer::Published w = writer.Get();
   summary.store = w.counters;
   summary.buffered_at_exit = w.buffered;

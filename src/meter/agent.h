@@ -87,6 +87,10 @@ class MeterLatest {
 struct MeterAgentRequest {
   std::string db;      // the meter database (SQLite); required
   std::string replay;  // a trace file (docs/meter-trace.md); empty: sample the GPUs through NVML
+  // Replay: skip the trace's steps at or before the store's samples_complete_ms (every sample
+  // up to it is committed), so a stopped or killed replay continues where it stopped. Without
+  // it a replay writes every step again, which gives the same store (docs/meter-store.md).
+  bool resume = false;
   double speed = 1;    // replay: X times faster than recorded; very large: as fast as possible
   // Seconds between samples; unset: 1 s live, every step of the trace in replay (a larger
   // value skips steps closer than it to the last one taken).
@@ -119,6 +123,7 @@ struct MeterRunSummary {
   StoreCounters store;
   std::size_t buffered_at_exit = 0;  // samples that could not be written before exit (lost)
   bool stopped = false;              // by RequestMeterStop
+  int64_t resumed_after_steps = 0;   // --resume: the trace's steps skipped (already stored)
 };
 
 class MeterObserver {

@@ -86,6 +86,9 @@ const OptionTable<MeterAgentRequest>& MeterRunOptionTable() {
     t.push_back(Option<R>("--replay", "replay", "replay a recorded trace (docs/meter-trace.md) instead of sampling NVML",
                           &R::replay)
                     .Unset("sample the GPUs through NVML"));
+    t.push_back(Option<R>("--resume", "resume",
+                          "continue a replay that was stopped or killed: skip the trace's steps the store already holds",
+                          &R::resume));
     t.push_back(Option<R>("--speed", "speed", "replay X times faster than recorded (1e9: as fast as possible)",
                           &R::speed)
                     .Min(0, true));

@@ -1,10 +1,13 @@
 #include "meter/store.h"
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <limits>
@@ -130,6 +133,9 @@ constexpr const char* kGpuSampleSelect =
 constexpr const char* kMetaMinutesDone = "minutes_done_ms";
 constexpr const char* kMetaHoursDone = "hours_done_ms";
 constexpr const char* kMetaRawCut = "raw_cut_ms";
+// Every sample handed to the store at or before this time is committed (or was dropped as too
+// old): a replay continues after it (`meter run --resume`, docs/meter-store.md).
+constexpr const char* kMetaSamplesComplete = "samples_complete_ms";
 
 constexpr EnumName<Resolution> kResolutions[] = {
     {"raw", Resolution::kRaw}, {"minute", Resolution::kMinute}, {"hour", Resolution::kHour}};
@@ -220,6 +226,31 @@ bool IsBadFile(int rc) {
     throw InputError(std::string("not a usable gpuplan meter database: ") + f.what(), path);
   }
   throw EnvironmentError("meter database " + path + ": " + f.what());
+}
+
+// The folder of `path` cannot be written by anyone (a read-only mount): statvfs says so,
+// whatever this process's permissions (root writes through modes, not through ST_RDONLY).
+bool OnReadOnlyMedia(const std::string& path) {
+  struct statvfs fs {};
+  const std::string folder = std::filesystem::absolute(path).parent_path().string();
+  return statvfs(folder.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+}
+
+// A path as a file: URI path (RFC 3986): unreserved characters and '/' as they are, every other
+// byte %-encoded, so '?', '#' and '%' in a file name stay part of the name.
+std::string UriPath(const std::string& path) {
+  const std::string absolute = std::filesystem::absolute(path).string();
+  std::string out;
+  for (unsigned char c : absolute) {
+    if (std::isalnum(c) != 0 || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
 }
 
 int64_t FloorTo(int64_t t, int64_t width) {
@@ -670,6 +701,7 @@ struct MeterStore::Impl {
   std::optional<int64_t> minutes_done;
   std::optional<int64_t> hours_done;
   std::optional<int64_t> raw_cut;
+  std::optional<int64_t> samples_complete;
 
   StoreCounters counters;
   std::optional<int64_t> last_flush_ms;
@@ -728,6 +760,7 @@ struct MeterStore::Impl {
     minutes_done = Meta(kMetaMinutesDone);
     hours_done = Meta(kMetaHoursDone);
     raw_cut = Meta(kMetaRawCut);
+    samples_complete = Meta(kMetaSamplesComplete);
   }
 
   // --- ids -----------------------------------------------------------------------------------
@@ -1172,6 +1205,52 @@ struct MeterStore::Impl {
     auto q = Q("SELECT min(" + column + ") FROM " + table);
     return q->Step() ? q->OptInt(0) : std::nullopt;
   }
+  std::optional<int64_t> MaxOf(const std::string& table, const std::string& column) {
+    auto q = Q("SELECT max(" + column + ") FROM " + table);
+    return q->Step() ? q->OptInt(0) : std::nullopt;
+  }
+  static std::optional<int64_t> Later(std::optional<int64_t> a, std::optional<int64_t> b) {
+    if (!a) {
+      return b;
+    }
+    return b ? std::max(*a, *b) : a;
+  }
+  // The newest sample the file holds (GPU or process); roll-ups and retention never run ahead of
+  // it, whatever clock they are given (docs/meter-store.md: the store's own time).
+  std::optional<int64_t> NewestSample() { return Later(MaxOf("gpu_sample", "time_ms"), MaxOf("process_sample", "time_ms")); }
+  // The store's own time (retention): the newest sample held or waiting in memory (a full file
+  // keeps new samples buffered; retention must still make room for them), else the end of the
+  // newest roll-up.
+  std::optional<int64_t> NewestData() {
+    std::optional<int64_t> t = NewestSample();
+    for (const GpuSample& s : gpu_buffer) {
+      t = Later(t, s.time_ms);
+    }
+    for (const ProcessSample& s : process_buffer) {
+      t = Later(t, s.time_ms);
+    }
+    if (t) {
+      return t;
+    }
+    if (auto m = MaxOf("gpu_minute", "bucket_ms")) {
+      t = Later(t, *m + kMillisecondsPerMinute);
+    }
+    if (auto h = MaxOf("gpu_hour", "bucket_ms")) {
+      t = Later(t, *h + kMillisecondsPerHour);
+    }
+    return t;
+  }
+  // Samples before this are dropped as too old: the raw cut (rounded up to its minute, for files
+  // cut before cuts were whole minutes) plus the longest gap, so a minute re-rolled because of a
+  // late sample still finds the sample before it and measures the same intervals as the first
+  // roll-up did.
+  std::optional<int64_t> AcceptFrom() const {
+    if (!raw_cut) {
+      return std::nullopt;
+    }
+    const int64_t margin = -FloorTo(-MaxGapMs(), kMillisecondsPerMinute);  // the gap, rounded up
+    return -FloorTo(-*raw_cut, kMillisecondsPerMinute) + margin;
+  }
 
   static std::optional<int64_t> Earlier(std::optional<int64_t> a, std::optional<int64_t> b) {
     if (!a) {
@@ -1213,7 +1292,14 @@ struct MeterStore::Impl {
     result.hours_done_ms = hours_done;
     update = {minutes_done, hours_done};
 
-    int64_t m_limit = FloorTo(now_ms, kMillisecondsPerMinute);
+    // Never past the minute of the newest sample held: a clock ahead of the data (a replay's
+    // end, a wall clock) marks nothing done that no sample has reached.
+    const std::optional<int64_t> newest = NewestSample();
+    if (!newest) {
+      return result;
+    }
+    int64_t m_limit = std::min(FloorTo(now_ms, kMillisecondsPerMinute),
+                               FloorTo(*newest, kMillisecondsPerMinute) + kMillisecondsPerMinute);
     if (auto waiting = OldestWaiting(skip_gpu, skip_process)) {
       m_limit = std::min(m_limit, FloorTo(*waiting, kMillisecondsPerMinute));
     }
@@ -1376,8 +1462,10 @@ struct MeterStore::Impl {
 
   void Trim() {
     while (gpu_buffer.size() + process_buffer.size() > options.max_buffered_samples) {
+      // The oldest first; at one time, process rows before GPU samples: a step with more
+      // processes than the bound loses process rows, never the GPU samples bills are made of.
       const bool drop_gpu = process_buffer.empty() ||
-                            (!gpu_buffer.empty() && gpu_buffer.front().time_ms <= process_buffer.front().time_ms);
+                            (!gpu_buffer.empty() && gpu_buffer.front().time_ms < process_buffer.front().time_ms);
       if (drop_gpu) {
         gpu_buffer.pop_front();
       } else {
@@ -1439,7 +1527,24 @@ MeterStore MeterStore::Open(const std::string& path, const StoreOptions& options
     }
   }
   const int flags = options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr);
+  if (rc == SQLITE_OK && options.read_only && OnReadOnlyMedia(path)) {
+    // A WAL database is read through its -shm index, which a reader creates when missing; on
+    // read-only media (a snapshot, a DVD, a read-only mount) it cannot. With no -wal file holding
+    // writes (a writer that closed cleanly leaves none) the file alone is the whole database,
+    // and SQLite's immutable mode reads it without the index (sqlite.org/uri.html).
+    std::error_code ec;
+    const auto wal = std::filesystem::file_size(path + "-wal", ec);
+    if (!ec && wal > 0) {
+      throw EnvironmentError("cannot read meter database " + path +
+                             ": it is on read-only media with unmerged writes in " + path +
+                             "-wal; copy the database and its -wal file to a writable folder and report from there");
+    }
+    sqlite3_close_v2(impl->db);
+    impl->db = nullptr;
+    rc = sqlite3_open_v2(("file:" + UriPath(path) + "?immutable=1").c_str(), &impl->db,
+                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  }
   if (rc != SQLITE_OK) {
     throw EnvironmentError("cannot open meter database " + path + ": " + Describe(impl->db, rc, "open"));
   }
@@ -1552,8 +1657,11 @@ FlushStatus MeterStore::Flush(int64_t now_ms) {
       Impl::Transaction tx(m);
       std::optional<int64_t> late_from;
       uint64_t too_old = 0;
+      const std::optional<int64_t> accept_from = m.AcceptFrom();
       auto keep = [&](int64_t t) {
-        if (m.raw_cut && t < *m.raw_cut) {
+        // Only a late sample (its minute rolled up) can be too old; a new one is rolled up
+        // for the first time from whatever the file holds.
+        if (accept_from && t < *accept_from && m.minutes_done && t < *m.minutes_done) {
           ++too_old;  // its minute is rolled up and its neighbours deleted: it cannot count
           return false;
         }
@@ -1572,9 +1680,28 @@ FlushStatus MeterStore::Flush(int64_t now_ms) {
           m.InsertProcess(m.process_buffer[i]);
         }
       }
+      // Every sample before the oldest one still waiting is now committed; with none waiting,
+      // every sample handed over so far.
+      std::optional<int64_t> complete;
+      if (auto waiting = m.OldestWaiting(n_gpu, n_process)) {
+        complete = *waiting - 1;
+      } else {
+        for (std::size_t i = 0; i < n_gpu; ++i) {
+          complete = Impl::Later(complete, m.gpu_buffer[i].time_ms);
+        }
+        for (std::size_t i = 0; i < n_process; ++i) {
+          complete = Impl::Later(complete, m.process_buffer[i].time_ms);
+        }
+      }
+      if (complete && (!m.samples_complete || *complete > *m.samples_complete)) {
+        m.SetMeta(kMetaSamplesComplete, *complete);
+      } else {
+        complete = m.samples_complete;
+      }
       Impl::MetaUpdate update;
       status.rollup = m.RollUpInTransaction(now_ms, late_from, n_gpu, n_process, update);
       tx.Commit();
+      m.samples_complete = complete;
       m.CommitIds();
       m.minutes_done = update.minutes_done;
       m.hours_done = update.hours_done;
@@ -1669,20 +1796,44 @@ RetentionResult MeterStore::ApplyRetention(int64_t now_ms) {
   auto span = [](double amount, int64_t unit) {
     return static_cast<int64_t>(std::llround(amount * static_cast<double>(unit)));
   };
-  // Never delete what is not rolled up yet.
-  if (m.minutes_done) {
-    result.raw_cut_ms = std::min(now_ms - span(o.raw_retention_hours, kMillisecondsPerHour), *m.minutes_done);
-  }
-  if (m.hours_done) {
-    result.minute_cut_ms = std::min(now_ms - span(o.minute_retention_days, kMillisecondsPerDay), *m.hours_done);
-  }
-  if (o.hour_retention_days) {
-    result.hour_cut_ms = now_ms - span(*o.hour_retention_days, kMillisecondsPerDay);
-  }
   try {
+    // The store's own time, not the caller's clock: the cuts are measured back from the newest
+    // data the file holds, so a clock ahead of the data (a replay that wrote nothing, a wrong
+    // wall clock) deletes nothing that newer data has not replaced.
+    const std::optional<int64_t> newest = m.NewestData();
+    if (!newest) {
+      return result;
+    }
+    const int64_t now = std::min(now_ms, *newest);
+    // Cuts are whole minutes (raw) and whole hours (minutes, hours), so no minute loses part of
+    // its samples and no hour part of its minutes: whatever is re-rolled later is re-rolled
+    // from everything it was first rolled from. Never delete what is not rolled up yet, nor
+    // the minutes of an hour whose raw samples are still kept.
+    if (m.minutes_done) {
+      result.raw_cut_ms = std::min(FloorTo(now - span(o.raw_retention_hours, kMillisecondsPerHour), kMillisecondsPerMinute),
+                                   *m.minutes_done);
+    }
+    const std::optional<int64_t> raw_cut = Impl::Later(result.raw_cut_ms, m.raw_cut);
+    if (m.hours_done) {
+      int64_t cut = std::min(FloorTo(now - span(o.minute_retention_days, kMillisecondsPerDay), kMillisecondsPerHour),
+                             *m.hours_done);
+      if (raw_cut) {
+        cut = std::min(cut, FloorTo(*raw_cut, kMillisecondsPerHour));
+      }
+      result.minute_cut_ms = cut;
+    }
+    if (o.hour_retention_days) {
+      int64_t cut = FloorTo(now - span(*o.hour_retention_days, kMillisecondsPerDay), kMillisecondsPerHour);
+      if (result.minute_cut_ms) {
+        cut = std::min(cut, *result.minute_cut_ms);
+      }
+      result.hour_cut_ms = cut;
+    }
     if (result.raw_cut_ms) {
-      if (!m.raw_cut || *result.raw_cut_ms > *m.raw_cut) {
-        // Recorded first: a late sample from before the cut is dropped, not rolled up alone.
+      const std::optional<int64_t> oldest = Impl::Earlier(m.MinOf("gpu_sample", "time_ms"), m.MinOf("process_sample", "time_ms"));
+      if ((!m.raw_cut || *result.raw_cut_ms > *m.raw_cut) && oldest && *oldest < *result.raw_cut_ms) {
+        // Recorded first (and only when it deletes something): a late sample from before the
+        // cut is dropped, not rolled up alone.
         m.SetMeta(kMetaRawCut, *result.raw_cut_ms);
         m.raw_cut = result.raw_cut_ms;
       }
@@ -1899,6 +2050,7 @@ StoreExtent MeterStore::Extent() const {
     e.hour_from_ms = m.MinOf("gpu_hour", "bucket_ms");
     e.minutes_done_ms = m.Meta(kMetaMinutesDone);
     e.hours_done_ms = m.Meta(kMetaHoursDone);
+    e.samples_complete_ms = m.Meta(kMetaSamplesComplete);
   } catch (const SqliteFailure& f) {
     Translate(f, m.path);
   }

@@ -213,6 +213,9 @@ struct StoreExtent {
   std::optional<int64_t> hour_from_ms;
   std::optional<int64_t> minutes_done_ms;
   std::optional<int64_t> hours_done_ms;
+  // Every sample handed to the store at or before this time is committed (or was dropped as
+  // older than the raw cut): `meter run --replay --resume` continues after it.
+  std::optional<int64_t> samples_complete_ms;
 
   // The finest resolution whose data reaches back to range.from_ms: raw, else minute, else
   // hour.

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -28,6 +29,25 @@
 extern char** environ;
 
 namespace gpuplan {
+
+namespace {
+
+// A stop signal sent to gpuplan itself (SIGTERM from a scheduler, SIGINT/SIGHUP/SIGQUIT), to be
+// forwarded to the command's process group by the sampling loop.
+volatile sig_atomic_t g_watch_signal = 0;
+void OnWatchSignal(int signal) { g_watch_signal = signal; }
+constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+// After forwarding a stop signal, the command's group has this long to end before SIGKILL, so
+// gpuplan itself is gone within the 5 s a stop allows (docs/meter-watch.md).
+constexpr double kForwardGraceSeconds = 3.5;
+
+std::string FormatSeconds(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
 
 const char* ToString(WatchBound b) {
   switch (b) {
@@ -444,33 +464,62 @@ WatchResult RunWatch(const WatchRequest& q) {
     gpu_skip = e.what();
   }
 
-  // Start the command; the parent ignores the terminal's interrupt while it runs (as system(3)
-  // does), so Ctrl-C stops the command and the report is still printed.
+  // Start the command in a process group of its own (it and everything it starts), which gets
+  // the terminal when gpuplan has it, as a shell's job would: Ctrl-C reaches the command, and a
+  // stop signal sent to gpuplan (SIGTERM, SIGINT, SIGHUP, SIGQUIT) is forwarded to that group;
+  // gpuplan waits for the command, writes its report and exits with the command's status.
   std::vector<char*> argv;
   for (const auto& a : q.command) {
     argv.push_back(const_cast<char*>(a.c_str()));
   }
   argv.push_back(nullptr);
-  struct sigaction ignore {}, old_int{}, old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
+  g_watch_signal = 0;
+  struct sigaction forward {};
+  forward.sa_handler = OnWatchSignal;
+  sigemptyset(&forward.sa_mask);
+  struct sigaction old_handlers[std::size(kForwardedSignals)] = {};
+  for (std::size_t i = 0; i < std::size(kForwardedSignals); ++i) {
+    sigaction(kForwardedSignals[i], &forward, &old_handlers[i]);
+  }
+  auto restore_handlers = [&] {
+    for (std::size_t i = 0; i < std::size(kForwardedSignals); ++i) {
+      sigaction(kForwardedSignals[i], &old_handlers[i], nullptr);
+    }
+  };
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults;
   sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGQUIT);
+  for (int sig : kForwardedSignals) {
+    sigaddset(&defaults, sig);
+  }
+  sigaddset(&defaults, SIGTTOU);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   pid_t pid = 0;
   const auto t0 = std::chrono::steady_clock::now();
   const int spawn = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);
+  // The terminal: when gpuplan is the foreground job, the command's group becomes it until the
+  // command ends (SIGTTOU ignored while gpuplan, then in the background, hands it back).
+  const bool own_terminal = spawn == 0 && isatty(STDIN_FILENO) == 1 && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  struct sigaction ignore_ttou {}, old_ttou{};
+  ignore_ttou.sa_handler = SIG_IGN;
+  sigemptyset(&ignore_ttou.sa_mask);
+  sigaction(SIGTTOU, &ignore_ttou, &old_ttou);
+  if (own_terminal) {
+    tcsetpgrp(STDIN_FILENO, pid);
+  }
+  auto give_back_terminal = [&] {
+    if (own_terminal) {
+      tcsetpgrp(STDIN_FILENO, getpgrp());
+    }
+    sigaction(SIGTTOU, &old_ttou, nullptr);
+  };
   if (spawn != 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
+    give_back_terminal();
+    restore_handlers();
     r.exit_code = 127;  // as the shells say for a command that cannot be run
     r.diagnosis.gpu_part = gpu_skip.empty() ? "not sampled" : "SKIP: not measured: " + gpu_skip;
     r.diagnosis.evidence.push_back("could not start " + q.command[0] + ": " + std::strerror(spawn));
@@ -486,11 +535,23 @@ WatchResult RunWatch(const WatchRequest& q) {
   bool done = false;
   struct rusage usage {};  // of the command and its reaped descendants, once it has ended
   double next = q.interval_seconds;
+  std::optional<double> forwarded_at;
+  bool killed = false;
   while (!done) {
     // Wait for the next tick or the command's end, whichever comes first.
     const pid_t w = wait4(pid, &status, WNOHANG, &usage);
     done = w == pid;
     const double t = now();
+    if (!done && g_watch_signal != 0 && !forwarded_at) {
+      const int sig = g_watch_signal;
+      kill(-pid, sig);
+      forwarded_at = t;
+      r.diagnosis.evidence.push_back(std::string("gpuplan was sent SIG") + sigabbrev_np(sig) +
+                                     " and forwarded it to the command's process group");
+    } else if (!done && forwarded_at && !killed && t - *forwarded_at > kForwardGraceSeconds) {
+      kill(-pid, SIGKILL);
+      killed = true;
+    }
     if (!done && t < next) {
       std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.02, next - t)));
       continue;
@@ -612,13 +673,20 @@ WatchResult RunWatch(const WatchRequest& q) {
   }
 
   r.duration_seconds = now();
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+  give_back_terminal();
+  restore_handlers();
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
   r.summary = SummarizeWatch(r.series, static_cast<int>(cpus));
   r.summary.pcie_link_bytes_per_s = pcie_link;
   r.summary.nvlinks_up = nvlinks_up;
+  std::vector<std::string> signal_lines = std::move(r.diagnosis.evidence);
   r.diagnosis = DiagnoseWatch(r.summary, r.gpus, r.series.size(), gpu_skip);
+  r.diagnosis.evidence.insert(r.diagnosis.evidence.begin(), signal_lines.begin(), signal_lines.end());
+  if (killed) {
+    r.diagnosis.evidence.insert(r.diagnosis.evidence.begin(),
+                                "the command's process group did not end within " + FormatSeconds(kForwardGraceSeconds) +
+                                    " s of the forwarded signal and was killed (SIGKILL)");
+  }
   return r;
 }
 

@@ -326,10 +326,9 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   impl_->options = std::move(options);
   const HttpServerOptions& o = impl_->options;
   if (!IsLoopbackAddress(o.bind) && o.token.empty()) {
-    throw InputError("binding to " + o.bind +
-                         " (not loopback) needs a token: give --token or set GPUPLAN_TOKEN, and send "
-                         "Authorization: Bearer <token>",
-                     "", 0, "--token");
+    throw InputError("binding to " + o.bind + " (not loopback) needs a token: " + o.token_how +
+                         ", and send Authorization: Bearer <token>",
+                     "", 0, o.token_flag);
   }
   if (o.port < 0 || o.port > 65535) {
     throw InputError("must be a port number, 0 to 65535 (0: any free port)", "", 0, "--port");

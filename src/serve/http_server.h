@@ -36,6 +36,9 @@ struct HttpServerOptions {
   double write_timeout_seconds = 30;
   int threads = 256;                        // connections answered at once (a keep-alive one holds a thread)
   std::string token;                        // required (Bearer) when not empty
+  // How the front end takes the token, for the error when a non-loopback bind has none.
+  std::string token_flag = "--token";
+  std::string token_how = "give --token or set GPUPLAN_TOKEN";
   std::string static_root;                  // served for GET paths no route takes; empty: none
   std::string content_security_policy =
       "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "

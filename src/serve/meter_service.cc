@@ -1,5 +1,6 @@
 #include "serve/meter_service.h"
 
+#include <cctype>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -41,11 +42,33 @@ std::pair<std::string, int> SplitListen(const std::string& listen) {
   return {addr, port};
 }
 
+// The token file holds one line: the token, in RFC 6750's b64token characters (letters, digits,
+// - . _ ~ + /, then = padding), as a client sends it after "Bearer ". Trailing spaces and line
+// ends are dropped; anything else (a second line, a space inside) could never match a header
+// and is refused, naming the line.
 std::string ReadToken(const std::string& path) {
   std::string t = ReadFileText(path);
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ' || t.back() == '\t')) t.pop_back();
   if (t.empty()) {
     throw InputError("the token file is empty", path, 1, "--token-file");
+  }
+  int line = 1;
+  bool padding = false;
+  for (char c : t) {
+    if (c == '\n') {
+      throw InputError("the token file must hold one line, the token; line " + std::to_string(line + 1) +
+                           " is more (a header carries one token)",
+                       path, line + 1, "--token-file");
+    }
+    const bool b64 = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '.' || c == '_' ||
+                     c == '~' || c == '+' || c == '/';
+    if (c == '=') {
+      padding = true;
+    } else if (!b64 || padding) {
+      throw InputError("the token has a character a Bearer header cannot carry (RFC 6750: letters, digits, "
+                       "- . _ ~ + / and = at the end)",
+                       path, line, "--token-file");
+    }
   }
   return t;
 }
@@ -89,9 +112,14 @@ MeterRunSummary RunMeterService(const MeterAgentRequest& request, MeterClock& cl
     HttpServerOptions o;
     o.bind = addr;
     o.port = port;
-    o.threads = 8;
-    o.read_timeout_seconds = 10;
+    // Connections that open and say nothing each hold a thread until the read timeout: 64
+    // threads and 2 s keep 20 such connections from delaying a scrape past Prometheus' 10 s
+    // scrape timeout (docs/meter-metrics.md). A scrape is one short request.
+    o.threads = 64;
+    o.read_timeout_seconds = 2;
     o.write_timeout_seconds = 10;
+    o.token_flag = "--token-file";
+    o.token_how = "give --token-file FILE";
     if (!request.token_file.empty()) {
       o.token = ReadToken(request.token_file);
     }
@@ -128,7 +156,9 @@ MeterRunSummary RunMeterService(const MeterAgentRequest& request, MeterClock& cl
     throw;
   }
   stop_server();
-  monitor.FlushWebhooks(5);  // a chat server that is down does not hold the exit longer
+  // A chat server that is down does not hold the exit longer; after a stop request, the 5 s a
+  // stop allows are mostly spent (docs/meter.md §8).
+  monitor.FlushWebhooks(MeterStopRequested() ? 0.5 : 5);
   return summary;
 }
 

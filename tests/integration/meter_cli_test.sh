@@ -31,6 +31,16 @@ grep -q -- "--speed" "$tmp/err" && ok || bad "speed error: $(cat "$tmp/err")"
 expect_exit 2 "flush over 10 s" -- "$bin" meter run --db "$tmp/x.db" --replay "$week" --flush-seconds 30
 head -2 "$week" >"$tmp/bad.jsonl"
 echo '{"time_ms":1772409610000,"gpus":[{"gpu":0,"temperature":"hot"}]}' >>"$tmp/bad.jsonl"
+# /metrics off loopback without a token: the error names meter run's own flag, not serve's.
+expect_exit 2 "listen off loopback without a token" -- "$bin" meter run --db "$tmp/x.db" --replay "$week" --listen 0.0.0.0:0
+grep -q -- "--token-file" "$tmp/err" && ok || bad "listen error names --token-file: $(cat "$tmp/err")"
+grep -q "GPUPLAN_TOKEN\|--token " "$tmp/err" && bad "listen error names serve's flags: $(cat "$tmp/err")" || ok
+# A token file of two lines could never match a header: refused, naming file and line 2.
+printf 'abc123\nsecond\n' >"$tmp/token2"
+expect_exit 2 "two-line token file" -- "$bin" meter run --db "$tmp/x.db" --replay "$week" --listen 127.0.0.1:0 --token-file "$tmp/token2"
+grep -q "token2:2" "$tmp/err" && ok || bad "two-line token error names file:2: $(cat "$tmp/err")"
+printf 'abc 123\n' >"$tmp/token3"
+expect_exit 2 "token with a space" -- "$bin" meter run --db "$tmp/x.db" --replay "$week" --listen 127.0.0.1:0 --token-file "$tmp/token3"
 expect_exit 2 "bad trace" -- "$bin" meter run --db "$tmp/bad.db" --replay "$tmp/bad.jsonl"
 grep -q "bad.jsonl:3: field 'gpus\[0\].temperature'" "$tmp/err" && ok || bad "bad trace error: $(cat "$tmp/err")"
 expect_exit 2 "missing trace" -- "$bin" meter run --db "$tmp/bad.db" --replay "$tmp/nope.jsonl"
@@ -146,6 +156,21 @@ lost_ms=$(( last_tick - newest ))
 [ "$lost_ms" -le 10000 ] && ok || bad "kill: lost $lost_ms ms of samples (tick $last_tick, stored $newest)"
 echo "SIGKILL: sampled up to $last_tick, stored up to $newest: $((lost_ms / 1000)) s lost"
 
+# A report from a store on read-only media (a read-only bind mount of the folder): read through
+# SQLite's immutable mode, the same report as from the writable copy.
+mkdir -p "$tmp/ro-src" "$tmp/ro"
+cp "$tmp/week.db" "$tmp/ro-src/week.db"
+if mount --bind -o ro "$tmp/ro-src" "$tmp/ro" 2>/dev/null; then
+  expect_exit 0 "report from read-only media" -- "$bin" meter report --db "$tmp/ro/week.db" --from 2026-03-02 --to 2026-03-09 --json
+  cp "$tmp/out" "$tmp/ro.json"
+  "$bin" meter report --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09 --json >"$tmp/rw.json"
+  cmp -s "$tmp/ro.json" "$tmp/rw.json" && ok || bad "read-only report differs: $(diff "$tmp/ro.json" "$tmp/rw.json" | head -3)"
+  umount "$tmp/ro"
+else
+  echo "SKIP: read-only media: a read-only bind mount is not permitted here"
+  ro_skipped=1
+fi
+
 # meter watch: the command's own exit code, the JSON's keys, and compare over two results.
 expect_exit 5 "watch passes the exit code" -- env GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
   "$bin" meter watch --interval 0.1 --json "$tmp/w1.json" -- sh -c 'sleep 0.5; exit 5'
@@ -161,4 +186,5 @@ echo '{"schema":"other"}' >"$tmp/w3.json"
 expect_exit 2 "compare a file that is not a watch result" -- "$bin" meter compare "$tmp/w3.json"
 
 echo "meter cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+[ "$fail" -eq 0 ] || exit 1
+[ -z "${ro_skipped:-}" ] || exit 77

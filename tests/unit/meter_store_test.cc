@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "core/error.h"
@@ -337,8 +338,10 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
   EXPECT_EQ(m2.temperature_max, 51);
   EXPECT_EQ(m2.clock_event_reasons, kClockEventHwSlowdown);
 
-  // The hour completes at kT0 + 1 h.
-  const RollUpResult r = store.RollUp(kT0 + kHour);
+  // The hour completes when the data reaches kT0 + 1 h (the store never marks done a minute no
+  // sample has reached): GPU 1's next sample, at kT0 + 1 h, in the next hour.
+  store.Append({Gpu1(3600)});
+  const RollUpResult r = store.Flush(kT0 + kHour).rollup;
   EXPECT_EQ(r.minute_rows, 0);  // no samples in the minutes 2..59
   EXPECT_EQ(r.hour_rows, 2);
   const auto h = store.GpuRollups(Resolution::kHour, {kT0, kT0 + kDay});
@@ -396,6 +399,7 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
 
 TEST_F(MeterStoreTest, ALateSampleReRollsItsMinuteAndHour) {
   auto store = StoreWithTwoMinutes(File("m.db"));
+  store.Append({Gpu1(3600)});  // the data reaches kT0 + 1 h: the hour is complete
   ASSERT_FALSE(IsBehind(store.Flush(kT0 + kHour).state));
   // A sample of GPU 0 arrives late, at 30.5 s, at 100 % and half-way on the energy counter.
   GpuSample late = Gpu0(30);
@@ -457,10 +461,12 @@ TEST_F(MeterStoreTest, RetentionDeletesExactlyTheRowsOlderThanTheCut) {
   o.hour_retention_days = 35;
   o.retention_batch_rows = 100;  // many batches
   auto store = MeterStore::Open(File("m.db"), o);
-  // 40 days of one GPU and one process, a sample every 10 minutes: k = 0..5759 at kT0 + 10k min.
+  // 40 days of one GPU and one process, a sample every 10 minutes: k = 0..5760 at kT0 + 10k min
+  // (the last at kT0 + 40 d, in a minute not complete at `now`: the cuts are measured back from
+  // the newest sample, which is `now`).
   std::vector<GpuSample> g;
   std::vector<ProcessSample> p;
-  for (int k = 0; k < 40 * 144; ++k) {
+  for (int k = 0; k <= 40 * 144; ++k) {
     GpuSample s;
     s.time_ms = kT0 + k * 10 * kMinute;
     s.utilization_gpu = 50;
@@ -479,13 +485,13 @@ TEST_F(MeterStoreTest, RetentionDeletesExactlyTheRowsOlderThanTheCut) {
 
   const RetentionResult r = store.ApplyRetention(now);
   EXPECT_TRUE(r.done) << r.reason;
-  // Raw cut: now - 48 h = kT0 + 38 d; samples k < 38 x 144 = 5472 go, 288 stay.
+  // Raw cut: now - 48 h = kT0 + 38 d; samples k < 38 x 144 = 5472 go, 289 stay (5472..5760).
   EXPECT_EQ(r.raw_cut_ms, kT0 + 38 * kDay);
   EXPECT_EQ(r.gpu_samples, 5472);
   EXPECT_EQ(r.process_samples, 5472);
-  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 288);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 289);
   EXPECT_EQ(db.Int("SELECT min(time_ms) FROM gpu_sample"), kT0 + 38 * kDay);  // the row at the cut stays
-  EXPECT_EQ(db.Int("SELECT count(*) FROM process_sample"), 288);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM process_sample"), 289);
   // Minute cut: now - 30 d = kT0 + 10 d: 10 x 144 = 1440 minute rows go, 4320 stay.
   EXPECT_EQ(r.minute_cut_ms, kT0 + 10 * kDay);
   EXPECT_EQ(r.gpu_minutes, 1440);
@@ -523,22 +529,128 @@ TEST_F(MeterStoreTest, RetentionDeletesExactlyTheRowsOlderThanTheCut) {
   EXPECT_EQ(db.Int("SELECT samples FROM gpu_minute WHERE bucket_ms = " + std::to_string(kT0 + 20 * kDay)), 1);
 }
 
-TEST_F(MeterStoreTest, RetentionKeepsSamplesNotRolledUpYet) {
+TEST_F(MeterStoreTest, AClockAheadOfTheDataDeletesAndMarksNothing) {
+  // 10 minutes at 1 Hz, rolled up through their end.
   auto store = MeterStore::Open(File("m.db"));
   std::vector<GpuSample> g;
-  for (int s = 0; s < 600; ++s) {  // 10 minutes at 1 Hz
+  for (int s = 0; s < 600; ++s) {
     GpuSample x;
     x.time_ms = kT0 + s * kSecond;
+    x.utilization_gpu = 50;
     g.push_back(x);
   }
   store.Append(g);
-  // Flushed at 5 min: only minutes 0..4 are complete and rolled up.
-  ASSERT_FALSE(IsBehind(store.Flush(kT0 + 5 * kMinute).state));
-  // Long after, the 48 h cut would take everything, but the cut stops at the roll-up watermark.
+  ASSERT_FALSE(IsBehind(store.Flush(kT0 + 10 * kMinute).state));
+  Db db(File("m.db"));
+  ASSERT_EQ(db.Int("SELECT count(*) FROM gpu_minute"), 10);
+  ASSERT_EQ(db.Int("SELECT value FROM meta WHERE key = 'minutes_done_ms'"), kT0 + 10 * kMinute);
+
+  // A flush and retention 100 days later with nothing new (a replay that wrote no step, a wall
+  // clock ahead of the data): the newest sample is at kT0 + 599 s, so nothing is 48 h old and
+  // no mark moves.
+  const FlushStatus st = store.Flush(kT0 + 100 * kDay);
+  EXPECT_EQ(st.written, 0u);
   const RetentionResult r = store.ApplyRetention(kT0 + 100 * kDay);
-  EXPECT_EQ(r.raw_cut_ms, kT0 + 5 * kMinute);
-  EXPECT_EQ(r.gpu_samples, 300);
-  EXPECT_EQ(store.GpuSamples({kT0, kT0 + kDay}).size(), 300u);
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.gpu_samples + r.gpu_minutes + r.gpu_hours, 0);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 600);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_minute"), 10);
+  EXPECT_EQ(db.Int("SELECT value FROM meta WHERE key = 'minutes_done_ms'"), kT0 + 10 * kMinute);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM meta WHERE key = 'raw_cut_ms'"), 0);
+
+  // The next 10 minutes arrive and are all written (none "too old").
+  std::vector<GpuSample> more;
+  for (int s = 600; s < 1200; ++s) {
+    GpuSample x;
+    x.time_ms = kT0 + s * kSecond;
+    more.push_back(x);
+  }
+  store.Append(more);
+  const FlushStatus next = store.Flush(kT0 + 20 * kMinute);
+  EXPECT_EQ(next.written, 600u);
+  EXPECT_EQ(store.Counters().dropped_too_old, 0u);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_minute"), 20);
+}
+
+TEST_F(MeterStoreTest, TheRawCutIsAWholeMinuteMeasuredFromTheNewestSample) {
+  // 3 days, one sample a minute at kT0 + k min (k = 0..4319) plus one at kT0 + 4319 min + 30 s:
+  // the newest sample is kT0 + 3 d - 30 s.
+  auto store = MeterStore::Open(File("m.db"));
+  std::vector<GpuSample> g;
+  for (int k = 0; k < 3 * 1440; ++k) {
+    GpuSample x;
+    x.time_ms = kT0 + k * kMinute;
+    g.push_back(x);
+  }
+  GpuSample last;
+  last.time_ms = kT0 + 3 * kDay - 30 * kSecond;
+  g.push_back(last);
+  store.Append(g);
+  ASSERT_FALSE(IsBehind(store.Flush(kT0 + 3 * kDay).state));
+  // Any clock later than the data: the cut is newest - 48 h = kT0 + 1 d - 30 s, rounded down to
+  // its minute, kT0 + 1 d - 1 min: the samples k < 1439 go, and the minute at the cut keeps its
+  // sample.
+  const RetentionResult r = store.ApplyRetention(kT0 + 365 * kDay);
+  EXPECT_EQ(r.raw_cut_ms, kT0 + kDay - kMinute);
+  EXPECT_EQ(r.gpu_samples, 1439);
+  // Minutes: newest - 30 d is before the data: nothing goes.
+  EXPECT_EQ(r.gpu_minutes, 0);
+}
+
+TEST_F(MeterStoreTest, ReplayingAgainAfterRetentionReRollsEveryMinuteFromAllItsSamples) {
+  // One GPU every 10 s for 3 days, its energy counter 5 J up each sample (5,000 mJ). The issue's
+  // case: the minute that straddles the 48 h cut was re-rolled from 4 of its 6 samples when the
+  // replay ran again, and a minute re-rolled without the sample before it lost its energy.
+  StoreOptions o;
+  o.sample_interval_seconds = 10;
+  o.max_sample_gap_seconds = 25;
+  const int n = 3 * 8640;
+  std::vector<GpuSample> g;
+  for (int k = 0; k < n; ++k) {
+    GpuSample x;
+    x.time_ms = kT0 + k * 10 * kSecond + 7 * kSecond;  // 7 s into each 10 s: cuts fall mid-minute
+    x.utilization_gpu = 80;
+    x.energy_mj = 1000000 + 5000 * static_cast<uint64_t>(k);
+    g.push_back(x);
+  }
+  auto minutes = [](Db& db) {
+    std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> rows;
+    // Read through the test's own connection: bucket, samples, observed ms, energy mJ.
+    for (int64_t m = 0; m < 3 * 1440; ++m) {
+      const std::string where = " FROM gpu_minute WHERE bucket_ms = " + std::to_string(kT0 + m * kMinute);
+      rows.emplace_back(kT0 + m * kMinute, db.Int("SELECT samples" + where), db.Int("SELECT observed_ms" + where),
+                        db.Int("SELECT energy_mj" + where));
+    }
+    return rows;
+  };
+  const int64_t end = kT0 + 3 * kDay;
+  {
+    auto store = MeterStore::Open(File("m.db"), o);
+    store.Append(g);
+    for (int i = 0; i < 10 && store.Buffered() > 0; ++i) {
+      store.Flush(end);
+    }
+    ASSERT_TRUE(store.ApplyRetention(end).done);
+  }
+  Db db(File("m.db"));
+  const auto before = minutes(db);
+  // By hand: every minute has 6 samples (at :07, :17, ..., :57), 60 s observed and 6 x 5,000 mJ,
+  // except the first, whose first sample has no sample before it (nominal 10 s, energy 0).
+  EXPECT_EQ(before[0], std::make_tuple(kT0, int64_t{6}, int64_t{60000}, int64_t{25000}));
+  for (std::size_t m = 1; m < before.size(); ++m) {
+    ASSERT_EQ(before[m], std::make_tuple(kT0 + static_cast<int64_t>(m) * kMinute, int64_t{6}, int64_t{60000},
+                                         int64_t{30000}))
+        << "minute " << m;
+  }
+  {
+    auto store = MeterStore::Open(File("m.db"), o);
+    store.Append(g);  // the same replay again, from its first step
+    for (int i = 0; i < 10 && store.Buffered() > 0; ++i) {
+      store.Flush(end);
+    }
+    ASSERT_TRUE(store.ApplyRetention(end).done);
+  }
+  EXPECT_EQ(minutes(db), before);
 }
 
 // --- a locked database ---------------------------------------------------------------------------
@@ -618,6 +730,38 @@ TEST_F(MeterStoreTest, ABufferBeyondItsBoundDropsTheOldestAndCountsThem) {
   EXPECT_EQ(store.Counters().dropped_overflow, 7u);
 }
 
+TEST_F(MeterStoreTest, AStepWithMoreProcessesThanTheBoundKeepsItsGpuSamples) {
+  // The case: one tick with more processes than the buffer holds dropped that tick's GPU
+  // samples and kept process rows. Bound 100; one tick of 8 GPUs and 200 processes at one time:
+  // 208 rows, 108 over the bound, and the 108 dropped must be process rows: 8 GPU samples and
+  // 200 - 108 = 92 process rows are written.
+  StoreOptions o;
+  o.max_buffered_samples = 100;
+  auto store = MeterStore::Open(File("m.db"), o);
+  std::vector<GpuSample> g;
+  for (int i = 0; i < 8; ++i) {
+    GpuSample s;
+    s.time_ms = kT0;
+    s.gpu = i;
+    s.utilization_gpu = 100;
+    g.push_back(s);
+  }
+  std::vector<ProcessSample> p;
+  for (int k = 0; k < 200; ++k) {
+    ProcessSample ps = Trainer(0);
+    ps.pid = 10000 + k;
+    ps.gpu = k % 8;
+    p.push_back(ps);
+  }
+  store.Append(g);
+  store.Append(p);
+  EXPECT_EQ(store.Counters().dropped_overflow, 108u);  // 208 rows, bound 100
+  ASSERT_FALSE(IsBehind(store.Flush(kT0 + kMinute).state));
+  Db db(File("m.db"));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 8);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM process_sample"), 92);
+}
+
 TEST_F(MeterStoreTest, ABacklogIsWrittenInBoundedFlushes) {
   StoreOptions o;
   o.max_samples_per_flush = 8;
@@ -661,16 +805,22 @@ TEST_F(MeterStoreTest, AFullDatabaseKeepsSamplesUntilRetentionMakesRoom) {
   Db db(File("m.db"));
   EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), round * 600);
 
-  // Retention long after: every raw sample that is rolled up goes, freeing pages the next flush
-  // reuses for the samples that waited.
+  // Retention measures back from the newest sample the store holds or waits to write, not from
+  // its clock: while nothing newer than full_at has been sampled, retention 49 h later frees
+  // nothing...
+  EXPECT_EQ(store.ApplyRetention(full_at + 49 * kHour).gpu_samples, 0);
+  // ...and once the agent, still sampling, holds a sample 49 h later (buffered: the file is
+  // full), every raw sample that is rolled up goes (cut min(full_at + 1 h, minutes done)),
+  // freeing pages the next flush reuses for the 601 samples that waited.
+  store.Append(Ticks(round * 600 + 600 + 49 * 3600, 1));
   const RetentionResult r = store.ApplyRetention(full_at + 49 * kHour);
   EXPECT_TRUE(r.done) << r.reason;
   EXPECT_EQ(r.gpu_samples, round * 600);
-  const FlushStatus after = store.Flush(full_at);
+  const FlushStatus after = store.Flush(full_at + 49 * kHour);
   EXPECT_FALSE(IsBehind(after.state)) << after.reason;
   EXPECT_TRUE(after.changed);
-  EXPECT_EQ(after.written, 600u);
-  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 600);
+  EXPECT_EQ(after.written, 601u);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 601);
   EXPECT_EQ(db.Int("SELECT min(time_ms) FROM gpu_sample"), kT0 + round * 600 * kSecond);
 }
 
@@ -851,6 +1001,7 @@ TEST_F(MeterStoreTest, BadOptionsNameTheOption) {
 
 TEST_F(MeterStoreTest, AReadOnlyStoreQueriesWhatTheWriterFlushed) {
   auto writer = StoreWithTwoMinutes(File("m.db"));
+  writer.Append({Gpu1(3600)});  // the data reaches kT0 + 1 h: the hour is complete
   ASSERT_FALSE(IsBehind(writer.Flush(kT0 + kHour).state));
   StoreOptions ro;
   ro.read_only = true;
