@@ -31,7 +31,7 @@ CheckStatus StatusFromText(const std::string& s, const std::string& file, const 
 // Bounds on a report's numbers (docs/check-report-formats.md).
 constexpr int64_t kMaxCpus = 65536;
 constexpr int64_t kMaxHostMemory = int64_t{1} << 56;  // 64 PiB
-constexpr int64_t kMaxGpu = 1023;                   // an NVML index
+constexpr int64_t kMaxGpu = 65535;                  // a GPU index, as in snapshots
 constexpr double kMaxSeconds = 31622400;            // a year: a test, a curve's time
 
 // Typed reads of a report object with errors naming the key path.

@@ -60,7 +60,7 @@ struct Node {
 constexpr uint64_t kMaxGpuMemoryBytes = 1ULL << 44;
 constexpr uint64_t kMaxCount = 1ULL << 53;  // error and replay counters
 constexpr double kMaxWatts = 100000;
-constexpr int kMaxAttachedGpus = 4096;
+constexpr int kMaxAttachedGpus = 65536;  // a capture of 10,000 GPUs is read (bench/reader_bench.cc)
 
 // Children beyond which a node gets a name index (a real GPU section has about 60).
 constexpr size_t kIndexChildren = 64;

@@ -205,8 +205,8 @@ GpuSnapshot GpuSnapshotFromJson(const json& j, const std::string& file, const st
   GpuSnapshot g;
   if (const auto it = j.find("index"); it != j.end()) {
     g.index = Read<int>(*it, file, Path(where, "index"));
-    if (g.index < 0 || g.index > 1023) {
-      Bad(file, Path(where, "index"), "out of range: expected 0 to 1023, got " + std::to_string(g.index));
+    if (g.index < 0 || g.index > 65535) {
+      Bad(file, Path(where, "index"), "out of range: expected 0 to 65535, got " + std::to_string(g.index));
     }
   }
   ForEachField(g, [&](const char* key, auto& v) {
@@ -248,8 +248,8 @@ GpuEvent EventFromJson(const json& j, const std::string& file, const std::string
   if (const auto it = j.find("gpu"); it != j.end()) {
     e.gpu = Read<int>(*it, file, Path(where, "gpu"));
     // -1: an event whose device could not be matched (snapshot.h).
-    if (e.gpu < -1 || e.gpu > 1023) {
-      Bad(file, Path(where, "gpu"), "out of range: expected -1 to 1023, got " + std::to_string(e.gpu));
+    if (e.gpu < -1 || e.gpu > 65535) {
+      Bad(file, Path(where, "gpu"), "out of range: expected -1 to 65535, got " + std::to_string(e.gpu));
     }
   }
   if (const auto it = j.find("type"); it != j.end()) e.type = Read<uint64_t>(*it, file, Path(where, "type"));

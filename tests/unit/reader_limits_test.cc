@@ -226,7 +226,7 @@ TEST(CheckReportBounds, NumbersOutOfRangeNameTheField) {
     std::string says;
   };
   const std::vector<Case> cases = {
-      {{{"tests", {{{"name", "t"}, {"status", "PASS"}, {"gpu", -3}}}}}, "tests[0].gpu", "expected 0 to 1023, got -3"},
+      {{{"tests", {{{"name", "t"}, {"status", "PASS"}, {"gpu", -3}}}}}, "tests[0].gpu", "expected 0 to 65535, got -3"},
       {{{"tests", {{{"name", "t"}, {"status", "PASS"}, {"gpu", 4294967296LL}}}}}, "tests[0].gpu",
        "got 4294967296"},
       {{{"tests", {{{"name", "t"}, {"status", "PASS"}, {"seconds", -1}}}}}, "tests[0].seconds", "got -1"},
