@@ -1,5 +1,10 @@
 #include "check/worker_protocol.h"
 
+#include <cmath>
+
+#include "core/error.h"
+#include "read/json_depth.h"
+
 namespace gpuplan {
 
 std::optional<double> WorkerLine::Number(const char* key) const {
@@ -36,12 +41,26 @@ std::optional<WorkerLine> ParseWorkerLine(const std::string& line, std::string* 
   WorkerLine out;
   out.text = line;
   try {
+    CheckJsonDepth(line, "");
     out.body = nlohmann::json::parse(line);
+  } catch (const InputError& e) {
+    return fail(e.message());
   } catch (const nlohmann::json::exception& e) {
     return fail(std::string("not JSON: ") + e.what());
   }
   if (!out.body.is_object()) {
     return fail("not a JSON object");
+  }
+  // The worker prints counts, sizes and times (docs/check.md 11.1): every number at the top of a
+  // line is finite and from 0 to 2^53, so the parent's conversions to integers cannot wrap.
+  for (const auto& [key, v] : out.body.items()) {
+    if (!v.is_number() || key == "device") {
+      continue;
+    }
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d < 0 || d > kMaxWorkerNumber) {
+      return fail("\"" + key + "\" is " + v.dump() + ", expected a count or time from 0 to 2^53");
+    }
   }
   const auto type = out.Text("type");
   if (!type) {
@@ -65,8 +84,8 @@ std::optional<WorkerLine> ParseWorkerLine(const std::string& line, std::string* 
   out.test = out.Text("test").value_or("");
   out.name = out.Text("name").value_or("");
   if (const auto d = out.Number("device")) {
-    if (*d != static_cast<double>(static_cast<int>(*d)) || *d < -1) {
-      return fail("\"device\" is not a device index");
+    if (*d < -1 || *d > kMaxWorkerDevice || *d != std::floor(*d)) {
+      return fail("\"device\" is not a device index (-1 for all, or 0 to " + std::to_string(kMaxWorkerDevice) + ")");
     }
     out.device = static_cast<int>(*d);
   }

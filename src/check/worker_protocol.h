@@ -11,6 +11,10 @@
 namespace gpuplan {
 
 inline constexpr const char* kWorkerProtocol = "gpuplan-worker/1";
+// Bounds on a worker line's numbers: a device index is -1 (all) or 0 to 1023; every other number
+// at the top of a line is a count, size or time from 0 to 2^53.
+inline constexpr int kMaxWorkerDevice = 1023;
+inline constexpr double kMaxWorkerNumber = 9007199254740992.0;
 
 enum class WorkerLineType {
   kHello,     // {"type":"hello","protocol":"gpuplan-worker/1","worker":"...","nccl":true}

@@ -28,6 +28,12 @@ CheckStatus StatusFromText(const std::string& s, const std::string& file, const 
   throw InputError("expected PASS, WARN, FAIL, SKIP or ERROR, got '" + s + "'", file, 0, where);
 }
 
+// Bounds on a report's numbers (docs/check-report-formats.md).
+constexpr int64_t kMaxCpus = 65536;
+constexpr int64_t kMaxHostMemory = int64_t{1} << 56;  // 64 PiB
+constexpr int64_t kMaxGpu = 65535;                  // a GPU index, as in snapshots
+constexpr double kMaxSeconds = 31622400;            // a year: a test, a curve's time
+
 // Typed reads of a report object with errors naming the key path.
 struct Reader {
   const std::string& file;
@@ -57,8 +63,9 @@ struct Reader {
     }
     return it->get<double>();
   }
+  // An integer in [min, max] (checked before it is narrowed to I, so nothing wraps).
   template <typename I>
-  std::optional<I> Int(const json& o, const char* key, const std::string& where) const {
+  std::optional<I> Int(const json& o, const char* key, const std::string& where, int64_t min, int64_t max) const {
     const auto it = o.find(key);
     if (it == o.end() || it->is_null()) {
       return std::nullopt;
@@ -66,7 +73,23 @@ struct Reader {
     if (!it->is_number_integer()) {
       Fail(where + key, "expected an integer");
     }
-    return it->get<I>();
+    const bool in_range = it->is_number_unsigned() ? it->get<uint64_t>() <= static_cast<uint64_t>(max) &&
+                                                         (min <= 0 || it->get<uint64_t>() >= static_cast<uint64_t>(min))
+                                                   : it->get<int64_t>() >= min && it->get<int64_t>() <= max;
+    if (!in_range) {
+      Fail(where + key, "out of range: expected " + std::to_string(min) + " to " + std::to_string(max) + ", got " +
+                            it->dump());
+    }
+    return static_cast<I>(it->get<int64_t>());
+  }
+  // A number in [min, max].
+  std::optional<double> Num(const json& o, const char* key, const std::string& where, double min, double max) const {
+    const std::optional<double> v = Num(o, key, where);
+    if (v && (*v < min || *v > max)) {
+      Fail(where + key, "out of range: expected " + json(min).dump() + " to " + json(max).dump() + ", got " +
+                            json(*v).dump());
+    }
+    return v;
   }
   std::optional<bool> Bool(const json& o, const char* key, const std::string& where) const {
     const auto it = o.find(key);
@@ -251,10 +274,10 @@ CheckReport ReportFromJson(const json& j, const std::string& file) {
     if (auto s = rd.Str(h, "os", w); !s.empty()) r.host.os = s;
     if (auto s = rd.Str(h, "kernel", w); !s.empty()) r.host.kernel = s;
     if (auto s = rd.Str(h, "cpu_model", w); !s.empty()) r.host.cpu_model = s;
-    r.host.cpu_sockets = rd.Int<int>(h, "cpu_sockets", w);
-    r.host.cpu_cores = rd.Int<int>(h, "cpu_cores", w);
-    r.host.cpu_threads = rd.Int<int>(h, "cpu_threads", w);
-    r.host.memory_bytes = rd.Int<uint64_t>(h, "memory_bytes", w);
+    r.host.cpu_sockets = rd.Int<int>(h, "cpu_sockets", w, 1, kMaxCpus);
+    r.host.cpu_cores = rd.Int<int>(h, "cpu_cores", w, 1, kMaxCpus);
+    r.host.cpu_threads = rd.Int<int>(h, "cpu_threads", w, 1, kMaxCpus);
+    r.host.memory_bytes = rd.Int<uint64_t>(h, "memory_bytes", w, 0, kMaxHostMemory);
     r.host.virtual_machine = rd.Bool(h, "virtual_machine", w);
     if (const auto nm = h.find("not_measured"); nm != h.end() && nm->is_object()) {
       for (const auto& [k, v] : nm->items()) {
@@ -277,7 +300,7 @@ CheckReport ReportFromJson(const json& j, const std::string& file) {
     }
     CheckResult c;
     c.name = rd.Str(t, "name", w, true);
-    c.gpu = rd.Int<int>(t, "gpu", w).value_or(-1);
+    c.gpu = rd.Int<int>(t, "gpu", w, 0, kMaxGpu).value_or(-1);
     c.node = rd.Str(t, "node", w);
     c.status = StatusFromText(rd.Str(t, "status", w, true), file, w + "status");
     c.measured = rd.Num(t, "measured", w);
@@ -288,7 +311,7 @@ CheckReport ReportFromJson(const json& j, const std::string& file) {
     c.evidence = rd.Str(t, "evidence", w);
     c.advice = rd.Str(t, "advice", w);
     c.expectation_source = rd.Str(t, "expectation_source", w);
-    c.seconds = rd.Num(t, "seconds", w).value_or(0);
+    c.seconds = rd.Num(t, "seconds", w, 0, kMaxSeconds).value_or(0);
     r.Add(std::move(c));
     ++i;
   }
@@ -300,11 +323,11 @@ CheckReport ReportFromJson(const json& j, const std::string& file) {
       }
       GpuCurve g;
       g.test = rd.Str(c, "test", w);
-      g.gpu = rd.Int<int>(c, "gpu", w).value_or(-1);
+      g.gpu = rd.Int<int>(c, "gpu", w, -1, kMaxGpu).value_or(-1);
       g.node = rd.Str(c, "node", w);
-      g.interval_s = rd.Num(c, "interval_s", w).value_or(1);
-      g.warmup_s = rd.Num(c, "warmup_s", w).value_or(0);
-      auto nums = [&](const char* key, auto& out) {
+      g.interval_s = rd.Num(c, "interval_s", w, 0.001, 86400).value_or(1);
+      g.warmup_s = rd.Num(c, "warmup_s", w, 0, kMaxSeconds).value_or(0);
+      auto nums = [&](const char* key, auto& out, double min, double max) {
         const auto it = c.find(key);
         if (it == c.end()) {
           return;
@@ -317,21 +340,29 @@ CheckReport ReportFromJson(const json& j, const std::string& file) {
           if (x.is_null()) {
             out.push_back(V{});
           } else if (x.is_number()) {
-            if constexpr (std::is_same_v<V, double>) {
-              out.push_back(x.get<double>());
+            const double d = x.get<double>();
+            if (d < min || d > max) {
+              rd.Fail(w + key, "out of range: expected " + json(min).dump() + " to " + json(max).dump() + ", got " +
+                                   x.dump());
+            }
+            if constexpr (std::is_same_v<V, double> || std::is_same_v<V, std::optional<double>>) {
+              out.push_back(d);
             } else {
-              out.push_back(x.get<typename V::value_type>());
+              if (!x.is_number_unsigned()) {
+                rd.Fail(w + key, "expected whole numbers, got " + x.dump());
+              }
+              out.push_back(x.get<uint64_t>());
             }
           } else {
             rd.Fail(w + key, "expected numbers");
           }
         }
       };
-      nums("t", g.t);
-      nums("temperature_c", g.temperature_c);
-      nums("power_w", g.power_w);
-      nums("sm_clock_mhz", g.sm_clock_mhz);
-      nums("clock_events", g.clock_events);
+      nums("t", g.t, 0, kMaxSeconds);
+      nums("temperature_c", g.temperature_c, -100, 300);
+      nums("power_w", g.power_w, 0, 100000);
+      nums("sm_clock_mhz", g.sm_clock_mhz, 0, 100000);
+      nums("clock_events", g.clock_events, 0, 9007199254740992.0);
       if (const auto ces = c.find("clock_event_seconds"); ces != c.end() && ces->is_object()) {
         for (const auto& [k, v] : ces->items()) {
           if (v.is_number()) {

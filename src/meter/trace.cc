@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "read/json_depth.h"
 
 namespace gpuplan {
 
@@ -18,6 +19,23 @@ constexpr double kMilliPerUnit = 1000.0;
 // A step's time must be a plausible epoch time in ms: after 2000-01-01, before 2200-01-01.
 constexpr int64_t kMinTimeMs = 946684800000;
 constexpr int64_t kMaxTimeMs = 7258118400000;
+constexpr auto kMaxMemory = static_cast<int64_t>(kMaxTraceMemoryBytes);
+constexpr auto kMaxEnergy = static_cast<int64_t>(kMaxTraceEnergyMj);
+
+// A step made by a repeat line must keep within the bounds a written step has: its time before
+// 2200 and its energy counters at most kMaxTraceEnergyMj.
+void CheckRepeated(const TraceStep& s, const std::string& file, int line) {
+  if (s.time_ms > kMaxTimeMs) {
+    throw InputError("the repeat goes past the year 2200 (time_ms " + std::to_string(s.time_ms) + ")", file, line,
+                     "repeat");
+  }
+  for (const GpuSample& g : s.gpus) {
+    if (g.energy_mj && *g.energy_mj > kMaxTraceEnergyMj) {
+      throw InputError("the repeat takes GPU " + std::to_string(g.gpu) + "'s energy_mj past 2^62", file, line,
+                       "repeat");
+    }
+  }
+}
 
 // Where a value is, for errors: file, line, and a field path ("gpus[2].power").
 struct Where {
@@ -40,9 +58,11 @@ std::optional<T> OptInt(const json& o, const char* key, const std::string& prefi
   if (!it->is_number_integer() && !it->is_number_unsigned()) {
     w.Fail(Path(prefix, key), "expected an integer, got " + it->dump());
   }
+  // A non-negative literal is stored unsigned: the lower bound applies to it too (a 0 where at
+  // least 1 is needed, such as "version": 0 or "pid": 0, is refused here).
   if (it->is_number_unsigned()) {
     const uint64_t v = it->get<uint64_t>();
-    if (v > static_cast<uint64_t>(max)) {
+    if ((min > 0 && v < static_cast<uint64_t>(min)) || v > static_cast<uint64_t>(max)) {
       w.Fail(Path(prefix, key),
              "expected " + std::to_string(min) + " to " + std::to_string(max) + ", got " + it->dump());
     }
@@ -85,6 +105,7 @@ std::optional<std::string> OptString(const json& o, const char* key, const std::
 }
 
 json ParseLine(const std::string& text, const Where& w) {
+  CheckJsonDepth(text, w.file, w.line);
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) {
     w.Fail("", "not a JSON object (each line of a trace is one JSON object)");
@@ -141,7 +162,7 @@ TraceHeader ParseHeader(const json& j, const Where& w) {
     }
     t.name = OptString(g, "name", prefix, w);
     t.uuid = OptString(g, "uuid", prefix, w);
-    t.memory_total = OptInt<uint64_t>(g, "memory_total", prefix, w, 0, std::numeric_limits<int64_t>::max());
+    t.memory_total = OptInt<uint64_t>(g, "memory_total", prefix, w, 0, kMaxMemory);
     h.gpus.push_back(std::move(t));
   }
   return h;
@@ -189,9 +210,9 @@ TraceStep ParseStep(const json& j, const TraceHeader& h, const Where& w) {
     x.memory_total = info->memory_total;
     x.utilization_gpu = OptInt<int>(g, "utilization_gpu", prefix, w, 0, 100);
     x.utilization_memory = OptInt<int>(g, "utilization_memory", prefix, w, 0, 100);
-    x.memory_used = OptInt<uint64_t>(g, "memory_used", prefix, w, 0, std::numeric_limits<int64_t>::max());
+    x.memory_used = OptInt<uint64_t>(g, "memory_used", prefix, w, 0, kMaxMemory);
     x.power = OptNumber(g, "power", prefix, w, 0, 100000);
-    x.energy_mj = OptInt<uint64_t>(g, "energy_mj", prefix, w, 0, std::numeric_limits<int64_t>::max());
+    x.energy_mj = OptInt<uint64_t>(g, "energy_mj", prefix, w, 0, kMaxEnergy);
     x.temperature = OptInt<int>(g, "temperature", prefix, w, -100, 300);
     x.sm_clock = OptInt<int>(g, "sm_clock", prefix, w, 0, 100000);
     x.clock_event_reasons =
@@ -240,7 +261,7 @@ TraceStep ParseStep(const json& j, const TraceHeader& h, const Where& w) {
         ps.pod_namespace = OptString(p, "pod_namespace", pp, w);
         ps.pod_name = OptString(p, "pod_name", pp, w);
         ps.slurm_job_id = OptString(p, "slurm_job_id", pp, w);
-        ps.gpu_memory = OptInt<uint64_t>(p, "gpu_memory", pp, w, 0, std::numeric_limits<int64_t>::max());
+        ps.gpu_memory = OptInt<uint64_t>(p, "gpu_memory", pp, w, 0, kMaxMemory);
         s.processes.push_back(std::move(ps));
       }
     }
@@ -398,6 +419,9 @@ void TraceWriter::Write(const TraceStep& raw) {
   if (previous_ && RepeatStep(*previous_, header_.interval_seconds) == step) {
     ++pending_repeats_;
     previous_ = std::move(step);
+    if (pending_repeats_ == kMaxTraceRepeat) {
+      Finish();  // a longer run is several repeat lines: a reader takes at most kMaxTraceRepeat
+    }
     return;
   }
   Finish();
@@ -435,6 +459,7 @@ bool TraceReader::Next(TraceStep& step) {
   if (repeats_left_ > 0) {
     --repeats_left_;
     step = RepeatStep(*previous_, header_.interval_seconds);
+    CheckRepeated(step, path_, line_);
     previous_ = step;
     return true;
   }
@@ -450,9 +475,13 @@ bool TraceReader::Next(TraceStep& step) {
       if (!previous_) {
         w.Fail("repeat", "a repeat needs a step before it");
       }
-      const auto n = OptInt<int64_t>(j, "repeat", "", w, 1, std::numeric_limits<int32_t>::max());
+      const auto n = OptInt<int64_t>(j, "repeat", "", w, 1, kMaxTraceRepeat);
+      if (!n) {
+        w.Fail("repeat", "expected a number of steps from 1 to " + std::to_string(kMaxTraceRepeat) + ", got null");
+      }
       repeats_left_ = *n - 1;
       step = RepeatStep(*previous_, header_.interval_seconds);
+      CheckRepeated(step, path_, line_);
       previous_ = step;
       return true;
     }

@@ -23,6 +23,15 @@ namespace gpuplan {
 
 inline constexpr int kMeterTraceVersion = 1;
 inline constexpr const char* kMeterTraceFormat = "gpuplan-meter-trace";
+// The most steps one {"repeat": N} line stands for (docs/meter-trace.md section 4): 100,000 steps
+// is 11.6 days at 10 s, 27.8 hours at 1 s; the writer splits a longer run into several lines, and
+// the reader refuses a larger N, so one short line cannot make a replay run for hours.
+inline constexpr int64_t kMaxTraceRepeat = 100000;
+// Bytes of GPU memory a trace may state (memory_total, memory_used, gpu_memory): 16 TiB, as in
+// nvidia-smi captures (docs/nvidia-smi-capture.md).
+inline constexpr uint64_t kMaxTraceMemoryBytes = 1ULL << 44;
+// Energy counters (mJ): 2^62, about 146 million years at 1 kW, so a repeat cannot wrap one.
+inline constexpr uint64_t kMaxTraceEnergyMj = 1ULL << 62;
 
 struct TraceGpu {
   int index = 0;

@@ -1,5 +1,7 @@
 #include "read/json_fields.h"
 
+#include "read/json_depth.h"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -19,7 +21,64 @@ int LineOfOffset(const std::string& text, std::size_t offset) {
   return line;
 }
 
+namespace {
+
+// Counts the depth of arrays and objects; stops the read (returns false) past the limit.
+class DepthCounter final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool too_deep = false;
+
+  bool null() override { return true; }
+  bool boolean(bool /*val*/) override { return true; }
+  bool number_integer(number_integer_t /*val*/) override { return true; }
+  bool number_unsigned(number_unsigned_t /*val*/) override { return true; }
+  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return true; }
+  bool string(string_t& /*val*/) override { return true; }
+  bool binary(binary_t& /*val*/) override { return true; }
+  bool start_object(std::size_t /*elements*/) override { return Enter(); }
+  bool key(string_t& /*val*/) override { return true; }
+  bool end_object() override { return Leave(); }
+  bool start_array(std::size_t /*elements*/) override { return Enter(); }
+  bool end_array() override { return Leave(); }
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& /*ex*/) override {
+    return false;
+  }
+
+ private:
+  bool Enter() {
+    if (++depth_ > kMaxJsonDepth) {
+      too_deep = true;
+      return false;
+    }
+    return true;
+  }
+  bool Leave() {
+    --depth_;
+    return true;
+  }
+  int depth_ = 0;
+};
+
+}  // namespace
+
+void CheckJsonDepth(const std::string& text, const std::string& file, int line) {
+  DepthCounter counter;
+  try {
+    nlohmann::json::sax_parse(text, &counter);
+  } catch (const nlohmann::json::exception&) {
+    // A syntax error: the parse that follows reports it with its position.
+  }
+  if (counter.too_deep) {
+    throw InputError("JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                         " arrays and objects (gpuplan reads at most that depth)",
+                     file, line, "(nesting)");
+  }
+}
+
+// Nesting deeper than kMaxJsonDepth is an InputError too (CheckJsonDepth, before the parse).
 nlohmann::json ParseJsonText(const std::string& text, const std::string& file) {
+  CheckJsonDepth(text, file);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

@@ -2,11 +2,20 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "core/error.h"
 
 namespace gpuplan {
 namespace {
+
+// The deepest nesting of mappings and sequences a YAML file may have. gpuplan's files nest about
+// 5 deep; yaml-cpp parses recursively (it stops itself only at 2,000), so ParseYamlText reads the
+// depth from yaml-cpp's events first, stopping at the first node past the limit, and only then
+// loads the text. Deeper is InputError (file, line, field "(nesting)").
+constexpr int kMaxYamlDepth = 128;
 
 std::string Fmt(double v) {
   char b[32];
@@ -14,11 +23,57 @@ std::string Fmt(double v) {
   return b;
 }
 
+// Counts the nesting of yaml-cpp's events and stops at the first node past kMaxYamlDepth.
+class DepthCheck final : public YAML::EventHandler {
+ public:
+  struct TooDeep {
+    int line;
+  };
+
+  void OnDocumentStart(const YAML::Mark& /*mark*/) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
+  void OnAlias(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
+  void OnScalar(const YAML::Mark& /*mark*/, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                const std::string& /*value*/) override {}
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                       YAML::EmitterStyle::value /*style*/) override {
+    Enter(mark);
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                  YAML::EmitterStyle::value /*style*/) override {
+    Enter(mark);
+  }
+  void OnMapEnd() override { --depth_; }
+
+ private:
+  void Enter(const YAML::Mark& mark) {
+    if (++depth_ > kMaxYamlDepth) {
+      throw TooDeep{mark.line >= 0 ? mark.line + 1 : 0};
+    }
+  }
+  int depth_ = 0;
+};
+
 }  // namespace
 
 int YamlLine(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
 
 YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
+  try {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DepthCheck depth;
+    while (parser.HandleNextDocument(depth)) {
+    }
+  } catch (const DepthCheck::TooDeep& e) {
+    throw InputError("YAML nested deeper than " + std::to_string(kMaxYamlDepth) +
+                         " mappings and sequences (gpuplan reads at most that depth)",
+                     file, e.line, "(nesting)");
+  } catch (const YAML::Exception& e) {
+    throw InputError("YAML error: " + e.msg, file, e.mark.line >= 0 ? e.mark.line + 1 : 0);
+  }
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {

@@ -9,12 +9,15 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
-#include <memory>
+#include <deque>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <pugixml.hpp>
@@ -25,21 +28,42 @@
 namespace gpuplan {
 namespace {
 
+// A node does not own its children: every node of a capture lives in Capture::nodes, so that
+// neither building nor destroying the tree recurses on the input's depth (a 50,000-deep file
+// would otherwise overflow the stack in a recursive copy or in nested unique_ptr destructors).
 struct Node {
   std::string name;
   std::string value;  // trimmed text; empty for a section
   int line = 0;
   const Node* parent = nullptr;
   bool is_gpu = false;  // a <gpu> element or a "GPU 0000:..." section
-  std::vector<std::unique_ptr<Node>> children;
+  std::vector<const Node*> children;
+  // The first child of each name, built only for nodes with many children (Capture::Index), so
+  // a lookup in a hostile node with a million children is not a linear scan per field.
+  std::unordered_map<std::string_view, const Node*> by_name;
 
   const Node* Child(std::string_view n) const {
-    for (const auto& c : children) {
-      if (c->name == n) return c.get();
+    if (!by_name.empty()) {
+      const auto it = by_name.find(n);
+      return it == by_name.end() ? nullptr : it->second;
+    }
+    for (const Node* c : children) {
+      if (c->name == n) return c;
     }
     return nullptr;
   }
 };
+
+// Bounds on the numbers a capture may hold (docs/nvidia-smi-capture.md, "Bounds").
+// 16 TiB per GPU: 50 times the largest GPU memory today (288 GB), and 2^44 bytes, so a size
+// (and a sum of sizes over a machine) stays far from 2^64 and exact in a double.
+constexpr uint64_t kMaxGpuMemoryBytes = 1ULL << 44;
+constexpr uint64_t kMaxCount = 1ULL << 53;  // error and replay counters
+constexpr double kMaxWatts = 100000;
+constexpr int kMaxAttachedGpus = 65536;  // a capture of 10,000 GPUs is read (bench/reader_bench.cc)
+
+// Children beyond which a node gets a name index (a real GPU section has about 60).
+constexpr size_t kIndexChildren = 64;
 
 std::string Trim(std::string_view s) {
   size_t b = 0;
@@ -77,7 +101,26 @@ struct Capture {
   std::string file;
   std::string origin;  // "nvidia-smi -q -x" or "nvidia-smi -q"
   Node root;           // children: top-level values and one node per GPU
+  std::deque<Node> nodes;  // every node below root (a deque: adding keeps their addresses)
   std::vector<const Node*> gpus;
+
+  Node& Add(Node* parent, int line) {
+    Node& n = nodes.emplace_back();
+    n.parent = parent;
+    n.line = line;
+    parent->children.push_back(&n);
+    return n;
+  }
+
+  // Builds Node::by_name where a node has many children; after the tree is complete.
+  void Index() {
+    const auto index = [](Node& n) {
+      if (n.children.size() <= kIndexChildren) return;
+      for (const Node* c : n.children) n.by_name.try_emplace(c->name, c);
+    };
+    index(root);
+    for (Node& n : nodes) index(n);
+  }
 };
 
 enum class Status { kValue, kNotMeasured, kMissing };
@@ -187,10 +230,14 @@ class Filler {
     return d;
   }
 
+  // A count (ECC errors, retired pages, replays) up to kMaxCount, so sums of a few cannot wrap.
   uint64_t Unsigned(const Node* n) const {
     const std::string& v = n->value;
     uint64_t u = 0;
     auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), u);
+    if (ec == std::errc::result_out_of_range || (ec == std::errc() && u > kMaxCount)) {
+      OutOfRange(n, "a count from 0 to 2^53 (9007199254740992)");
+    }
     if (ec != std::errc() || ptr != v.data() + v.size()) Bad(n, "a whole number");
     return u;
   }
@@ -213,19 +260,32 @@ class Filler {
     Bad(n, "Enabled/Disabled or Yes/No");
   }
 
-  int Int(const Node* n, std::string_view what) const {
+  [[noreturn]] void OutOfRange(const Node* n, const std::string& range) const {
+    throw InputError(fmt::format("{}: '{}' is out of range (expected {})", cap_.origin, n->value,
+                                 range),
+                     cap_.file, n->line, PathOf(n));
+  }
+
+  // A whole number in [min, max] (range errors name the range: "1 to 6").
+  int Int(const Node* n, std::string_view what, int min, int max) const {
     const double d = Number(n, what);
-    if (d != static_cast<double>(static_cast<int>(d))) Bad(n, std::string(what));
+    if (d < min || d > max) OutOfRange(n, fmt::format("{} from {} to {}", what, min, max));
+    if (d != std::floor(d)) Bad(n, std::string(what));
     return static_cast<int>(d);
   }
 
+  // A memory size ("81559 MiB", "40 GiB", "512 KiB") in bytes, at most kMaxGpuMemoryBytes: the
+  // check is on the value before it becomes an integer, so a huge count of MiB cannot wrap.
   uint64_t Bytes(const Node* n) const {
     const double d = Number(n, "a memory size");
     if (d < 0) Bad(n, "a memory size");
-    std::string unit = n->value;
+    const std::string& unit = n->value;
     uint64_t scale = 1048576ULL;
     if (unit.find("GiB") != std::string::npos) scale = 1073741824ULL;
     if (unit.find("KiB") != std::string::npos) scale = 1024ULL;
+    if (std::floor(d) * static_cast<double>(scale) > static_cast<double>(kMaxGpuMemoryBytes)) {
+      OutOfRange(n, "a memory size of at most 16 TiB (16777216 MiB) per GPU");
+    }
     return static_cast<uint64_t>(d) * scale;
   }
 
@@ -234,8 +294,9 @@ class Filler {
     if (const Node* n = Get(field, paths)) out = n->value;
   }
   void IntField(std::optional<int>& out, const std::string& field,
-                std::initializer_list<std::string_view> paths) {
-    if (const Node* n = Get(field, paths)) out = Int(n, "an integer");
+                std::initializer_list<std::string_view> paths, std::string_view what, int min,
+                int max) {
+    if (const Node* n = Get(field, paths)) out = Int(n, what, min, max);
   }
   void UField(std::optional<uint64_t>& out, const std::string& field,
               std::initializer_list<std::string_view> paths) {
@@ -247,7 +308,10 @@ class Filler {
   }
   void Watts(std::optional<double>& out, const std::string& field,
              std::initializer_list<std::string_view> paths) {
-    if (const Node* n = Get(field, paths)) out = Number(n, "watts");
+    if (const Node* n = Get(field, paths)) {
+      out = Number(n, "watts");
+      if (*out < 0 || *out > kMaxWatts) OutOfRange(n, "watts from 0 to 100000");
+    }
   }
 
   // Sum of the counters found under `section` among `names`; absent when none is a number.
@@ -404,6 +468,11 @@ void FillEcc(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
 }
 
 void FillGpu(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
+  constexpr std::string_view kPcieGen = "a PCIe generation";
+  constexpr std::string_view kPcieWidth = "a PCIe link width";
+  constexpr std::string_view kCelsius = "degrees C";
+  constexpr std::string_view kMhz = "MHz";
+  constexpr std::string_view kPercent = "a percentage";
   Filler f(cap, gpu, &g.not_measured);
   f.Str(g.name, "name", {"product_name", "Product Name"});
   f.Str(g.uuid, "uuid", {"uuid", "GPU UUID"});
@@ -450,16 +519,18 @@ void FillGpu(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
                     x_dmax2 = gen(kGen, "max_device_link_gen"), t_dmax = gen(kTGen, "Device Max");
   const std::string x_hmax1 = gen(kGen, "host_max_link_gen"),
                     x_hmax2 = gen(kGen, "max_host_link_gen"), t_hmax = gen(kTGen, "Host Max");
-  f.IntField(g.pcie_gen_current, "pcie_gen_current", {x_cur, t_cur});
-  f.IntField(g.pcie_gen_max, "pcie_gen_max", {x_max, t_max});
-  f.IntField(g.pcie_gen_gpu_max, "pcie_gen_gpu_max", {x_dmax1, x_dmax2, t_dmax});
-  f.IntField(g.pcie_gen_host_max, "pcie_gen_host_max", {x_hmax1, x_hmax2, t_hmax});
+  f.IntField(g.pcie_gen_current, "pcie_gen_current", {x_cur, t_cur}, kPcieGen, 1, 6);
+  f.IntField(g.pcie_gen_max, "pcie_gen_max", {x_max, t_max}, kPcieGen, 1, 6);
+  f.IntField(g.pcie_gen_gpu_max, "pcie_gen_gpu_max", {x_dmax1, x_dmax2, t_dmax}, kPcieGen, 1, 6);
+  f.IntField(g.pcie_gen_host_max, "pcie_gen_host_max", {x_hmax1, x_hmax2, t_hmax}, kPcieGen, 1, 6);
   f.IntField(g.pcie_width_current, "pcie_width_current",
              {"pci/pci_gpu_link_info/link_widths/current_link_width",
-              "PCI/GPU Link Info/Link Width/Current"});
+              "PCI/GPU Link Info/Link Width/Current"},
+             kPcieWidth, 1, 32);
   f.IntField(g.pcie_width_max, "pcie_width_max",
              {"pci/pci_gpu_link_info/link_widths/max_link_width",
-              "PCI/GPU Link Info/Link Width/Max"});
+              "PCI/GPU Link Info/Link Width/Max"},
+             kPcieWidth, 1, 32);
   f.UField(g.pcie_replays, "pcie_replays", {"pci/replay_counter", "PCI/Replays Since Reset"});
 
   g.not_measured["nvlink_links"] = "not in the capture";
@@ -510,18 +581,24 @@ void FillGpu(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
               {"remapped_rows/remapped_row_failure", "Remapped Rows/Remapping Failure Occurred"});
 
   f.IntField(g.temperature_c, "temperature_c",
-             {"temperature/gpu_temp", "Temperature/GPU Current Temp"});
+             {"temperature/gpu_temp", "Temperature/GPU Current Temp"}, kCelsius, -100, 300);
   f.IntField(g.temperature_slowdown_c, "temperature_slowdown_c",
-             {"temperature/gpu_temp_slow_threshold", "Temperature/GPU Slowdown Temp"});
-  f.IntField(g.sm_clock_mhz, "sm_clock_mhz", {"clocks/sm_clock", "Clocks/SM"});
-  f.IntField(g.sm_clock_max_mhz, "sm_clock_max_mhz", {"max_clocks/sm_clock", "Max Clocks/SM"});
-  f.IntField(g.mem_clock_mhz, "mem_clock_mhz", {"clocks/mem_clock", "Clocks/Memory"});
+             {"temperature/gpu_temp_slow_threshold", "Temperature/GPU Slowdown Temp"}, kCelsius, -100,
+             300);
+  f.IntField(g.sm_clock_mhz, "sm_clock_mhz", {"clocks/sm_clock", "Clocks/SM"}, kMhz, 0,
+             100000);
+  f.IntField(g.sm_clock_max_mhz, "sm_clock_max_mhz", {"max_clocks/sm_clock", "Max Clocks/SM"},
+             kMhz, 0, 100000);
+  f.IntField(g.mem_clock_mhz, "mem_clock_mhz", {"clocks/mem_clock", "Clocks/Memory"}, kMhz, 0,
+             100000);
   FillClockEvents(cap, gpu, g);
-  f.IntField(g.utilization_gpu, "utilization_gpu", {"utilization/gpu_util", "Utilization/GPU"});
+  f.IntField(g.utilization_gpu, "utilization_gpu", {"utilization/gpu_util", "Utilization/GPU"},
+             kPercent, 0, 100);
   f.IntField(g.utilization_memory, "utilization_memory",
-             {"utilization/memory_util", "Utilization/Memory"});
+             {"utilization/memory_util", "Utilization/Memory"}, kPercent, 0, 100);
 
-  f.IntField(g.numa_node, "numa_node", {"numa_node", "NUMA Node", "GPU NUMA ID"});
+  f.IntField(g.numa_node, "numa_node", {"numa_node", "NUMA Node", "GPU NUMA ID"},
+             "a NUMA node id (-1: none)", -1, 1023);
   f.Str(g.cpu_affinity, "cpu_affinity", {"cpu_affinity", "CPU Affinity"});
 }
 
@@ -551,24 +628,65 @@ SystemSnapshot ToSnapshot(const Capture& cap) {
   return s;
 }
 
-// Line (1-based) of byte `offset` in `text`.
-int LineOf(const std::string& text, ptrdiff_t offset) {
-  if (offset < 0) return 0;
-  const auto end = text.begin() + std::min<ptrdiff_t>(offset, static_cast<ptrdiff_t>(text.size()));
-  return 1 + static_cast<int>(std::count(text.begin(), end, '\n'));
+// Line numbers of byte offsets in one text: the offsets of its line breaks, found once, then a
+// binary search per node (counting from the start for each node was quadratic in the size).
+class LineIndex {
+ public:
+  explicit LineIndex(const std::string& text) {
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) {
+      breaks_.push_back(at);
+    }
+  }
+  // Line (1-based) of byte `offset`; 0 when unknown (a negative offset).
+  int LineOf(ptrdiff_t offset) const {
+    if (offset < 0) return 0;
+    const auto before = std::lower_bound(breaks_.begin(), breaks_.end(),
+                                         static_cast<size_t>(offset)) -
+                        breaks_.begin();
+    return 1 + static_cast<int>(before);
+  }
+
+ private:
+  std::vector<size_t> breaks_;
+};
+
+// Copies the element tree below `log` into the capture, breadth by breadth with an explicit
+// list of pending elements, never recursing: the stack use does not depend on the depth.
+void CopyXml(const pugi::xml_node& log, Capture& cap, const LineIndex& lines) {
+  std::vector<std::pair<pugi::xml_node, Node*>> pending{{log, &cap.root}};
+  while (!pending.empty()) {
+    const auto [from, to] = pending.back();
+    pending.pop_back();
+    for (pugi::xml_node c = from.first_child(); c; c = c.next_sibling()) {
+      if (c.type() != pugi::node_element) continue;
+      Node& n = cap.Add(to, lines.LineOf(c.offset_debug()));
+      n.name = c.name();
+      n.value = Trim(c.child_value());
+      n.is_gpu = to == &cap.root && n.name == "gpu";
+      if (c.first_child()) pending.emplace_back(c, &n);
+    }
+  }
 }
 
-void CopyXml(const pugi::xml_node& from, Node& to, const std::string& text) {
-  for (pugi::xml_node c : from.children()) {
-    if (c.type() != pugi::node_element) continue;
-    auto n = std::make_unique<Node>();
-    n->name = c.name();
-    n->value = Trim(c.child_value());
-    n->line = LineOf(text, c.offset_debug());
-    n->parent = &to;
-    n->is_gpu = to.parent == nullptr && n->name == "gpu";
-    CopyXml(c, *n, text);
-    to.children.push_back(std::move(n));
+// `attached_gpus` / "Attached GPUs" says how many GPUs the machine has. A capture that lists
+// none of them, or more than it has, is not what nvidia-smi writes (fewer is: `nvidia-smi -q
+// -i 0` lists one of 8).
+void CheckAttached(const Capture& cap) {
+  const Lookup l = FindAny(&cap.root, {"attached_gpus", "Attached GPUs"});
+  if (l.status != Status::kValue) return;
+  std::map<std::string, std::string> unused;
+  const Filler f(cap, &cap.root, &unused);
+  const int attached = f.Int(l.node, "a GPU count", 0, kMaxAttachedGpus);
+  const size_t listed = cap.gpus.size();
+  if (attached > 0 && listed == 0) {
+    throw InputError(fmt::format("{}: the capture says {} GPU(s) are attached but lists none",
+                                 cap.origin, attached),
+                     cap.file, l.node->line, l.path);
+  }
+  if (listed > static_cast<size_t>(attached)) {
+    throw InputError(fmt::format("{}: the capture lists {} GPUs but says {} are attached",
+                                 cap.origin, listed, attached),
+                     cap.file, l.node->line, l.path);
   }
 }
 
@@ -580,21 +698,24 @@ SystemSnapshot ParseNvidiaSmiXml(const std::string& text, const std::string& fil
       doc.load_buffer(text.data(), text.size(), pugi::parse_default | pugi::parse_doctype);
   if (!res) {
     throw InputError(fmt::format("nvidia-smi -q -x: malformed XML: {}", res.description()), file,
-                     LineOf(text, res.offset), "nvidia_smi_log");
+                     LineIndex(text).LineOf(res.offset), "nvidia_smi_log");
   }
   const pugi::xml_node log = doc.child("nvidia_smi_log");
   if (!log) {
     throw InputError("nvidia-smi -q -x: no <nvidia_smi_log> element", file,
-                     LineOf(text, doc.document_element().offset_debug()), "nvidia_smi_log");
+                     LineIndex(text).LineOf(doc.document_element().offset_debug()),
+                     "nvidia_smi_log");
   }
   Capture cap;
   cap.file = file;
   cap.origin = "nvidia-smi -q -x";
   cap.root.name = "nvidia_smi_log";
-  CopyXml(log, cap.root, text);
-  for (const auto& c : cap.root.children) {
-    if (c->name == "gpu") cap.gpus.push_back(c.get());
+  CopyXml(log, cap, LineIndex(text));
+  for (const Node* c : cap.root.children) {
+    if (c->is_gpu) cap.gpus.push_back(c);
   }
+  cap.Index();
+  CheckAttached(cap);
   return ToSnapshot(cap);
 }
 
@@ -630,21 +751,17 @@ SystemSnapshot ParseNvidiaSmiQueryText(const std::string& text, const std::strin
            (raw[static_cast<size_t>(indent)] == ' ' || raw[static_cast<size_t>(indent)] == '\t')) {
       ++indent;
     }
-    auto n = std::make_unique<Node>();
-    n->line = line_no;
+    while (stack.back().first >= indent) stack.pop_back();
+    Node* parent = stack.back().second;
+    Node* raw_node = &cap.Add(parent, line_no);
     // "Key<spaces>: Value" (the key never holds " : "; a value may hold ':').
     const size_t colon = t.find(" :");
     if (colon != std::string::npos) {
-      n->name = Trim(std::string_view(t).substr(0, colon));
-      n->value = Trim(std::string_view(t).substr(colon + 2));
+      raw_node->name = Trim(std::string_view(t).substr(0, colon));
+      raw_node->value = Trim(std::string_view(t).substr(colon + 2));
     } else {
-      n->name = t;
+      raw_node->name = t;
     }
-    while (stack.back().first >= indent) stack.pop_back();
-    Node* parent = stack.back().second;
-    Node* raw_node = n.get();
-    n->parent = parent;
-    parent->children.push_back(std::move(n));
     stack.emplace_back(indent, raw_node);
     if (parent == &cap.root && indent == 0 && raw_node->value.empty() &&
         raw_node->name.rfind("GPU ", 0) == 0) {
@@ -656,6 +773,8 @@ SystemSnapshot ParseNvidiaSmiQueryText(const std::string& text, const std::strin
     throw InputError("nvidia-smi -q: not an nvidia-smi -q capture (no NVSMI LOG, no GPU section)",
                      file, 1, "");
   }
+  cap.Index();
+  CheckAttached(cap);
   return ToSnapshot(cap);
 }
 

@@ -360,18 +360,27 @@ SystemSnapshot NvmlSource::Snapshot() {
         nm["memory_reserved"] = nm2["memory_reserved"];
       }
     }
-    const auto uint_field = [&](auto fn, const char* sym, const char* field, auto& out) {
+    // A value outside [lo, hi] (a PCIe generation 0 from a link that is down) is left absent, so
+    // a snapshot holds only what its readers accept (snapshot_json.cc, nvidia_smi.cc).
+    const auto uint_field = [&](auto fn, const char* sym, const char* field, auto& out, unsigned lo = 0,
+                                unsigned hi = std::numeric_limits<unsigned>::max()) {
       unsigned v = 0;
       if (call(nm, fn, sym, {field}, [&](auto f) { return f(d, &v); })) {
-        out = static_cast<typename std::decay_t<decltype(out)>::value_type>(v);
+        if (v < lo || v > hi) {
+          nm[field] = std::string(sym) + " returned " + std::to_string(v) + ", outside " + std::to_string(lo) +
+                      " to " + std::to_string(hi);
+        } else {
+          out = static_cast<typename std::decay_t<decltype(out)>::value_type>(v);
+        }
       }
     };
-    uint_field(a.gen_cur, "nvmlDeviceGetCurrPcieLinkGeneration", "pcie_gen_current", g.pcie_gen_current);
-    uint_field(a.gen_max, "nvmlDeviceGetMaxPcieLinkGeneration", "pcie_gen_max", g.pcie_gen_max);
-    uint_field(a.gen_gpu_max, "nvmlDeviceGetGpuMaxPcieLinkGeneration", "pcie_gen_gpu_max", g.pcie_gen_gpu_max);
+    uint_field(a.gen_cur, "nvmlDeviceGetCurrPcieLinkGeneration", "pcie_gen_current", g.pcie_gen_current, 1, 6);
+    uint_field(a.gen_max, "nvmlDeviceGetMaxPcieLinkGeneration", "pcie_gen_max", g.pcie_gen_max, 1, 6);
+    uint_field(a.gen_gpu_max, "nvmlDeviceGetGpuMaxPcieLinkGeneration", "pcie_gen_gpu_max", g.pcie_gen_gpu_max, 1,
+               6);
     nm["pcie_gen_host_max"] = "not exposed by NVML";
-    uint_field(a.width_cur, "nvmlDeviceGetCurrPcieLinkWidth", "pcie_width_current", g.pcie_width_current);
-    uint_field(a.width_max, "nvmlDeviceGetMaxPcieLinkWidth", "pcie_width_max", g.pcie_width_max);
+    uint_field(a.width_cur, "nvmlDeviceGetCurrPcieLinkWidth", "pcie_width_current", g.pcie_width_current, 1, 32);
+    uint_field(a.width_max, "nvmlDeviceGetMaxPcieLinkWidth", "pcie_width_max", g.pcie_width_max, 1, 32);
     uint_field(a.replays, "nvmlDeviceGetPcieReplayCounter", "pcie_replays", g.pcie_replays);
 
     // NVLink: links 0.. until INVALID_ARGUMENT / NOT_SUPPORTED.

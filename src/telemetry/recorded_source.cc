@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "read/file_text.h"
+#include "read/json_depth.h"
 #include "telemetry/snapshot_json.h"
 
 namespace gpuplan {
@@ -60,6 +61,7 @@ Recording RecordingFromJson(const json& j, const std::string& file) {
 Recording ReadRecording(const std::string& path) {
   const std::optional<std::string> text = TryReadFileText(path);
   if (!text) throw EnvironmentError("cannot read recording " + path + ": " + std::strerror(errno));
+  CheckJsonDepth(*text, path);
   json j;
   try {
     j = json::parse(*text);

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string_view>
 #include <tuple>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -99,6 +101,65 @@ std::map<std::string, std::string> ReadReasons(const json& j, const std::string&
   return out;
 }
 
+// The range of each numeric field of a snapshot (the same bounds as an nvidia-smi capture,
+// docs/nvidia-smi-capture.md "Bounds"): memory at most 16 TiB (2^44 bytes, so no sum wraps),
+// PCIe generation 1-6 and width 1-32, counters at most 2^53.
+struct Range {
+  std::string_view key;
+  double min;
+  double max;
+};
+constexpr double kMaxBytes = 17592186044416.0;    // 2^44: 16 TiB
+constexpr double kMaxCount = 9007199254740992.0;  // 2^53
+constexpr Range kRanges[] = {
+    {"memory_total", 0, kMaxBytes},
+    {"memory_reserved", 0, kMaxBytes},
+    {"memory_used", 0, kMaxBytes},
+    {"pcie_gen_current", 1, 6},
+    {"pcie_gen_max", 1, 6},
+    {"pcie_gen_gpu_max", 1, 6},
+    {"pcie_gen_host_max", 1, 6},
+    {"pcie_width_current", 1, 32},
+    {"pcie_width_max", 1, 32},
+    {"pcie_replays", 0, kMaxCount},
+    {"nvlink_links", 0, 64},
+    {"nvlink_up", 0, 64},
+    {"power_draw", 0, 100000},
+    {"power_limit", 0, 100000},
+    {"power_default_limit", 0, 100000},
+    {"power_max_limit", 0, 100000},
+    {"energy_mj", 0, 4611686018427387904.0},  // 2^62
+    {"ecc_volatile_corrected", 0, kMaxCount},
+    {"ecc_volatile_uncorrected", 0, kMaxCount},
+    {"ecc_aggregate_corrected", 0, kMaxCount},
+    {"ecc_aggregate_uncorrected", 0, kMaxCount},
+    {"retired_pages_sbe", 0, kMaxCount},
+    {"retired_pages_dbe", 0, kMaxCount},
+    {"remapped_rows_correctable", 0, kMaxCount},
+    {"remapped_rows_uncorrectable", 0, kMaxCount},
+    {"temperature_c", -100, 300},
+    {"temperature_slowdown_c", -100, 300},
+    {"sm_clock_mhz", 0, 100000},
+    {"sm_clock_max_mhz", 0, 100000},
+    {"mem_clock_mhz", 0, 100000},
+    {"utilization_gpu", 0, 100},
+    {"utilization_memory", 0, 100},
+    {"numa_node", -1, 1023},  // -1: no NUMA affinity, as Linux writes it
+};
+
+std::string Num(double v) {
+  const json j = v;
+  return v == std::floor(v) && std::fabs(v) < 1e18 ? std::to_string(static_cast<int64_t>(v)) : j.dump();
+}
+
+void CheckRange(std::string_view key, double v, const std::string& file, const std::string& field) {
+  for (const Range& r : kRanges) {
+    if (r.key == key && (!std::isfinite(v) || v < r.min || v > r.max)) {
+      Bad(file, field, "out of range: expected " + Num(r.min) + " to " + Num(r.max) + ", got " + Num(v));
+    }
+  }
+}
+
 void CheckObject(const json& j, const std::string& file, const std::string& where) {
   if (!j.is_object()) Bad(file, where.empty() ? "(top level)" : where, "expected an object");
 }
@@ -142,10 +203,20 @@ json ToJson(const SystemSnapshot& s) {
 GpuSnapshot GpuSnapshotFromJson(const json& j, const std::string& file, const std::string& where) {
   CheckObject(j, file, where);
   GpuSnapshot g;
-  if (const auto it = j.find("index"); it != j.end()) g.index = Read<int>(*it, file, Path(where, "index"));
+  if (const auto it = j.find("index"); it != j.end()) {
+    g.index = Read<int>(*it, file, Path(where, "index"));
+    if (g.index < 0 || g.index > 65535) {
+      Bad(file, Path(where, "index"), "out of range: expected 0 to 65535, got " + std::to_string(g.index));
+    }
+  }
   ForEachField(g, [&](const char* key, auto& v) {
     using T = typename std::decay_t<decltype(v)>::value_type;
-    if (const auto it = j.find(key); it != j.end() && !it->is_null()) v = Read<T>(*it, file, Path(where, key));
+    if (const auto it = j.find(key); it != j.end() && !it->is_null()) {
+      v = Read<T>(*it, file, Path(where, key));
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+        CheckRange(key, static_cast<double>(*v), file, Path(where, key));
+      }
+    }
   });
   if (const auto it = j.find("processes"); it != j.end() && !it->is_null()) {
     const std::string field = Path(where, "processes");
@@ -159,8 +230,10 @@ GpuSnapshot GpuSnapshotFromJson(const json& j, const std::string& file, const st
       const auto pid = o.find("pid");
       if (pid == o.end()) Bad(file, at + ".pid", "missing: the process id");
       p.pid = Read<int>(*pid, file, at + ".pid");
+      if (p.pid < 1) Bad(file, at + ".pid", "out of range: a process id is at least 1, got " + std::to_string(p.pid));
       if (const auto m = o.find("used_memory"); m != o.end() && !m->is_null()) {
         p.used_memory_bytes = Read<uint64_t>(*m, file, at + ".used_memory");
+        CheckRange("memory_used", static_cast<double>(*p.used_memory_bytes), file, at + ".used_memory");
       }
       g.processes->push_back(p);
     }
@@ -172,11 +245,20 @@ GpuSnapshot GpuSnapshotFromJson(const json& j, const std::string& file, const st
 GpuEvent EventFromJson(const json& j, const std::string& file, const std::string& where) {
   CheckObject(j, file, where);
   GpuEvent e;
-  if (const auto it = j.find("gpu"); it != j.end()) e.gpu = Read<int>(*it, file, Path(where, "gpu"));
+  if (const auto it = j.find("gpu"); it != j.end()) {
+    e.gpu = Read<int>(*it, file, Path(where, "gpu"));
+    // -1: an event whose device could not be matched (snapshot.h).
+    if (e.gpu < -1 || e.gpu > 65535) {
+      Bad(file, Path(where, "gpu"), "out of range: expected -1 to 65535, got " + std::to_string(e.gpu));
+    }
+  }
   if (const auto it = j.find("type"); it != j.end()) e.type = Read<uint64_t>(*it, file, Path(where, "type"));
   if (const auto it = j.find("data"); it != j.end()) e.data = Read<uint64_t>(*it, file, Path(where, "data"));
   if (const auto it = j.find("at_seconds"); it != j.end()) {
     e.at_seconds = Read<double>(*it, file, Path(where, "at_seconds"));
+    if (!std::isfinite(e.at_seconds) || e.at_seconds < 0) {
+      Bad(file, Path(where, "at_seconds"), "out of range: expected seconds from 0");
+    }
   }
   return e;
 }
@@ -186,6 +268,9 @@ SystemSnapshot SnapshotFromJson(const json& j, const std::string& file, const st
   SystemSnapshot s;
   if (const auto it = j.find("at_seconds"); it != j.end()) {
     s.at_seconds = Read<double>(*it, file, Path(where, "at_seconds"));
+    if (!std::isfinite(s.at_seconds) || s.at_seconds < 0) {
+      Bad(file, Path(where, "at_seconds"), "out of range: expected seconds from 0");
+    }
   }
   ForEachSystemField(s, [&](const char* key, auto& v) {
     if (const auto it = j.find(key); it != j.end() && !it->is_null()) {

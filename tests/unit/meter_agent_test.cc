@@ -217,6 +217,150 @@ TEST(MeterTrace, HeaderErrors) {
   }
 }
 
+// Issue 24: every number of a trace has bounds, and a literal 0 (stored unsigned by the JSON
+// parser) meets the lower bound like any other value. The ranges are those of docs/meter-trace.md.
+TEST(MeterTrace, BoundsNameTheField) {
+  const std::string ok = R"({"time_ms":1772409600000,"gpus":[{"gpu":0,"utilization_gpu":5}]})";
+  const std::vector<BadTrace> cases = {
+      {"time_ms 0", R"({"time_ms":0,"gpus":[]})", 2, "time_ms", "expected 946684800000 to 7258118400000, got 0"},
+      {"time_ms after 2200", R"({"time_ms":7258118400001,"gpus":[]})", 2, "time_ms", "got 7258118400001"},
+      {"pid 0", R"({"time_ms":1772409600000,"gpus":[{"gpu":0,"processes":[{"pid":0}]}]})", 2,
+       "gpus[0].processes[0].pid", "expected 1 to 2147483647, got 0"},
+      {"pid -5", R"({"time_ms":1772409600000,"gpus":[{"gpu":0,"processes":[{"pid":-5}]}]})", 2,
+       "gpus[0].processes[0].pid", "got -5"},
+      {"repeat 0", ok + "\n" + R"({"repeat":0})", 3, "repeat", "expected 1 to 100000, got 0"},
+      {"repeat 2^31-1", ok + "\n" + R"({"repeat":2147483647})", 3, "repeat", "expected 1 to 100000, got 2147483647"},
+      {"repeat 100001", ok + "\n" + R"({"repeat":100001})", 3, "repeat", "got 100001"},
+      {"repeat null", ok + "\n" + R"({"repeat":null})", 3, "repeat", "got null"},
+      // 16 TiB = 2^44 = 17592186044416 bytes is the most; one byte more is refused.
+      {"memory_used over 16 TiB",
+       R"({"time_ms":1772409600000,"gpus":[{"gpu":0,"memory_used":17592186044417}]})", 2,
+       "gpus[0].memory_used", "expected 0 to 17592186044416"},
+      {"gpu -1", R"({"time_ms":1772409600000,"gpus":[{"gpu":-1}]})", 2, "gpus[0].gpu", "expected 0 to 1023"},
+  };
+  TempDir dir;
+  for (const BadTrace& c : cases) {
+    const std::string path = dir.File("bad.jsonl");
+    WriteText(path, Header() + c.lines + "\n");
+    try {
+      ReadTrace(path);
+      ADD_FAILURE() << c.name << ": no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), path) << c.name;
+      EXPECT_EQ(e.line(), c.line) << c.name;
+      EXPECT_EQ(e.field(), c.field) << c.name;
+      EXPECT_NE(e.message().find(c.says), std::string::npos) << c.name << ": " << e.message();
+    }
+  }
+}
+
+TEST(MeterTrace, HeaderBounds) {
+  TempDir dir;
+  const std::string path = dir.File("h.jsonl");
+  struct Case {
+    std::string header;
+    std::string field;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {R"({"format":"gpuplan-meter-trace","version":0,"interval_seconds":1,"gpus":[{"index":0}]})", "version",
+       "expected 1 to 2147483647, got 0"},
+      {R"({"format":"gpuplan-meter-trace","version":-1,"interval_seconds":1,"gpus":[{"index":0}]})", "version",
+       "got -1"},
+      {R"({"format":"gpuplan-meter-trace","version":1,"interval_seconds":1,"gpus":[{"index":-1}]})",
+       "gpus[0].index", "expected 0 to 1023, got -1"},
+      {R"({"format":"gpuplan-meter-trace","version":1,"interval_seconds":1,"gpus":[{"index":0,"memory_total":17592186044417}]})",
+       "gpus[0].memory_total", "expected 0 to 17592186044416, got 17592186044417"},
+      {R"({"format":"gpuplan-meter-trace","version":1,"interval_seconds":0,"gpus":[{"index":0}]})",
+       "interval_seconds", "got 0"},
+  };
+  for (const Case& c : cases) {
+    WriteText(path, c.header + "\n");
+    try {
+      TraceReader::Open(path);
+      ADD_FAILURE() << c.header << ": no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.line(), 1) << c.header;
+      EXPECT_EQ(e.field(), c.field) << c.header;
+      EXPECT_NE(e.message().find(c.says), std::string::npos) << c.header << ": " << e.message();
+    }
+  }
+}
+
+TEST(MeterTrace, RepeatCapIsReadAndTheWriterSplitsLongerRuns) {
+  // {"repeat": 100000} (the cap) after one step: 1 + 100,000 steps, the last 100,000 s later.
+  TempDir dir;
+  const std::string path = dir.File("cap.jsonl");
+  WriteText(path, Header(1) + R"({"time_ms":1772409600000,"gpus":[{"gpu":0}]})" "\n" R"({"repeat":100000})" "\n");
+  auto r = TraceReader::Open(path);
+  TraceStep s;
+  int64_t steps = 0;
+  int64_t last = 0;
+  while (r->Next(s)) {
+    ++steps;
+    last = s.time_ms;
+  }
+  EXPECT_EQ(steps, 100001);
+  EXPECT_EQ(last, 1772409600000 + 100000 * 1000);
+
+  // 250,001 equal idle steps (1 s apart): the first written out, then 250,000 repeats as
+  // 100,000 + 100,000 + 50,000.
+  Trace t;
+  t.header.interval_seconds = 1;
+  t.header.gpus.push_back(TraceGpu{0, "g", "GPU-0", 1000});
+  std::ostringstream out;
+  TraceWriter w(out, t.header);
+  TraceStep step;
+  step.time_ms = kMonday;
+  GpuSample g;
+  g.time_ms = kMonday;
+  g.gpu = 0;
+  g.uuid = "GPU-0";
+  g.memory_total = 1000;
+  g.utilization_gpu = 0;
+  step.gpus.push_back(g);
+  for (int k = 0; k <= 250000; ++k) {
+    w.Write(step);
+    step = RepeatStep(step, 1);
+  }
+  w.Finish();
+  EXPECT_EQ(w.lines(), 5);  // header, step, three repeat lines
+  const std::string text = out.str();
+  EXPECT_NE(text.find("{\"repeat\":100000}\n{\"repeat\":100000}\n{\"repeat\":50000}\n"), std::string::npos);
+}
+
+TEST(MeterTrace, RepeatPastTheYear2200IsAnError) {
+  // 7258118400000 is 2200-01-01; a step 1 s before it with an hour-long interval: the first
+  // repeated step is past it.
+  TempDir dir;
+  const std::string path = dir.File("late.jsonl");
+  WriteText(path, Header(1, 3600) + R"({"time_ms":7258118399000,"gpus":[{"gpu":0}]})" "\n" R"({"repeat":2})" "\n");
+  try {
+    ReadTrace(path);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "repeat");
+    EXPECT_NE(e.message().find("2200"), std::string::npos) << e.message();
+  }
+}
+
+TEST(MeterTrace, DeeplyNestedLineIsAnError) {
+  TempDir dir;
+  const std::string path = dir.File("deep.jsonl");
+  const std::string deep = R"({"time_ms":1772409600000,"gpus":[{"gpu":0,"x":)" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}]}";
+  WriteText(path, Header() + deep + "\n");
+  try {
+    ReadTrace(path);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "(nesting)");
+    EXPECT_NE(e.message().find("deeper than 128"), std::string::npos) << e.message();
+  }
+}
+
 // The example trace against its schedule (data/traces/README.md): 7 x 24 x 360 = 60,480 steps;
 // GPU 3 has a process for 2 h = 720 steps; GPU 0 for 84 h = 30,240 steps; GPU 1 always.
 TEST(MeterTrace, ExampleWeekMatchesItsSchedule) {

@@ -437,3 +437,168 @@ TEST(NvidiaSmiText, GpudH100ThrottlingEightGpus) {
 
 }  // namespace
 }  // namespace gpuplan
+
+// ---- hostile input: depth, size and bounds (issue 24) ----
+// Each capture below is written out here, so the expected values are read off the text.
+
+namespace gpuplan {
+namespace {
+
+// A one-line-per-element capture: line 1 the declaration, 2 <nvidia_smi_log>, 3 driver, 4
+// attached_gpus, then each GPU: <gpu>, product_name, fb_memory_usage, total, </fb_memory_usage>,
+// pci, pci_gpu_link_info, pcie_gen, current_link_gen, </pcie_gen>, link_widths,
+// current_link_width, </link_widths>, </pci_gpu_link_info>, </pci>, </gpu> (16 lines).
+std::string XmlGpu(const std::string& memory = "81920 MiB", const std::string& gen = "4",
+                   const std::string& width = "16x") {
+  return "<gpu id=\"00000000:00:04.0\">\n<product_name>NVIDIA A100-SXM4-80GB</product_name>\n"
+         "<fb_memory_usage>\n<total>" + memory + "</total>\n</fb_memory_usage>\n"
+         "<pci>\n<pci_gpu_link_info>\n<pcie_gen>\n<current_link_gen>" + gen +
+         "</current_link_gen>\n</pcie_gen>\n<link_widths>\n<current_link_width>" + width +
+         "</current_link_width>\n</link_widths>\n</pci_gpu_link_info>\n</pci>\n</gpu>\n";
+}
+
+std::string XmlCapture(const std::string& attached, const std::string& gpus) {
+  return "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n<driver_version>550.54.15</driver_version>\n"
+         "<attached_gpus>" + attached + "</attached_gpus>\n" + gpus + "</nvidia_smi_log>\n";
+}
+
+// Runs `parse`, expects an InputError and returns it.
+template <class F>
+InputError ExpectInputError(F&& parse) {
+  try {
+    parse();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected InputError";
+  return InputError("none");
+}
+
+TEST(NvidiaSmiHostile, FiftyThousandNestedElementsParseWithoutRecursion) {
+  // 50,000 nested <x> inside the GPU (about 400 kB): the tree is copied and freed without
+  // recursion, so this reads like any capture with an unknown element.
+  constexpr int kDepth = 50000;
+  std::string deep;
+  deep.reserve(kDepth * 8);
+  for (int i = 0; i < kDepth; ++i) deep += "<x>";
+  for (int i = 0; i < kDepth; ++i) deep += "</x>";
+  std::string gpu = XmlGpu();
+  gpu.insert(gpu.find("<product_name>"), deep + "\n");
+  const SystemSnapshot s = ParseNvidiaSmiXml(XmlCapture("1", gpu), "deep.xml");
+  ASSERT_EQ(s.gpus.size(), 1u);
+  EXPECT_EQ(s.gpus[0].name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(s.gpus[0].memory_total, 81920 * kMiB);
+  EXPECT_EQ(s.gpus[0].pcie_gen_current, 4);
+}
+
+TEST(NvidiaSmiHostile, FiftyThousandUnclosedElementsAreAnError) {
+  std::string deep = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n";
+  for (int i = 0; i < 50000; ++i) deep += "<x>";
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiXml(deep, "open.xml"); });
+  EXPECT_EQ(e.file(), "open.xml");
+  EXPECT_NE(e.message().find("malformed XML"), std::string::npos) << e.message();
+}
+
+TEST(NvidiaSmiHostile, DeeplyIndentedTextParses) {
+  // 3,000 levels of indentation (4.5 MB): one node per level, freed without recursion.
+  std::string text = "==============NVSMI LOG==============\n\nAttached GPUs : 1\nGPU 00000000:00:04.0\n"
+                     "    Product Name : NVIDIA H100 80GB HBM3\n";
+  for (int i = 0; i < 3000; ++i) text += std::string(static_cast<size_t>(i) + 5, ' ') + "Deeper\n";
+  const SystemSnapshot s = ParseNvidiaSmiQueryText(text, "deep.txt");
+  ASSERT_EQ(s.gpus.size(), 1u);
+  EXPECT_EQ(s.gpus[0].name, "NVIDIA H100 80GB HBM3");
+}
+
+TEST(NvidiaSmiHostile, LineNumbersAfterALongCommentStayRight) {
+  // A 1,000-line comment after line 4, then a GPU whose total (its 4th line) is bad: the comment
+  // is lines 5-1004, the GPU starts at 1005, so <total> is line 1008.
+  std::string comment = "<!--";
+  for (int i = 0; i < 999; ++i) comment += " padding padding padding\n";
+  comment += "-->\n";
+  const std::string text = XmlCapture("1", comment + XmlGpu("81x920 MiB"));
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiXml(text, "c.xml"); });
+  EXPECT_EQ(e.line(), 1008);
+  EXPECT_EQ(e.field(), "fb_memory_usage/total");
+}
+
+TEST(NvidiaSmiBounds, MemorySizeThatWouldWrapIsAnError) {
+  // 17592186085376 MiB = 2^44 MiB + 40960 MiB: in bytes 2^64 + 40 GiB, which wrapped to 40 GiB.
+  const std::string text = XmlCapture("1", XmlGpu("17592186085376 MiB"));
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiXml(text, "wrap.xml"); });
+  EXPECT_EQ(e.file(), "wrap.xml");
+  EXPECT_EQ(e.line(), 8);  // <total>: line 4 + 4
+  EXPECT_EQ(e.field(), "fb_memory_usage/total");
+  EXPECT_NE(e.message().find("16 TiB"), std::string::npos) << e.message();
+}
+
+TEST(NvidiaSmiBounds, SixteenTiBIsTheLargestMemorySize) {
+  // 16 TiB = 16 x 1024 x 1024 MiB = 16777216 MiB = 2^44 bytes = 17592186044416 bytes.
+  const SystemSnapshot s = ParseNvidiaSmiXml(XmlCapture("1", XmlGpu("16777216 MiB")), "max.xml");
+  EXPECT_EQ(s.gpus.at(0).memory_total, 17592186044416ULL);
+  const InputError e =
+      ExpectInputError([&] { ParseNvidiaSmiXml(XmlCapture("1", XmlGpu("16777217 MiB")), "over.xml"); });
+  EXPECT_EQ(e.field(), "fb_memory_usage/total");
+  // In GiB too: 16385 GiB is one GiB over.
+  const InputError g =
+      ExpectInputError([&] { ParseNvidiaSmiXml(XmlCapture("1", XmlGpu("16385 GiB")), "gib.xml"); });
+  EXPECT_EQ(g.field(), "fb_memory_usage/total");
+}
+
+TEST(NvidiaSmiBounds, PcieGenerationOutside1To6IsAnError) {
+  for (const std::string gen : {"-1", "0", "7", "99"}) {
+    const InputError e =
+        ExpectInputError([&] { ParseNvidiaSmiXml(XmlCapture("1", XmlGpu("81920 MiB", gen)), "gen.xml"); });
+    EXPECT_EQ(e.line(), 13) << gen;  // <current_link_gen>: line 4 + 9
+    EXPECT_EQ(e.field(), "pci/pci_gpu_link_info/pcie_gen/current_link_gen") << gen;
+    EXPECT_NE(e.message().find("PCIe generation from 1 to 6"), std::string::npos) << e.message();
+  }
+  for (const std::string gen : {"1", "6"}) {
+    const SystemSnapshot s = ParseNvidiaSmiXml(XmlCapture("1", XmlGpu("81920 MiB", gen)), "ok.xml");
+    EXPECT_EQ(s.gpus.at(0).pcie_gen_current, std::stoi(gen));
+  }
+}
+
+TEST(NvidiaSmiBounds, PcieWidthOutsideX1ToX32IsAnError) {
+  for (const std::string width : {"0x", "64x", "-16x"}) {
+    const InputError e = ExpectInputError(
+        [&] { ParseNvidiaSmiXml(XmlCapture("1", XmlGpu("81920 MiB", "4", width)), "w.xml"); });
+    EXPECT_EQ(e.line(), 16) << width;  // <current_link_width>: line 4 + 12
+    EXPECT_EQ(e.field(), "pci/pci_gpu_link_info/link_widths/current_link_width") << width;
+    EXPECT_NE(e.message().find("PCIe link width from 1 to 32"), std::string::npos) << e.message();
+  }
+}
+
+TEST(NvidiaSmiBounds, ZeroGpusWhenOneIsAttachedIsAnError) {
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiXml(XmlCapture("1", ""), "empty.xml"); });
+  EXPECT_EQ(e.file(), "empty.xml");
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.field(), "attached_gpus");
+  EXPECT_NE(e.message().find("1 GPU(s) are attached but lists none"), std::string::npos) << e.message();
+
+  const std::string text = "==============NVSMI LOG==============\n\nDriver Version : 550.54.15\n"
+                           "Attached GPUs : 8\n";
+  const InputError t = ExpectInputError([&] { ParseNvidiaSmiQueryText(text, "empty.txt"); });
+  EXPECT_EQ(t.line(), 4);
+  EXPECT_EQ(t.field(), "Attached GPUs");
+  EXPECT_NE(t.message().find("8 GPU(s) are attached but lists none"), std::string::npos) << t.message();
+}
+
+TEST(NvidiaSmiBounds, MoreGpusListedThanAttachedIsAnErrorFewerIsNot) {
+  const InputError e =
+      ExpectInputError([&] { ParseNvidiaSmiXml(XmlCapture("1", XmlGpu() + XmlGpu()), "two.xml"); });
+  EXPECT_EQ(e.field(), "attached_gpus");
+  EXPECT_NE(e.message().find("lists 2 GPUs but says 1 are attached"), std::string::npos) << e.message();
+  // `nvidia-smi -q -x -i 0` on an 8-GPU machine: one GPU listed, 8 attached.
+  EXPECT_EQ(ParseNvidiaSmiXml(XmlCapture("8", XmlGpu()), "one-of-8.xml").gpus.size(), 1u);
+  // No GPU and none attached: nothing to judge, but not a contradiction.
+  EXPECT_TRUE(ParseNvidiaSmiXml(XmlCapture("0", ""), "none.xml").gpus.empty());
+}
+
+TEST(NvidiaSmiBounds, NegativeAttachedCountIsAnError) {
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiXml(XmlCapture("-1", XmlGpu()), "neg.xml"); });
+  EXPECT_EQ(e.field(), "attached_gpus");
+  EXPECT_EQ(e.line(), 4);
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,103 @@
+// Issue 24 requirement 3: readers in time linear in their input. Parses nvidia-smi captures of
+// 1,000 and 10,000 GPUs, made by repeating the GPU section of a real capture
+// (tests/fixtures/nvidia-smi/a100-sxm4-mig.xml, 18 kB per GPU; h100-590-q.txt, 14 kB per GPU),
+// and an XML capture with a 50 MB comment before its GPU. Target: 10,000 GPUs in under 10 s
+// each; 10x the GPUs should take about 10x the time. Figures: docs/nvidia-smi-capture.md.
+// Run: build/gpuplan_reader_bench
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "telemetry/nvidia_smi.h"
+
+namespace {
+
+using namespace gpuplan;
+
+std::string Fixture(const std::string& name) {
+  const std::string path = std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/nvidia-smi/" + name;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The fixture with its one <gpu> element repeated `gpus` times and attached_gpus set to match.
+std::string XmlCapture(int gpus, const std::string& before_gpu = "") {
+  const std::string one = Fixture("a100-sxm4-mig.xml");
+  const size_t from = one.find("    <gpu id=");
+  const size_t to = one.find("</gpu>") + 7;
+  std::string head = one.substr(0, from);
+  const std::string attached = "<attached_gpus>1</attached_gpus>";
+  head.replace(head.find(attached), attached.size(), "<attached_gpus>" + std::to_string(gpus) + "</attached_gpus>");
+  const std::string gpu = one.substr(from, to - from);
+  std::string out = head + before_gpu;
+  out.reserve(out.size() + gpu.size() * static_cast<size_t>(gpus) + 64);
+  for (int i = 0; i < gpus; ++i) out += gpu;
+  return out + one.substr(to);
+}
+
+// The -q text with its one GPU section (from "GPU 0000..." to the end) repeated.
+std::string TextCapture(int gpus) {
+  const std::string one = Fixture("h100-590-q.txt");
+  const size_t from = one.find("\nGPU 0000") + 1;
+  std::string head = one.substr(0, from);
+  const std::string attached = "Attached GPUs                                          : 1";
+  head.replace(head.find(attached), attached.size(),
+               "Attached GPUs                                          : " + std::to_string(gpus));
+  const std::string gpu = one.substr(from);
+  std::string out = head;
+  out.reserve(out.size() + gpu.size() * static_cast<size_t>(gpus));
+  for (int i = 0; i < gpus; ++i) out += gpu;
+  return out;
+}
+
+void BM_NvidiaSmiXml(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  const std::string text = XmlCapture(gpus);
+  for (auto _ : state) {
+    const SystemSnapshot s = ParseNvidiaSmiXml(text, "bench.xml");
+    if (s.gpus.size() != static_cast<size_t>(gpus)) state.SkipWithError("wrong GPU count");
+    benchmark::DoNotOptimize(s);
+  }
+  state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(text.size()));
+}
+
+void BM_NvidiaSmiText(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  const std::string text = TextCapture(gpus);
+  for (auto _ : state) {
+    const SystemSnapshot s = ParseNvidiaSmiQueryText(text, "bench.txt");
+    if (s.gpus.size() != static_cast<size_t>(gpus)) state.SkipWithError("wrong GPU count");
+    benchmark::DoNotOptimize(s);
+  }
+  state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(text.size()));
+}
+
+void BM_NvidiaSmiXmlLongComment(benchmark::State& state) {
+  // A 50 MB comment (80-character lines) before the one GPU.
+  std::string comment = "<!--\n";
+  const std::string line(79, 'c');
+  while (comment.size() < 50000000) comment += line + "\n";
+  comment += "-->\n";
+  const std::string text = XmlCapture(1, comment);
+  for (auto _ : state) {
+    const SystemSnapshot s = ParseNvidiaSmiXml(text, "comment.xml");
+    benchmark::DoNotOptimize(s);
+  }
+  state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
+}
+
+BENCHMARK(BM_NvidiaSmiXml)->Arg(1000)->Arg(10000)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_NvidiaSmiText)->Arg(1000)->Arg(10000)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_NvidiaSmiXmlLongComment)->Unit(benchmark::kSecond)->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,19 @@
+// A nesting limit for every JSON input gpuplan reads (files, trace lines, worker lines, request
+// bodies): docs/architecture.md "Input limits".
+#pragma once
+
+#include <string>
+
+namespace gpuplan {
+
+// The deepest nesting of arrays and objects any JSON input may have. No gpuplan file nests
+// deeper than about 6; nlohmann's parser keeps its own stack, but a value nested 100,000 deep
+// would still make every recursive walk of it (dump, compare, copy) overflow the stack.
+inline constexpr int kMaxJsonDepth = 128;
+
+// Throws InputError (file, `line`, field "(nesting)") when `text` nests arrays and objects deeper
+// than kMaxJsonDepth. Reads the text once with nlohmann's SAX interface (no tree is built, no
+// recursion); a syntax error is left for the parse that follows to report.
+void CheckJsonDepth(const std::string& text, const std::string& file, int line = 0);
+
+}  // namespace gpuplan

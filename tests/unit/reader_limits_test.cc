@@ -1,0 +1,253 @@
+// Issue 24, requirement 3: readers that cannot be crashed or slowed. Nesting limits of the shared
+// JSON and YAML readers, and the bounds of worker lines, recordings and check reports. Every
+// input is written out here; the expected errors are read off it.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "check/worker_protocol.h"
+#include "core/error.h"
+#include "io/check_json.h"
+#include "read/json_depth.h"
+#include "read/json_fields.h"
+#include "read/yaml_fields.h"
+#include "telemetry/recorded_source.h"
+
+namespace gpuplan {
+namespace {
+
+template <class F>
+InputError ExpectInputError(F&& parse) {
+  try {
+    parse();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected InputError";
+  return InputError("none");
+}
+
+std::string Nested(int depth, char open, char close, const std::string& inner = "1") {
+  return std::string(static_cast<size_t>(depth), open) + inner + std::string(static_cast<size_t>(depth), close);
+}
+
+// ---- JSON ----
+
+TEST(JsonDepth, OneHundredTwentyEightLevelsAreRead) {
+  // {"a": [[...128 arrays in all, counting the object as one... ]]}: the object is level 1, so
+  // 127 arrays inside it make 128.
+  const std::string text = R"({"a":)" + Nested(127, '[', ']') + "}";
+  const nlohmann::json j = ParseJsonText(text, "ok.json");
+  const nlohmann::json* v = &j["a"];
+  int arrays = 0;
+  while (v->is_array()) {
+    v = &(*v)[0];
+    ++arrays;
+  }
+  EXPECT_EQ(arrays, 127);
+  EXPECT_EQ(*v, 1);
+}
+
+TEST(JsonDepth, OneLevelMoreIsAnError) {
+  const std::string text = R"({"a":)" + Nested(128, '[', ']') + "}";
+  const InputError e = ExpectInputError([&] { ParseJsonText(text, "deep.json"); });
+  EXPECT_EQ(e.file(), "deep.json");
+  EXPECT_EQ(e.field(), "(nesting)");
+  EXPECT_NE(e.message().find("nested deeper than 128"), std::string::npos) << e.message();
+}
+
+TEST(JsonDepth, AMillionLevelsAreAnErrorNotACrash) {
+  const std::string text = Nested(1000000, '[', ']');
+  const InputError e = ExpectInputError([&] { ParseJsonText(text, "million.json"); });
+  EXPECT_EQ(e.field(), "(nesting)");
+}
+
+TEST(JsonDepth, SyntaxErrorsStillNameTheirLine) {
+  // Line 3 holds the stray comma.
+  const InputError e = ExpectInputError([&] { ParseJsonText("{\n\"a\": 1\n,}\n", "bad.json"); });
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(e.message().find("malformed JSON"), std::string::npos) << e.message();
+}
+
+// ---- YAML ----
+
+TEST(YamlDepth, OneHundredTwentyEightLevelsAreRead) {
+  const YAML::Node n = ParseYamlText("a: " + Nested(127, '[', ']'), "ok.yaml");
+  YAML::Node v = n["a"];
+  int sequences = 0;
+  while (v.IsSequence()) {
+    v = v[0];
+    ++sequences;
+  }
+  EXPECT_EQ(sequences, 127);
+  EXPECT_EQ(v.as<int>(), 1);
+}
+
+TEST(YamlDepth, FlowNestingPastTheLimitIsAnError) {
+  // Line 2 opens the 50,000 nested flow sequences.
+  const std::string text = "name: x\nvalue: " + Nested(50000, '[', ']') + "\n";
+  const InputError e = ExpectInputError([&] { ParseYamlText(text, "deep.yaml"); });
+  EXPECT_EQ(e.file(), "deep.yaml");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "(nesting)");
+  EXPECT_NE(e.message().find("nested deeper than 128"), std::string::npos) << e.message();
+}
+
+TEST(YamlDepth, BlockNestingPastTheLimitIsAnError) {
+  // 200 nested mappings, one per line with two more spaces each: level 129 is on line 129.
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += std::string(static_cast<size_t>(2 * i), ' ') + "k:\n";
+  const InputError e = ExpectInputError([&] { ParseYamlText(text, "block.yaml"); });
+  EXPECT_EQ(e.line(), 129);
+  EXPECT_EQ(e.field(), "(nesting)");
+}
+
+TEST(YamlDepth, SyntaxErrorsStillNameTheirLine) {
+  const InputError e = ExpectInputError([&] { ParseYamlText("a: 1\nb: [1, 2\n", "bad.yaml"); });
+  EXPECT_EQ(e.file(), "bad.yaml");
+  EXPECT_NE(e.message().find("YAML error"), std::string::npos) << e.message();
+}
+
+// ---- worker lines ----
+
+TEST(WorkerLineBounds, DeviceIndexIsMinusOneTo1023) {
+  std::string why;
+  EXPECT_TRUE(ParseWorkerLine(R"({"type":"done","test":"p2p","device":-1})", &why)) << why;
+  EXPECT_TRUE(ParseWorkerLine(R"({"type":"done","test":"gemm","device":1023})", &why)) << why;
+  for (const char* bad : {R"({"type":"done","test":"gemm","device":1024})",
+                          R"({"type":"done","test":"gemm","device":-2})",
+                          R"({"type":"done","test":"gemm","device":1e300})",
+                          R"({"type":"done","test":"gemm","device":0.5})"}) {
+    why.clear();
+    EXPECT_FALSE(ParseWorkerLine(bad, &why)) << bad;
+    EXPECT_NE(why.find("\"device\" is not a device index"), std::string::npos) << bad << ": " << why;
+  }
+}
+
+TEST(WorkerLineBounds, CountsAndTimesAreFrom0To2Pow53) {
+  std::string why;
+  // 2^53 = 9007199254740992 is the largest; a negative count or one past it is refused.
+  EXPECT_TRUE(ParseWorkerLine(
+      R"({"type":"result","test":"gemm","device":0,"name":"gemm","verified":true,"m":9007199254740992})", &why))
+      << why;
+  for (const char* bad :
+       {R"({"type":"result","test":"gemm","device":0,"name":"gemm","verified":true,"m":-8})",
+        R"({"type":"result","test":"gemm","device":0,"name":"gemm","verified":true,"elements":1e19})"}) {
+    why.clear();
+    EXPECT_FALSE(ParseWorkerLine(bad, &why)) << bad;
+    EXPECT_NE(why.find("from 0 to 2^53"), std::string::npos) << bad << ": " << why;
+  }
+}
+
+TEST(WorkerLineBounds, DeepLineIsRefused) {
+  std::string why;
+  const std::string line = R"({"type":"done","test":"gemm","device":0,"x":)" + Nested(200000, '[', ']') + "}";
+  EXPECT_FALSE(ParseWorkerLine(line, &why));
+  EXPECT_NE(why.find("nested deeper than 128"), std::string::npos) << why;
+}
+
+// ---- recordings and the snapshots in check reports ----
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    char pattern[] = "/tmp/gpuplan-limits-XXXXXX";
+    const int fd = mkstemp(pattern);
+    close(fd);
+    path_ = pattern;
+    std::ofstream(path_, std::ios::binary) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string RecordingText(const std::string& gpu_fields) {
+  return R"({"format":"gpuplan-recording","version":1,"source":"t","snapshots":[{"at_seconds":0,"gpus":[{"index":0,)" +
+         gpu_fields + R"(}]}],"events":[]})";
+}
+
+TEST(RecordingBounds, NumbersOutOfRangeNameTheField) {
+  struct Case {
+    std::string fields;
+    std::string field;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      // 2^44 + 1 bytes: one more than 16 TiB.
+      {R"("memory_total":17592186044417)", "snapshots[0].gpus[0].memory_total",
+       "expected 0 to 17592186044416, got 17592186044417"},
+      {R"("pcie_gen_current":0)", "snapshots[0].gpus[0].pcie_gen_current", "expected 1 to 6, got 0"},
+      {R"("pcie_gen_max":99)", "snapshots[0].gpus[0].pcie_gen_max", "expected 1 to 6, got 99"},
+      {R"("pcie_gen_current":-1)", "snapshots[0].gpus[0].pcie_gen_current", "expected 1 to 6, got -1"},
+      {R"("pcie_width_current":64)", "snapshots[0].gpus[0].pcie_width_current", "expected 1 to 32, got 64"},
+      {R"("utilization_gpu":101)", "snapshots[0].gpus[0].utilization_gpu", "expected 0 to 100, got 101"},
+      {R"("processes":[{"pid":0}])", "snapshots[0].gpus[0].processes[0].pid", "at least 1, got 0"},
+  };
+  for (const Case& c : cases) {
+    const TempFile f(RecordingText(c.fields));
+    const InputError e = ExpectInputError([&] { ReadRecording(f.path()); });
+    EXPECT_EQ(e.file(), f.path()) << c.fields;
+    EXPECT_EQ(e.field(), c.field) << c.fields;
+    EXPECT_NE(e.message().find(c.says), std::string::npos) << c.fields << ": " << e.message();
+  }
+  // Index -1 of a GPU.
+  const TempFile neg(R"({"format":"gpuplan-recording","version":1,"snapshots":[{"gpus":[{"index":-1}]}]})");
+  EXPECT_EQ(ExpectInputError([&] { ReadRecording(neg.path()); }).field(), "snapshots[0].gpus[0].index");
+}
+
+TEST(RecordingBounds, InRangeValuesAreRead) {
+  const TempFile f(RecordingText(R"("memory_total":17592186044416,"pcie_gen_current":6,"pcie_width_current":32)"));
+  const Recording r = ReadRecording(f.path());
+  ASSERT_EQ(r.snapshots.size(), 1u);
+  EXPECT_EQ(r.snapshots[0].gpus.at(0).memory_total, 17592186044416ULL);
+  EXPECT_EQ(r.snapshots[0].gpus.at(0).pcie_gen_current, 6);
+  EXPECT_EQ(r.snapshots[0].gpus.at(0).pcie_width_current, 32);
+}
+
+TEST(RecordingBounds, DeepRecordingIsAnError) {
+  const TempFile f(R"({"format":"gpuplan-recording","version":1,"source":)" + Nested(100000, '[', ']') + "}");
+  const InputError e = ExpectInputError([&] { ReadRecording(f.path()); });
+  EXPECT_EQ(e.field(), "(nesting)");
+}
+
+TEST(CheckReportBounds, NumbersOutOfRangeNameTheField) {
+  const nlohmann::json base = {{"schema", kCheckReportSchema}};
+  struct Case {
+    nlohmann::json patch;
+    std::string field;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{{"tests", {{{"name", "t"}, {"status", "PASS"}, {"gpu", -3}}}}}, "tests[0].gpu", "expected 0 to 65535, got -3"},
+      {{{"tests", {{{"name", "t"}, {"status", "PASS"}, {"gpu", 4294967296LL}}}}}, "tests[0].gpu",
+       "got 4294967296"},
+      {{{"tests", {{{"name", "t"}, {"status", "PASS"}, {"seconds", -1}}}}}, "tests[0].seconds", "got -1"},
+      {{{"host", {{"cpu_cores", 0}}}}, "host.cpu_cores", "expected 1 to 65536, got 0"},
+      {{{"host", {{"cpu_threads", 4294967297LL}}}}, "host.cpu_threads", "got 4294967297"},
+      {{{"curves", {{{"test", "burn_in"}, {"gpu", 0}, {"clock_events", {-1}}}}}}, "curves[0].clock_events", "got -1"},
+      {{{"curves", {{{"test", "burn_in"}, {"gpu", 0}, {"power_w", {1e9}}}}}}, "curves[0].power_w",
+       "expected 0.0 to 100000.0"},
+      {{{"curves", {{{"test", "burn_in"}, {"gpu", 0}, {"interval_s", 0}}}}}, "curves[0].interval_s", "got 0"},
+      {{{"nodes", {{{"gpus", {{{"index", 0}, {"memory_total", 18446744073709551615ULL}}}}}}}},
+       "nodes[0].gpus[0].memory_total", "expected 0 to 17592186044416"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = base;
+    j.update(c.patch);
+    const InputError e = ExpectInputError([&] { ReportFromJson(j, "r.json"); });
+    EXPECT_EQ(e.file(), "r.json") << c.patch.dump();
+    EXPECT_EQ(e.field(), c.field) << c.patch.dump();
+    EXPECT_NE(e.message().find(c.says), std::string::npos) << c.patch.dump() << ": " << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan
