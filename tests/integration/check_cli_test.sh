@@ -42,7 +42,7 @@ if command -v cmark-gfm >/dev/null; then
   [ "$(grep -o '<tr>' "$tmp/nodriver.html" | wc -l)" = "$rows" ] && ok || bad "markdown rows: want $rows"
   grep -q '<td>storage_seq_read</td>' "$tmp/nodriver.html" && ok || bad "markdown results table lacks storage_seq_read"
 else
-  echo "SKIP: cmark-gfm not installed (scripts/install-deps.sh installs it)"
+  missing_dep "cmark-gfm not installed: the Markdown report is not rendered (scripts/install-deps.sh installs it)"
 fi
 [ -z "$(ls -A "$tmp/data")" ] && ok || bad "storage test left files: $(ls -A "$tmp/data")"
 # This machine's own driver state, without the override: no driver here means exit 3 as well.
@@ -236,7 +236,7 @@ if command -v yq >/dev/null; then
   yq -r '.spec.template.spec.containers[0].args[0]' "$m" | grep -q 'gpuplan check .*--json "/reports/${NODE_NAME}.json"' && ok || bad "manifest command"
   [ "$(yq -r '.spec.template.spec.restartPolicy' "$m")" = Never ] && ok || bad "manifest restartPolicy"
 else
-  echo "SKIP: yq not installed (scripts/install-deps.sh installs it)"
+  missing_dep "yq not installed: the cluster manifest is not read (scripts/install-deps.sh installs it)"
 fi
 bash -n "$deploy/slurm-check.sh" && ok || bad "slurm script syntax"
 grep -q 'srun --ntasks-per-node=1' "$deploy/slurm-check.sh" && ok || bad "slurm script srun"
@@ -321,5 +321,4 @@ else
   echo "SKIP: no stand-in workers given (GPU test cases)"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish check_cli
