@@ -434,7 +434,7 @@ TEST(CheckMerge, IncompleteOrEmptyNodeMakesTheMergeIncompleteAndNamed) {
   EXPECT_EQ(clean.merged.ExitCode(), kExitOk);
   EXPECT_TRUE(MergeToJson(clean)["complete"].get<bool>());
 
-  for (const NamedReport* other : {&killed, &empty}) {
+  for (const NamedReport* other : std::initializer_list<const NamedReport*>{&killed, &empty}) {
     const MergeResult m = MergeReports({a, *other}, MergeReportsRequest{});
     const std::string node = other == &killed ? "b" : "c";
     SCOPED_TRACE(node);
@@ -505,7 +505,7 @@ TEST(CheckCompare, IncompleteOrEmptyReportIsNamedAndNotClean) {
   EXPECT_EQ(clean.ExitCode(), kExitOk);
   EXPECT_EQ(clean.machines[1].verdict, CheckStatus::kPass);
 
-  for (const NamedReport* other : {&killed, &empty}) {
+  for (const NamedReport* other : std::initializer_list<const NamedReport*>{&killed, &empty}) {
     const std::string label = other == &killed ? "node-b" : "node-c";
     SCOPED_TRACE(label);
     const ComparisonResult c = CompareReports({a, *other}, CompareReportsRequest{}, test::Catalog());
