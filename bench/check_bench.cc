@@ -50,6 +50,7 @@ std::vector<NamedReport> ThousandNodes() {
       }
     }
     r.report.nodes.push_back(std::move(s));
+    r.report.finished = "2026-12-01T10:05:00Z";  // complete (an unfinished node adds a node_report FAIL)
     reports.push_back(std::move(r));
   }
   return reports;

@@ -54,7 +54,7 @@ Runner RegisterCheck(CLI::App& app, GlobalOptions& g) {
         ComparisonToText(c, std::cout);
       }
       WriteComparisonOutputs(c, q.json, q.markdown, q.html, std::cout);
-      return kExitOk;
+      return c.ExitCode();  // 0, unless a report is incomplete or empty (docs/check.md §7)
     }
     if (mrg->parsed()) {
       const MergeReportsRequest& q = r->merge;

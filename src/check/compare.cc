@@ -73,6 +73,40 @@ std::optional<double> SumOf(const CheckReport& r, const std::string& test) {
 
 }  // namespace
 
+std::optional<IncompleteReport> IncompleteOf(const NamedReport& r, const std::string& label) {
+  const bool unfinished = r.report.finished.empty();
+  const bool empty = r.report.tests.empty();
+  if (!unfinished && !empty) {
+    return std::nullopt;
+  }
+  IncompleteReport out;
+  out.file = r.file;
+  out.label = label;
+  out.environment_problem = r.report.environment_problem;
+  if (unfinished) {
+    out.reason = empty ? "the check did not finish (\"complete\": false, killed or still running) and the report holds "
+                         "no result"
+                       : fmt::format("the check did not finish (\"complete\": false, killed or still running): {} "
+                                     "result{} of the tests that ran before, the rest missing",
+                                     r.report.tests.size(), r.report.tests.size() == 1 ? "" : "s");
+  } else {
+    out.reason = "the report holds no result (an empty test list)";
+  }
+  if (out.environment_problem) {
+    out.reason += "; the report says the driver or a device could not be read";
+  }
+  return out;
+}
+
+int IncompleteExitCode(const std::vector<IncompleteReport>& incomplete) {
+  if (incomplete.empty()) {
+    return kExitOk;
+  }
+  const bool env = std::any_of(incomplete.begin(), incomplete.end(),
+                               [](const IncompleteReport& i) { return i.environment_problem; });
+  return env ? kExitEnvironment : kExitNegative;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) {
     return std::numeric_limits<double>::quiet_NaN();
@@ -122,6 +156,14 @@ ComparisonResult CompareReports(const std::vector<NamedReport>& reports, const C
     m.card = CardOf(nr.report);
     m.gpus = GpuCount(nr.report);
     m.verdict = nr.report.verdict;
+    if (auto inc = IncompleteOf(nr, m.label)) {
+      m.incomplete = inc->reason;
+      m.verdict = Worse(m.verdict, inc->environment_problem ? CheckStatus::kError : CheckStatus::kFail);
+      out.notes.push_back(fmt::format("{} ({}): not a complete report: {}; its cells are only what it measured, its "
+                                      "verdict is {} and it is not ranked",
+                                      inc->label, inc->file, inc->reason, ToString(m.verdict)));
+      out.incomplete.push_back(std::move(*inc));
+    }
     m.offer_id = offer_of.count(nr.file) ? offer_of[nr.file] : nr.report.offer_id;
     if (offers && !m.offer_id.empty()) {
       const auto it = std::find_if(offers->offers.begin(), offers->offers.end(),
@@ -207,7 +249,7 @@ ComparisonResult CompareReports(const std::vector<NamedReport>& reports, const C
   // storage throughput; lower is better.
   std::vector<ComparedMachine*> priced;
   for (auto& m : out.machines) {
-    if (m.price_per_hour) {
+    if (m.price_per_hour && m.incomplete.empty()) {
       priced.push_back(&m);
     }
   }
@@ -275,6 +317,7 @@ MergeResult MergeReports(const std::vector<NamedReport>& reports, const MergeRep
       m.finished = r.finished;
     }
     m.environment_problem = m.environment_problem || r.environment_problem;
+    std::optional<IncompleteReport> inc = IncompleteOf(nr, label);
     for (auto node : r.nodes) {
       if (!node.hostname) {
         node.hostname = label;
@@ -299,6 +342,26 @@ MergeResult MergeReports(const std::vector<NamedReport>& reports, const MergeRep
       }
       m.curves.push_back(std::move(c));
     }
+    if (inc) {
+      // The node's missing results must not read as a pass: a result of its own says so.
+      CheckResult t;
+      t.name = "node_report";
+      t.node = label;
+      t.status = inc->environment_problem ? CheckStatus::kError : CheckStatus::kFail;
+      t.measured_text = r.finished.empty() ? "incomplete" : "no results";
+      t.expected_text = "complete, with results";
+      t.expectation_source = "an incomplete or empty node report makes the merge incomplete (docs/check.md §7)";
+      t.evidence = nr.file + ": " + inc->reason;
+      t.advice = inc->environment_problem
+                     ? "the node's notes say what could not be read: mend that, run gpuplan check on the node to its "
+                       "end and merge again"
+                     : "run gpuplan check on the node to its end (not killed, not timed out) and merge again";
+      m.Add(std::move(t));
+      out.incomplete.push_back(std::move(*inc));
+    }
+  }
+  if (!out.incomplete.empty()) {
+    m.finished.clear();  // the merge is not complete while a node's report is not
   }
   if (!reports.front().report.host.hostname && reports.size() == 1) {
     m.host = reports.front().report.host;

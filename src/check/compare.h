@@ -20,6 +20,23 @@ struct NamedReport {
   CheckReport report;
 };
 
+// A report that cannot stand for its machine or node (docs/check.md §7): its check did not reach
+// its end (`"complete": false`, no `finished`: killed, or still running) or it holds no result.
+// Such a report makes a comparison or a merge incomplete: named, exit 1, or 3 when the report
+// itself says the driver or a device could not be read (`environment_problem`).
+struct IncompleteReport {
+  std::string file;
+  std::string label;          // the machine or node as the outputs name it
+  std::string reason;         // "the check did not finish ...", "no results ..."
+  bool environment_problem = false;
+};
+
+// Why `r` cannot stand for its machine, or nullopt when it is complete and has results.
+std::optional<IncompleteReport> IncompleteOf(const NamedReport& r, const std::string& label);
+// The exit code the incomplete reports give: 0 when none, 3 when one was an environment
+// problem, else 1.
+int IncompleteExitCode(const std::vector<IncompleteReport>& incomplete);
+
 struct CompareReportsRequest {
   std::vector<std::string> reports;   // report files (JSON of gpuplan check)
   std::string offers;                 // offers file: prices, terms
@@ -47,6 +64,7 @@ struct ComparedMachine {
   std::string card;   // the catalog card judged against or the first GPU's name
   int gpus = 0;
   CheckStatus verdict = CheckStatus::kPass;
+  std::string incomplete;  // why the report cannot stand for the machine (IncompleteReport), "" when it can
   std::string offer_id;
   std::optional<Offer> offer;     // the offer the machine was rented under, when known
   std::optional<double> price_per_hour;         // the instance's price per hour (reserved: per average-month hour)
@@ -54,7 +72,7 @@ struct ComparedMachine {
   std::optional<double> storage_gb_s;           // measured sequential read (test storage_seq_read)
   std::optional<double> per_bf16_pflop_hour;    // price per hour / measured bf16 PFLOP/s
   std::optional<double> per_storage_tb_s_hour;  // price per hour / measured storage TB/s
-  int rank = 0;                                 // 1 = best money per measured unit; 0 = not ranked
+  int rank = 0;                                 // 1 = best money per measured unit; 0 = not ranked (nor an incomplete report)
 };
 
 struct ComparisonResult {
@@ -63,8 +81,15 @@ struct ComparisonResult {
   std::string currency;
   std::string rank_basis;  // "price per measured bf16 PFLOP-hour", "price per measured storage TB/s-hour", ""
   std::vector<std::string> notes;
+  std::vector<IncompleteReport> incomplete;  // the reports that were not complete or held no result
+
+  // 0, or IncompleteExitCode(incomplete): a comparison is not a verdict, but a report that
+  // cannot stand for its machine is not a clean comparison.
+  int ExitCode() const { return IncompleteExitCode(incomplete); }
 };
 
+// An incomplete report's machine has the verdict FAIL (ERROR when it was an environment
+// problem), a note naming it, and no rank.
 // Throws InputError naming --offer-of or the offers file when a report's offer is unknown.
 ComparisonResult CompareReports(const std::vector<NamedReport>& reports, const CompareReportsRequest& request,
                                 const GpuCatalog& catalog);
@@ -89,8 +114,12 @@ struct Outlier {
 };
 
 struct MergeResult {
-  CheckReport merged;  // every node's inventory and results (node set on each), outliers as WARN
+  // Every node's inventory and results (node set on each), outliers as WARN, and a `node_report`
+  // FAIL (ERROR when an environment problem) for each incomplete node report; with one of those
+  // the merged report is itself incomplete (no `finished`, "complete": false).
+  CheckReport merged;
   std::vector<Outlier> outliers;
+  std::vector<IncompleteReport> incomplete;
   int nodes = 0;
   double outlier_z = 0;
 };

@@ -346,6 +346,11 @@ void MergeToHtml(const MergeResult& m, std::ostream& out) {
   const std::string title = "GPU check of " + std::to_string(m.nodes) + " nodes: ";
   Head(out, title + ToString(m.merged.verdict));
   Verdict(out, title, m.merged.verdict);
+  if (!m.incomplete.empty()) {
+    out << "<h2>Incomplete node reports</h2>\n<p>The merge is incomplete: these nodes' reports did not finish or hold "
+           "no result.</p>\n";
+    List(out, "incomplete", cc::IncompleteLines(m.incomplete));
+  }
   out << "<h2>Outliers</h2>\n<p>Outliers: |modified z| &gt; ";
   H(out, cc::Number(m.outlier_z));
   out << " against the median of every node's result (Iglewicz and Hoaglin), " << m.outliers.size()

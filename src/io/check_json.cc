@@ -255,6 +255,12 @@ CheckReport ReportFromJson(const json& j, const std::string& file) {
   r.mode = rd.Str(j, "mode", "");
   r.started = rd.Str(j, "started", "");
   r.finished = rd.Str(j, "finished", "");
+  // "complete" is whether `finished` is set (a killed check leaves both unset); a report that
+  // says otherwise was edited, and an incomplete report must not read as a finished one.
+  if (const auto complete = rd.Bool(j, "complete", ""); complete && *complete == r.finished.empty()) {
+    rd.Fail("complete", *complete ? "says true but the report has no finished time"
+                                  : "says false but the report has a finished time (" + r.finished + ")");
+  }
   r.source = rd.Str(j, "source", "");
   r.expect = rd.Str(j, "expect", "");
   r.expected_card = rd.Str(j, "expected_card", "");
@@ -387,8 +393,22 @@ NamedReport LoadReport(const std::string& path) {
   return NamedReport{path, ReportFromJson(j, path)};
 }
 
+namespace {
+
+json IncompleteToJson(const std::vector<IncompleteReport>& incomplete, const char* label_key) {
+  json a = json::array();
+  for (const auto& i : incomplete) {
+    a.push_back({{"file", i.file}, {label_key, i.label}, {"reason", i.reason}, {"environment_problem", i.environment_problem}});
+  }
+  return a;
+}
+
+}  // namespace
+
 json ComparisonToJson(const ComparisonResult& c) {
   json j;
+  j["exit_code"] = c.ExitCode();
+  j["incomplete"] = IncompleteToJson(c.incomplete, "label");
   j["currency"] = c.currency.empty() ? json(nullptr) : json(c.currency);
   j["rank_basis"] = c.rank_basis;
   j["notes"] = c.notes;
@@ -400,6 +420,8 @@ json ComparisonToJson(const ComparisonResult& c) {
     mj["card"] = m.card;
     mj["gpus"] = m.gpus;
     mj["verdict"] = ToString(m.verdict);
+    mj["complete"] = m.incomplete.empty();
+    mj["incomplete"] = m.incomplete.empty() ? json(nullptr) : json(m.incomplete);
     mj["offer_id"] = m.offer_id;
     mj["price_per_hour"] = Opt(m.price_per_hour);
     mj["bf16_tflops"] = Opt(m.bf16_tflops);
@@ -452,7 +474,7 @@ namespace {
 
 json MergeTree(const MergeResult& m, bool with_tests) {
   json j = ReportToJson(m.merged, with_tests);
-  j["merge"] = {{"nodes", m.nodes}, {"outlier_z", m.outlier_z}};
+  j["merge"] = {{"nodes", m.nodes}, {"outlier_z", m.outlier_z}, {"incomplete", IncompleteToJson(m.incomplete, "node")}};
   json outliers = json::array();
   for (const auto& o : m.outliers) {
     outliers.push_back({{"test", o.test},

@@ -281,6 +281,7 @@ const std::vector<MachineRow>& MachineRows() {
       {"card", [](M m, C) { return m.card.empty() ? std::string(kMissing) : m.card; }},
       {"GPUs", [](M m, C) { return std::to_string(m.gpus); }},
       {"report", [](M m, C) { return m.file.empty() ? std::string(kMissing) : m.file; }},
+      {"complete", [](M m, C) { return m.incomplete.empty() ? std::string("yes") : "no: " + m.incomplete; }},
       {"offer", [](M m, C) { return m.offer_id.empty() ? std::string(kMissing) : m.offer_id; }},
       {"provider",
        [](M m, C) { return m.offer && !m.offer->provider.empty() ? m.offer->provider : std::string(kMissing); }},
@@ -332,6 +333,15 @@ bool AnyOffer(const ComparisonResult& c) {
 const std::vector<std::string>& OutlierHeader() {
   static const std::vector<std::string> h = {"test", "node", "GPU", "value", "unit", "median", "modified z", "peers"};
   return h;
+}
+
+std::vector<std::string> IncompleteLines(const std::vector<IncompleteReport>& incomplete) {
+  std::vector<std::string> lines;
+  lines.reserve(incomplete.size());
+  for (const auto& i : incomplete) {
+    lines.push_back(i.label + " (" + i.file + "): " + i.reason);
+  }
+  return lines;
 }
 
 std::vector<std::string> OutlierCells(const Outlier& o) {
@@ -616,6 +626,12 @@ void ComparisonToMarkdown(const ComparisonResult& c, std::ostream& out) {
 
 void MergeToMarkdown(const MergeResult& m, std::ostream& out) {
   out << "# GPU check of " << m.nodes << " nodes: " << ToString(m.merged.verdict) << "\n\n";
+  if (!m.incomplete.empty()) {
+    out << "## Incomplete node reports\n\n";
+    out << "The merge is incomplete: these nodes' reports did not finish or hold no result.\n\n";
+    Bullets(out, cc::IncompleteLines(m.incomplete));
+    out << '\n';
+  }
   out << "## Outliers\n\n";
   out << "Outliers: |modified z| > " << cc::Number(m.outlier_z) << " against the median of every node's result";
   out << " (Iglewicz and Hoaglin), " << m.outliers.size() << " found.\n\n";

@@ -91,6 +91,9 @@ std::string ComparedValue(const ComparedCell& cell, const std::string& unit);
 // Whether any machine has an offer (the terms table is shown only then).
 bool AnyOffer(const ComparisonResult& c);
 
+// "node-b (b.json): REASON", one line per incomplete node report of a merge.
+std::vector<std::string> IncompleteLines(const std::vector<IncompleteReport>& incomplete);
+
 // The outlier table's header and the cells of one outlier.
 const std::vector<std::string>& OutlierHeader();
 std::vector<std::string> OutlierCells(const Outlier& o);

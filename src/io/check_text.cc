@@ -174,6 +174,9 @@ void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
   row(Say("cli.check.cmp.card", "card"),
       [](const ComparedMachine& m) { return fmt::format("{} x {}", m.gpus, m.card.empty() ? "?" : m.card); });
   row(Say("cli.check.cmp.verdict", "verdict"), [](const ComparedMachine& m) { return SayStatus(ToString(m.verdict)); });
+  row(Say("cli.check.cmp.complete", "complete"), [](const ComparedMachine& m) {
+    return m.incomplete.empty() ? Say("cli.check.cmp.complete_yes", "yes") : Say("cli.check.cmp.complete_no", "NO (see notes)");
+  });
   row(Say("cli.check.cmp.offer", "offer"),
       [](const ComparedMachine& m) { return m.offer_id.empty() ? std::string("-") : m.offer_id; });
   const std::string cur = c.currency.empty() ? "" : " " + c.currency;
@@ -221,6 +224,11 @@ void MergeToText(const MergeResult& m, std::ostream& out) {
                    {std::to_string(m.nodes), std::to_string(gpus), std::to_string(m.merged.tests.size()),
                     fmt::format("{:g}", m.outlier_z), std::to_string(m.outliers.size())})
       << "\n";
+  for (const auto& i : m.incomplete) {
+    out << SayFormat("cli.check.merge.incomplete", "incomplete node report: {} ({}): {}",
+                     {i.label, i.file, SayMessage(i.reason)})
+        << "\n";
+  }
   for (const auto& o : m.outliers) {
     out << "  "
         << SayFormat("cli.check.merge.outlier", "{} {}{}: {} {} against a median of {} over {} (z = {})",

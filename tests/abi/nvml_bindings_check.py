@@ -22,7 +22,8 @@ Checks
   functions  the symbol exists (bindgen's `.get(b"symbol\\0")`), the return type, the parameter count
              and each parameter type; enum parameters must be spelled with NVML's typedef name.
 
-Exit status: 0 all match, 1 one line per mismatch ("MISMATCH: ..."), 77 bindings.rs absent (skip).
+Exit status: 0 all match, 1 one line per mismatch ("MISMATCH: ..."), 77 bindings.rs absent (skip;
+1 under GPUPLAN_CI=1, where scripts/install-deps.sh has installed it).
 Python 3 standard library only.
 """
 
@@ -504,7 +505,11 @@ def main(argv):
 
     bpath = find_bindings(args.bindings)
     if bpath is None:
-        print("SKIP: no bindings.rs at %s (Debian: apt-get install librust-nvml-wrapper-sys-dev)" % args.bindings)
+        why = "no bindings.rs at %s (Debian: apt-get install librust-nvml-wrapper-sys-dev)" % args.bindings
+        if os.environ.get("GPUPLAN_CI") == "1":  # scripts/install-deps.sh installs it (docs/testing.md)
+            print("FAIL: %s (GPUPLAN_CI=1: a skip is a failure)" % why)
+            return 1
+        print("SKIP: " + why)
         return SKIP
     dump = load_dump(args.dump)
     meta = next((d for d in dump if d["kind"] == "meta"), {})

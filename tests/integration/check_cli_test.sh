@@ -42,7 +42,7 @@ if command -v cmark-gfm >/dev/null; then
   [ "$(grep -o '<tr>' "$tmp/nodriver.html" | wc -l)" = "$rows" ] && ok || bad "markdown rows: want $rows"
   grep -q '<td>storage_seq_read</td>' "$tmp/nodriver.html" && ok || bad "markdown results table lacks storage_seq_read"
 else
-  echo "SKIP: cmark-gfm not installed (scripts/install-deps.sh installs it)"
+  missing_dep "cmark-gfm not installed: the Markdown report is not rendered (scripts/install-deps.sh installs it)"
 fi
 [ -z "$(ls -A "$tmp/data")" ] && ok || bad "storage test left files: $(ls -A "$tmp/data")"
 # This machine's own driver state, without the override: no driver here means exit 3 as well.
@@ -175,6 +175,58 @@ json_is "$tmp/merged.json" .verdict ERROR
 has "$tmp/merged.md" "pcie_link_width"
 expect_exit 1 "merge of captures" -- "$bin" check merge "$tmp/captures.json"
 
+# 6b. Incomplete or empty node reports (docs/check.md §7), written here by hand: node-a complete
+# and PASS; node-b killed after one PASS ("complete": false, no finished time); node-c complete
+# with an empty test list; node-d killed on a node without a driver (environment_problem).
+# Expected by the rule: an incomplete or empty report makes merge and compare incomplete, named,
+# exit 1, or 3 when that report was an environment problem; two complete PASS nodes exit 0.
+node_json() {  # node_json HOST COMPLETE FINISHED ENV TESTS_JSON
+  printf '{"schema": "gpuplan-check-report/1", "mode": "quick", "started": "2026-12-01T10:00:00Z", "complete": %s, "finished": %s, "environment_problem": %s, "host": {"hostname": "%s"}, "tests": %s}\n' \
+    "$2" "$3" "$4" "$1" "$5"
+}
+pass_test='[{"name": "cpu_steal", "gpu": null, "status": "PASS", "measured": 0.001, "expected": 0.05, "unit": "fraction"}]'
+node_json node-a true '"2026-12-01T10:05:00Z"' false "$pass_test" >"$tmp/node-a.json"
+node_json node-e true '"2026-12-01T10:05:00Z"' false "$pass_test" >"$tmp/node-e.json"
+node_json node-b false null false "$pass_test" >"$tmp/node-b.json"
+node_json node-c true '"2026-12-01T10:05:00Z"' false '[]' >"$tmp/node-c.json"
+node_json node-d false null true "$pass_test" >"$tmp/node-d.json"
+expect_exit 0 "merge of two complete nodes" -- "$bin" check merge "$tmp/node-a.json" "$tmp/node-e.json" --json "$tmp/m-ok.json"
+json_is "$tmp/m-ok.json" .complete true
+json_is "$tmp/m-ok.json" '.merge.incomplete | length' 0
+expect_exit 1 "merge with a killed node" -- "$bin" check merge "$tmp/node-a.json" "$tmp/node-b.json" \
+  --json "$tmp/m-killed.json" --markdown "$tmp/m-killed.md" --html "$tmp/m-killed.html"
+has "$tmp/out" "incomplete node report: node-b ($tmp/node-b.json)"
+json_is "$tmp/m-killed.json" .complete false
+json_is "$tmp/m-killed.json" .verdict FAIL
+json_is "$tmp/m-killed.json" .exit_code 1
+json_is "$tmp/m-killed.json" '[.merge.incomplete[] | .node] | join(",")' node-b
+json_is "$tmp/m-killed.json" '[.tests[] | select(.name == "node_report") | "\(.node):\(.status)"] | join(",")' node-b:FAIL
+has "$tmp/m-killed.md" "## Incomplete node reports"
+has "$tmp/m-killed.md" "- node-b ($tmp/node-b.json): the check did not finish"
+has "$tmp/m-killed.html" "<li>node-b ($tmp/node-b.json): the check did not finish"
+expect_exit 1 "merge with an empty node" -- "$bin" check merge "$tmp/node-a.json" "$tmp/node-c.json" --json -
+json_is "$tmp/out" '[.merge.incomplete[] | .node] | join(",")' node-c
+json_is "$tmp/out" .complete false
+expect_exit 3 "merge with a killed no-driver node" -- "$bin" check merge "$tmp/node-a.json" "$tmp/node-b.json" "$tmp/node-d.json" --json "$tmp/m-env.json"
+json_is "$tmp/m-env.json" '[.tests[] | select(.name == "node_report") | "\(.node):\(.status)"] | join(",")' node-b:FAIL,node-d:ERROR
+json_is "$tmp/m-env.json" .exit_code 3
+expect_exit 0 "compare of two complete nodes" -- "$bin" check compare "$tmp/node-a.json" "$tmp/node-e.json" --json "$tmp/c-ok.json"
+json_is "$tmp/c-ok.json" '[.machines[].complete] | all' true
+expect_exit 1 "compare with a killed node" -- "$bin" check compare "$tmp/node-a.json" "$tmp/node-b.json" --json "$tmp/c-killed.json" --markdown "$tmp/c-killed.md"
+has "$tmp/out" "node-b ($tmp/node-b.json): not a complete report"
+json_is "$tmp/c-killed.json" .exit_code 1
+json_is "$tmp/c-killed.json" '[.incomplete[] | .label] | join(",")' node-b
+json_is "$tmp/c-killed.json" '[.machines[] | "\(.label):\(.verdict):\(.complete)"] | join(",")' node-a:PASS:true,node-b:FAIL:false
+has "$tmp/c-killed.md" "| complete | yes | no: the check did not finish"
+expect_exit 1 "compare with an empty node" -- "$bin" check compare "$tmp/node-a.json" "$tmp/node-c.json"
+has "$tmp/out" "node-c ($tmp/node-c.json): not a complete report"
+expect_exit 3 "compare with a killed no-driver node" -- "$bin" check compare "$tmp/node-a.json" "$tmp/node-d.json"
+# A report whose "complete" contradicts its "finished" is bad input naming the file and the key.
+node_json node-f false '"2026-12-01T10:05:00Z"' false "$pass_test" >"$tmp/node-f.json"
+expect_exit 2 "merge: complete contradicts finished" -- "$bin" check merge "$tmp/node-a.json" "$tmp/node-f.json"
+has "$tmp/err" "node-f.json"
+has "$tmp/err" "complete"
+
 # 7. The cluster manifests.
 if command -v yq >/dev/null; then
   m=$deploy/check-job.yaml
@@ -184,7 +236,7 @@ if command -v yq >/dev/null; then
   yq -r '.spec.template.spec.containers[0].args[0]' "$m" | grep -q 'gpuplan check .*--json "/reports/${NODE_NAME}.json"' && ok || bad "manifest command"
   [ "$(yq -r '.spec.template.spec.restartPolicy' "$m")" = Never ] && ok || bad "manifest restartPolicy"
 else
-  echo "SKIP: yq not installed (scripts/install-deps.sh installs it)"
+  missing_dep "yq not installed: the cluster manifest is not read (scripts/install-deps.sh installs it)"
 fi
 bash -n "$deploy/slurm-check.sh" && ok || bad "slurm script syntax"
 grep -q 'srun --ntasks-per-node=1' "$deploy/slurm-check.sh" && ok || bad "slurm script srun"
@@ -269,5 +321,4 @@ else
   echo "SKIP: no stand-in workers given (GPU test cases)"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish check_cli

@@ -5,6 +5,7 @@
 // parser finds the verdict, every result row and no script.
 #include <unistd.h>
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -17,6 +18,7 @@
 
 #include "check/compare.h"
 #include "check/report.h"
+#include "ci_skip.h"
 #include "io/check_html.h"
 #include "io/check_markdown.h"
 
@@ -527,9 +529,26 @@ std::string DumpDom(const fs::path& file, const fs::path& profile) {
   return out;
 }
 
+// The skip helper itself (ci_skip.h): under GPUPLAN_CI=1 a missing dependency is a failure that
+// names it, not a skip.
+void SkipForAMissingTool() { GPUPLAN_SKIP_MISSING_DEPENDENCY("tool-x is not installed"); }
+
+TEST(CiSkipPolicy, MissingDependencyFailsUnderCi) {
+  const char* was = std::getenv("GPUPLAN_CI");
+  const std::string before = was != nullptr ? was : "";
+  ::setenv("GPUPLAN_CI", "1", 1);
+  EXPECT_FATAL_FAILURE(SkipForAMissingTool(), "tool-x is not installed (GPUPLAN_CI=1: scripts/install-deps.sh");
+  if (was != nullptr) {
+    ::setenv("GPUPLAN_CI", before.c_str(), 1);
+  } else {
+    ::unsetenv("GPUPLAN_CI");
+  }
+}
+
 TEST(CheckHtml, ChromiumParsesTheReport) {
   if (std::system("command -v chromium >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "chromium is not on PATH (Debian package chromium): the HTML is not opened in a browser";
+    GPUPLAN_SKIP_MISSING_DEPENDENCY(
+        "chromium is not on PATH (Debian package chromium): the HTML is not opened in a browser");
   }
   const CheckReport r = TwoGpuReport();
   const fs::path dir = fs::temp_directory_path() / ("gpuplan_html_test_" + std::to_string(::getpid()));

@@ -15,7 +15,9 @@
 #include "check/compare.h"
 #include "core/error.h"
 #include "io/check_files.h"
+#include "io/check_html.h"
 #include "io/check_json.h"
+#include "io/check_markdown.h"
 #include "io/check_text.h"
 #include "telemetry/recorded_source.h"
 #include "telemetry/snapshot_json.h"
@@ -226,6 +228,16 @@ TEST_F(CheckRun, ReportFileIsCompleteAfterEveryTest) {
   }
   EXPECT_TRUE(ReadJson(q.json)["complete"].get<bool>());
   EXPECT_FALSE(fs::exists(q.json + ".tmp." + std::to_string(::getpid())));
+  // The file as a kill would leave it (after the first test) reads back as a report that did
+  // not finish, with the results it had; the final file is complete.
+  const NamedReport killed{"live.json", ReportFromJson(peek.seen.front(), "live.json")};
+  EXPECT_TRUE(killed.report.finished.empty());
+  EXPECT_EQ(killed.report.tests.size(), peek.seen.front()["tests"].size());
+  const auto inc = IncompleteOf(killed, "node-x");
+  ASSERT_TRUE(inc.has_value());
+  EXPECT_EQ(inc->file, "live.json");
+  EXPECT_EQ(inc->label, "node-x");
+  EXPECT_FALSE(IncompleteOf(NamedReport{"final.json", ReportFromJson(ReadJson(q.json), "final.json")}, "x").has_value());
 }
 
 // The live view: a progress bar redrawn with \r on a terminal, plain lines otherwise.
@@ -305,6 +317,21 @@ TEST(CheckJson, RoundTripAndTampering) {
     EXPECT_EQ(e.file(), "r.json");
   }
   EXPECT_THROW(ReportFromJson(nlohmann::json{{"schema", "other"}}, "x.json"), InputError);
+  // "complete" must agree with "finished": true exactly when the report has a finished time.
+  for (const bool finished : {true, false}) {
+    bad = j;
+    if (!finished) {
+      bad["finished"] = nullptr;
+    }
+    bad["complete"] = !finished;
+    try {
+      ReportFromJson(bad, "r.json");
+      FAIL() << "complete " << !finished << " with finished " << finished;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "complete");
+      EXPECT_EQ(e.file(), "r.json");
+    }
+  }
 }
 
 // A report of one node with one numeric result per GPU.
@@ -327,6 +354,7 @@ NamedReport NodeReport(const std::string& host, const std::string& test, const s
     n.report.Add(t);
   }
   n.report.nodes.push_back(s);
+  n.report.finished = "2026-12-01T10:05:00Z";  // a check that ran to its end
   return n;
 }
 
@@ -361,9 +389,13 @@ TEST(CheckMerge, StreamedJsonIsTheTreeJson) {
   const auto back = ReportFromJson(nlohmann::json::parse(streamed.str()), "merged.json");
   EXPECT_EQ(back.tests.size(), 9u);
   EXPECT_EQ(back.verdict, CheckStatus::kWarn);
-  // A node with no results at all: still the tree's bytes.
-  const auto empty = MergeReports({NodeReport("a", "x", {})}, MergeReportsRequest{});
-  ASSERT_TRUE(empty.merged.tests.empty());
+  // A merge with no results at all: still the tree's bytes. (MergeReports never gives one: an
+  // empty node report adds its node_report FAIL.)
+  MergeResult empty;
+  empty.nodes = 1;
+  empty.outlier_z = 3.5;
+  empty.merged.nodes.push_back(NodeReport("a", "x", {}).report.nodes.front());
+  empty.merged.finished = "2026-12-01T10:05:00Z";
   std::ostringstream none;
   WriteMergeJson(empty, none);
   EXPECT_EQ(none.str(), MergeToJson(empty).dump(2) + "\n");
@@ -380,6 +412,130 @@ TEST(CheckMerge, ZeroMadFallsBackToMeanDeviation) {
   EXPECT_TRUE(MergeReports({NodeReport("a", "storage_seq_read", {5, 5, 5, 5, 9}, "GB/s")}, q).outliers.empty());
   // Two values are too few to judge.
   EXPECT_TRUE(MergeReports({NodeReport("a", "x", {1, 100})}, MergeReportsRequest{}).outliers.empty());
+}
+
+// Merge of a complete PASS node with a node whose check was killed, one whose report holds no
+// result, and one killed without a driver. By the rule (docs/check.md §7): each incomplete node
+// adds a node_report result naming it, FAIL (ERROR for the environment problem); the merge is
+// incomplete (no finished time, "complete": false); exit 1, or 3 with the environment problem.
+TEST(CheckMerge, IncompleteOrEmptyNodeMakesTheMergeIncompleteAndNamed) {
+  const NamedReport a = NodeReport("a", "gemm_bf16", {700, 702});  // PASS, complete
+  ASSERT_EQ(a.report.verdict, CheckStatus::kPass);
+  NamedReport killed = NodeReport("b", "gemm_bf16", {699});
+  killed.report.finished.clear();
+  const NamedReport empty = NodeReport("c", "gemm_bf16", {});
+  NamedReport nodriver = NodeReport("d", "cpu_steal", {0.01});
+  nodriver.report.finished.clear();
+  nodriver.report.environment_problem = true;
+
+  // Both complete: nothing incomplete, exit 0 (the rule does not fire on its own).
+  const MergeResult clean = MergeReports({a, NodeReport("e", "gemm_bf16", {701})}, MergeReportsRequest{});
+  EXPECT_TRUE(clean.incomplete.empty());
+  EXPECT_EQ(clean.merged.ExitCode(), kExitOk);
+  EXPECT_TRUE(MergeToJson(clean)["complete"].get<bool>());
+
+  for (const NamedReport* other : std::initializer_list<const NamedReport*>{&killed, &empty}) {
+    const MergeResult m = MergeReports({a, *other}, MergeReportsRequest{});
+    const std::string node = other == &killed ? "b" : "c";
+    SCOPED_TRACE(node);
+    ASSERT_EQ(m.incomplete.size(), 1u);
+    EXPECT_EQ(m.incomplete[0].label, node);
+    EXPECT_EQ(m.incomplete[0].file, node + ".json");
+    EXPECT_FALSE(m.incomplete[0].environment_problem);
+    EXPECT_EQ(m.merged.verdict, CheckStatus::kFail);
+    EXPECT_EQ(m.merged.ExitCode(), kExitNegative);
+    EXPECT_TRUE(m.merged.finished.empty());
+    // a's 2 results, b's 1 (c has none), and the node_report.
+    EXPECT_EQ(m.merged.tests.size(), other == &killed ? 4u : 3u);
+    const CheckResult& t = m.merged.tests.back();
+    EXPECT_EQ(t.name, "node_report");
+    EXPECT_EQ(t.node, node);
+    EXPECT_EQ(t.status, CheckStatus::kFail);
+    EXPECT_EQ(t.measured_text, other == &killed ? "incomplete" : "no results");
+
+    // Every output names the node and its file.
+    const nlohmann::json j = MergeToJson(m);
+    EXPECT_FALSE(j["complete"].get<bool>());
+    EXPECT_EQ(j["exit_code"], 1);
+    EXPECT_EQ(j["verdict"], "FAIL");
+    ASSERT_EQ(j["merge"]["incomplete"].size(), 1u);
+    EXPECT_EQ(j["merge"]["incomplete"][0]["node"], node);
+    EXPECT_EQ(j["merge"]["incomplete"][0]["file"], node + ".json");
+    // The merged file reads back as an incomplete report.
+    EXPECT_TRUE(ReportFromJson(j, "merged.json").finished.empty());
+    std::ostringstream text, md, html;
+    MergeToText(m, text);
+    MergeToMarkdown(m, md);
+    MergeToHtml(m, html);
+    const std::string named = node + " (" + node + ".json)";
+    EXPECT_NE(text.str().find("incomplete node report: " + named), std::string::npos) << text.str();
+    EXPECT_NE(md.str().find("## Incomplete node reports\n\nThe merge is incomplete"), std::string::npos);
+    EXPECT_NE(md.str().find("- " + named + ": "), std::string::npos) << md.str();
+    EXPECT_NE(md.str().find("- **FAIL** node_report (" + node + " host)"), std::string::npos) << md.str();
+    EXPECT_NE(html.str().find("<ul id=\"incomplete\">\n<li>" + named + ": "), std::string::npos);
+  }
+  EXPECT_NE(MergeReports({a, killed}, MergeReportsRequest{}).incomplete[0].reason.find("did not finish"),
+            std::string::npos);
+  EXPECT_NE(MergeReports({a, empty}, MergeReportsRequest{}).incomplete[0].reason.find("no result"), std::string::npos);
+
+  // Killed on a node without a driver: ERROR, exit 3; with the killed node too, still 3.
+  const MergeResult env = MergeReports({a, killed, nodriver}, MergeReportsRequest{});
+  ASSERT_EQ(env.incomplete.size(), 2u);
+  EXPECT_EQ(env.incomplete[1].label, "d");
+  EXPECT_TRUE(env.incomplete[1].environment_problem);
+  EXPECT_EQ(env.merged.tests.back().status, CheckStatus::kError);
+  EXPECT_EQ(env.merged.tests.back().node, "d");
+  EXPECT_EQ(env.merged.ExitCode(), kExitEnvironment);
+  EXPECT_EQ(IncompleteExitCode(env.incomplete), kExitEnvironment);
+  EXPECT_EQ(IncompleteExitCode({env.incomplete[0]}), kExitNegative);
+  EXPECT_EQ(IncompleteExitCode({}), kExitOk);
+}
+
+// Compare: an incomplete or empty report is named, its machine's verdict is FAIL (ERROR with an
+// environment problem) and it is not ranked; the comparison exits 1 (3).
+TEST(CheckCompare, IncompleteOrEmptyReportIsNamedAndNotClean) {
+  const NamedReport a = NodeReport("node-a", "storage_seq_read", {2.0}, "GB/s");
+  const NamedReport b = NodeReport("node-b", "storage_seq_read", {1.0}, "GB/s");
+  NamedReport killed = b;
+  killed.report.finished.clear();
+  NamedReport empty = NodeReport("node-c", "storage_seq_read", {}, "GB/s");
+
+  const ComparisonResult clean = CompareReports({a, b}, CompareReportsRequest{}, test::Catalog());
+  EXPECT_TRUE(clean.incomplete.empty());
+  EXPECT_EQ(clean.ExitCode(), kExitOk);
+  EXPECT_EQ(clean.machines[1].verdict, CheckStatus::kPass);
+
+  for (const NamedReport* other : std::initializer_list<const NamedReport*>{&killed, &empty}) {
+    const std::string label = other == &killed ? "node-b" : "node-c";
+    SCOPED_TRACE(label);
+    const ComparisonResult c = CompareReports({a, *other}, CompareReportsRequest{}, test::Catalog());
+    ASSERT_EQ(c.incomplete.size(), 1u);
+    EXPECT_EQ(c.incomplete[0].label, label);
+    EXPECT_EQ(c.ExitCode(), kExitNegative);
+    EXPECT_TRUE(c.machines[0].incomplete.empty());
+    EXPECT_EQ(c.machines[0].verdict, CheckStatus::kPass);
+    EXPECT_FALSE(c.machines[1].incomplete.empty());
+    EXPECT_EQ(c.machines[1].verdict, CheckStatus::kFail);
+    const nlohmann::json j = ComparisonToJson(c);
+    EXPECT_EQ(j["exit_code"], 1);
+    EXPECT_EQ(j["incomplete"][0]["label"], label);
+    EXPECT_EQ(j["incomplete"][0]["file"], label + ".json");
+    EXPECT_TRUE(j["machines"][0]["complete"].get<bool>());
+    EXPECT_FALSE(j["machines"][1]["complete"].get<bool>());
+    std::ostringstream text, md, html;
+    ComparisonToText(c, text);
+    ComparisonToMarkdown(c, md);
+    ComparisonToHtml(c, html);
+    const std::string note = label + " (" + label + ".json): not a complete report";
+    EXPECT_NE(text.str().find(note), std::string::npos) << text.str();
+    EXPECT_NE(md.str().find("- " + note), std::string::npos) << md.str();
+    EXPECT_NE(md.str().find("| complete | yes | no: "), std::string::npos) << md.str();
+    EXPECT_NE(html.str().find(note), std::string::npos);
+  }
+  killed.report.environment_problem = true;
+  const ComparisonResult env = CompareReports({a, killed}, CompareReportsRequest{}, test::Catalog());
+  EXPECT_EQ(env.ExitCode(), kExitEnvironment);
+  EXPECT_EQ(env.machines[1].verdict, CheckStatus::kError);
 }
 
 TEST(CheckMerge, Median) {

@@ -21,7 +21,14 @@ for (const k of ['binary', 'data', 'web', 'fixtures', 'out']) {
 }
 const browserPath = process.env.GPUPLAN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(join(args.web, 'index.html')) || !existsSync(browserPath)) {
-  console.error(`SKIP: no built page in ${args.web} (scripts/build-web.sh) or no ${browserPath}`);
+  // scripts/test.sh builds the page and scripts/install-deps.sh installs chromium: under
+  // GPUPLAN_CI=1 their absence is a failure, not a skip (docs/testing.md).
+  const why = `no built page in ${args.web} (scripts/build-web.sh) or no ${browserPath}`;
+  if (process.env.GPUPLAN_CI === '1') {
+    console.error(`FAIL: ${why} (GPUPLAN_CI=1: a skip is a failure)`);
+    process.exit(1);
+  }
+  console.error(`SKIP: ${why}`);
   process.exit(77);
 }
 const { chromium } = await import('playwright-core');
