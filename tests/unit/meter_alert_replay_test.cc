@@ -362,15 +362,21 @@ TEST(AlertReplayMinutes, AMinuteCountsWhenTheConditionHeldAllOfIt) {
         procs.push_back(p);
       }
     }
+    // Retention measures back from the newest sample held: GPU 1's sample at 03:00 puts the
+    // store's time there, so the 1 h cut (02:00) takes every sample of the first hour.
+    const int64_t later = kMonday + 3 * kHour;
+    GpuSample next;
+    next.time_ms = later;
+    next.gpu = 1;
+    gpus.push_back(next);
     store.Append(gpus);
     store.Append(procs);
-    const int64_t later = kMonday + 3 * kHour;
     while (store.Buffered() > 0) store.Flush(later);
     store.RollUp(later);
-    store.ApplyRetention(later);  // raw samples older than 1 h: all of them
+    store.ApplyRetention(later);  // raw samples older than 1 h: all of the first hour's
   }
   const MeterStore store = MeterStore::Open(db, ReadOnly());
-  ASSERT_FALSE(store.Extent().raw_from_ms.has_value());
+  ASSERT_EQ(store.Extent().raw_from_ms, kMonday + 3 * kHour);  // only GPU 1's, after the range
   AlertRules r;
   r.idle_minutes = 30;
   r.low_util_minutes = 15;
