@@ -245,6 +245,18 @@ class Writer {
       end_ms_ = end_ms;
     }
     cv_.notify_one();
+    // After a stop request, a statement stuck on a slow disk is interrupted (sqlite3_interrupt,
+    // repeated: it only reaches a statement that is running) once the drain time is over.
+    if (MeterStopRequested()) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kStopDrainSeconds + 0.5);
+      while (!finished_) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+          store_.Interrupt();
+        }
+        finished_cv_.wait_for(lock, std::chrono::milliseconds(kThrottleWaitMs));
+      }
+    }
     thread_.join();
   }
   Published Get() const {
@@ -254,6 +266,16 @@ class Writer {
 
  private:
   void Run() {
+    struct Finished {  // whichever way Run ends
+      Writer& w;
+      ~Finished() {
+        {
+          std::lock_guard<std::mutex> lock(w.mutex_);
+          w.finished_ = true;
+        }
+        w.finished_cv_.notify_all();
+      }
+    } finished{*this};
     try {
       for (;;) {
         std::vector<TraceStep> steps;
@@ -369,6 +391,8 @@ class Writer {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::condition_variable room_;  // the writer made room (Throttle)
+  std::condition_variable finished_cv_;
+  bool finished_ = false;  // Run has returned
   // Shared with the sampling thread (under mutex_).
   std::vector<TraceStep> pending_;
   std::size_t pending_rows_ = 0;

@@ -2059,4 +2059,10 @@ StoreExtent MeterStore::Extent() const {
 
 StoreCounters MeterStore::Counters() const { return impl_->counters; }
 
+void MeterStore::Interrupt() {
+  if (impl_ && impl_->db != nullptr) {
+    sqlite3_interrupt(impl_->db);
+  }
+}
+
 }  // namespace gpuplan

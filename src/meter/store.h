@@ -284,6 +284,10 @@ class MeterStore {
                                         std::optional<int> gpu = {}) const;
   StoreExtent Extent() const;
   StoreCounters Counters() const;
+  // From any thread: makes the statement running on this store's connection (a flush stuck on a
+  // slow disk) fail with SQLITE_INTERRUPT, which Flush reports as a behind state (the samples
+  // stay buffered). The agent calls it when a stop request outlasts its drain time.
+  void Interrupt();
 
  private:
   struct Impl;
