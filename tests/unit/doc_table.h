@@ -18,9 +18,9 @@ inline void CheckGeneratedBlock(const std::string& doc_path, const std::string& 
   ss << in.rdbuf();
   std::string doc = ss.str();
   const auto b = doc.find(begin);
-  const auto e = doc.find(end);
+  const auto e = b == std::string::npos ? std::string::npos : doc.find(end, b + begin.size());
   ASSERT_NE(b, std::string::npos) << doc_path << " lacks " << begin;
-  ASSERT_NE(e, std::string::npos) << doc_path << " lacks " << end;
+  ASSERT_NE(e, std::string::npos) << doc_path << " lacks " << end << " after " << begin;
   const std::size_t from = b + begin.size();
   if (std::getenv("GPUPLAN_UPDATE_DOCS") != nullptr) {
     doc.replace(from, e - from, table);

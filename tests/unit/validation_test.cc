@@ -1,7 +1,8 @@
 // Validation against published MEASURED memory (tests/validation/memory_cases.yaml, sources in
 // docs/validation-memory-sources.md). Recomputes every prediction, checks that the table in
-// docs/validation-memory.md is current (GPUPLAN_UPDATE_DOCS=1 rewrites it), and bounds the
-// median error so a regression in the model shows up here.
+// docs/validation-memory.md and the summary in README.md are current (GPUPLAN_UPDATE_DOCS=1
+// rewrites them), holds every row to its own `bound` (a row without one is an error) and bounds
+// the median error, so a regression in the model shows up here.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -50,6 +51,7 @@ int64_t Int(const YAML::Node& n, int64_t fallback) { return n && !n.IsNull() ? n
 struct Row {
   std::string id, model, task, layout, framework, statistic, source;
   double measured = 0, predicted = 0;
+  double bound = -1;  // the row's own bound on |predicted / measured - 1|; -1 = none in the YAML
   double Error() const { return (predicted - measured) / measured; }
 };
 
@@ -65,6 +67,9 @@ Row Predict(const YAML::Node& c, const GpuCatalog& cat) {
   r.statistic = Str(c["statistic"]);
   r.measured = c["measured_gib"].as<double>();
   r.source = Str(c["source"]);
+  if (c["bound"] && !c["bound"].IsNull()) {
+    r.bound = c["bound"].as<double>();
+  }
   FitRequest q;
   q.model = ConfigFor(r.model);
   q.task = r.task;
@@ -121,11 +126,12 @@ Row Predict(const YAML::Node& c, const GpuCatalog& cat) {
 
 std::string Table(const std::vector<Row>& rows) {
   std::string t =
-      "| case | model | task | layout | framework | statistic | measured GiB | predicted GiB | error |\n"
-      "|---|---|---|---|---|---|---:|---:|---:|\n";
+      "| case | model | task | layout | framework | statistic | measured GiB | predicted GiB | error | bound |\n"
+      "|---|---|---|---|---|---|---:|---:|---:|---:|\n";
   for (const auto& r : rows) {
-    t += fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:+.1f}% |\n", r.id, r.model, r.task, r.layout,
-                     r.framework, r.statistic, r.measured, r.predicted, 100 * r.Error());
+    t += fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {} |\n", r.id, r.model, r.task,
+                     r.layout, r.framework, r.statistic, r.measured, r.predicted, 100 * r.Error(),
+                     r.bound > 0 ? fmt::format("{:g}%", 100 * r.bound) : "none");
   }
   std::vector<double> errs;
   for (const auto& r : rows) {
@@ -139,8 +145,31 @@ std::string Table(const std::vector<Row>& rows) {
   return t;
 }
 
+// The row count and the errors README.md quotes.
+std::string Summary(const std::vector<Row>& rows) {
+  std::vector<double> errs;
+  double weights_worst = 0;
+  int weights = 0;
+  for (const auto& r : rows) {
+    errs.push_back(std::fabs(r.Error()));
+    if (r.statistic == "weights") {
+      ++weights;
+      weights_worst = std::max(weights_worst, std::fabs(r.Error()));
+    }
+  }
+  std::sort(errs.begin(), errs.end());
+  const double median = errs.size() % 2 == 1 ? errs[errs.size() / 2]
+                                             : (errs[errs.size() / 2 - 1] + errs[errs.size() / 2]) / 2;
+  return fmt::format(
+      "  - memory, {} published rows (docs/validation-memory.md): weights within {:.1f}% ({} rows), median "
+      "absolute error {:.1f}%, largest {:.1f}%.\n",
+      rows.size(), 100 * weights_worst, weights, 100 * median, 100 * errs.back());
+}
+
 constexpr const char* kBegin = "<!-- BEGIN GENERATED TABLE (tests/unit/validation_test.cc) -->\n";
 constexpr const char* kEnd = "<!-- END GENERATED TABLE -->";
+constexpr const char* kReadmeBegin = "  <!-- BEGIN GENERATED SUMMARY (tests/unit/validation_test.cc) -->\n";
+constexpr const char* kReadmeEnd = "  <!-- END GENERATED SUMMARY (memory) -->";
 
 TEST(Validation, MemoryAgainstPublishedMeasurements) {
   const GpuCatalog cat = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
@@ -153,8 +182,21 @@ TEST(Validation, MemoryAgainstPublishedMeasurements) {
   const std::string table = Table(rows);
 
   test::CheckGeneratedBlock(test::DataDir() + "/../docs/validation-memory.md", kBegin, kEnd, table);
+  test::CheckGeneratedBlock(test::DataDir() + "/../README.md", kReadmeBegin, kReadmeEnd, Summary(rows));
   std::cout << table;
 
+  // Every row within its own bound (memory_cases.yaml: the row's documented error plus a margin,
+  // the reason in a comment beside it); a row without a bound is an error, so a new row cannot
+  // come in unbounded.
+  for (const auto& r : rows) {
+    if (r.bound <= 0) {
+      ADD_FAILURE() << r.id << ": no `bound` in memory_cases.yaml";
+      continue;
+    }
+    EXPECT_LE(std::fabs(r.Error()), r.bound)
+        << r.id << ": predicted " << r.predicted << " GiB vs measured " << r.measured << " GiB is "
+        << fmt::format("{:+.1f}%", 100 * r.Error()) << ", outside its bound of " << 100 * r.bound << "%";
+  }
   // Weights are the part the model must get right to within a few percent.
   for (const auto& r : rows) {
     if (r.statistic == "weights") {
