@@ -11,8 +11,13 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_config_json fuzz_safetensors fuzz_gpu_catalog fuzz_offers fuzz_usage_csv)
 dir=${FUZZ_BUILD_DIR:-build-fuzz}
-CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DGPUPLAN_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
+# The sanitizer build (scripts/test.sh builds the library's tests in it too). No benchmarks, no
+# CUDA worker; -O1 -g1 keeps compile time down and stacks readable.
+CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF -DCMAKE_BUILD_TYPE=None \
+  -DCMAKE_CXX_FLAGS="-O1 -g1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
+if [ "$seconds" = "--configure" ]; then
+  exit 0
+fi
 ninja -C "$dir" "${targets[@]}"
 for t in "${targets[@]}"; do
   mkdir -p "fuzz-corpus/$t"
