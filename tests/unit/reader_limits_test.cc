@@ -113,6 +113,25 @@ TEST(YamlDepth, SyntaxErrorsStillNameTheirLine) {
   EXPECT_NE(e.message().find("YAML error"), std::string::npos) << e.message();
 }
 
+// fuzz_gpu_catalog's input (docs/fuzzing.md, "Found and fixed"): yaml-cpp 0.7 reports an empty
+// document at a token no value can start with, without consuming it, at every call; reading the
+// documents to the end never ended. The stray ',' is on line 1.
+TEST(YamlProgress, AStrayCommaIsAnErrorNotAHang) {
+  const InputError e = ExpectInputError(
+      [] { ParseYamlText(",pus:\n300 nuse: XN4YAML15ParserExceptionEnt0]\n", "fuzz.yaml"); });
+  EXPECT_EQ(e.file(), "fuzz.yaml");
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(e.message().find("YAML error"), std::string::npos) << e.message();
+  // After a comment and an empty line, the comma is on line 3.
+  EXPECT_EQ(ExpectInputError([] { ParseYamlText("# gpus\n\n, a: 1\n", "c.yaml"); }).line(), 3);
+}
+
+TEST(YamlProgress, SeveralDocumentsStillRead) {
+  // An empty document (bytes 0-3) and one holding a: 1 (from byte 4): the first is the one read.
+  EXPECT_TRUE(ParseYamlText("---\n---\na: 1\n", "docs.yaml").IsNull());
+  EXPECT_EQ(ParseYamlText("a: 1\n---\nb: 2\n", "docs.yaml")["a"].as<int>(), 1);
+}
+
 // ---- worker lines ----
 
 TEST(WorkerLineBounds, DeviceIndexIsMinusOneTo1023) {
