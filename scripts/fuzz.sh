@@ -3,17 +3,20 @@
 # usage: scripts/fuzz.sh [seconds-per-target=600] [target ...]
 # Seeds come from tests/fuzz/seeds/<target>; corpora grow in fuzz-corpus/<target> (git-ignored);
 # a crash, leak or sanitizer report stops the run with a non-zero exit and leaves its input
-# as crash-*/leak-* in fuzz-corpus/.
+# as crash-*/leak-* in fuzz-corpus/. FUZZ_JOBS=N limits the build to N parallel jobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_config_json fuzz_safetensors fuzz_gpu_catalog fuzz_offers fuzz_usage_csv)
+# Every target of tests/fuzz/CMakeLists.txt, lowest layer first (docs/fuzzing.md lists them).
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_time_text fuzz_nvidia_smi_xml fuzz_nvidia_smi_text fuzz_recording
+  fuzz_safetensors fuzz_gpu_catalog fuzz_config_json fuzz_frameworks fuzz_gemm_table fuzz_offers fuzz_usage_csv
+  fuzz_worker_line fuzz_thresholds fuzz_expect fuzz_alerts fuzz_trace fuzz_check_report fuzz_serve_api)
 dir=${FUZZ_BUILD_DIR:-build-fuzz}
 CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DGPUPLAN_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
-ninja -C "$dir" "${targets[@]}"
+ninja -C "$dir" ${FUZZ_JOBS:+-j"$FUZZ_JOBS"} "${targets[@]}"
 for t in "${targets[@]}"; do
   mkdir -p "fuzz-corpus/$t"
   echo "== $t for ${seconds}s"

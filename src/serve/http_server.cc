@@ -446,6 +446,26 @@ void HttpServer::Stop() {
 
 int HttpServer::Port() const { return impl_->port; }
 
+HttpResponse HttpServer::Answer(const HttpRequest& request, const std::map<std::string, std::string>& headers) const {
+  httplib::Request req;
+  req.method = request.method;
+  req.path = request.path;
+  req.body = request.body;
+  for (const auto& [k, v] : headers) {
+    req.set_header(k, v);
+  }
+  for (const auto& [k, v] : request.query) {
+    req.params.emplace(k, v);
+  }
+  httplib::Response res;
+  impl_->Dispatch(req, res);
+  HttpResponse out;
+  out.status = res.status;
+  out.content_type = res.get_header_value("Content-Type");
+  out.body = res.body;
+  return out;
+}
+
 const HttpServerOptions& HttpServer::Options() const { return impl_->options; }
 
 }  // namespace gpuplan
