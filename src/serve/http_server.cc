@@ -129,7 +129,10 @@ bool IsLoopbackAddress(const std::string& address) {
 HttpResponse HttpResponse::Json(const nlohmann::json& j, int status) {
   HttpResponse r;
   r.status = status;
-  r.body = j.dump();
+  // Strings that are not UTF-8 (an error message quoting the bytes of a request, a name read from
+  // a pasted file) are written with U+FFFD in place of each bad byte: the writer's default, an
+  // exception, thrown while answering a 400, escaped Dispatch and became a 500 "internal error".
+  r.body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return r;
 }
 
