@@ -155,28 +155,35 @@ std::optional<std::string> MinimumDriverForCuda(const std::string& cuda) {
 }
 
 int CompareVersions(const std::string& a, const std::string& b) {
+  // Each part's leading digits without leading zeros ("" is 0), compared as numbers of any
+  // length: the shorter is smaller, else digit by digit. (Reading a part into a long overflowed
+  // on a driver version of 20 digits from a capture.)
   auto parts = [](const std::string& s) {
-    std::vector<long> out;
+    std::vector<std::string> out;
     std::stringstream ss(s);
     std::string item;
     while (std::getline(ss, item, '.')) {
-      long v = 0;
-      for (char c : item) {
-        if (!std::isdigit(static_cast<unsigned char>(c))) {
-          break;
-        }
-        v = v * 10 + (c - '0');
+      std::size_t end = 0;
+      while (end < item.size() && std::isdigit(static_cast<unsigned char>(item[end]))) {
+        ++end;
       }
-      out.push_back(v);
+      std::size_t begin = 0;
+      while (begin < end && item[begin] == '0') {
+        ++begin;
+      }
+      out.push_back(item.substr(begin, end - begin));
     }
     return out;
   };
   auto pa = parts(a);
   auto pb = parts(b);
   const std::size_t n = std::max(pa.size(), pb.size());
-  pa.resize(n, 0);
-  pb.resize(n, 0);
+  pa.resize(n);
+  pb.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
+    if (pa[i].size() != pb[i].size()) {
+      return pa[i].size() < pb[i].size() ? -1 : 1;
+    }
     if (pa[i] != pb[i]) {
       return pa[i] < pb[i] ? -1 : 1;
     }

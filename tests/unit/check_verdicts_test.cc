@@ -200,5 +200,20 @@ TEST(Expect, CountsOutside1To1024AreInputErrors) {
   EXPECT_NE(e.gpu, nullptr);
 }
 
+// fuzz_expect: a version part of 19 or more digits overflowed a long (UBSan: signed overflow) when
+// a capture's driver version was compared with the one --cuda needs.
+TEST(Expect, VersionsCompareAsNumbersOfAnyLength) {
+  EXPECT_EQ(CompareVersions("12.10", "12.4"), 1);
+  EXPECT_EQ(CompareVersions("550.54.14", "550.54.14"), 0);
+  EXPECT_EQ(CompareVersions("12.04", "12.4"), 0);   // leading zeros
+  EXPECT_EQ(CompareVersions("12", "12.0.0"), 0);    // missing parts are 0
+  EXPECT_EQ(CompareVersions("535.x", "535.0"), 0);  // a part without digits is 0
+  // The fuzzer's kind of part: 20 fives is more than 2^63 - 1 (19 digits) and more than 12.
+  EXPECT_EQ(CompareVersions("55555555555555555555", "12.4"), 1);
+  EXPECT_EQ(CompareVersions("12.4", "55555555555555555555"), -1);
+  EXPECT_EQ(CompareVersions("99999999999999999999.1", "99999999999999999999.2"), -1);
+  EXPECT_EQ(CompareVersions("100000000000000000000", "99999999999999999999"), 1);
+}
+
 }  // namespace
 }  // namespace gpuplan
