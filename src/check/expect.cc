@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <regex>
 #include <sstream>
+#include <system_error>
 #include <vector>
 
 #include "core/error.h"
@@ -48,6 +50,18 @@ const Gpu* ResolveCard(const std::string& name, const GpuCatalog& catalog) {
   return matches == 1 ? only : nullptr;
 }
 
+// The count of an --expect text (its digits): 1 to 1,024, else InputError (also for more digits
+// than an int holds, which std::stoi threw as std::out_of_range, an internal error).
+int ExpectCount(const std::string& digits) {
+  int v = 0;
+  const char* end = digits.data() + digits.size();
+  const auto [p, ec] = std::from_chars(digits.data(), end, v);
+  if (ec != std::errc() || p != end || v <= 0 || v > 1024) {
+    throw InputError("expected a GPU count between 1 and 1024, got " + digits, "", 0, "--expect");
+  }
+  return v;
+}
+
 }  // namespace
 
 Expectation ParseExpect(const std::string& text, const GpuCatalog& catalog) {
@@ -72,18 +86,15 @@ Expectation ParseExpect(const std::string& text, const GpuCatalog& catalog) {
   static const std::regex kCountOnly(R"(^(\d+)\s*[xX×*]?$)");
   std::string card;
   if (std::regex_match(rest, m, kCountOnly)) {
-    e.count = std::stoi(m[1].str());
+    e.count = ExpectCount(m[1].str());
   } else if (std::regex_match(rest, m, kLeading) || std::regex_match(rest, m, kLeadingTight)) {
-    e.count = std::stoi(m[1].str());
+    e.count = ExpectCount(m[1].str());
     card = Trim(m[2].str());
   } else if (std::regex_match(rest, m, kTrailing)) {
     card = Trim(m[1].str());
-    e.count = std::stoi(m[2].str());
+    e.count = ExpectCount(m[2].str());
   } else {
     card = rest;
-  }
-  if (e.count && (*e.count <= 0 || *e.count > 1024)) {
-    throw InputError("expected a GPU count between 1 and 1024, got " + std::to_string(*e.count), "", 0, "--expect");
   }
   if (!card.empty()) {
     e.gpu = ResolveCard(card, catalog);
@@ -144,28 +155,35 @@ std::optional<std::string> MinimumDriverForCuda(const std::string& cuda) {
 }
 
 int CompareVersions(const std::string& a, const std::string& b) {
+  // Each part's leading digits without leading zeros ("" is 0), compared as numbers of any
+  // length: the shorter is smaller, else digit by digit. (Reading a part into a long overflowed
+  // on a driver version of 20 digits from a capture.)
   auto parts = [](const std::string& s) {
-    std::vector<long> out;
+    std::vector<std::string> out;
     std::stringstream ss(s);
     std::string item;
     while (std::getline(ss, item, '.')) {
-      long v = 0;
-      for (char c : item) {
-        if (!std::isdigit(static_cast<unsigned char>(c))) {
-          break;
-        }
-        v = v * 10 + (c - '0');
+      std::size_t end = 0;
+      while (end < item.size() && std::isdigit(static_cast<unsigned char>(item[end]))) {
+        ++end;
       }
-      out.push_back(v);
+      std::size_t begin = 0;
+      while (begin < end && item[begin] == '0') {
+        ++begin;
+      }
+      out.push_back(item.substr(begin, end - begin));
     }
     return out;
   };
   auto pa = parts(a);
   auto pb = parts(b);
   const std::size_t n = std::max(pa.size(), pb.size());
-  pa.resize(n, 0);
-  pb.resize(n, 0);
+  pa.resize(n);
+  pb.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
+    if (pa[i].size() != pb[i].size()) {
+      return pa[i].size() < pb[i].size() ? -1 : 1;
+    }
     if (pa[i] != pb[i]) {
       return pa[i] < pb[i] ? -1 : 1;
     }

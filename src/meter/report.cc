@@ -105,7 +105,17 @@ void AddHist(UtilisationDistribution& into, const std::array<double, kUtilisatio
 }
 
 // A reader-friendly range check; throws InputError for a range that is empty or reversed.
+// The earliest time a range may start: 2000-01-01T00:00Z, as for the samples of a trace
+// (meter/trace.cc), so no store holds anything earlier. A range is read as one row per GPU and
+// hour; one from the year 401 (fuzz_serve_api's /api/meter/export?from=401-03-02) asked for 14
+// million hours and ran the server out of memory.
+constexpr int64_t kEarliestRangeMs = 946684800000;
+
 void CheckRange(int64_t from, int64_t to, int zone) {
+  if (from < kEarliestRangeMs) {
+    throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be 2000-01-01 or later (no meter holds earlier samples)",
+                     "", 0, "--from");
+  }
   if (from >= to) {
     throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be before --to (" + FormatTimeMs(to, zone) + ")",
                      "", 0, "--from");

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include <yaml-cpp/eventhandler.h>
@@ -24,13 +25,25 @@ std::string Fmt(double v) {
 }
 
 // Counts the nesting of yaml-cpp's events and stops at the first node past kMaxYamlDepth.
+// Also stops where yaml-cpp 0.7 stops making progress: on a token no node can start with (a ','
+// at the top, as in ",a: 1"), HandleNextDocument reports an empty document without consuming the
+// token, and again at every call, so reading the documents to the end never ends (fixed upstream
+// after 0.7: yaml-cpp PR #1319). Two documents cannot start at the same place of a text.
 class DepthCheck final : public YAML::EventHandler {
  public:
   struct TooDeep {
     int line;
   };
+  struct Stuck {
+    int line;
+  };
 
-  void OnDocumentStart(const YAML::Mark& /*mark*/) override {}
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (last_document_pos_ && *last_document_pos_ == mark.pos) {
+      throw Stuck{mark.line >= 0 ? mark.line + 1 : 0};
+    }
+    last_document_pos_ = mark.pos;
+  }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
   void OnAlias(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
@@ -54,6 +67,7 @@ class DepthCheck final : public YAML::EventHandler {
     }
   }
   int depth_ = 0;
+  std::optional<int> last_document_pos_;
 };
 
 }  // namespace
@@ -71,6 +85,8 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
     throw InputError("YAML nested deeper than " + std::to_string(kMaxYamlDepth) +
                          " mappings and sequences (gpuplan reads at most that depth)",
                      file, e.line, "(nesting)");
+  } catch (const DepthCheck::Stuck& e) {
+    throw InputError("YAML error: no value can start here (a stray ',', ']' or '}'?)", file, e.line);
   } catch (const YAML::Exception& e) {
     throw InputError("YAML error: " + e.msg, file, e.mark.line >= 0 ? e.mark.line + 1 : 0);
   }

@@ -129,7 +129,10 @@ bool IsLoopbackAddress(const std::string& address) {
 HttpResponse HttpResponse::Json(const nlohmann::json& j, int status) {
   HttpResponse r;
   r.status = status;
-  r.body = j.dump();
+  // Strings that are not UTF-8 (an error message quoting the bytes of a request, a name read from
+  // a pasted file) are written with U+FFFD in place of each bad byte: the writer's default, an
+  // exception, thrown while answering a 400, escaped Dispatch and became a 500 "internal error".
+  r.body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return r;
 }
 
@@ -445,6 +448,26 @@ void HttpServer::Stop() {
 }
 
 int HttpServer::Port() const { return impl_->port; }
+
+HttpResponse HttpServer::Answer(const HttpRequest& request, const std::map<std::string, std::string>& headers) const {
+  httplib::Request req;
+  req.method = request.method;
+  req.path = request.path;
+  req.body = request.body;
+  for (const auto& [k, v] : headers) {
+    req.set_header(k, v);
+  }
+  for (const auto& [k, v] : request.query) {
+    req.params.emplace(k, v);
+  }
+  httplib::Response res;
+  impl_->Dispatch(req, res);
+  HttpResponse out;
+  out.status = res.status;
+  out.content_type = res.get_header_value("Content-Type");
+  out.body = res.body;
+  return out;
+}
 
 const HttpServerOptions& HttpServer::Options() const { return impl_->options; }
 

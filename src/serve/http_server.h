@@ -96,6 +96,13 @@ class HttpServer {
   int Port() const;
   const HttpServerOptions& Options() const;
 
+  // Answers one request in this process as a connection's request is answered (the gate of
+  // Host, token, media type and body size, the route, the error mapping), with no socket: for
+  // tests and the fuzz target of the serve API (tests/fuzz/fuzz_serve_api.cc). `request.params`
+  // is ignored (the route captures them); `headers` are the request's (Host, Authorization,
+  // Content-Type, ...).
+  HttpResponse Answer(const HttpRequest& request, const std::map<std::string, std::string>& headers) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -650,6 +650,18 @@ class LineIndex {
   std::vector<size_t> breaks_;
 };
 
+// A capture's names, serials and versions go into check reports and recordings (JSON), which
+// cannot hold bytes that are not UTF-8: such a capture is refused here, naming the line, rather
+// than failing when the report is written. nvidia-smi writes UTF-8 (its XML declares no other
+// encoding).
+void RequireUtf8(const std::string& text, const std::string& file, const char* origin, const char* field) {
+  if (const auto at = FirstNonUtf8(text)) {
+    throw InputError(fmt::format("{}: not UTF-8 text (byte 0x{:02X} at offset {})", origin,
+                                 static_cast<unsigned char>(text[*at]), *at),
+                     file, LineIndex(text).LineOf(static_cast<ptrdiff_t>(*at)), field);
+  }
+}
+
 // Copies the element tree below `log` into the capture, breadth by breadth with an explicit
 // list of pending elements, never recursing: the stack use does not depend on the depth.
 void CopyXml(const pugi::xml_node& log, Capture& cap, const LineIndex& lines) {
@@ -693,6 +705,7 @@ void CheckAttached(const Capture& cap) {
 }  // namespace
 
 SystemSnapshot ParseNvidiaSmiXml(const std::string& text, const std::string& file) {
+  RequireUtf8(text, file, "nvidia-smi -q -x", "nvidia_smi_log");
   pugi::xml_document doc;
   const pugi::xml_parse_result res =
       doc.load_buffer(text.data(), text.size(), pugi::parse_default | pugi::parse_doctype);
@@ -720,6 +733,7 @@ SystemSnapshot ParseNvidiaSmiXml(const std::string& text, const std::string& fil
 }
 
 SystemSnapshot ParseNvidiaSmiQueryText(const std::string& text, const std::string& file) {
+  RequireUtf8(text, file, "nvidia-smi -q", "");
   Capture cap;
   cap.file = file;
   cap.origin = "nvidia-smi -q";

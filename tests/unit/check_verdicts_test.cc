@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "check/expect.h"
+#include "core/error.h"
 #include "check/sold_as.h"
 #include "telemetry/nvidia_smi.h"
 #include "telemetry/recorded_source.h"
@@ -174,6 +175,44 @@ TEST(HealthDelta, EccXidAndCorrected) {
   r = JudgeHealthDelta(before, before, {xid}, "burn-in");
   EXPECT_EQ(r.at(0).status, CheckStatus::kFail);
   EXPECT_NE(r.at(0).evidence.find("XID 79"), std::string::npos);
+}
+
+// fuzz_expect (docs/fuzzing.md, "Found and fixed"): a count with more digits than an int holds
+// escaped std::stoi as std::out_of_range (an internal error, exit 4) instead of an input error.
+TEST(Expect, CountsOutside1To1024AreInputErrors) {
+  const auto message = [](const std::string& text) -> std::string {
+    try {
+      ParseExpect(text, test::Catalog());
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "--expect") << text;
+      return e.message();
+    }
+    ADD_FAILURE() << "expected InputError for " << text;
+    return "";
+  };
+  // The fuzzer's input: 15 eights and an X, the count-only form.
+  EXPECT_EQ(message("888888888888888X"), "expected a GPU count between 1 and 1024, got 888888888888888");
+  EXPECT_EQ(message("H100 SXM x 99999999999"), "expected a GPU count between 1 and 1024, got 99999999999");
+  EXPECT_EQ(message("1025x H100 SXM"), "expected a GPU count between 1 and 1024, got 1025");
+  EXPECT_EQ(message("0x H100 SXM"), "expected a GPU count between 1 and 1024, got 0");
+  const Expectation e = ParseExpect("1024x H100 SXM", test::Catalog());
+  EXPECT_EQ(e.count, 1024);
+  EXPECT_NE(e.gpu, nullptr);
+}
+
+// fuzz_expect: a version part of 19 or more digits overflowed a long (UBSan: signed overflow) when
+// a capture's driver version was compared with the one --cuda needs.
+TEST(Expect, VersionsCompareAsNumbersOfAnyLength) {
+  EXPECT_EQ(CompareVersions("12.10", "12.4"), 1);
+  EXPECT_EQ(CompareVersions("550.54.14", "550.54.14"), 0);
+  EXPECT_EQ(CompareVersions("12.04", "12.4"), 0);   // leading zeros
+  EXPECT_EQ(CompareVersions("12", "12.0.0"), 0);    // missing parts are 0
+  EXPECT_EQ(CompareVersions("535.x", "535.0"), 0);  // a part without digits is 0
+  // The fuzzer's kind of part: 20 fives is more than 2^63 - 1 (19 digits) and more than 12.
+  EXPECT_EQ(CompareVersions("55555555555555555555", "12.4"), 1);
+  EXPECT_EQ(CompareVersions("12.4", "55555555555555555555"), -1);
+  EXPECT_EQ(CompareVersions("99999999999999999999.1", "99999999999999999999.2"), -1);
+  EXPECT_EQ(CompareVersions("100000000000000000000", "99999999999999999999"), 1);
 }
 
 }  // namespace

@@ -861,5 +861,27 @@ TEST(MeterRightSizing, MigProfileNames) {
   EXPECT_FALSE(ParseMigProfile("big").has_value());
 }
 
+// fuzz_serve_api (docs/fuzzing.md, "Found and fixed"): GET /api/meter/export?from=401-03-02 read
+// one row per hour from the year 401 (about 14 million) and ran out of memory. A range starts
+// 2000-01-01T00:00Z or later: 946,684,800,000 ms (10,957 days after 1970-01-01).
+TEST(MeterRange, StartsIn2000OrLater) {
+  const int64_t now = 1772359200;  // 2026-03-01T10:00Z
+  const auto field = [now](const std::string& from, const std::string& to, int zone) -> std::string {
+    try {
+      MeterReportRange(from, to, zone, now);
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return "";
+  };
+  EXPECT_EQ(field("401-03-02", "", 0), "--from");
+  EXPECT_EQ(field("1999-12-31T23:00Z", "2000-01-02", 0), "--from");
+  // 2000-01-01 00:00 at +08:00 is 1999-12-31T16:00Z: before the earliest start.
+  EXPECT_EQ(field("2000-01-01", "2000-01-02", 480), "--from");
+  const TimeRange r = MeterReportRange("2000-01-01", "2000-01-02", 0, now);
+  EXPECT_EQ(r.from_ms, 946684800000);
+  EXPECT_EQ(r.to_ms, 946684800000 + 24 * 3600000LL);
+}
+
 }  // namespace
 }  // namespace gpuplan

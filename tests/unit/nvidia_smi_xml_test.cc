@@ -600,5 +600,39 @@ TEST(NvidiaSmiBounds, NegativeAttachedCountIsAnError) {
   EXPECT_EQ(e.line(), 4);
 }
 
+// fuzz_nvidia_smi_xml and fuzz_nvidia_smi_text (docs/fuzzing.md, "Found and fixed"): a byte that
+// is not UTF-8 in a capture reached the check report, whose JSON writer threw (an internal error).
+TEST(NvidiaSmiHostile, NonUtf8CaptureIsAnErrorNamingTheLine) {
+  // a100-sxm4-mig.xml line 9: <product_name>NVIDIA A100-SXM4-40GB</product_name>; a lone 0xBC
+  // (a continuation byte with no lead) put before "A100".
+  std::string xml = ReadAll(Fixture("a100-sxm4-mig.xml"));
+  const auto at = xml.find("NVIDIA A100-SXM4-40GB");
+  ASSERT_NE(at, std::string::npos);
+  xml.insert(at + 7, "\xBC");
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiXml(xml, "bad.xml"); });
+  EXPECT_EQ(e.file(), "bad.xml");
+  EXPECT_EQ(e.line(), 9);
+  EXPECT_EQ(e.field(), "nvidia_smi_log");
+  EXPECT_NE(e.message().find("not UTF-8"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("0xBC"), std::string::npos) << e.message();
+  // h100-590-q.txt line 10: "    Product Name    ...  : NVIDIA H100 80GB HBM3"; 0x86 after "NVIDIA".
+  std::string text = ReadAll(Fixture("h100-590-q.txt"));
+  const auto name = text.find("NVIDIA H100 80GB HBM3");
+  ASSERT_NE(name, std::string::npos);
+  text.insert(name + 6, "\x86");
+  const InputError t = ExpectInputError([&] { ParseNvidiaSmiQueryText(text, "bad.txt"); });
+  EXPECT_EQ(t.line(), 10);
+  EXPECT_NE(t.message().find("0x86"), std::string::npos) << t.message();
+}
+
+TEST(NvidiaSmiHostile, Utf8NamesStillRead) {
+  // An en dash (U+2013, bytes E2 80 93) in the product name of line 9 is UTF-8: read as it is.
+  std::string xml = ReadAll(Fixture("a100-sxm4-mig.xml"));
+  const auto at = xml.find("NVIDIA A100-SXM4-40GB");
+  ASSERT_NE(at, std::string::npos);
+  xml.replace(at + 11, 1, "\xE2\x80\x93");
+  EXPECT_EQ(OnlyGpu(ParseNvidiaSmiXml(xml, "dash.xml")).name, "NVIDIA A100\xE2\x80\x93SXM4-40GB");
+}
+
 }  // namespace
 }  // namespace gpuplan

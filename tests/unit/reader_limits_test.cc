@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "check/worker_protocol.h"
 #include "core/error.h"
 #include "io/check_json.h"
+#include "read/file_text.h"
 #include "read/json_depth.h"
 #include "read/json_fields.h"
 #include "read/yaml_fields.h"
@@ -111,6 +113,39 @@ TEST(YamlDepth, SyntaxErrorsStillNameTheirLine) {
   const InputError e = ExpectInputError([&] { ParseYamlText("a: 1\nb: [1, 2\n", "bad.yaml"); });
   EXPECT_EQ(e.file(), "bad.yaml");
   EXPECT_NE(e.message().find("YAML error"), std::string::npos) << e.message();
+}
+
+// fuzz_gpu_catalog's input (docs/fuzzing.md, "Found and fixed"): yaml-cpp 0.7 reports an empty
+// document at a token no value can start with, without consuming it, at every call; reading the
+// documents to the end never ended. The stray ',' is on line 1.
+TEST(YamlProgress, AStrayCommaIsAnErrorNotAHang) {
+  const InputError e = ExpectInputError(
+      [] { ParseYamlText(",pus:\n300 nuse: XN4YAML15ParserExceptionEnt0]\n", "fuzz.yaml"); });
+  EXPECT_EQ(e.file(), "fuzz.yaml");
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(e.message().find("YAML error"), std::string::npos) << e.message();
+  // After a comment and an empty line, the comma is on line 3.
+  EXPECT_EQ(ExpectInputError([] { ParseYamlText("# gpus\n\n, a: 1\n", "c.yaml"); }).line(), 3);
+}
+
+TEST(YamlProgress, SeveralDocumentsStillRead) {
+  // An empty document (bytes 0-3) and one holding a: 1 (from byte 4): the first is the one read.
+  EXPECT_TRUE(ParseYamlText("---\n---\na: 1\n", "docs.yaml").IsNull());
+  EXPECT_EQ(ParseYamlText("a: 1\n---\nb: 2\n", "docs.yaml")["a"].as<int>(), 1);
+}
+
+TEST(Utf8Check, OffsetOfTheFirstMalformedByte) {
+  EXPECT_EQ(FirstNonUtf8(""), std::nullopt);
+  EXPECT_EQ(FirstNonUtf8("NVIDIA H100"), std::nullopt);
+  EXPECT_EQ(FirstNonUtf8("\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), std::nullopt);  // U+00E9, U+20AC, U+1F600
+  EXPECT_EQ(FirstNonUtf8("x\x80"), 1u);             // a continuation byte with no lead
+  EXPECT_EQ(FirstNonUtf8("a\xC3"), 1u);             // a two-byte sequence cut short
+  EXPECT_EQ(FirstNonUtf8("\xC0\x80"), 0u);          // overlong NUL
+  EXPECT_EQ(FirstNonUtf8("\xE0\x9F\xBF"), 0u);      // overlong U+07FF
+  EXPECT_EQ(FirstNonUtf8("ab\xED\xA0\x80"), 2u);    // U+D800, a surrogate
+  EXPECT_EQ(FirstNonUtf8("\xF4\x90\x80\x80"), 0u);  // U+110000, past the last code point
+  EXPECT_EQ(FirstNonUtf8("\xE2\x82x"), 0u);         // third byte not a continuation
+  EXPECT_EQ(FirstNonUtf8("ok\xFF"), 2u);
 }
 
 // ---- worker lines ----
