@@ -17,7 +17,7 @@ Runner RegisterGpus(CLI::App& app, GlobalOptions& g) {
   return [&g]() -> int {
     const GpuCatalog cat = LoadGpuCatalog(DataDir(g));
     if (g.json) {
-      std::cout << GpusToJson(cat).dump(2) << "\n";
+      std::cout << GpusToJson(cat).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       return kExitOk;
     }
     GpusToText(std::cout, cat);
@@ -31,7 +31,7 @@ Runner RegisterModels(CLI::App& app, GlobalOptions& g) {
   return [&g]() -> int {
     const std::vector<ModelListing> models = ListModels(DataDir(g));
     if (g.json) {
-      std::cout << ModelsToJson(models).dump(2) << "\n";
+      std::cout << ModelsToJson(models).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       return kExitOk;
     }
     ModelsToText(std::cout, models);
@@ -45,7 +45,7 @@ Runner RegisterFrameworks(CLI::App& app, GlobalOptions& g) {
   return [&g]() -> int {
     const FrameworkCatalog frameworks = LoadFrameworkCatalog(DataDir(g));
     if (g.json) {
-      std::cout << FrameworksToJson(frameworks).dump(2) << "\n";
+      std::cout << FrameworksToJson(frameworks).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       return kExitOk;
     }
     FrameworksToText(std::cout, frameworks);

@@ -19,7 +19,7 @@ namespace {
 template <typename Result, typename Text>
 void Render(const GlobalOptions& g, const Result& result, nlohmann::json (*to_json)(const Result&), Text text) {
   if (g.json) {
-    std::cout << to_json(result).dump(2) << "\n";
+    std::cout << to_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     text(std::cout, result);
   }

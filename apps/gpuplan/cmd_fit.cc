@@ -53,7 +53,7 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
     const GpuCatalog cat = LoadGpuCatalog(data);
     const FitJobResult res = RunFit(*o, cat, data);
     if (g.json) {
-      std::cout << FitJobToJson(res).dump(2) << "\n";
+      std::cout << FitJobToJson(res).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       FitJobToText(std::cout, res);
     }

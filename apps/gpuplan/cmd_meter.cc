@@ -92,7 +92,7 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
       WatchResultToText(std::cerr, w);  // standard output stays the command's own
       if (!r->watch.json_file.empty()) {
         try {
-          WriteFileAtomically(r->watch.json_file, WatchResultToJson(w).dump(2) + "\n", "watch result");
+          WriteFileAtomically(r->watch.json_file, WatchResultToJson(w).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "watch result");
         } catch (const EnvironmentError& e) {  // the folder went away meanwhile: said, the status kept
           std::cerr << SayMessage(e.what()) << "\n";
         }
@@ -107,7 +107,7 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
         all.push_back(WatchResultToJson(results.back().second));
       }
       if (g.json) {
-        std::cout << all.dump(2) << "\n";
+        std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       } else {
         WatchComparisonToText(std::cout, results);
       }
@@ -127,7 +127,7 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
       CheckGivenFlags(rep, MeterReportOptionTable(), r->report);
       const MeterReport m = RunMeterReport(r->report, cat);
       if (g.json) {
-        std::cout << MeterReportToJson(m).dump(2) << "\n";
+        std::cout << MeterReportToJson(m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       } else {
         MeterReportToText(std::cout, m);
       }
@@ -137,7 +137,7 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
       CheckGivenFlags(tl, MeterTimelineOptionTable(), r->timeline);
       const MeterTimeline t = RunMeterTimeline(r->timeline, cat);
       if (g.json) {
-        std::cout << MeterTimelineToJson(t).dump(2) << "\n";
+        std::cout << MeterTimelineToJson(t).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       } else {
         MeterTimelineToText(std::cout, t);
       }
@@ -147,7 +147,7 @@ Runner RegisterMeter(CLI::App& app, GlobalOptions& g) {
       CheckGivenFlags(al, MeterAlertsOptionTable(), r->alerts);
       const MeterAlerts a = RunMeterAlerts(r->alerts, cat);
       if (g.json) {
-        std::cout << MeterAlertsToJson(a).dump(2) << "\n";
+        std::cout << MeterAlertsToJson(a).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       } else {
         MeterAlertsToText(std::cout, a);
       }

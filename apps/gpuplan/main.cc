@@ -43,7 +43,7 @@ bool AskedForJson(int argc, char** argv) {
 int Report(const ErrorReport& r, bool json) {
   if (json) {
     std::cout.clear();
-    std::cout << ErrorToJson(r).dump(2) << "\n";
+    std::cout << ErrorToJson(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     std::cout.flush();
   }
   if (!json || !std::cout) {

@@ -36,7 +36,7 @@ void CheckReportFiles::Write(const CheckReport& report, bool final) {
   // Standard output gets the report once, when it is complete.
   auto path = [final](const std::string& p) { return p == "-" && !final ? std::string() : p; };
   if (!json_.empty()) {
-    WriteOutput(path(json_), CheckReportToJson(report).dump(2) + "\n", stdout_, "report");
+    WriteOutput(path(json_), CheckReportToJson(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", stdout_, "report");
   }
   if (!markdown_.empty()) {
     WriteOutput(path(markdown_), Rendered(report, CheckReportToMarkdown), stdout_, "report");
@@ -52,7 +52,7 @@ void CheckReportFiles::OnFinish(const CheckReport& report) { Write(report, true)
 
 void WriteComparisonOutputs(const ComparisonResult& c, const std::string& json, const std::string& markdown,
                             const std::string& html, std::ostream& out) {
-  WriteOutput(json, ComparisonToJson(c).dump(2) + "\n", out, "comparison");
+  WriteOutput(json, ComparisonToJson(c).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", out, "comparison");
   WriteOutput(markdown, Rendered(c, ComparisonToMarkdown), out, "comparison");
   WriteOutput(html, Rendered(c, ComparisonToHtml), out, "comparison");
 }

@@ -516,16 +516,16 @@ void WriteMergeJson(const MergeResult& m, std::ostream& out) {
   out << '{';
   bool first = true;
   for (auto it = head.begin(); it != head.end(); ++it) {
-    out << (first ? "\n  " : ",\n  ") << json(it.key()).dump() << ": ";
+    out << (first ? "\n  " : ",\n  ") << json(it.key()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << ": ";
     first = false;
     if (it.key() != "tests" || m.merged.tests.empty()) {
-      WriteIndented(it.value().dump(2), 2, out);
+      WriteIndented(it.value().dump(2, ' ', false, nlohmann::json::error_handler_t::replace), 2, out);
       continue;
     }
     out << '[';
     for (std::size_t i = 0; i < m.merged.tests.size(); ++i) {
       out << (i == 0 ? "\n    " : ",\n    ");
-      WriteIndented(CheckResultToJson(m.merged.tests[i]).dump(2), 4, out);
+      WriteIndented(CheckResultToJson(m.merged.tests[i]).dump(2, ' ', false, nlohmann::json::error_handler_t::replace), 4, out);
     }
     out << "\n  ]";
   }

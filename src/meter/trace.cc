@@ -404,12 +404,12 @@ TraceWriter::TraceWriter(std::ostream& out, const TraceHeader& header) : out_(ou
     gpus.push_back(std::move(o));
   }
   h["gpus"] = std::move(gpus);
-  out_ << h.dump() << "\n";
+  out_ << h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   ++lines_;
 }
 
 void TraceWriter::WriteFull(const TraceStep& step) {
-  out_ << StepJson(step).dump() << "\n";
+  out_ << StepJson(step).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   ++lines_;
 }
 
@@ -431,7 +431,7 @@ void TraceWriter::Write(const TraceStep& raw) {
 
 void TraceWriter::Finish() {
   if (pending_repeats_ > 0) {
-    out_ << json{{"repeat", pending_repeats_}}.dump() << "\n";
+    out_ << json{{"repeat", pending_repeats_}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     ++lines_;
     pending_repeats_ = 0;
   }

@@ -106,7 +106,7 @@ WebhookMessage BuildWebhookMessage(const Alert& a, const WebhookTarget& t, int64
       }
       break;
   }
-  m.body = body.dump();
+  m.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // a command line need not be UTF-8
   return m;
 }
 

@@ -72,7 +72,7 @@ Recording ReadRecording(const std::string& path) {
 }
 
 void WriteRecording(const Recording& r, const std::string& path) {
-  WriteFileAtomically(path, RecordingToJson(r).dump(1) + "\n", "recording");
+  WriteFileAtomically(path, RecordingToJson(r).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "recording");
 }
 
 std::unique_ptr<RecordedSource> RecordedSource::Open(const std::string& path) {

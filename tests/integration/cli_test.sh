@@ -77,6 +77,10 @@ json_is '.model.params_total' 124439808
 
 # Bad input: one line naming file, line and field; exit 2.
 printf '{\n  "model_type": "llama",\n  "hidden_size": 4096,,\n}\n' >"$tmp/bad.json"
+# An argument that is not UTF-8 (a path's bytes): the error is still one JSON object, the byte
+# written as U+FFFD, never an abort.
+expect_exit 2 "a model name that is not UTF-8, --json" -- "$bin" fit --model $'bad\xffname' --task full --gpu A100 --json
+jq -e '.error.field == "--model"' "$tmp/out" >/dev/null 2>&1 && ok || bad "non-UTF-8 error JSON: $(head -c 300 "$tmp/out")"
 expect_exit 2 "malformed config" -- "$bin" fit --model "$tmp/bad.json"
 stderr_has "$tmp/bad.json:3:"
 printf '{\n  "model_type": "llama",\n  "hidden_size": 40' >"$tmp/trunc.json"

@@ -252,5 +252,34 @@ TEST_F(MeterResume, ManyStopsAndResumesGiveTheUninterruptedTables) {
   EXPECT_EQ(Dump(db), whole_);
 }
 
+TEST(MeterTraceWriter, ACommandLineThatIsNotUtf8IsWrittenNotThrown) {
+  // /proc/PID/cmdline is any bytes; the trace is JSON, which is UTF-8: the byte 0xFF is written
+  // as U+FFFD (EF BF BD) and the step read back.
+  Folder dir;
+  Trace t;
+  t.header.host = "h";
+  t.header.gpus.push_back(TraceGpu{0, "NVIDIA A100-SXM4-80GB", "GPU-0", 85899345920ull});
+  TraceStep s;
+  s.time_ms = kStart;
+  GpuSample g;
+  g.time_ms = kStart;
+  s.gpus.push_back(g);
+  ProcessSample p;
+  p.time_ms = kStart;
+  p.pid = 42;
+  p.command = "python tr\xff.py";
+  s.processes.push_back(p);
+  t.steps.push_back(s);
+  const std::string path = dir.File("bytes.jsonl");
+  {
+    std::ofstream out(path);
+    ASSERT_NO_THROW(WriteTrace(out, t));
+  }
+  const Trace back = ReadTrace(path);
+  ASSERT_EQ(back.steps.size(), 1u);
+  ASSERT_EQ(back.steps[0].processes.size(), 1u);
+  EXPECT_EQ(back.steps[0].processes[0].command, "python tr\xEF\xBF\xBD.py");
+}
+
 }  // namespace
 }  // namespace gpuplan
