@@ -73,7 +73,11 @@ CheckThresholds LoadCheckThresholds(const std::string& path, CheckThresholds bas
   }
   const YamlMap map(root, "", path);
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) {  // `? {a: 1}: x`: a key that is a mapping or list
+      throw InputError("a threshold's name must be a plain word, not a mapping or list", path, YamlLine(kv.first),
+                       "(key)");
+    }
+    const std::string key = kv.first.Scalar();
     const Key* found = nullptr;
     for (const Key& k : keys) {
       if (key == k.name) {

@@ -241,7 +241,10 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
                                            "private_network",        "disk_encryption",        "data_erasure_on_release",
                                            "billing_transparency"};
       for (const auto& kv : n["terms"]) {
-        const std::string key = kv.first.as<std::string>();
+        if (!kv.first.IsScalar()) {  // `? {a: 1}: x`: a key that is a mapping or list
+          tr->Fail("(key)", "a term's name must be a plain word, not a mapping or list");
+        }
+        const std::string key = kv.first.Scalar();
         if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
           tr->Fail(key, "unknown term; expected one of sla_response_minutes, node_replacement_hours, "
                         "resume_from_checkpoint, private_network, disk_encryption, data_erasure_on_release, "

@@ -293,7 +293,10 @@ AlertRules AlertRulesFromYaml(const std::string& text, const std::string& file) 
                          "repeat_minutes",  "gpu_hour_price",   "monthly_budget",   "currency",
                          "budget_fractions"};
   for (const auto& kv : root["rules"]) {
-    const std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) {  // `? {a: 1}: x`: a key that is a mapping or list
+      throw InputError("a rule's name must be a plain word, not a mapping or list", file, YamlLine(kv.first), "rules");
+    }
+    const std::string key = kv.first.Scalar();
     bool ok = false;
     for (const char* k : known) {
       ok = ok || key == k;

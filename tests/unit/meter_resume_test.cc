@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "meter/agent.h"
+#include "meter/alerts.h"
 #include "meter/store.h"
 #include "meter/trace.h"
 
@@ -279,6 +280,19 @@ TEST(MeterTraceWriter, ACommandLineThatIsNotUtf8IsWrittenNotThrown) {
   ASSERT_EQ(back.steps.size(), 1u);
   ASSERT_EQ(back.steps[0].processes.size(), 1u);
   EXPECT_EQ(back.steps[0].processes[0].command, "python tr\xEF\xBF\xBD.py");
+}
+
+TEST(MeterAlertsFile, AKeyThatIsAMappingIsAnInputErrorNotAnAbort) {
+  // fuzz_alerts' find (10-minute run, 2026-12-03): YAML's complex key `? gpu_hour_price: 16d`
+  // makes the rule's name a mapping; reading it as text threw yaml-cpp's bad conversion, which
+  // ended the process. Now an InputError naming the file, line 2 and the section.
+  try {
+    AlertRulesFromYaml("rules:\n ? gpu_hour_price: 16d\n", "a.yaml");
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "rules");
+  }
 }
 
 }  // namespace
