@@ -17,6 +17,26 @@ source "$(dirname "$0")/harness.sh"
 week=$data/traces/lab-4xa100-week.jsonl
 skipped=()
 echo_t() { echo "[${SECONDS}s] $*"; }
+# wait_port FILE SED_EXPR: the port a server printed into FILE (empty after 10 s without one).
+wait_port() {
+  local p=""
+  for _ in $(seq 100); do
+    p=$(sed -n "$2" "$1" | head -1)
+    [ -n "$p" ] && break
+    sleep 0.1
+  done
+  echo "$p"
+}
+# open_half_open PORT REQUEST: 20 connections that send REQUEST and never finish it; their fds
+# in $half_open.
+open_half_open() {
+  half_open=()
+  for i in $(seq 20); do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$1" || { bad "half-open connection $i refused"; break; }
+    printf '%b' "$2" >&"$fd"
+    half_open+=("$fd")
+  done
+}
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # stop_within PID SIGNAL WHAT [LIMIT_MS=5000]: sends SIGNAL, waits for PID to end; passes when it
@@ -90,19 +110,9 @@ export GPUPLAN_NVML_LIBRARY=$fake
 export GPUPLAN_FAKE_NVML=$fixtures/nvml/h100-590.recording.json
 "$bin" meter run --db "$tmp/live.db" --listen 127.0.0.1:0 >"$tmp/live.out" 2>&1 &
 agent=$!
-port=""
-for _ in $(seq 100); do
-  port=$(grep -o 'port [0-9]*' "$tmp/live.out" | head -1 | cut -d' ' -f2)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
+port=$(wait_port "$tmp/live.out" 's/.*port \([0-9]*\).*/\1/p')
 if [ -n "$port" ]; then
-  half_open=()
-  for i in $(seq 20); do
-    exec {fd}<>"/dev/tcp/127.0.0.1/$port" || { bad "half-open connection $i refused"; break; }
-    printf 'GET /metrics HTTP/1.1\r\nHost: x\r\n' >&"$fd"  # never finished
-    half_open+=("$fd")
-  done
+  open_half_open "$port" 'GET /metrics HTTP/1.1\r\nHost: x\r\n'  # never finished
   t0=$(now_ms)
   curl -sf --max-time 10 "http://127.0.0.1:$port/metrics" >"$tmp/scrape" && ok || bad "a scrape beside 20 half-open connections failed"
   echo "scrape beside 20 half-open connections: $(( $(now_ms) - t0 )) ms"
@@ -158,19 +168,9 @@ echo_t "section 6"
 # 6. serve with 20 half-open connections: SIGTERM ends it within 5 s.
 "$bin" serve --port 0 >"$tmp/serve.out" 2>&1 &
 server=$!
-port=""
-for _ in $(seq 100); do
-  port=$(grep -o '127.0.0.1:[0-9]*' "$tmp/serve.out" | head -1 | cut -d: -f2)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
+port=$(wait_port "$tmp/serve.out" 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p')
 if [ -n "$port" ]; then
-  half_open=()
-  for i in $(seq 20); do
-    exec {fd}<>"/dev/tcp/127.0.0.1/$port" || { bad "half-open connection $i refused"; break; }
-    printf 'POST /api/fit HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{' >&"$fd"
-    half_open+=("$fd")
-  done
+  open_half_open "$port" 'POST /api/fit HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{'  # 99 bytes short
   stop_within "$server" TERM "serve with 20 half-open connections"
   for fd in "${half_open[@]}"; do exec {fd}>&-; done
 else
