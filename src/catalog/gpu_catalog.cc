@@ -109,6 +109,7 @@ GpuCatalog GpuCatalog::Parse(const std::string& yaml_text, const std::string& fi
     throw InputError("expected a mapping with a 'gpus' list at the top level", file, 1);
   }
   const YamlMap top(root, "", file);
+  top.Only({"sources", "gpus"});
   std::map<std::string, std::string> sources;
   if (top.Has("sources")) {
     const YAML::Node s = root["sources"];
@@ -136,6 +137,9 @@ GpuCatalog GpuCatalog::Parse(const std::string& yaml_text, const std::string& fi
     Gpu gpu;
     gpu.name = YamlMap(g, "gpus[" + std::to_string(i) + "].", file).Str("name", true);
     const YamlMap r(g, "gpus[" + gpu.name + "].", file);
+    r.Only({"name", "aliases", "vendor", "architecture", "compute_capability", "form_factor", "memory_bytes",
+            "memory_type", "memory_bandwidth_gb_s", "tflops", "datatypes", "interconnect", "pcie", "tdp_watts", "mig",
+            "pci_device_ids", "price_cny_per_card_hour", "confidence", "sources", "notes"});
     gpu.aliases = r.Strings("aliases");
     gpu.vendor = r.Str("vendor", false);
     gpu.architecture = r.Str("architecture", false);
@@ -152,6 +156,7 @@ GpuCatalog GpuCatalog::Parse(const std::string& yaml_text, const std::string& fi
     if (!t) {
       r.Fail("tflops", "required field is missing");
     }
+    t->Only({"fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"});
     gpu.tflops.fp64 = t->Number("fp64", false, 0, kBig);
     gpu.tflops.fp64_tensor = t->Number("fp64_tensor", false, 0, kBig);
     gpu.tflops.fp32 = t->Number("fp32", false, 1e-9, kBig);
@@ -163,16 +168,19 @@ GpuCatalog GpuCatalog::Parse(const std::string& yaml_text, const std::string& fi
     gpu.tflops.fp4 = t->Number("fp4", false, 1e-9, kBig);
     gpu.datatypes = ReadDatatypes(g, r, gpu.tflops);
     if (const auto ic = r.Map("interconnect", "{kind, bandwidth_gb_s, links}")) {
+      ic->Only({"kind", "bandwidth_gb_s", "links"});
       gpu.interconnect.kind = ic->Str("kind", true);
       gpu.interconnect.bandwidth_gb_s = ic->Num("bandwidth_gb_s", false, 0, 0, kBig);
       gpu.interconnect.links = static_cast<int>(ic->Num("links", false, 0, 0, 1024));
     }
     if (const auto pc = r.Map("pcie", "{gen, lanes}")) {
+      pc->Only({"gen", "lanes"});
       gpu.pcie_gen = static_cast<int>(*pc->Number("gen", true, 1, 16));
       gpu.pcie_lanes = static_cast<int>(pc->Num("lanes", false, 16, 1, 64));
     }
     gpu.tdp_watts = r.Num("tdp_watts", false, 0, 1e-9, 1e6);
     if (const auto mig = r.Map("mig", "{max_instances, profiles}")) {
+      mig->Only({"max_instances", "profiles"});
       gpu.mig_max_instances = static_cast<int>(mig->Num("max_instances", false, 0, 0, 1024));
       gpu.mig_profiles = mig->Strings("profiles");
     }

@@ -113,6 +113,7 @@ FrameworkCatalog FrameworkCatalog::Parse(const std::string& text, const std::str
     throw InputError("expected a mapping with frameworks, allocator, gguf_types and sources", file, YamlLine(root));
   }
   const YamlMap top(root, "", file);
+  top.Only({"frameworks", "allocator", "gguf_types", "sources"});
   FrameworkCatalog c;
   c.file = file;
   if (top.Has("sources")) {
@@ -142,6 +143,14 @@ FrameworkCatalog FrameworkCatalog::Parse(const std::string& text, const std::str
     top.Fail("frameworks", "the list must hold the default profile 'generic'");
   }
   if (const auto alloc = top.Map("allocator", "expected a mapping")) {
+    alloc->Only({"reserve_fraction", "sources", "cuda_context_mib", "context_sources"});
+    for (const char* key : {"sources", "context_sources"}) {
+      for (const auto& s : alloc->Strings(key)) {
+        if (c.sources.count(s) == 0) {
+          alloc->Fail(key, "source '" + s + "' is not in the file's sources map");
+        }
+      }
+    }
     c.reserve_fraction = alloc->Num("reserve_fraction", false, 0.05, 0, 1);
     if (const auto ctx = alloc->Map("cuda_context_mib", "expected a mapping of architecture: MiB")) {
       for (const auto& kv : alloc->Node("cuda_context_mib")) {

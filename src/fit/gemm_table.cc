@@ -68,6 +68,11 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
     throw InputError("expected a mapping with gpu, bf16 and fp8", file, YamlLine(root));
   }
   const YamlMap top(root, "", file);
+  // scripts/device/gemm_table.py writes these keys; a precision the time model has no use for
+  // (fp16, tf32) would be an unknown key rather than a silently unread section.
+  top.Only({"gpu", "sm_count", "cublaslt_version", "measured", "bf16", "fp8"});
+  top.Number("sm_count", false, 1, 100000);
+  top.Number("cublaslt_version", false, 1, 1e9);
   GemmTable t;
   t.file = file;
   t.gpu = top.Str("gpu", true);

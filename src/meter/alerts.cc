@@ -284,6 +284,7 @@ AlertRules AlertRulesFromYaml(const std::string& text, const std::string& file) 
   }
   AlertRules r;
   const YamlMap top(root, "", file);
+  top.Only({"rules", "webhooks"});
   const auto rules = top.Map("rules", "a mapping of rule: value");
   if (!rules) {
     return r;

@@ -126,6 +126,7 @@ std::vector<WebhookTarget> WebhookTargetsFromYaml(const std::string& text, const
       throw InputError("expected a mapping with format and url", file, YamlLine(list[i]), path);
     }
     const YamlMap m(list[i], path, file);
+    m.Only({"format", "url", "secret", "name"});
     WebhookTarget t;
     const std::string format = m.Str("format", true);
     bool known = false;

@@ -1,5 +1,6 @@
 #include "read/yaml_fields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -8,6 +9,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "core/error.h"
+#include "core/names.h"
 
 namespace gpuplan {
 namespace {
@@ -103,6 +105,46 @@ YamlMap::YamlMap(const YAML::Node& map, std::string path, std::string file)
 void YamlMap::Fail(const std::string& key, const std::string& message) const {
   const YAML::Node n = map_[key];
   throw InputError(message, file_, n ? YamlLine(n) : YamlLine(map_), path_ + key);
+}
+
+void YamlMap::Only(const std::vector<std::string>& known) const {
+  if (!map_.IsMap()) {
+    return;
+  }
+  for (const auto& kv : map_) {
+    if (!kv.first.IsScalar()) {  // `? {a: 1}: x`: a key that is a mapping or list
+      throw InputError("a key must be a plain word, not a mapping or list", file_, YamlLine(kv.first),
+                       path_ + "(key)");
+    }
+    const std::string key = kv.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) != known.end()) {
+      continue;
+    }
+    // Suggest only names a typo away (a third of the letters, at least 2, or one name inside the
+    // other), nearest first; else list them all.
+    std::vector<std::pair<int, std::string>> near;
+    const std::string a = NormalizeName(key);
+    for (const auto& c : known) {
+      const std::string b = NormalizeName(c);
+      const int d = EditDistance(a, b);
+      const bool inside = !a.empty() && a.size() >= 2 && (a.find(b) != std::string::npos || b.find(a) != std::string::npos);
+      if (d <= std::max<int>(2, static_cast<int>(std::max(a.size(), b.size()) / 3)) || inside) {
+        near.emplace_back(d, c);
+      }
+    }
+    std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<std::string> close;
+    for (std::size_t i = 0; i < near.size() && i < 3; ++i) {
+      close.push_back(near[i].second);
+    }
+    std::string all;
+    for (const auto& k : known) {
+      all += (all.empty() ? "" : ", ") + k;
+    }
+    throw InputError("unknown key '" + key + "'" +
+                         (close.empty() ? "; expected one of " + all : "; did you mean " + JoinOr(close) + "?"),
+                     file_, YamlLine(kv.first), path_ + key, close);
+  }
 }
 
 bool YamlMap::Has(const std::string& key) const {

@@ -30,6 +30,10 @@ class YamlMap {
     return Number(key, required, min, max).value_or(fallback);
   }
   std::vector<std::string> Strings(const std::string& key) const;
+  // Refuses every key of the mapping not in `known` (a misspelt key would otherwise drop the
+  // field it meant without a word): InputError at the key's line, field path + key, with the
+  // closest known keys as "did you mean". A key that is itself a mapping or list is refused too.
+  void Only(const std::vector<std::string>& known) const;
   // A nested mapping (or nullopt when absent); Fail with `expected` when it is not a mapping.
   std::optional<YamlMap> Map(const std::string& key, const std::string& expected) const;
   const std::string& path() const { return path_; }

@@ -350,6 +350,48 @@ TEST(Offers, BadFilesNameLineAndField) {
   EXPECT_GT(e.line(), 0);
 }
 
+// The four misspellings, each of which used to drop its fee without a word (break-even
+// 673.8 h became 438.0 h): every level of the file refuses a key it does not know.
+TEST(Offers, MisspeltKeysAreRefusedAtEveryLevel) {
+  const std::string od = "  - id: a-od\n    gpu: a100\n    mode: on_demand\n    price: 50\n";
+  struct Case {
+    std::string text;
+    int line;
+    std::string field;
+    std::string meant;
+  };
+  const Case cases[] = {
+      {"curency: CNY\noffers:\n" + od, 1, "curency", "currency"},
+      {"currency: CNY\noffers:\n" + od + "    storge: {kind: nas, gb: 500, price_per_gb_month: 0.35}\n", 7,
+       "offers[a-od].storge", "storage"},
+      {"currency: CNY\noffers:\n" + od + "    stoped_fee_ratio: 0.12\n", 7, "offers[a-od].stoped_fee_ratio",
+       "stopped_fee_ratio"},
+      {"currency: CNY\noffers:\n" + od + "    night_discont: {from: '22:00', to: '08:00', factor: 0.7}\n", 7,
+       "offers[a-od].night_discont", "night_discount"},
+      {"currency: CNY\noffers:\n" + od + "    storage: {kind: nas, gb: 500, price_per_gb: 0.35}\n", 7,
+       "offers[a-od].storage.price_per_gb", "price_per_gb_month"},
+      {"currency: CNY\noffers:\n" + od + "    night_discount:\n      from: '22:00'\n      to: '08:00'\n"
+       "      factr: 0.7\n", 10, "offers[a-od].night_discount.factr", "factor"},
+      {"currency: CNY\noffers:\n" + od + "    bandwidth: {mbp: 100}\n", 7, "offers[a-od].bandwidth.mbp", "mbps"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.field);
+    const InputError e = CatchOffers(c.text);
+    EXPECT_EQ(e.line(), c.line);
+    EXPECT_EQ(e.field(), c.field);
+    ASSERT_FALSE(e.suggestions().empty());
+    EXPECT_EQ(e.suggestions()[0], c.meant);
+    EXPECT_NE(e.message().find("did you mean " + c.meant), std::string::npos) << e.message();
+  }
+  // A key nothing resembles lists what the level takes.
+  const InputError e = CatchOffers("currency: CNY\noffers:\n" + od + "    spot: {interruptions_per_hour: 0.1, "
+                                   "zzz: 1}\n");
+  EXPECT_EQ(e.field(), "offers[a-od].spot.zzz");
+  EXPECT_NE(e.message().find("expected one of interruptions_per_hour, restart_minutes, checkpoint_minutes"),
+            std::string::npos)
+      << e.message();
+}
+
 TEST(Usage, CsvWithClassesAndGaps) {
   const UsageTrace u = ParseUsageCsv(
       "timestamp,gpus,class,deadline_hours\n"
