@@ -86,23 +86,86 @@ ServicePrice PriceService(const OfferSet& card_offers, double gpus, int64_t mont
   return s;
 }
 
+double LowestRatePerGpuHour(const OfferSet& card_offers) {
+  double best = 1e300;
+  for (const auto& o : card_offers.offers) {
+    double per_instance_hour = 0;
+    switch (o.mode) {
+      // A term delivers at most its longest length in hours (a leap year, a 31-day month).
+      case BillingMode::kYearly: per_instance_hour = o.price * (1 + o.addon_fee_ratio) / 8784.0; break;
+      case BillingMode::kMonthly: per_instance_hour = o.price * (1 + o.addon_fee_ratio) / 744.0; break;
+      case BillingMode::kWeekly: per_instance_hour = o.price * (1 + o.addon_fee_ratio) / 168.0; break;
+      case BillingMode::kDaily: per_instance_hour = o.price * (1 + o.addon_fee_ratio) / 24.0; break;
+      case BillingMode::kOnDemand:
+      case BillingMode::kSpot:
+        per_instance_hour = 1e300;
+        for (int h = 0; h < 24; ++h) {
+          per_instance_hour = std::min(per_instance_hour, o.HourlyPrice(h));
+        }
+        break;
+    }
+    best = std::min(best, per_instance_hour / o.gpus_per_instance);
+  }
+  return best;
+}
+
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
                                std::size_t keep, std::optional<int64_t> start) {
   const int64_t start_minute =
       start ? *start : ParseJobStart("", offers.utc_offset_minutes, static_cast<int64_t>(std::time(nullptr)));
-  std::vector<Candidate> priced;
-  for (auto& c : r.ranked) {
-    const OfferSet mine = OffersFor(offers, c.gpu);
-    if (mine.offers.empty()) {
-      continue;
+  const double t = tokens > 0 ? tokens : 1e6;
+  // Ranked by cost, every card and count is priced through its fastest layout as well (the
+  // cheapest of that card and count: SearchResult::fastest_per_count), so the search's per-card-
+  // hour steering cannot hide the cheapest rental. Each is priced in the order of a proven lower
+  // bound (its GPU-hours at the card's lowest rate per GPU-hour of any offer), and pricing stops
+  // once that bound exceeds the `keep`-th exact price found.
+  struct Entry {
+    Candidate c;
+    double hours = 0;
+    double bound = 0;
+  };
+  std::vector<Entry> pool;
+  std::map<const Gpu*, OfferSet> by_card;
+  auto add = [&](Candidate&& c) {
+    if (std::any_of(pool.begin(), pool.end(), [&](const Entry& e) { return SameLayout(e.c, c); })) {
+      return;
     }
-    const double t = tokens > 0 ? tokens : 1e6;
-    const double hours = t / c.time.tokens_per_second / 3600.0;
-    const JobPrice p = PriceJob(mine, static_cast<double>(c.layout.gpus), hours, start_minute);
+    auto it = by_card.find(c.gpu);
+    if (it == by_card.end()) {
+      it = by_card.emplace(c.gpu, OffersFor(offers, c.gpu)).first;
+    }
+    if (it->second.offers.empty()) {
+      return;
+    }
+    Entry e;
+    e.hours = t / c.time.tokens_per_second / 3600.0;
+    e.bound = e.hours * static_cast<double>(c.layout.gpus) * LowestRatePerGpuHour(it->second);
+    e.c = std::move(c);
+    pool.push_back(std::move(e));
+  };
+  for (auto& c : r.ranked) {
+    add(std::move(c));
+  }
+  if (objective == Objective::kCost) {
+    for (auto& c : r.fastest_per_count) {
+      add(std::move(c));
+    }
+    std::stable_sort(pool.begin(), pool.end(), [](const Entry& a, const Entry& b) { return a.bound < b.bound; });
+  }
+  r.fastest_per_count.clear();
+  std::vector<Candidate> priced;
+  std::vector<double> costs;  // exact prices found, sorted
+  for (auto& e : pool) {
+    if (objective == Objective::kCost && costs.size() >= keep && e.bound > costs[keep - 1]) {
+      break;  // this and every later one costs more than `keep` layouts already priced
+    }
+    Candidate& c = e.c;
+    const JobPrice p = PriceJob(by_card.at(c.gpu), static_cast<double>(c.layout.gpus), e.hours, start_minute);
     if (!p.plan.feasible) {
       continue;
     }
     c.cost = p.total;
+    costs.insert(std::upper_bound(costs.begin(), costs.end(), p.total.amount), p.total.amount);
     c.cost_basis = "cheapest rental from " + offers.file + " (" + offers.currency + "), starting " +
                    FormatLocalHour(start_minute / 60).substr(0, 11) +
                    [&] {
@@ -119,11 +182,37 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
     }
     priced.push_back(std::move(c));
   }
-  std::stable_sort(priced.begin(), priced.end(), [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
-  if (priced.size() > keep) {
-    priced.resize(keep);
+  // Equal prices (a job within one billing unit): the faster first, then the fewer GPUs.
+  std::stable_sort(priced.begin(), priced.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.score != b.score) {
+      return a.score < b.score;
+    }
+    if (a.time.tokens_per_second != b.time.tokens_per_second) {
+      return a.time.tokens_per_second > b.time.tokens_per_second;
+    }
+    return a.layout.gpus < b.layout.gpus;
+  });
+  // One row per card, count and shape (tp, pp, cp) first; their ZeRO stage, micro-batch and
+  // recomputation variants only fill rows the shapes leave empty.
+  std::vector<Candidate> rows;
+  std::vector<bool> used(priced.size(), false);
+  for (std::size_t i = 0; i < priced.size() && rows.size() < keep; ++i) {
+    const Candidate& c = priced[i];
+    if (std::none_of(rows.begin(), rows.end(), [&](const Candidate& x) {
+          return x.gpu == c.gpu && x.layout.gpus == c.layout.gpus && x.layout.tp == c.layout.tp &&
+                 x.layout.pp == c.layout.pp && x.layout.cp == c.layout.cp;
+        })) {
+      rows.push_back(c);
+      used[i] = true;
+    }
   }
-  r.ranked = std::move(priced);
+  for (std::size_t i = 0; i < priced.size() && rows.size() < keep; ++i) {
+    if (!used[i]) {
+      rows.push_back(priced[i]);
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
+  r.ranked = std::move(rows);
 }
 
 }  // namespace gpuplan

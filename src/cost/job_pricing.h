@@ -44,9 +44,16 @@ struct ServicePrice {
 };
 ServicePrice PriceService(const OfferSet& card_offers, double gpus, int64_t month_start);
 
+// The lowest price per GPU-hour any of `card_offers` can deliver (a reserved term's price over its
+// longest length in hours, an hourly offer's cheapest hour, add-ons included, per GPU of the
+// instance): a job of G GPUs for H hours costs at least G x H x this, whatever the plan.
+double LowestRatePerGpuHour(const OfferSet& card_offers);
+
 // Re-prices every training candidate with PriceJob for its GPUs and hours to finish `tokens`
 // from `start_minute` (nullopt: now, in the offers' zone), drops candidates on cards without
-// offers, and re-ranks when the objective is cost.
+// offers, and re-ranks when the objective is cost. Ranked by cost, the fastest layout of every
+// card and count (SearchResult::fastest_per_count) is priced too, in the order of the lower bound
+// above, until that bound exceeds the `keep`-th exact price: the ranking is exact.
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
                                std::size_t keep, std::optional<int64_t> start_minute = std::nullopt);
 

@@ -122,7 +122,12 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
     }
   }
   const std::size_t keep = o.top + kRunnersUp + o.keep_extra;
-  std::vector<Candidate> best;  // sorted, at most `keep`
+  std::vector<Candidate> best;  // sorted, at most `keep`, one per structural layout (card, tp, pp, cp)
+  // The best `keep` layouts without that rule: they fill the table when pins leave fewer shapes
+  // than rows asked for (--top N shows N rows whatever is pinned).
+  std::vector<Candidate> any_shape;
+  std::map<std::pair<std::size_t, int64_t>, Candidate> fastest;  // (card, count) -> fastest layout
+  const auto by_score = [](const Candidate& a, const Candidate& b) { return a.score < b.score; };
   std::vector<std::optional<Candidate>> per_gpu(o.gpus.size());
   double closest_ratio = 1e300;
   std::size_t done = 0;
@@ -256,6 +261,23 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                     per_gpu[gi] = c;
                     per_gpu[gi]->memory = mem;
                   }
+                  if (o.keep_extra > 0) {
+                    auto f = fastest.find({gi, count});
+                    if (f == fastest.end() || c.time.tokens_per_second > f->second.time.tokens_per_second) {
+                      Candidate& slot = fastest[{gi, count}];
+                      slot = c;
+                      slot.memory = mem;
+                    }
+                  }
+                  if (any_shape.size() < keep || c.score < any_shape.back().score) {
+                    Candidate copy = c;
+                    copy.memory = mem;
+                    any_shape.insert(std::upper_bound(any_shape.begin(), any_shape.end(), copy, by_score),
+                                     std::move(copy));
+                    if (any_shape.size() > keep) {
+                      any_shape.pop_back();
+                    }
+                  }
                   if (best.size() < keep || c.score < best.back().score) {
                     // One entry per structural layout (card, tp, pp): the best of its counts,
                     // ZeRO stages, micro-batches and recomputation settings.
@@ -294,13 +316,24 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                 " (tp must divide the " + std::to_string(m.heads) + " heads and the GPU count, pp at most " +
                 std::to_string(m.layers) + " layers)";
   }
+  // Fewer shapes than rows (tp and pp pinned, one card): the next layouts of the same shapes.
+  for (auto& c : any_shape) {
+    if (best.size() >= keep) {
+      break;
+    }
+    if (std::none_of(best.begin(), best.end(), [&](const Candidate& b) { return SameLayout(b, c); })) {
+      best.insert(std::upper_bound(best.begin(), best.end(), c, by_score), std::move(c));
+    }
+  }
   r.ranked = std::move(best);
   for (auto& c : per_gpu) {
     if (c) {
       r.best_per_gpu.push_back(std::move(*c));
     }
   }
-  auto by_score = [](const Candidate& a, const Candidate& b) { return a.score < b.score; };
+  for (auto& [key, c] : fastest) {
+    r.fastest_per_count.push_back(std::move(c));
+  }
   std::stable_sort(r.best_per_gpu.begin(), r.best_per_gpu.end(), by_score);
   if (o.each_card) {
     for (const Candidate& c : r.best_per_gpu) {
@@ -310,6 +343,14 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
     }
   }
   return r;
+}
+
+bool SameLayout(const Candidate& a, const Candidate& b) {
+  const Layout& x = a.layout;
+  const Layout& y = b.layout;
+  return a.gpu == b.gpu && x.gpus == y.gpus && x.tp == y.tp && x.pp == y.pp && x.cp == y.cp && x.ep == y.ep &&
+         x.vpp == y.vpp && x.zero == y.zero && x.sp == y.sp && a.workload.micro_batch == b.workload.micro_batch &&
+         a.workload.recompute == b.workload.recompute;
 }
 
 std::string WhyLost(const Candidate& c, const Candidate& best, Objective objective) {

@@ -77,7 +77,16 @@ struct SearchResult {
   int64_t fitting = 0;                  // of those, layouts that fit with the margin
   std::string closest;                  // when nothing fits: the nearest miss and why
   std::vector<std::string> notes;       // cards not searched and why
+  // With SearchOptions::keep_extra (an exact re-pricing follows): for each card and GPU count the
+  // fastest layout that fits. A job's rental on a fixed card and count costs more the longer it
+  // runs (the same start, a longer usage: docs/cost-model.md §8), so the cheapest layout of each
+  // card and count is among these, whatever the instance sizes and night windows.
+  std::vector<Candidate> fastest_per_count;
 };
+
+// True when a and b are the same layout of the same card (count, tp, pp, cp, ep, vpp, ZeRO,
+// micro-batch, recomputation).
+bool SameLayout(const Candidate& a, const Candidate& b);
 
 // Training search (pretrain, full, lora, qlora). The base workload's global batch is kept
 // (rounded up to a multiple of micro-batch x dp); without one, 4M tokens per step for

@@ -777,6 +777,88 @@ TEST(JobPricing, StartParsing) {
   EXPECT_THROW(ParseJobStart("25:00", 480, now), InputError);
 }
 
+// The cost search against brute force: every layout that fits, priced one by one with PriceJob.
+// Offers where the steering price per card-hour misleads: 8-GPU instances by the hour (a 4-GPU
+// layout pays for 8), a cheaper night, and a weekly 8-GPU term. The exact search must return the
+// brute-force minimum (the issue's case, a LoRA: 481 CNY ranked first while 411 existed; keeping
+// one layout per tp/pp shape kept a count that pays for idle GPUs of its instances).
+TEST(JobPricing, CostSearchIsExactAgainstPricingEveryLayout) {
+  const OfferSet offers = ParseOffers(R"(currency: CNY
+offers:
+  - {id: od8, gpu: A100 80GB SXM, gpus_per_instance: 8, mode: on_demand, price: 240, granularity: second,
+     night_discount: {from: "22:00", to: "08:00", factor: 0.6}}
+  - {id: wk8, gpu: A100 80GB SXM, gpus_per_instance: 8, mode: weekly, price: 30000}
+)",
+                                      "o.yaml", Cat());
+  Workload w;
+  w.task = Task::kLora;
+  w.seq = 2048;
+  SearchOptions o;
+  o.gpus.push_back(&Cat().Find("A100 80GB SXM"));
+  o.tokens = 2e8;
+  o.max_gpus = 64;
+  o.objective = Objective::kCost;
+  o.price_per_card_hour = CardHourPrices(offers);
+  const int64_t start = (DaysFromCivil(2027, 3, 1) * 24 + 9) * 60;  // a Monday, 09:00
+  o.top = 5;
+  o.keep_extra = 3 * o.top;
+  SearchResult exact = SearchTraining(test::Llama8b(), w, o);
+  PriceCandidatesWithOffers(exact, offers, Objective::kCost, o.tokens, o.top + 3, start);
+  ASSERT_FALSE(exact.ranked.empty());
+
+  // Brute force: every layout pinned in full, one search each (so no ranking rule can hide one).
+  double best = 1e300;
+  int priced = 0;
+  SearchOptions one = o;
+  one.top = 1;
+  one.keep_extra = 0;
+  for (int64_t gpus : {1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64}) {
+    for (int64_t tp : {1, 2, 4, 8}) {
+      for (int64_t pp : {1, 2, 4, 8}) {
+        for (int zero = 0; zero <= 3; ++zero) {
+          for (int64_t mb : {1, 2, 4, 8}) {
+            for (Recompute rc : {Recompute::kFull, Recompute::kSelective, Recompute::kNone}) {
+              one.pinned = SearchPins{};
+              one.pinned.gpus = gpus;
+              one.pinned.tp = tp;
+              one.pinned.pp = pp;
+              one.pinned.zero = zero;
+              one.pinned.micro_batch = mb;
+              one.pinned.recompute = rc;
+              const SearchResult r = SearchTraining(test::Llama8b(), w, one);
+              for (const Candidate& c : r.ranked) {
+                if (mb > 1 && mb * c.layout.dp() > 64) {
+                  continue;  // a pinned micro-batch grows the 64-sequence batch: another job
+                }
+                const JobPrice p = PriceJob(offers, static_cast<double>(c.layout.gpus),
+                                            o.tokens / c.time.tokens_per_second / 3600, start);
+                if (p.plan.feasible) {
+                  best = std::min(best, p.total.amount);
+                  ++priced;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  ASSERT_GT(priced, 100);
+  EXPECT_NEAR(exact.ranked.front().cost.amount, best, 0.005);
+  for (std::size_t i = 1; i < exact.ranked.size(); ++i) {
+    EXPECT_LE(exact.ranked[i - 1].cost.amount, exact.ranked[i].cost.amount + 1e-9);
+  }
+  // --top 6 with tp and pp pinned on one card and count still shows 6 rows.
+  o.top = 6;
+  o.keep_extra = 3 * o.top;
+  o.pinned.gpus = 8;
+  o.pinned.tp = 1;
+  o.pinned.pp = 1;
+  SearchResult pinned = SearchTraining(test::Llama8b(), w, o);
+  PriceCandidatesWithOffers(pinned, offers, Objective::kCost, o.tokens, o.top + 3, start);
+  EXPECT_GE(pinned.ranked.size(), 6u);
+}
+
 // The request -> result functions of the cost jobs (cost/requests.h), on the shipped offers
 // (data/offers/nanjing-a100.yaml): monthly 21,900 x 1.06 + 500 GB x 0.35 = 23,389 per GPU-month;
 // on demand 53 per hour by day, 37.1 at night (22:00-08:00); yearly 183,960 x 1.06 + 12 x 175.
