@@ -44,8 +44,13 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
       PricePlansWithOffers(s.inference->ranked, *offers, s.options.objective, month);
       PricePlansWithOffers(s.inference->best_per_gpu, *offers, s.options.objective, month);
     } else {
+      out.search_start_minute = ParseJobStart(r.start, offers->utc_offset_minutes, Now(r));
       PriceCandidatesWithOffers(*s.training, *offers, s.options.objective, in.tokens, s.options.top + 3,
-                                ParseJobStart(r.start, offers->utc_offset_minutes, Now(r)));
+                                out.search_start_minute, r.interruptible);
+      for (Candidate& c : s.training->ranked) {
+        c.cost_basis += std::string(r.interruptible ? "; interruptible (spot allowed)" : "") +
+                        (r.start.empty() ? std::string(" (") + kDefaultJobStartText + ")" : "");
+      }
     }
   }
   out.search = std::move(s);
@@ -62,7 +67,7 @@ void PriceSingle(const FitRequest& r, const GpuCatalog& catalog, FitJobResult& o
   }
   if (s.training && s.training->total_hours) {
     out.job = PriceJob(mine, static_cast<double>(s.layout.gpus), *s.training->total_hours,
-                       ParseJobStart(r.start, mine.utc_offset_minutes, Now(r)));
+                       ParseJobStart(r.start, mine.utc_offset_minutes, Now(r)), r.interruptible);
   } else if (s.plan && s.plan->fits) {
     std::vector<InferencePlan> one{*s.plan};
     PricePlansWithOffers(one, mine, Objective::kTime, NextMonthStart(Now(r), mine.utc_offset_minutes));
@@ -77,7 +82,9 @@ void PriceSingle(const FitRequest& r, const GpuCatalog& catalog, FitJobResult& o
 }  // namespace
 
 std::string FitJobResult::JobBasis() const {
-  return "cheapest rental from " + offers + " for " + std::to_string(single ? single->layout.gpus : 0) + " GPUs";
+  return "cheapest rental from " + offers + " for " + std::to_string(single ? single->layout.gpus : 0) + " GPUs" +
+         (job && job->interruptible ? ", interruptible (spot allowed)" : "") +
+         (start_default ? std::string("; ") + kDefaultJobStartText : "");
 }
 
 FitJobResult RunFit(const FitRequest& r, const GpuCatalog& catalog, const std::string& data_dir) {
@@ -88,6 +95,8 @@ FitJobResult RunFit(const FitRequest& r, const GpuCatalog& catalog, const std::s
   out.qps = r.qps;
   out.latency_ms = r.latency_ms;
   out.offers = r.offers;
+  out.start_default = r.start.empty();
+  out.interruptible = r.interruptible;
   if (r.IsSearch()) {
     RunSearch(r, in, catalog, out);
   } else {

@@ -19,7 +19,12 @@ struct FitJobResult : FitResult {
   std::string offers;             // the offers file the request named (empty: none)
   std::optional<JobPrice> job;    // single training job with tokens, priced on the offers
   std::string price_note;         // why a single training job could not be priced
+  bool start_default = false;     // the job's start is DefaultJobStart (no --start given)
+  bool interruptible = false;     // the request let spot run the job
+  std::optional<int64_t> search_start_minute;  // a training search priced from this start (local minutes)
   std::string JobBasis() const;   // "cheapest rental from <offers> for <n> GPUs"
+  // fits (single) or found (search), and a job that was priced could be served: exit 0, else 1
+  bool Positive() const { return FitResult::Positive() && (!job || job->plan.feasible); }
 };
 
 // Single fit or search (FitRequest::IsSearch). With r.offers: a search ranks only the file's

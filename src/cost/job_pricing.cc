@@ -44,12 +44,30 @@ OfferSet OffersFor(const OfferSet& offers, const Gpu* gpu) {
   return mine;
 }
 
-JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_t start_minute) {
+std::string WhyUnserved(const OfferSet& card_offers, bool interruptible) {
+  const bool spot_only = std::all_of(card_offers.offers.begin(), card_offers.offers.end(),
+                                     [](const Offer& o) { return o.mode == BillingMode::kSpot; });
+  const std::string card = card_offers.offers.empty() || card_offers.offers[0].gpu == nullptr
+                               ? std::string("this card")
+                               : card_offers.offers[0].gpu->name;
+  if (spot_only && !interruptible) {
+    return "only spot offers rent " + card + " in " + card_offers.file +
+           ", and spot may run only work that can be interrupted: give --interruptible if the job checkpoints "
+           "and can restart";
+  }
+  return "no offer in " + card_offers.file + " can serve the job on " + card;
+}
+
+JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_t start_minute, bool interruptible) {
   JobPrice r;
   r.start_minute = start_minute;
+  r.interruptible = interruptible;
   const int zone = card_offers.utc_offset_minutes;
-  r.plan = OptimizeRental(card_offers, UsageFromJob(gpus, hours, start_minute, zone));
+  r.plan = OptimizeRental(card_offers, UsageFromJob(gpus, hours, start_minute, zone, interruptible));
   r.total = {r.plan.feasible ? r.plan.cost.Total() : 0.0, card_offers.currency};
+  if (!r.plan.feasible) {
+    r.unserved = WhyUnserved(card_offers, interruptible);
+  }
   // The night window's next opening at or after the start.
   std::optional<int> opens;
   for (const auto& o : card_offers.offers) {
@@ -64,7 +82,7 @@ JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_
       at += 1440;
     }
     if (at != start_minute) {
-      const Plan night = OptimizeRental(card_offers, UsageFromJob(gpus, hours, at, zone));
+      const Plan night = OptimizeRental(card_offers, UsageFromJob(gpus, hours, at, zone, interruptible));
       if (night.feasible && night.cost.Total() < r.plan.cost.Total() - 0.005) {
         r.night_start_minute = at;
         r.night_total = Money{night.cost.Total(), card_offers.currency};
@@ -110,7 +128,7 @@ double LowestRatePerGpuHour(const OfferSet& card_offers) {
 }
 
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
-                               std::size_t keep, std::optional<int64_t> start) {
+                               std::size_t keep, std::optional<int64_t> start, bool interruptible) {
   const int64_t start_minute =
       start ? *start : ParseJobStart("", offers.utc_offset_minutes, static_cast<int64_t>(std::time(nullptr)));
   const double t = tokens > 0 ? tokens : 1e6;
@@ -155,13 +173,18 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
   r.fastest_per_count.clear();
   std::vector<Candidate> priced;
   std::vector<double> costs;  // exact prices found, sorted
+  std::string unserved;       // why the first candidate no offer could serve was dropped
   for (auto& e : pool) {
     if (objective == Objective::kCost && costs.size() >= keep && e.bound > costs[keep - 1]) {
       break;  // this and every later one costs more than `keep` layouts already priced
     }
     Candidate& c = e.c;
-    const JobPrice p = PriceJob(by_card.at(c.gpu), static_cast<double>(c.layout.gpus), e.hours, start_minute);
+    const JobPrice p =
+        PriceJob(by_card.at(c.gpu), static_cast<double>(c.layout.gpus), e.hours, start_minute, interruptible);
     if (!p.plan.feasible) {
+      if (unserved.empty()) {
+        unserved = p.unserved;
+      }
       continue;
     }
     c.cost = p.total;
@@ -212,6 +235,9 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
     }
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
+  if (rows.empty() && !unserved.empty()) {
+    r.unserved = unserved;  // layouts fit, but no offer may run them: that, not memory, is the reason
+  }
   r.ranked = std::move(rows);
 }
 

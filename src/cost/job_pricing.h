@@ -29,11 +29,19 @@ struct JobPrice {
   // When an offer has a night window: the same job started at the window's next opening.
   std::optional<int64_t> night_start_minute;
   std::optional<Money> night_total;
+  bool interruptible = false;
+  std::string unserved;       // why no offer can run the job (plan infeasible)
 };
 
 // A job of `gpus` GPUs for `hours` hours from `start_minute` on `card_offers` (offers of one
-// card), billed by the rules of cost/billing.h through the rental optimiser.
-JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_t start_minute);
+// card), billed by the rules of cost/billing.h through the rental optimiser. `interruptible`: the
+// job checkpoints, so spot may run it (with its rework, docs/cost-model.md §3). When no offer may
+// serve the job, plan.feasible is false and `unserved` says why; total is then not a price.
+JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_t start_minute,
+                  bool interruptible = false);
+
+// Why `card_offers` cannot serve a job (PriceJob's plan infeasible), in one sentence.
+std::string WhyUnserved(const OfferSet& card_offers, bool interruptible);
 
 // A service holding `gpus` GPUs around the clock for the calendar month starting at
 // `month_start` (local hour): the cheapest rental for that month, and per hour of the month.
@@ -54,8 +62,11 @@ double LowestRatePerGpuHour(const OfferSet& card_offers);
 // offers, and re-ranks when the objective is cost. Ranked by cost, the fastest layout of every
 // card and count (SearchResult::fastest_per_count) is priced too, in the order of the lower bound
 // above, until that bound exceeds the `keep`-th exact price: the ranking is exact.
+// A candidate no offer may serve (spot only, the job not interruptible) is dropped; when none is
+// left, r.closest says why.
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
-                               std::size_t keep, std::optional<int64_t> start_minute = std::nullopt);
+                               std::size_t keep, std::optional<int64_t> start_minute = std::nullopt,
+                               bool interruptible = false);
 
 // Re-prices serving plans as services on the offers file's cards (PriceService for the plan's
 // GPUs in the calendar month starting at `month_start`), drops plans on cards without offers,

@@ -79,8 +79,32 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
       throw InputError("a gpuplan fit --json result with layout.gpus and time.total_hours (run fit with --tokens)",
                        r.usage, 0, "time.total_hours");
     }
-    // A job starting at the first hour of the month (the requested or the next one).
-    UsageTrace t = UsageFromJob(gpus->get<double>(), hours->get<double>(), RequestedMonthStart(r, zone) * 60, zone);
+    // The job as fit priced it: from its start, interruptible or not (fit --json's cost.start,
+    // cost.interruptible); a result priced without offers starts at the first hour of the month
+    // (the requested or the next one).
+    int64_t start_minute = RequestedMonthStart(r, zone) * 60;
+    bool interruptible = false;
+    if (j.contains("cost") && j["cost"].is_object()) {
+      const nlohmann::json& c = j["cost"];
+      if (c.contains("start") && c["start"].is_string()) {
+        const std::string s = c["start"].get<std::string>();
+        try {
+          if (s.size() != 16 || s[10] != 'T') {
+            throw InputError(s);
+          }
+          start_minute = ParseJobStart(s, zone, 0);
+        } catch (const InputError&) {
+          throw InputError("expected YYYY-MM-DDTHH:MM", r.usage, 0, "cost.start");
+        }
+      }
+      if (c.contains("interruptible")) {
+        if (!c["interruptible"].is_boolean()) {
+          throw InputError("expected true or false", r.usage, 0, "cost.interruptible");
+        }
+        interruptible = c["interruptible"].get<bool>();
+      }
+    }
+    UsageTrace t = UsageFromJob(gpus->get<double>(), hours->get<double>(), start_minute, zone, interruptible);
     t.source = r.usage;
     return t;
   }

@@ -220,7 +220,7 @@ int64_t NextMonthStart(int64_t now_utc_seconds, int zone) {
   return AddMonths(DaysFromCivil(c.year, c.month, 1) * 24, 1);
 }
 
-UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute, int zone) {
+UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute, int zone, bool interruptible) {
   if (!(gpus > 0) || !(hours > 0) || hours > 24 * 366 * 3) {
     throw InputError("a job needs positive GPUs and hours (at most three years)", "", 0, "--usage");
   }
@@ -232,7 +232,7 @@ UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute, int zon
   for (std::size_t i = 0; i < n; ++i) {
     const double b = static_cast<double>((first + static_cast<int64_t>(i)) * 60);
     const double overlap = std::min(b + 60.0, end) - std::max(b, static_cast<double>(start_minute));
-    t.hours[i].firm = gpus;
+    (interruptible ? t.hours[i].interruptible : t.hours[i].firm) = gpus;
     t.hours[i].minutes = std::clamp(overlap, 0.0, 60.0);
   }
   return t;

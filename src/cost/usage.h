@@ -54,9 +54,10 @@ UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, int64_t m
 int64_t NextMonthStart(int64_t now_utc_seconds, int utc_offset_minutes);
 
 // A job of `gpus` GPUs running `hours` hours from `start_minute` (local minutes since the
-// epoch): every hour it touches holds all the GPUs, for the minutes it overlaps.
+// epoch): every hour it touches holds all the GPUs, for the minutes it overlaps. `interruptible`
+// (the job checkpoints and may be restarted): its demand may run on spot.
 UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute = 0,
-                        int utc_offset_minutes = kDefaultUtcOffsetMinutes);
+                        int utc_offset_minutes = kDefaultUtcOffsetMinutes, bool interruptible = false);
 
 // Scales a measured sample (say one or two weeks) to a whole calendar period from the day the
 // sample starts (TermUnit::kMonth or kYear) by repeating its whole weeks (the weekday shape is

@@ -125,7 +125,11 @@ const OptionTable<FitRequest>& FitOptionTable() {
                           &R::offers).Unset("none"));
     t.push_back(Option<R>("--start", "start",
                           "with --offers: when the job starts, HH:MM today or YYYY-MM-DDTHH:MM in the offers' time "
-                          "zone", &R::start).Unset("now"));
+                          "zone, or now", &R::start).Unset("09:00 on the first Monday of next month"));
+    t.push_back(Option<R>("--interruptible", "interruptible",
+                          "with --offers: the job checkpoints and can restart, so spot offers may run it (their rework "
+                          "from the interruption rate, restart and checkpoint minutes is priced: docs/cost-model.md §3)",
+                          &R::interruptible));
     return t;
   }();
   return table;

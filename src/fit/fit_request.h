@@ -75,7 +75,8 @@ struct FitRequest {
   std::string objective = "time";
   int64_t top = 5;
   std::string offers;  // offers file: prices the job, the serving plan or the search
-  std::string start;   // with offers: when the job starts (empty: now)
+  std::string start;   // with offers: when the job starts (empty: DefaultJobStart, read/time_text.h)
+  bool interruptible = false;  // with offers: the job checkpoints, so spot may run it
   std::optional<int64_t> now;  // UTC seconds for `start` and the serving month (unset: the clock)
 
   // A network front end (the serve API) never lets a request name a file on the server: the

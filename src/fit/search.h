@@ -77,6 +77,9 @@ struct SearchResult {
   int64_t fitting = 0;                  // of those, layouts that fit with the margin
   std::string closest;                  // when nothing fits: the nearest miss and why
   std::vector<std::string> notes;       // cards not searched and why
+  // With offers: layouts fit but no offer may run any of them (spot only, the job not
+  // interruptible), and why; `ranked` is then empty.
+  std::string unserved;
   // With SearchOptions::keep_extra (an exact re-pricing follows): for each card and GPU count the
   // fastest layout that fits. A job's rental on a fixed card and count costs more the longer it
   // runs (the same start, a longer usage: docs/cost-model.md §8), so the cheapest layout of each

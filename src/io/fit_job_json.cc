@@ -89,10 +89,22 @@ nlohmann::json TrainingSearchToJson(const FitJobResult& r) {
     const Candidate& b = x.ranked.front();
     j = FitToJson(r.model.spec, b.workload, b.layout, b.gpu, b.memory, {});
     j["time"] = TrainingTimeToJson(b.time);
+    if (r.search_start_minute) {  // priced on offers: what `cost optimize --usage` needs to price the same job
+      j["cost"] = {{"amount", b.cost.amount},
+                   {"currency", b.cost.currency},
+                   {"start", JobMinuteText(*r.search_start_minute)},
+                   {"start_default", r.start_default},
+                   {"interruptible", r.interruptible},
+                   {"basis", b.cost_basis},
+                   {"feasible", true}};
+    }
   } else {
     j["model"] = ModelHeader(r.model.spec);
     j["fits"] = false;
     j["closest"] = x.closest;
+    if (!x.unserved.empty()) {
+      j["unserved"] = x.unserved;
+    }
   }
   j["search"] = {{"evaluated", x.evaluated},
                  {"fitting", x.fitting},
@@ -180,11 +192,16 @@ std::string JobMinuteText(int64_t minute) {
 
 nlohmann::json JobPriceToJson(const FitJobResult& r) {
   const JobPrice& job = *r.job;
-  nlohmann::json price = {{"amount", job.total.amount},
+  nlohmann::json price = {{"amount", job.plan.feasible ? nlohmann::json(job.total.amount) : nlohmann::json()},
                           {"currency", job.total.currency},
                           {"start", JobMinuteText(job.start_minute)},
+                          {"start_default", r.start_default},
+                          {"interruptible", job.interruptible},
                           {"basis", r.JobBasis()},
                           {"feasible", job.plan.feasible}};
+  if (!job.plan.feasible) {
+    price["unserved"] = job.unserved;
+  }
   if (job.night_total) {
     price["night_start"] = JobMinuteText(*job.night_start_minute);
     price["night_amount"] = job.night_total->amount;

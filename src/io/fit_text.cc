@@ -310,7 +310,9 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
                      {"MFU", 6, rt},
                      {res.tokens > 0 ? Say("cli.fit.col.hours", "hours") : Say("cli.fit.col.hours_per_mtok", "h/Mtok"), 10, rt},
                      {currency, 12, rt}});
-  table.PrintHeader(os);
+  if (!r.ranked.empty()) {
+    table.PrintHeader(os);
+  }
   auto row = [&](std::size_t i, const Candidate& c) {
     const double hours = c.time.total_hours ? *c.time.total_hours : 1e6 / c.time.tokens_per_second / 3600.0;
     table.PrintRow(
@@ -360,6 +362,9 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
     os << (offers ? SayFormat("cli.fit.costs", "costs: {}", {SayMessage(b.cost_basis)})
                   : Say("cli.fit.illustrative", "CNY figures use the catalog's illustrative per-card-hour prices, not offers."))
        << "\n";
+  } else if (!r.unserved.empty()) {
+    os << SayFormat("cli.fit.unserved", "layouts fit, but no offer can run the job: {}", {SayMessage(r.unserved)})
+       << "\n";
   } else {
     os << SayFormat("cli.fit.no_layout_fits", "no layout fits; closest: {}", {SayMessage(r.closest)}) << "\n";
   }
@@ -381,7 +386,10 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
   if (s.training) {
     PrintTrainingTime(os, *s.training, s.network);
   }
-  if (res.job) {
+  if (res.job && !res.job->plan.feasible) {
+    os << SayFormat("cli.fit.unpriced", "cost: none, no offer can run the job: {}", {SayMessage(res.job->unserved)})
+       << "\n";
+  } else if (res.job) {
     const JobPrice& job = *res.job;
     os << SayFormat("cli.fit.cost", "cost: {} ({}, starting {})",
                     {job.total.Format(), SayMessage(res.JobBasis()), JobMinuteText(job.start_minute)})

@@ -94,9 +94,28 @@ bool ParseTimeOfDay(const std::string& s, int* minute_of_day) {
   return false;
 }
 
+int64_t DefaultJobStart(int zone, int64_t now_utc_seconds) {
+  const int64_t local_seconds = now_utc_seconds + zone * 60LL;
+  const CivilDate today = CivilFromDays(FloorDiv(local_seconds, 86400));
+  int64_t y = today.year;
+  int m = today.month;
+  if (++m > 12) {
+    m = 1;
+    ++y;
+  }
+  const int64_t first = DaysFromCivil(y, m, 1);
+  // 1970-01-01 was a Thursday: (days + 3) mod 7 is 0 on Mondays.
+  const int64_t weekday = ((first + 3) % 7 + 7) % 7;
+  const int64_t monday = first + (7 - weekday) % 7;
+  return (monday * 24 + 9) * 60;
+}
+
 int64_t ParseJobStart(const std::string& s, int zone, int64_t now_utc_seconds) {
   const int64_t now_local_minute = (now_utc_seconds + zone * 60LL) / 60;
-  if (s.empty() || s == "now") {
+  if (s.empty()) {
+    return DefaultJobStart(zone, now_utc_seconds);
+  }
+  if (s == "now") {
     return now_local_minute;
   }
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, n = 0;

@@ -31,8 +31,14 @@ bool ParseIsoHour(const std::string& s, int zone, int64_t* hour, int* hour_of_da
 // "HH:MM" (00:00 .. 24:00) -> minutes since midnight; false for anything else.
 bool ParseTimeOfDay(const std::string& s, int* minute_of_day);
 
-// --start: "HH:MM" (today, in the offers' zone), "YYYY-MM-DDTHH:MM", or empty for now. Returns
-// local minutes since the epoch. Throws InputError naming --start.
+// --start: "HH:MM" (today, in the offers' zone), "YYYY-MM-DDTHH:MM", "now", or empty for the
+// convention below. Returns local minutes since the epoch. Throws InputError naming --start.
 int64_t ParseJobStart(const std::string& s, int utc_offset_minutes, int64_t now_utc_seconds);
+
+// The start of a job given no --start: 09:00 on the first Monday of the calendar month after
+// `now` (a working morning, the same answer all month: docs/cost-model.md §8). Local minutes.
+int64_t DefaultJobStart(int utc_offset_minutes, int64_t now_utc_seconds);
+// What DefaultJobStart means, for the answer's basis line.
+inline constexpr const char* kDefaultJobStartText = "no --start: 09:00 on the first Monday of next month";
 
 }  // namespace gpuplan

@@ -11,6 +11,8 @@
 #include "core/civil.h"
 #include "core/error.h"
 #include "cost/billing.h"
+#include "cost/fit_job.h"
+#include "io/fit_job_json.h"
 #include "cost/offer.h"
 #include "cost/optimizer.h"
 #include "cost/requests.h"
@@ -769,9 +771,41 @@ TEST(JobPricing, ServiceAroundTheClockForAMonth) {
   EXPECT_NEAR(p.per_hour.amount, 46778.0 / 720.0, 1e-9);
 }
 
+// A job only spot could run: never a price of 0. Not interruptible, no offer may serve it and
+// the reason names --interruptible; interruptible, spot runs it with the Young/Daly rework:
+// tau = sqrt(2 x 5/60 h x 1/0.05 h) = 1.8257 h; rework per hour of work = 0.05 x (tau/2 + 10/60)
+// + (5/60) / tau = 0.053977 + 0.045644 = 0.099621; 1 GPU x 10 h x 12 x 1.099621 = 131.95.
+TEST(JobPricing, SpotOnlyJobIsNeverPricedZero) {
+  const OfferSet s = ParseOffers(R"(currency: CNY
+offers:
+  - {id: sp, gpu: A100 80GB SXM, mode: spot, price: 12, granularity: second,
+     spot: {interruptions_per_hour: 0.05, restart_minutes: 10, checkpoint_minutes: 5}}
+)",
+                                 "spot.yaml", Cat());
+  const int64_t nine = (kApril2027 + 9) * 60;
+  const JobPrice firm = PriceJob(s, 1, 10, nine);
+  EXPECT_FALSE(firm.plan.feasible);
+  EXPECT_NE(firm.unserved.find("only spot offers rent A100 80GB SXM in spot.yaml"), std::string::npos) << firm.unserved;
+  EXPECT_NE(firm.unserved.find("--interruptible"), std::string::npos);
+  const JobPrice spot = PriceJob(s, 1, 10, nine, true);
+  ASSERT_TRUE(spot.plan.feasible);
+  EXPECT_NEAR(spot.total.amount, 131.95, 0.01);
+  EXPECT_TRUE(spot.interruptible);
+}
+
 TEST(JobPricing, StartParsing) {
   const int64_t now = (DaysFromCivil(2027, 4, 1) * 24 + 6) * 3600 + 15 * 60;  // 06:15 UTC = 14:15 +08:00
-  EXPECT_EQ(ParseJobStart("", 480, now), (kApril2027 + 14) * 60 + 15);
+  // No --start: 09:00 on the first Monday of next month, whatever the hour or day of this one.
+  // 2027-01-01 is a Friday, so 2027-02-01 and 2027-03-01 are Mondays, 2027-04-01 a Thursday and
+  // 2027-05-01 a Saturday: the first Monday of May 2027 is the 3rd.
+  EXPECT_EQ(ParseJobStart("", 480, now), (DaysFromCivil(2027, 5, 3) * 24 + 9) * 60);
+  EXPECT_EQ(ParseJobStart("", 480, now + 20 * 86400), (DaysFromCivil(2027, 5, 3) * 24 + 9) * 60);
+  // In December the next month is January of the next year: 2027-01-04 (the 1st is a Friday).
+  const int64_t december = (DaysFromCivil(2026, 12, 3) * 24 + 3) * 3600;
+  EXPECT_EQ(ParseJobStart("", 480, december), (DaysFromCivil(2027, 1, 4) * 24 + 9) * 60);
+  // A month starting on a Monday starts there (March 2027).
+  EXPECT_EQ(ParseJobStart("", 480, (DaysFromCivil(2027, 2, 10) * 24) * 3600), (DaysFromCivil(2027, 3, 1) * 24 + 9) * 60);
+  EXPECT_EQ(ParseJobStart("now", 480, now), (kApril2027 + 14) * 60 + 15);
   EXPECT_EQ(ParseJobStart("09:30", 480, now), (kApril2027 + 9) * 60 + 30);
   EXPECT_EQ(ParseJobStart("2027-05-02T23:00", 480, now), (DaysFromCivil(2027, 5, 2) * 24 + 23) * 60);
   EXPECT_THROW(ParseJobStart("25:00", 480, now), InputError);
@@ -879,6 +913,36 @@ TEST(Requests, DefaultsAreDefinedInTheRequests) {
   o.spot_for_all = true;
   EXPECT_FALSE(o.Options().retain_idle);
   EXPECT_TRUE(o.Options().spot_for_all);
+}
+
+// The job fit priced is the job `cost optimize --usage fit.json` prices: the start and the
+// interruptible flag travel in fit --json (issue 25: 7,226 CNY in fit, 6,942 in cost optimize).
+TEST(Requests, FitJsonCarriesTheJobToOptimize) {
+  for (const bool interruptible : {false, true}) {
+    SCOPED_TRACE(interruptible);
+    FitRequest f;
+    f.model = "Llama-3.1-8B";
+    f.task = "lora";
+    f.gpu = "A100";
+    f.tokens = 5e7;
+    f.offers = kNanjing;
+    f.start = "2027-04-01T14:00";  // a day start: from midnight the night rate would apply
+    f.interruptible = interruptible;
+    const FitJobResult fit = RunFit(f, Cat(), test::DataDir());
+    ASSERT_TRUE(fit.job.has_value());
+    ASSERT_TRUE(fit.job->plan.feasible);
+    OptimizeRequest o;
+    o.offers = kNanjing;
+    o.usage = "fit.json";
+    o.usage_text = FitJobToJson(fit).dump();
+    const OptimizeResult opt = RunOptimize(o, Cat());
+    ASSERT_TRUE(opt.plan.feasible);
+    EXPECT_NEAR(opt.plan.cost.Total(), fit.job->total.amount, 1e-6);
+    EXPECT_EQ(opt.usage.start_hour, (kApril2027 + 14));
+    // Interruptible, the shipped file's spot offer (12 CNY an hour) runs it for less than the
+    // day rate of 53; not interruptible, spot may not.
+    EXPECT_EQ(opt.plan.spot_gpu_hours.empty(), !interruptible);
+  }
 }
 
 TEST(Requests, OptimizeOneGpuAllOfApril) {
