@@ -338,5 +338,24 @@ json_is '.error.suggestions | index("vllm") != null' true
 expect_exit 2 "fit training profile for inference" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu A100 --framework torchtune
 stderr_has "--framework"
 
+# CLI manners: --version, a misspelt command, a missing command, a fractional count, --qps 0.
+expect_exit 0 "--version" -- "$bin" --version
+grep -qE '^gpuplan [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/out" && ok || bad "--version printed: $(cat "$tmp/out")"
+expect_exit 2 "misspelt command" -- "$bin" cots
+stderr_has "unknown command 'cots' for gpuplan; did you mean cost?"
+expect_exit 2 "misspelt subcommand, json" -- "$bin" cost breakevn --json
+json_is '.error.message | contains("did you mean breakeven?")' true
+json_is '.error.kind' usage
+expect_exit 2 "no command" -- "$bin"
+stderr_has "gpuplan needs a command: fit, gpus, models, frameworks, cost, check, meter, serve"
+expect_exit 2 "no cost command" -- "$bin" cost
+stderr_has "gpuplan cost needs a command: breakeven, compare, optimize, tco"
+expect_exit 2 "no command, zh" -- "$bin" --lang zh meter
+stderr_has "gpuplan meter 需要一个命令"
+expect_exit 2 "fractional --gpus" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --gpus 1.5
+stderr_has "field '--gpus': expected a number (a whole number for counts), got '1.5'"
+expect_exit 2 "--qps 0" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu A100 --qps 0
+stderr_has "field '--qps'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
