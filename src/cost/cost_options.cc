@@ -36,7 +36,7 @@ OptionTable<R> RentalTable() {
   t.push_back(GpuFilter<R>());
   t.push_back(Option<R>("--usage", "usage", "hourly usage CSV, or a gpuplan fit --json result", &R::usage)
                   .Unset("none"));
-  t.push_back(Option<R>("--hours-per-month", "hours_per_month", "hours each GPU is used per month (instead of --usage)",
+  t.push_back(Option<R>("--hours-per-month", "hours_per_month", "hours each GPU is used per average month of 730 h, scaled to the calendar month's length (730: every hour; instead of --usage)",
                         &R::hours_per_month)
                   .Unit("hours")
                   .Unset("none"));

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <ctime>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "core/civil.h"
 #include "core/error.h"
 #include "cost/calendar.h"
 #include "read/file_text.h"
@@ -63,7 +65,23 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
     throw InputError("give either --usage or --hours-per-month", "", 0, "--usage");
   }
   if (r.hours_per_month) {
-    return UsageFromHoursPerMonth(*r.hours_per_month, r.gpus, RequestedMonthStart(r, zone), zone);
+    // A rate per average month (730 h = every hour), scaled to the calendar month's length: 730
+    // is every hour of February (672) and of March (744) alike, 365 half of either.
+    const double h = *r.hours_per_month;
+    if (!(h >= 0 && h <= kHoursPerMonth)) {
+      throw InputError(fmt::format("hours per average month ({:g} h = every hour; scaled to each calendar month's "
+                                   "length) must be between 0 and {:g}, got {:g}",
+                                   kHoursPerMonth, kHoursPerMonth, h),
+                       "", 0, "--hours-per-month");
+    }
+    const int64_t month = RequestedMonthStart(r, zone);
+    const auto len = static_cast<double>(AddMonths(month, 1) - month);
+    UsageTrace t = UsageFromHoursPerMonth(std::min(len, h * len / kHoursPerMonth), r.gpus, month, zone);
+    if (len != kHoursPerMonth) {
+      t.note += fmt::format(" ({:g} h per average month of 730 h, x{:.4f} for this month's {:g} h)", h,
+                            len / kHoursPerMonth, len);
+    }
+    return t;
   }
   if (r.usage.empty()) {
     throw InputError("usage is required: --usage FILE (CSV or gpuplan fit --json) or --hours-per-month H", "", 0,
@@ -116,6 +134,16 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
 UsageTrace LoadRequestedUsage(const CostRequest& r, int zone) {
   UsageTrace u = LoadUsageAsGiven(r, zone);
   if (r.extrapolate.empty()) {
+    // A measured sample shorter than the month it starts in is priced as given; say so.
+    if (!r.usage.empty() && !u.from_job && !u.hours.empty()) {
+      const int64_t day0 = FloorDiv(u.start_hour, 24) * 24;
+      if (u.EndHour() < AddMonths(day0, 1)) {
+        u.note += std::string(u.note.empty() ? "" : "; ") +
+                  fmt::format("a sample of {} days, shorter than a month: priced as given (--extrapolate month "
+                              "repeats its weeks over the month)",
+                              (u.EndHour() - day0 + 23) / 24);
+      }
+    }
     return u;
   }
   if (r.extrapolate != "month" && r.extrapolate != "year") {
@@ -135,22 +163,39 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
   BreakevenResult b;
   b.offers = SelectOffers(r, catalog);
   const int zone = b.offers.utc_offset_minutes;
-  b.month_start = RequestedMonthStart(r, zone);
+  std::optional<MeasuredBreakeven> measured;
+  if (!r.usage.empty()) {
+    MeasuredBreakeven m;
+    // Hours per month always come from the calendar: a measured sample is repeated over the
+    // month it starts in, week by week (as --extrapolate month does; the note gives the measured
+    // span, the month and the factor), so breakeven answers what compare and optimize answer
+    // with --extrapolate month. One job (a fit result) is the month's usage as it is.
+    BreakevenRequest calendar = r;
+    if (calendar.extrapolate.empty() && calendar.hours_per_month == std::nullopt) {
+      const UsageTrace given = LoadUsageAsGiven(r, zone);
+      calendar.extrapolate = given.from_job ? "" : "month";
+    }
+    m.usage = calendar.extrapolate.empty() ? LoadUsageAsGiven(calendar, zone) : LoadRequestedUsage(calendar, zone);
+    m.levels = LevelHoursPerMonth(m.usage, &m.scaled);
+    measured = std::move(m);
+  }
+  // The month the break-evens are for: --month, else the measured usage's own month (the same
+  // answer whenever it is run), else the month after now.
+  b.month_start = !r.month.empty() || !measured || measured->usage.hours.empty()
+                      ? RequestedMonthStart(r, zone)
+                      : MonthStartOf(measured->usage.start_hour);
   b.month = FormatLocalHour(b.month_start).substr(0, 7);
   b.month_hours = AddMonths(b.month_start, 1) - b.month_start;
   b.pairs = Breakeven(b.offers, b.month_start);
-  if (!r.usage.empty()) {
-    MeasuredBreakeven m;
-    m.usage = LoadRequestedUsage(r, zone);
-    m.levels = LevelHoursPerMonth(m.usage, &m.scaled);
+  if (measured) {
     for (const auto& p : b.pairs) {
       std::vector<std::string> sides;
-      for (double level : m.levels) {
+      for (double level : measured->levels) {
         sides.push_back(CheaperSide(p, level));
       }
-      m.cheaper.push_back(std::move(sides));
+      measured->cheaper.push_back(std::move(sides));
     }
-    b.measured = std::move(m);
+    b.measured = std::move(measured);
   }
   // Each offer's monthly cost per GPU every 10 used hours, and at the month's length.
   for (const auto& off : b.offers.offers) {

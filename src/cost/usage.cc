@@ -229,6 +229,7 @@ UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute, int zon
   const auto n = static_cast<std::size_t>(std::ceil((end - static_cast<double>(first * 60)) / 60.0 - 1e-9));
   UsageTrace t = Empty(first, n, zone);
   t.source = "job";
+  t.from_job = true;
   for (std::size_t i = 0; i < n; ++i) {
     const double b = static_cast<double>((first + static_cast<int64_t>(i)) * 60);
     const double overlap = std::min(b + 60.0, end) - std::max(b, static_cast<double>(start_minute));

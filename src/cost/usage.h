@@ -30,6 +30,7 @@ struct UsageTrace {
   std::string start;             // first timestamp as given
   std::string source;
   std::string note;              // how the trace was made (extrapolated, synthetic month, ...)
+  bool from_job = false;         // one job (UsageFromJob): its hours are the usage, not a sample
   int64_t EndHour() const { return start_hour + static_cast<int64_t>(hours.size()); }
   double TotalGpuHours() const;
   double Peak() const;

@@ -948,7 +948,7 @@ TEST(Requests, FitJsonCarriesTheJobToOptimize) {
 TEST(Requests, OptimizeOneGpuAllOfApril) {
   OptimizeRequest r;
   r.offers = kNanjing;
-  r.hours_per_month = 720;
+  r.hours_per_month = 730;  // every hour of the month
   r.month = "2026-04";
   const OptimizeResult o = RunOptimize(r, Cat());
   EXPECT_EQ(o.currency, "CNY");
@@ -990,10 +990,18 @@ TEST(Requests, CompareFourGpusFourHundredHours) {
   r.month = "2026-04";
   const CompareResult c = RunCompare(r, Cat());
   EXPECT_TRUE(c.AnyFeasible());
-  EXPECT_NEAR(c.usage.TotalGpuHours(), 1600, 1e-9);  // 4 x 400
+  // 400 h per average month of 730 h is 400 x 720 / 730 = 394.52 h in April (30 days).
+  const double april = 400.0 * 720 / 730;
+  EXPECT_NEAR(c.usage.TotalGpuHours(), 4 * april, 1e-9);
   EXPECT_NEAR(c.strategies.at("monthly").cost.Total(), 4 * 23389.0, 0.01);
-  // 400 h from 09:00: 13 day hours x 30 days + 10 night hours: 4 x (390 x 53 + 10 x 37.1).
-  EXPECT_NEAR(c.strategies.at("on_demand").cost.Total(), 4 * (390 * 53 + 10 * 37.1), 0.01);
+  // From 09:00: 13 day hours x 30 days, the rest (4.52 h) at night: 4 x (390 x 53 + 4.52 x 37.1).
+  EXPECT_NEAR(c.strategies.at("on_demand").cost.Total(), 4 * (390 * 53 + (april - 390) * 37.1), 0.01);
+  // 730 h per average month is every hour of any month: February 2027 (672 h) is not refused.
+  r.hours_per_month = 730;
+  r.month = "2027-02";
+  EXPECT_NEAR(RunCompare(r, Cat()).usage.TotalGpuHours(), 4 * 672.0, 1e-9);
+  r.month = "2027-03";
+  EXPECT_NEAR(RunCompare(r, Cat()).usage.TotalGpuHours(), 4 * 744.0, 1e-9);
 }
 
 TEST(Requests, BreakevenDefaultMonthComesFromNow) {
