@@ -485,8 +485,23 @@ std::map<std::string, Plan> Pure(const OfferSet& set, const UsageTrace& usage, c
     OptimizeOptions o;
     o.retain_idle = base.retain_idle;
     o.only_offers = ids;
-    o.spot_for_all = mode == BillingMode::kSpot;
-    out[ToString(mode)] = Solve(set, u, o);
+    // All on spot serves only what spot may run: interruptible work, unless --spot-for-all (as
+    // the optimiser rules); firm or deferrable work makes that strategy infeasible, with why.
+    o.spot_for_all = base.spot_for_all;
+    Plan p = Solve(set, u, o);
+    if (mode == BillingMode::kSpot && !p.feasible && !base.spot_for_all) {
+      double firm = 0;
+      for (const auto& h : u.hours) {
+        firm += (h.firm + h.deferrable) * h.minutes / 60.0;
+      }
+      if (firm > 0) {
+        p.note = fmt::format(
+            "spot may run only interruptible work, and {:.0f} GPU-hours of this usage are not (give them class "
+            "interruptible in the usage file, or --spot-for-all if all of it checkpoints and can restart)",
+            firm);
+      }
+    }
+    out[ToString(mode)] = std::move(p);
   }
   return out;
 }
