@@ -47,6 +47,13 @@ OptionTable<R> RentalTable() {
                         "release every idle on-demand instance (default: keep or release per idle gap, whichever "
                         "costs less)",
                         &R::release_idle));
+  t.push_back(Option<R>("--max-gpus", "max_gpus",
+                        "GPUs a plan may hold at once, deferred work included (default: with deferrable work, the "
+                        "usage's peak in whole instances)",
+                        &R::max_gpus)
+                  .Min(0, true)
+                  .Max(1e6)
+                  .Unset("the peak"));
   t.push_back(Option<R>("--extrapolate", "extrapolate",
                         "the usage is a sample (say one or two measured weeks); repeat its weekly shape to the "
                         "whole month or year",

@@ -286,6 +286,22 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
     return un.weight * c.billed_hours * c.Rate() / (v.whole ? 1.0 : v.o->gpus_per_instance);
   };
   std::vector<int> cover_row(units.size());
+  // The cap on GPUs held at once (OptimizeOptions::max_gpus), one row per unit.
+  std::optional<double> cap = opt.max_gpus;
+  const bool any_deferrable = std::any_of(usage.hours.begin(), usage.hours.end(),
+                                          [](const UsageHour& h) { return h.deferrable > 0; });
+  if (!cap && any_deferrable) {
+    double need = 0;
+    for (const Offer* o : reserved) {
+      need = std::max(need, std::ceil(usage.Peak() / o->gpus_per_instance - 1e-9) * o->gpus_per_instance);
+    }
+    for (const Offer* o : hourly) {
+      need = std::max(need, std::ceil(usage.Peak() / o->gpus_per_instance - 1e-9) * o->gpus_per_instance);
+    }
+    cap = need;
+  }
+  plan.max_gpus = cap;
+  std::vector<int> cap_row(units.size(), 0);
   bool any_spot = false;
   for (const auto& v : hv) {
     any_spot |= v.o->mode == BillingMode::kSpot;
@@ -293,9 +309,15 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
   for (std::size_t u = 0; u < units.size(); ++u) {
     const Unit& un = units[u];
     cover_row[u] = p.AddRow(GLP_LO, un.firm + un.inter, 0.0);
+    if (cap) {
+      cap_row[u] = p.AddRow(GLP_UP, 0.0, *cap);
+    }
     for (const auto& v : rv) {
       const int m = term_of_sig[v.grid][static_cast<std::size_t>(un.sig)];
       p.Set(cover_row[u], v.col[static_cast<std::size_t>(m)], v.o->gpus_per_instance);
+      if (cap) {
+        p.Set(cap_row[u], v.col[static_cast<std::size_t>(m)], v.o->gpus_per_instance);
+      }
     }
     const int spot_limit = any_spot && !opt.spot_for_all ? p.AddRow(GLP_UP, 0.0, un.inter) : 0;
     // The cheapest interchangeable on-demand and spot offer for this unit.
@@ -323,6 +345,9 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       v.col[u] = c;
       const double g = v.whole ? v.o->gpus_per_instance : 1.0;
       p.Set(cover_row[u], c, g);
+      if (cap) {
+        p.Set(cap_row[u], c, g);
+      }
       if (spot_limit != 0 && v.o->mode == BillingMode::kSpot) {
         p.Set(spot_limit, c, g);
       }
@@ -484,6 +509,7 @@ std::map<std::string, Plan> Pure(const OfferSet& set, const UsageTrace& usage, c
   for (const auto& [mode, ids] : by_mode) {
     OptimizeOptions o;
     o.retain_idle = base.retain_idle;
+    o.max_gpus = base.max_gpus;
     o.only_offers = ids;
     // All on spot serves only what spot may run: interruptible work, unless --spot-for-all (as
     // the optimiser rules); firm or deferrable work makes that strategy infeasible, with why.

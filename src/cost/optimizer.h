@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct OptimizeOptions {
   bool allow_on_demand = true;
   bool allow_spot = true;
   std::vector<std::string> only_offers;  // when non-empty, use just these offer ids
+  // GPUs a plan may hold at once (--max-gpus). Unset: with deferrable work, the usage's peak
+  // rounded up to whole instances of the largest offer (deferred work may not pile onto more GPUs
+  // than the lab ever uses at once); without, no cap is needed.
+  std::optional<double> max_gpus;
 };
 
 struct CostItems {
@@ -51,6 +56,7 @@ struct Plan {
   std::map<std::string, double> kept_idle_instance_hours;  // on-demand instances kept stopped
   std::map<std::string, int64_t> releases;                 // idle gaps released (and re-created)
   double deferred_gpu_hours = 0;                      // deferrable work moved to a later hour
+  std::optional<double> max_gpus;                     // the cap on GPUs held at once it honoured
   CostItems cost;
   std::string solver_status;
   std::string note;

@@ -19,6 +19,7 @@ OptimizeOptions RentalRequest::Options() const {
   OptimizeOptions o;
   o.spot_for_all = spot_for_all;
   o.retain_idle = !release_idle;
+  o.max_gpus = max_gpus;
   return o;
 }
 
@@ -137,7 +138,7 @@ UsageTrace LoadRequestedUsage(const CostRequest& r, int zone) {
     // A measured sample shorter than the month it starts in is priced as given; say so.
     if (!r.usage.empty() && !u.from_job && !u.hours.empty()) {
       const int64_t day0 = FloorDiv(u.start_hour, 24) * 24;
-      if (u.EndHour() < AddMonths(day0, 1)) {
+      if ((u.EndHour() - day0 + 23) / 24 < (AddMonths(day0, 1) - day0) / 24) {  // fewer days than the month
         u.note += std::string(u.note.empty() ? "" : "; ") +
                   fmt::format("a sample of {} days, shorter than a month: priced as given (--extrapolate month "
                               "repeats its weeks over the month)",

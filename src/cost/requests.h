@@ -48,6 +48,7 @@ struct BreakevenRequest : CostRequest {};
 struct RentalRequest : CostRequest {
   bool spot_for_all = false;  // allow spot for every class of work, not only interruptible
   bool release_idle = false;  // release every idle on-demand instance (false: keep or release per gap)
+  std::optional<double> max_gpus;  // GPUs held at once at most (unset: OptimizeOptions' default)
   OptimizeOptions Options() const;
 };
 struct CompareRequest : RentalRequest {};

@@ -54,6 +54,7 @@ nlohmann::json PlanToJson(const Plan& p, const std::string& currency) {
           {"spot_gpu_hours", sp},
           {"spot_by_offer", p.spot_gpu_hours},
           {"deferred_gpu_hours", p.deferred_gpu_hours},
+          {"max_gpus", p.max_gpus ? nlohmann::json(*p.max_gpus) : nlohmann::json()},
           {"kept_idle_instance_hours", p.kept_idle_instance_hours},
           {"releases", p.releases},
           {"note", p.note},

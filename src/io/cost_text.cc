@@ -129,11 +129,19 @@ void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all
     os << fmt::format("  spot {:.0f} GPU-hours of work on {}\n", h, id);
   }
   if (best.deferred_gpu_hours > 0) {
-    os << fmt::format("  {:.0f} GPU-hours of deferrable work moved later (night discounts)\n", best.deferred_gpu_hours);
+    std::string line = fmt::format("{:.0f} GPU-hours of deferrable work moved later (night discounts)",
+                                   best.deferred_gpu_hours);
+    if (best.max_gpus) {
+      line += fmt::format(", never more than {:g} GPUs at once", *best.max_gpus);
+    }
+    os << "  " << SayMessage(line) << "\n";
   }
   PrintItems(os, best.cost, cur);
+  // Idle instances kept stopped matter only when stopping is billed (billing from creation or start).
   for (const auto& [id, h] : best.kept_idle_instance_hours) {
-    os << fmt::format("  {:.0f} idle instance-hours of {} kept stopped (cheaper than re-creating)\n", h, id);
+    if (best.cost.stopped > 0) {
+      os << fmt::format("  {:.0f} idle instance-hours of {} kept stopped (cheaper than re-creating)\n", h, id);
+    }
   }
   for (const auto& [id, n] : best.releases) {
     os << fmt::format("  {} idle gaps of {} released and re-created\n", n, id);
