@@ -19,18 +19,24 @@ namespace {
 std::string Amount(double v, const std::string& currency) { return Money{v, currency}.Format(); }
 
 void PrintItems(std::ostream& os, const CostItems& c, const std::string& cur) {
-  os << fmt::format("    reserved terms {:>16}   on-demand {:>16}   spot {:>14}\n", Amount(c.reserved, cur),
-                    Amount(c.on_demand, cur), Amount(c.spot, cur));
-  os << fmt::format("    stopped fees   {:>16}   re-creation {:>14}   storage+bw {:>15}   total {:>13}\n",
-                    Amount(c.stopped, cur), Amount(c.recreate, cur), Amount(c.fixed_fees, cur), Amount(c.Total(), cur));
+  os << "    "
+     << SayMessage(fmt::format("reserved terms {:>16}   on-demand {:>16}   spot {:>14}", Amount(c.reserved, cur),
+                               Amount(c.on_demand, cur), Amount(c.spot, cur)))
+     << "\n";
+  os << "    "
+     << SayMessage(fmt::format("stopped fees   {:>16}   re-creation {:>14}   storage+bw {:>15}   total {:>13}",
+                               Amount(c.stopped, cur), Amount(c.recreate, cur), Amount(c.fixed_fees, cur),
+                               Amount(c.Total(), cur)))
+     << "\n";
 }
 
 void PrintUsage(std::ostream& os, const UsageTrace& u) {
-  os << fmt::format("{}: {} .. {} ({}), {} {}, {:.0f} {}, {} {:g} GPUs, {} {}\n", Say("cost.text.usage", "usage"),
+  os << fmt::format("{}: {} .. {} ({}), {} {}, {:.0f} {}, {} {}, {} {}\n", Say("cost.text.usage", "usage"),
                     FormatLocalHour(u.start_hour), FormatLocalHour(u.EndHour()), FormatUtcOffset(u.utc_offset_minutes),
                     u.hours.size(), Say("cost.text.hours", "hours"), u.TotalGpuHours(),
-                    Say("cost.text.gpu_hours", "GPU-hours"), Say("cost.text.peak", "peak"), u.Peak(),
-                    Say("cost.text.from", "from"), u.source);
+                    Say("cost.text.gpu_hours", "GPU-hours"), Say("cost.text.peak", "peak"),
+                    SayMessage(fmt::format("{:g} GPUs", u.Peak())), Say("cost.text.from", "from"),
+                    SayMessage(u.source));
   if (!u.note.empty()) {
     os << "  " << SayMessage(u.note) << "\n";
   }
@@ -49,10 +55,12 @@ void PrintReservedTerms(std::ostream& os, const Plan& p) {
              terms[j + 1]->instances == terms[i]->instances && terms[j + 1]->after_trace == terms[i]->after_trace) {
         ++j;
       }
-      os << fmt::format("  reserve {} x {} from {} to {} ({} term{}){}\n", terms[i]->instances, id,
-                        FormatLocalHour(terms[i]->start).substr(0, 10), FormatLocalHour(terms[j]->end).substr(0, 10),
-                        j - i + 1, j > i ? "s" : "",
-                        terms[i]->after_trace ? ", after the trace: the minimum term" : "");
+      os << "  "
+         << SayMessage(fmt::format("reserve {} x {} from {} to {} ({} term{}){}", terms[i]->instances, id,
+                                   FormatLocalHour(terms[i]->start).substr(0, 10),
+                                   FormatLocalHour(terms[j]->end).substr(0, 10), j - i + 1, j > i ? "s" : "",
+                                   terms[i]->after_trace ? ", after the trace: the minimum term" : ""))
+         << "\n";
       i = j + 1;
     }
   }
@@ -61,21 +69,26 @@ void PrintReservedTerms(std::ostream& os, const Plan& p) {
 }  // namespace
 
 void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
-  os << fmt::format("month {} ({} h, {})\n", b.month, b.month_hours, FormatUtcOffset(b.offers.utc_offset_minutes));
-  const Table table(
-      {{"GPU", 16}, {"from (pay per use)", 32}, {"to (pay per term)", 32}, {"break-even h/mo", 16, Align::kRight}});
+  os << SayMessage(fmt::format("month {} ({} h, {})", b.month, b.month_hours,
+                               FormatUtcOffset(b.offers.utc_offset_minutes)))
+     << "\n";
+  const Table table({{"GPU", 16},
+                     {SayMessage("from (pay per use)"), 32},
+                     {SayMessage("to (pay per term)"), 32},
+                     {SayMessage("break-even h/mo"), 16, Align::kRight}});
   table.PrintHeader(os);
   for (const auto& p : b.pairs) {
-    table.PrintRow(os, {p.gpu, fmt::format("{} ({})", p.from->id, ToString(p.from->mode)),
-                        fmt::format("{} ({})", p.to->id, ToString(p.to->mode)),
-                        p.hours_per_month ? fmt::format("{:.1f}", *p.hours_per_month) : p.note});
+    table.PrintRow(os, {p.gpu, fmt::format("{} ({})", p.from->id, Say(std::string("mode.") + ToString(p.from->mode), ToString(p.from->mode))),
+                        fmt::format("{} ({})", p.to->id, Say(std::string("mode.") + ToString(p.to->mode), ToString(p.to->mode))),
+                        p.hours_per_month ? fmt::format("{:.1f}", *p.hours_per_month) : SayMessage(p.note)});
   }
   for (const auto& p : b.pairs) {
     if (p.hours_per_month && !p.note.empty()) {
-      os << fmt::format("  {} vs {}: {}\n", p.from->id, p.to->id, p.note);
+      os << "  " << SayMessage(fmt::format("{} vs {}: {}", p.from->id, p.to->id, p.note)) << "\n";
     }
   }
-  os << "per GPU, fees, granularity and retention included; above the break-even the second one is cheaper\n";
+  os << SayMessage("per GPU, fees, granularity and retention included; above the break-even the second one is cheaper")
+     << "\n";
   if (!b.measured) {
     return;
   }
@@ -83,14 +96,16 @@ void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
   PrintUsage(os, m.usage);
   for (std::size_t k = 0; k < m.levels.size(); ++k) {
     if (k == 16 && m.levels.size() > 17) {  // the JSON has every level
-      os << fmt::format("  ... GPUs 17-{} (--json lists each)\n", m.levels.size());
+      os << "  " << SayMessage(fmt::format("... GPUs 17-{} (--json lists each)", m.levels.size())) << "\n";
       break;
     }
-    os << fmt::format("  GPU {}: busy {:.0f} h/month{}", k + 1, m.levels[k], m.scaled ? " (scaled to 730 h)" : "");
+    os << "  "
+       << SayMessage(fmt::format("GPU {}: busy {:.0f} h/month{}", k + 1, m.levels[k],
+                                 m.scaled ? " (scaled to 730 h)" : ""));
     for (std::size_t i = 0; i < b.pairs.size(); ++i) {
       const auto& p = b.pairs[i];
       if (p.hours_per_month) {  // (pairs that never cross are the same at every level)
-        os << fmt::format("; {} vs {}: {}", p.from->id, p.to->id, m.cheaper[i][k]);
+        os << SayMessage("; ") << SayMessage(fmt::format("{} vs {}: cheaper {}", p.from->id, p.to->id, m.cheaper[i][k]));
       }
     }
     os << "\n";
@@ -101,7 +116,7 @@ void CompareToText(std::ostream& os, const CompareResult& c) {
   PrintUsage(os, c.usage);
   for (const auto& [mode, p] : c.strategies) {
     os << fmt::format("{} {}:{}\n", Say("cost.text.all", "all"), Say("mode." + mode, mode),
-                      p.feasible ? "" : " " + Say("cost.text.not_possible", "not possible") + " (" + p.solver_status + ")");
+                      p.feasible ? "" : " " + Say("cost.text.not_possible", "not possible") + " (" + SayMessage(p.solver_status) + ")");
     if (p.feasible) {
       PrintReservedTerms(os, p);
       PrintItems(os, p.cost, c.currency);
@@ -117,16 +132,17 @@ void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all
   const std::string& cur = o.currency;
   PrintUsage(os, o.usage);
   if (!best.feasible) {
-    os << best.solver_status << "\n";
+    os << SayMessage(best.solver_status) << "\n";
     return;
   }
-  os << Say("cost.text.cheapest", "cheapest plan") << " (GLPK MILP, " << best.variables << " variables, " << best.integer_variables << " integer):\n";
+  os << Say("cost.text.cheapest", "cheapest plan") << " "
+     << SayMessage(fmt::format("(GLPK MILP, {} variables, {} integer):", best.variables, best.integer_variables)) << "\n";
   PrintReservedTerms(os, best);
   for (const auto& [id, h] : best.on_demand_gpu_hours) {
-    os << fmt::format("  on-demand {:.0f} GPU-hours on {}\n", h, id);
+    os << "  " << SayMessage(fmt::format("on-demand {:.0f} GPU-hours on {}", h, id)) << "\n";
   }
   for (const auto& [id, h] : best.spot_gpu_hours) {
-    os << fmt::format("  spot {:.0f} GPU-hours of work on {}\n", h, id);
+    os << "  " << SayMessage(fmt::format("spot {:.0f} GPU-hours of work on {}", h, id)) << "\n";
   }
   if (best.deferred_gpu_hours > 0) {
     std::string line = fmt::format("{:.0f} GPU-hours of deferrable work moved later (night discounts)",
@@ -140,43 +156,52 @@ void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all
   // Idle instances kept stopped matter only when stopping is billed (billing from creation or start).
   for (const auto& [id, h] : best.kept_idle_instance_hours) {
     if (best.cost.stopped > 0) {
-      os << fmt::format("  {:.0f} idle instance-hours of {} kept stopped (cheaper than re-creating)\n", h, id);
+      os << "  " << SayMessage(fmt::format("{:.0f} idle instance-hours of {} kept stopped (cheaper than re-creating)", h, id))
+         << "\n";
     }
   }
   for (const auto& [id, n] : best.releases) {
-    os << fmt::format("  {} idle gaps of {} released and re-created\n", n, id);
+    os << "  " << SayMessage(fmt::format("{} idle gaps of {} released and re-created", n, id)) << "\n";
   }
   if (!best.note.empty()) {
-    os << "  " << best.note << "\n";
+    os << "  " << SayMessage(best.note) << "\n";
   }
   for (const auto& [mode, saving] : o.savings) {
     if (saving) {
-      os << fmt::format("  vs all {:<10} {:>16}: saves {:.1f}%{}\n", mode, Amount(o.pure.at(mode).cost.Total(), cur),
-                        100.0 * *saving,
-                        mode == "spot" && !spot_for_all
-                            ? " (all-spot also puts steady work on spot; --spot-for-all lets the plan do that)"
-                            : "");
+      os << "  "
+         << SayMessage(fmt::format("vs all {:<10} {:>16}: saves {:.1f}%{}", Say("mode." + mode, mode),
+                                   Amount(o.pure.at(mode).cost.Total(), cur), 100.0 * *saving,
+                                   mode == "spot" && !spot_for_all
+                                       ? " (all-spot also puts steady work on spot; --spot-for-all lets the plan do that)"
+                                       : ""))
+         << "\n";
     }
   }
-  os << fmt::format("  usage -20%: {}   usage +20%: {}\n", Amount(o.usage_minus.cost.Total(), cur),
-                    Amount(o.usage_plus.cost.Total(), cur));
+  os << "  "
+     << SayMessage(fmt::format("usage -20%: {}   usage +20%: {}", Amount(o.usage_minus.cost.Total(), cur),
+                               Amount(o.usage_plus.cost.Total(), cur)))
+     << "\n";
 }
 
 void TcoToText(std::ostream& os, const TcoJobResult& r) {
   const TcoResult& t = r.tco;
   const std::string& cur = r.currency;
   PrintUsage(os, r.usage);
-  os << fmt::format(
-      "over {:g} months: buy {} (capital {} - resale {} + power {} + room {} + operations {} "
-      "+ failures {})\n",
-      t.horizon_months, Amount(t.buy_total, cur), Amount(t.capital, cur), Amount(t.resale_at_horizon, cur),
-      Amount(t.power, cur), Amount(t.room, cur), Amount(t.operations, cur), Amount(t.failures, cur));
-  os << fmt::format("               rent {} (the optimised plan for this usage)\n",
-                    Amount(t.rent_plan.cost.Total(), cur));
-  os << (t.buy_wins_from_month ? fmt::format("buying has cost less from month {}\n", *t.buy_wins_from_month)
-                               : std::string("buying never catches up within the horizon\n"));
+  os << SayMessage(fmt::format("over {:g} months: buy {} (capital {} - resale {} + power {} + room {} + operations {} "
+                               "+ failures {})",
+                               t.horizon_months, Amount(t.buy_total, cur), Amount(t.capital, cur),
+                               Amount(t.resale_at_horizon, cur), Amount(t.power, cur), Amount(t.room, cur),
+                               Amount(t.operations, cur), Amount(t.failures, cur)))
+     << "\n";
+  os << "               "
+     << SayMessage(fmt::format("rent {} (the optimised plan for this usage)", Amount(t.rent_plan.cost.Total(), cur)))
+     << "\n";
+  os << SayMessage(t.buy_wins_from_month ? fmt::format("buying has cost less from month {}", *t.buy_wins_from_month)
+                                         : std::string("buying never catches up within the horizon"))
+     << "\n";
   if (t.breakeven_utilisation) {
-    os << fmt::format("buying wins above {:.0f}% utilisation of the bought GPUs\n", 100 * *t.breakeven_utilisation);
+    os << SayMessage(fmt::format("buying wins above {:.0f}% utilisation of the bought GPUs", 100 * *t.breakeven_utilisation))
+       << "\n";
   }
 }
 

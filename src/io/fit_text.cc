@@ -236,7 +236,7 @@ void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
   const InferenceSearch& r = *s.inference;
   const std::string& currency = s.currency;
   os << SayFormat("cli.fit.evaluated", "{} layouts evaluated; ranked by {}{}",
-                  {std::to_string(r.evaluated), ToString(so.objective),
+                  {std::to_string(r.evaluated), Say(std::string("objective.") + ToString(so.objective), ToString(so.objective)),
                    so.pinned.Any() ? SayFormat("cli.fit.kept", "; kept as given: {}", {so.pinned.Describe()}) : ""})
      << "\n";
   const Align rt = Align::kRight;
@@ -285,7 +285,7 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
   const std::string& currency = s.currency;
   os << SayFormat("cli.fit.evaluated_training", "{} layouts evaluated, {} fit with a {}% margin; ranked by {}{}{}",
                   {std::to_string(r.evaluated), std::to_string(r.fitting), fmt::format("{:.0f}", 100 * so.margin),
-                   ToString(so.objective),
+                   Say(std::string("objective.") + ToString(so.objective), ToString(so.objective)),
                    res.tokens > 0 ? SayFormat("cli.fit.for_tokens", " for {} tokens", {fmt::format("{:.3g}", res.tokens)})
                                   : Say("cli.fit.per_million", " per million tokens"),
                    so.pinned.Any() ? SayFormat("cli.fit.kept", "; kept as given: {}", {so.pinned.Describe()}) : ""})

@@ -250,9 +250,12 @@ json_is '.feasible' false
 json_is '.solver.status | startswith("no feasible plan")' true
 expect_exit 1 "tco, offers cannot serve" -- "$bin" cost tco "${spot_args[@]}"
 stderr_has "no feasible plan: the offers cannot serve the usage"
-# compare reports each pure strategy: all-spot serves everything (steady work included), so 0;
-# it exits 1 only when no strategy can serve the usage.
-expect_exit 0 "compare, all-spot serves" -- "$bin" cost compare "${spot_args[@]}" --json
+# compare agrees with optimize (issue 25): all-spot serves only interruptible work, and this usage
+# is firm, so no strategy can serve it: exit 1 with the reason; --spot-for-all lets it, exit 0.
+expect_exit 1 "compare, all-spot cannot serve firm work" -- "$bin" cost compare "${spot_args[@]}" --json
+json_is '.strategies.spot.feasible' false
+json_is '.strategies.spot.note | contains("spot may run only interruptible work")' true
+expect_exit 0 "compare --spot-for-all" -- "$bin" cost compare "${spot_args[@]}" --spot-for-all --json
 json_is '.strategies.spot.feasible' true
 
 # --json errors: a JSON object on stdout, nothing on stderr, the same exit code.

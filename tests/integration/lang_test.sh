@@ -52,6 +52,23 @@ expect_exit 0 "cost, Chinese" -- "$bin" --lang zh "${cost[@]}"
 has out "用量: "
 has out "全部 包月:"
 has out "卡时"
+# Every cost output in Chinese (issue 25 req 10): after removing offer ids, file names, dates,
+# currency codes, option names and the solver's name, no English word of three letters or more is left.
+no_english() {  # no_english LABEL: the last command's stdout
+  local left
+  left=$(sed -E 's/--[a-z-]+//g; s/nj-a100-[a-z-]+//g; s#[A-Za-z0-9_./-]*\.(csv|yaml)##g; s/CNY|GLPK|GPU|MILP|A100|SXM|80GB//g' "$tmp/out" |
+    grep -oE '[A-Za-z]{3,}' | sort -u | tr '\n' ' ')
+  if [ -z "$left" ]; then ok; else bad "$1 has English words left: $left"; fi
+}
+no_english "cost compare, Chinese"
+offers=$2/offers/nanjing-a100.yaml
+expect_exit 0 "breakeven, Chinese" -- "$bin" --lang zh cost breakeven --offers "$offers" --month 2027-03 \
+  --usage "$(dirname "$0")/../scenarios/cost/inputs/two-weeks-weekdays.csv"
+no_english "cost breakeven, Chinese"
+expect_exit 0 "optimize, Chinese" -- "$bin" --lang zh cost optimize --offers "$offers" --hours-per-month 400 --gpus 4 --month 2027-03
+no_english "cost optimize, Chinese"
+expect_exit 0 "tco, Chinese" -- "$bin" --lang zh cost tco --offers "$offers" --hours-per-month 400 --gpus 4 --month 2027-03
+no_english "cost tco, Chinese"
 
 # An error: an unknown task. The kind of error in the language; the message names the flag.
 expect_exit 2 "error, English" -- "$bin" fit --model Qwen2.5-7B --task lorra
