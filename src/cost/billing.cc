@@ -1,5 +1,7 @@
 #include "cost/billing.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -255,15 +257,33 @@ std::vector<BreakevenPair> Breakeven(const OfferSet& set, int64_t month_start) {
         continue;
       }
       // The cost difference is non-decreasing in hours (hourly costs grow, reserved are flat).
-      double l = 0, h = month_hours;
-      for (int it = 0; it < 60; ++it) {
-        const double mid = (l + h) / 2;
-        (cost(*p.from, mid) - cost(*p.to, mid) < 0 ? l : h) = mid;
-      }
-      p.hours_per_month = h;
+      auto cross = [&](const Offer& from, const Offer& to) {
+        double l = 0, h = month_hours;
+        for (int it = 0; it < 60; ++it) {
+          const double mid = (l + h) / 2;
+          (cost(from, mid) - cost(to, mid) < 0 ? l : h) = mid;
+        }
+        return h;
+      };
+      p.hours_per_month = cross(*p.from, *p.to);
       if (p.to->min_terms > 1 || p.to->mode == BillingMode::kYearly) {
         const int months = p.to->mode == BillingMode::kYearly ? 12 * p.to->min_terms : p.to->min_terms;
         p.note = "holds when the use lasts the whole commitment (" + std::to_string(months) + " months)";
+      }
+      if (p.from->night && !IsReserved(p.from->mode) && !p.to->night) {
+        // The break-even above prices every used hour at the day's average rate (the night window
+        // averaged in); use only by day never reaches the discount.
+        Offer day = *p.from;
+        day.night.reset();
+        const double d = cost(day, month_hours) - cost(*p.to, month_hours);
+        p.daytime_hours_per_month = d > 0 ? std::optional<double>(cross(day, *p.to)) : std::nullopt;
+        if (p.daytime_hours_per_month) {
+          p.note += std::string(p.note.empty() ? "" : "; ") +
+                    fmt::format("{} averages its night rate over the day ({:g} of 24 hours at x{:g}); for daytime "
+                                "use only the break-even is {:.1f} h",
+                                p.from->id, p.from->night->HoursPerDay(), p.from->night->factor,
+                                *p.daytime_hours_per_month);
+        }
       }
       out.push_back(p);
     }

@@ -116,6 +116,9 @@ struct BreakevenPair {
   const Offer* from = nullptr;   // the hourly (or cheaper-when-idle) offer
   const Offer* to = nullptr;     // the reserved one
   std::optional<double> hours_per_month;  // null: the two never cost the same
+  // With a night window on the hourly offer: hours_per_month averages the night rate over the
+  // day; this is the break-even for use in daytime hours only (the night discount not reached).
+  std::optional<double> daytime_hours_per_month;
   std::string note;
 };
 

@@ -95,6 +95,7 @@ nlohmann::json BreakevenToJson(const BreakevenResult& b) {
                           {"from_offer", p.from->id},
                           {"to_offer", p.to->id},
                           {"hours_per_month", OrNull(p.hours_per_month)},
+                          {"daytime_hours_per_month", OrNull(p.daytime_hours_per_month)},
                           {"note", p.note}});
   }
   for (const auto& c : b.curves) {

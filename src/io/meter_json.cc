@@ -58,7 +58,8 @@ nlohmann::json MonthProjectionToJson(const MonthProjection& p, int zone) {
           {"so_far", p.so_far},
           {"per_hour", p.per_hour},
           {"remaining_hours", p.remaining_hours},
-          {"projected", p.projected}};
+          {"projected", p.projected},
+          {"whole_term", p.whole_term}};
 }
 
 nlohmann::json MeterReportToJson(const MeterReport& r) {
@@ -103,7 +104,10 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
              {"granularity", r.offer->granularity},
              {"billing_starts", r.offer->billing_starts},
              {"gpus_per_instance", r.offer->gpus_per_instance},
-             {"price", r.offer->price}};
+             {"price", r.offer->price},
+             {"day_rate", r.offer->day_rate},
+             {"night_rate", r.offer->night_rate ? nlohmann::json(*r.offer->night_rate) : nlohmann::json()},
+             {"night_window", r.offer->night_window.empty() ? nlohmann::json() : nlohmann::json(r.offer->night_window)}};
   }
   return {{"db", r.db},
           {"from", TimeText(r.from_ms, zone)},

@@ -68,6 +68,16 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
                      Say("cli.meter.granularity." + r.offer->granularity, r.offer->granularity),
                      Say("cli.meter.billing_starts." + r.offer->billing_starts, r.offer->billing_starts)})
        << "\n";
+    // The rates the bill uses, add-ons included: by day and in the night window.
+    os << "  "
+       << SayMessage(r.offer->night_rate
+                         ? fmt::format("billed {} per instance-{} by day, {} at night {} (add-ons included)",
+                                       fmt::format("{:.4g} {}", r.offer->day_rate, r.currency),
+                                       hourly ? "hour" : "term", fmt::format("{:.4g} {}", *r.offer->night_rate, r.currency),
+                                       r.offer->night_window)
+                         : fmt::format("billed {} per instance-{} (add-ons included)",
+                                       fmt::format("{:.10g} {}", r.offer->day_rate, r.currency), hourly ? "hour" : "term"))
+       << "\n";
   } else {
     os << Say("cli.meter.not_priced", "not priced (no --offers)") << "\n";
   }
@@ -122,6 +132,10 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
                      fmt::format("{:.2f} {}", p.per_hour, r.currency), Money{p.projected, r.currency}.Format(),
                      TimeText(p.month_end_ms, zone)})
        << "\n";
+    if (p.whole_term) {
+      os << "  " << SayMessage("a reserved term is paid whole: the projection is the contract's bill for the month")
+         << "\n";
+    }
   }
   if (!r.right_sizing.empty()) {
     os << Say("cli.meter.right_sizing", "right-sizing:") << "\n";

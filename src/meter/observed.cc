@@ -408,6 +408,10 @@ std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& month_use, std:
   p.remaining_hours =
       static_cast<double>(std::max<int64_t>(0, p.month_end_ms - p.to_ms)) / static_cast<double>(kMillisecondsPerHour);
   p.projected = p.so_far + p.per_hour * p.remaining_hours;
+  if (IsReserved(offer.mode)) {
+    p.whole_term = true;
+    p.projected = p.per_hour * static_cast<double>(month_end - month_start);
+  }
   return p;
 }
 

@@ -148,7 +148,10 @@ struct MonthProjection {
   double so_far = 0;          // money billed in [from_ms, to_ms)
   double per_hour = 0;        // so_far / its hours
   double remaining_hours = 0; // to_ms .. month_end_ms
-  double projected = 0;       // so_far + per_hour x remaining_hours
+  double projected = 0;       // so_far + per_hour x remaining_hours; a reserved offer: per_hour x the month
+  // A reserved offer: its terms are paid whole, so the month projects to the contract's bill
+  // (per_hour over every hour of the month, the hours before metering began included).
+  bool whole_term = false;
 };
 // nullopt when nothing was observed in the month up to `to_ms`.
 std::optional<MonthProjection> ProjectMonth(const MeterStore& store, const Offer& offer, const OfferSet& offers,

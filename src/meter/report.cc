@@ -1,6 +1,8 @@
 // `gpuplan meter report` and `meter export` (docs/meter.md): request -> result.
 #include "meter/report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -438,7 +440,16 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
                                   ToString(offer->granularity),
                                   ToString(offer->billing_starts),
                                   offer->gpus_per_instance,
-                                  offer->price};
+                                  offer->price,
+                                  offer->price * (1.0 + offer->addon_fee_ratio),
+                                  std::nullopt,
+                                  ""};
+    if (offer->night && !IsReserved(offer->mode)) {
+      rep.offer->night_rate = offer->price * (1.0 + offer->addon_fee_ratio) * offer->night->factor;
+      rep.offer->night_window = fmt::format("{:02d}:{:02d}-{:02d}:{:02d}", offer->night->from_minute / 60,
+                                            offer->night->from_minute % 60, offer->night->to_minute / 60,
+                                            offer->night->to_minute % 60);
+    }
     rep.notes.insert(rep.notes.end(), bill->notes.begin(), bill->notes.end());
     rep.projection = ProjectMonth(store, *offer, *offers, rep.to_ms);
     rep.right_sizing = FindRightSizing(store, {rep.from_ms, rep.to_ms}, &*offers, offer);

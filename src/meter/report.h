@@ -104,6 +104,11 @@ struct MeterOfferSummary {
   std::string billing_starts;  // ToString(BillingStart)
   int gpus_per_instance = 1;
   double price = 0;
+  // What an instance-hour is billed (hourly offers): by day and, with a night window, at night,
+  // add-ons included; the window as "22:00-08:00". Reserved: the term's price with add-ons.
+  double day_rate = 0;
+  std::optional<double> night_rate;
+  std::string night_window;
 };
 
 struct MeterReport {

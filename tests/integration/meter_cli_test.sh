@@ -78,6 +78,18 @@ json_is '[.groups[] | select(.gpu == 2)][0].busy_hours' 20
 json_is '[.groups[] | select(.gpu == 2)][0].idle_hours' 148
 json_is '.total.observed_hours' 672
 json_is '[.idle[] | select(.gpu == 3)][0].hours' 166
+# The report's header states the rates it bills (issue 25 req 12): on demand 50 x 1.06 add-on
+# = 53 an hour by day, 53 x 0.7 = 37.1 at night 22:00-08:00.
+expect_exit 0 "priced report header" -- "$bin" meter report --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09 \
+  --offers "$data/offers/nanjing-a100.yaml" --offer nj-a100-on-demand
+grep -qF "billed 53 CNY per instance-hour by day, 37.1 CNY at night 22:00-08:00 (add-ons included)" "$tmp/out" && ok ||
+  bad "priced report header lacks the day and night rates: $(head -3 "$tmp/out")"
+# A reserved offer's month projects to its contract bill: the replayed week holds 4 GPUs, so 4
+# monthly terms of 21,900 x 1.06 + 500 GB x 0.35 = 23,389: 93,556 for March 2026.
+expect_exit 0 "reserved projection" -- "$bin" meter report --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09 \
+  --offers "$data/offers/nanjing-a100.yaml" --offer nj-a100-monthly --json
+jq -e '(.projection.projected - 93556 | fabs) < 0.01 and .projection.whole_term' "$tmp/out" >/dev/null && ok ||
+  bad "reserved projection: $(jq -c .projection "$tmp/out")"
 expect_exit 0 "report by user" -- "$bin" meter report --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09 --by user --json
 json_is '[.groups[] | select(.key == "alice")][0].busy_hours' 84
 json_is '[.groups[] | select(.key == "carol")][0].busy_hours' 2

@@ -80,6 +80,24 @@ TEST(Billing, BreakevenIsMonthlyOverHourly) {
   EXPECT_NEAR(*Breakeven(s, kApril2027)[0].hours_per_month, 504.0, 1e-6);
 }
 
+// The shipped offers in March 2027: monthly 21,900 x 1.06 + 500 GB x 0.35 = 23,389; on demand 53
+// an hour by day, 37.1 at night (22:00-08:00), released when idle. The break-even averages the
+// night over the day, (14 x 53 + 10 x 37.1) / 24 = 46.375 an hour: 23,389 / 46.375 = 504.35 h;
+// used by day only it is 23,389 / 53 = 441.30 h, and the answer says so.
+TEST(Billing, BreakevenWithANightWindowGivesTheDaytimeFigure) {
+  const OfferSet s = LoadOffers(test::DataDir() + "/offers/nanjing-a100.yaml", Cat());
+  const auto pairs = Breakeven(s, DaysFromCivil(2027, 3, 1) * 24);
+  const auto p = std::find_if(pairs.begin(), pairs.end(), [](const BreakevenPair& x) {
+    return x.from->id == "nj-a100-on-demand" && x.to->id == "nj-a100-monthly";
+  });
+  ASSERT_NE(p, pairs.end());
+  ASSERT_TRUE(p->hours_per_month.has_value());
+  EXPECT_NEAR(*p->hours_per_month, 23389 / 46.375, 1e-6);
+  ASSERT_TRUE(p->daytime_hours_per_month.has_value());
+  EXPECT_NEAR(*p->daytime_hours_per_month, 23389 / 53.0, 1e-6);
+  EXPECT_NE(p->note.find("averages its night rate over the day (10 of 24 hours at x0.7)"), std::string::npos);
+}
+
 TEST(Billing, YearlyVersusMonthlyNeverCross) {
   OfferSet s;
   s.offers = {Make("y", BillingMode::kYearly, 12 * 20000), Make("m", BillingMode::kMonthly, 25000)};
