@@ -110,8 +110,20 @@ const OptionTable<TcoRequest>& TcoOptionTable() {
     };
     t.push_back(Option<R>("--horizon-months", "horizon_months", "months to compare", &R::horizon_months)
                     .Unit("months"));
-    t.push_back(OptionAt<R, int>("--buy-gpus", "buy_gpus", "cards to buy", [](R& r) -> int& { return r.own.gpus; })
+    t.push_back(OptionAt<R, int>("--buy-gpus", "buy_gpus",
+                                 "cards to buy; fewer than the peak needs: they carry the base load and the peaks "
+                                 "are rented",
+                                 [](R& r) -> int& { return r.own.gpus; })
                     .Unset("the usage's peak"));
+    t.push_back(Option<R>("--buy-gpu", "buy_gpu", "the card bought, if not the rented one (its power is used)",
+                          &R::buy_gpu_name)
+                    .Unset("the rented card"));
+    own("--speed-ratio", "speed_ratio",
+        "work per hour of a bought card over a rented card's (a card 2.5x slower: 0.4); the fleet doing the same "
+        "work is the peak / this",
+        &OwnershipCosts::speed_ratio)
+        .Min(0, true)
+        .Max(100);
     own("--card-price", "card_price", "per card", &OwnershipCosts::card_price).Unit("currency").Min(0, true);
     own("--server-per-gpu", "server_per_gpu", "server share per GPU", &OwnershipCosts::server_per_gpu)
         .Unit("currency").Min(0);

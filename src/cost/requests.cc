@@ -269,7 +269,19 @@ TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog) {
   if (r.own.resale_fraction < 0 || r.own.resale_fraction > 1) {
     throw InputError("must be between 0 and 1", "", 0, "--resale");
   }
-  t.tco = BuyVersusRent(set, t.usage, r.own, r.horizon_months, r.Options());
+  OwnershipCosts own = r.own;
+  if (!r.buy_gpu_name.empty()) {
+    try {
+      own.buy_gpu = &catalog.Find(r.buy_gpu_name);
+    } catch (const InputError& e) {
+      throw InputError(e.message(), "", 0, "--buy-gpu", e.suggestions());
+    }
+    if (!(own.buy_gpu->tdp_watts > 0)) {
+      throw InputError("the catalog has no TDP for " + own.buy_gpu->name + " (its power cannot be priced)", "", 0,
+                       "--buy-gpu");
+    }
+  }
+  t.tco = BuyVersusRent(set, t.usage, own, r.horizon_months, r.Options());
   return t;
 }
 

@@ -55,7 +55,8 @@ struct CompareRequest : RentalRequest {};
 struct OptimizeRequest : RentalRequest {};
 struct TcoRequest : RentalRequest {
   double horizon_months = 36;  // months to compare
-  OwnershipCosts own;          // its defaults: cost/tco.h
+  OwnershipCosts own;          // its defaults: cost/tco.h (buy_gpu is set from buy_gpu_name)
+  std::string buy_gpu_name;    // --buy-gpu: the card bought (empty: the rented card)
 };
 
 // The usage factors of the sensitivity plans (-20%, +20%).

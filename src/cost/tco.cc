@@ -41,13 +41,19 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
   if (offers.offers.empty()) {
     throw InputError("no offers", offers.file, 0, "offers");
   }
-  const Gpu& gpu = *offers.offers.front().gpu;
+  const Gpu& gpu = own.buy_gpu != nullptr ? *own.buy_gpu : *offers.offers.front().gpu;
+  if (!(own.speed_ratio > 0 && own.speed_ratio <= 100)) {
+    throw InputError("must be above 0 and at most 100 (the bought card's work per hour over the rented card's)", "",
+                     0, "--speed-ratio");
+  }
   TcoResult r;
   r.horizon_months = horizon_months;
-  const double gpus = own.gpus > 0 ? own.gpus : std::ceil(usage.Peak() - 1e-9);
-  if (gpus < usage.Peak() - 1e-9) {
-    throw InputError("buying fewer GPUs than the usage's peak leaves demand unserved", "", 0, "--buy-gpus");
-  }
+  r.buy_gpu = gpu.name;
+  r.speed_ratio = own.speed_ratio;
+  // Demand is in rented cards; a bought card does speed_ratio of one.
+  const double gpus = own.gpus > 0 ? own.gpus : std::ceil(usage.Peak() / own.speed_ratio - 1e-9);
+  r.gpus_bought = gpus;
+  const double capacity = gpus * own.speed_ratio;  // in rented cards
   const auto whole_months = static_cast<int64_t>(std::ceil(horizon_months - 1e-9));
   const UsageTrace horizon = RepeatMonths(usage, whole_months);
   r.rent_plan = OptimizeRental(offers, horizon, opt);
@@ -55,7 +61,30 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
     throw NegativeAnswer("cannot price renting: " + r.rent_plan.solver_status);
   }
   r.rent_total = r.rent_plan.cost.Total();
-  const double busy = usage.TotalGpuHours() / (static_cast<double>(usage.hours.size()) * gpus);
+  // Owning a base load: what the bought cards cannot do, hour by hour, is rented (the peaks).
+  UsageTrace above = horizon;
+  double owned_work = 0;  // rented-card hours the bought cards do, in the sample
+  for (auto& h : above.hours) {
+    const double d = h.Total();
+    const double excess = std::max(0.0, d - capacity);
+    const double keep = d > 0 ? excess / d : 0.0;
+    h.firm *= keep;
+    h.interruptible *= keep;
+    h.deferrable *= keep;
+  }
+  for (const auto& h : usage.hours) {
+    owned_work += std::min(h.Total(), capacity) * h.minutes / 60.0;
+  }
+  if (above.TotalGpuHours() > 1e-9) {
+    r.peak_plan = OptimizeRental(offers, above, opt);
+    if (!r.peak_plan.feasible) {
+      throw NegativeAnswer("cannot price renting the peaks above the bought cards: " + r.peak_plan.solver_status);
+    }
+    r.peak_rent = r.peak_plan.cost.Total();
+  }
+  // Busy share of the bought cards: the work they do, in their own hours (1 / speed_ratio each).
+  const double busy = std::min(
+      1.0, owned_work / own.speed_ratio / (static_cast<double>(usage.hours.size()) * gpus));
   const BuyParts b = BuyCost(own, gpu, gpus, horizon_months, busy);
   r.capital = b.capital;
   r.resale_at_horizon = b.resale;
@@ -63,13 +92,14 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
   r.room = b.room;
   r.operations = b.ops;
   r.failures = b.failures;
-  r.buy_total = b.Total();
+  r.buy_total = b.Total() + r.peak_rent;
   // Month by month, renting at the plan's average monthly cost.
   const double rent_per_month = r.rent_total / horizon_months;
   for (int m = 1; m <= static_cast<int>(std::ceil(horizon_months)); ++m) {
     // Cash view: the capital is spent up front; the resale value comes back only at the horizon.
     const BuyParts part = BuyCost(own, gpu, gpus, m, busy);
-    const double buy = part.Total() + part.resale - (m >= static_cast<int>(std::ceil(horizon_months)) ? b.resale : 0.0);
+    const double buy = part.Total() + part.resale - (m >= static_cast<int>(std::ceil(horizon_months)) ? b.resale : 0.0) +
+                       r.peak_rent / horizon_months * m;
     r.months.push_back({m, buy, rent_per_month * m});
     if (!r.buy_wins_from_month && buy < rent_per_month * m) {
       r.buy_wins_from_month = m;
@@ -80,8 +110,10 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
   auto diff = [&](double share) {
     const int64_t month = usage.start_hour;
     const auto month_hours = static_cast<double>(AddMonths(month, 1) - month);
-    const UsageTrace u = RepeatMonths(UsageFromHoursPerMonth(share * month_hours, gpus, month, usage.utc_offset_minutes),
-                                      whole_months);
+    // The bought cards busy `share` of every hour do the work of gpus x speed_ratio rented cards
+    // busy as long.
+    const UsageTrace u = RepeatMonths(
+        UsageFromHoursPerMonth(share * month_hours, capacity, month, usage.utc_offset_minutes), whole_months);
     const Plan p = OptimizeRental(offers, u, opt);
     return BuyCost(own, gpu, gpus, horizon_months, share).Total() - p.cost.Total();
   };

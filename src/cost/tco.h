@@ -24,6 +24,11 @@ struct OwnershipCosts {
   double failure_rate_per_year = 0.03;  // share of cards replaced per year
   double depreciation_years = 3;
   double resale_fraction = 0.2;      // value left after the depreciation period
+  // The card bought (--buy-gpu): nullptr buys the rented card. Its power (TDP) is used, and the
+  // work each bought card does per hour is speed_ratio x a rented card's (a card 2.5x slower:
+  // 0.4), so the fleet that does the same work is peak / speed_ratio cards.
+  const Gpu* buy_gpu = nullptr;
+  double speed_ratio = 1.0;
 };
 
 struct TcoMonth {
@@ -43,6 +48,13 @@ struct TcoResult {
   double operations = 0;
   double failures = 0;
   Plan rent_plan;                          // the optimised rental plan over the horizon
+  // Owning fewer cards than the peak needs: the demand above what they do is rented (the peaks),
+  // and buy_total includes that rent.
+  std::string buy_gpu;                     // the card bought
+  double gpus_bought = 0;
+  double speed_ratio = 1.0;
+  double peak_rent = 0;                    // renting the peaks over the horizon (0: none)
+  Plan peak_plan;
   std::optional<int> buy_wins_from_month;  // first month at which buying has cost less so far
   std::optional<double> breakeven_utilisation;  // share of hours used at which buying = renting
   std::vector<TcoMonth> months;

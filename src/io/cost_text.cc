@@ -187,11 +187,22 @@ void TcoToText(std::ostream& os, const TcoJobResult& r) {
   const TcoResult& t = r.tco;
   const std::string& cur = r.currency;
   PrintUsage(os, r.usage);
+  os << SayMessage(fmt::format("buy {:g} x {}{}", t.gpus_bought, t.buy_gpu,
+                               t.speed_ratio != 1.0
+                                   ? fmt::format(", each doing {:g} of a rented card's work per hour", t.speed_ratio)
+                                   : std::string()))
+     << "\n";
+  if (t.peak_rent > 0) {
+    os << SayMessage(fmt::format("the demand above what they do is rented: {} over the horizon",
+                                 Amount(t.peak_rent, cur)))
+       << "\n";
+  }
   os << SayMessage(fmt::format("over {:g} months: buy {} (capital {} - resale {} + power {} + room {} + operations {} "
-                               "+ failures {})",
+                               "+ failures {}{})",
                                t.horizon_months, Amount(t.buy_total, cur), Amount(t.capital, cur),
                                Amount(t.resale_at_horizon, cur), Amount(t.power, cur), Amount(t.room, cur),
-                               Amount(t.operations, cur), Amount(t.failures, cur)))
+                               Amount(t.operations, cur), Amount(t.failures, cur),
+                               t.peak_rent > 0 ? " + rented peaks " + Amount(t.peak_rent, cur) : std::string()))
      << "\n";
   os << "               "
      << SayMessage(fmt::format("rent {} (the optimised plan for this usage)", Amount(t.rent_plan.cost.Total(), cur)))

@@ -527,6 +527,49 @@ TEST(Tco, BuyVersusRentByHand) {
   EXPECT_EQ(*t.buy_wins_from_month, 8);
 }
 
+// Buying another card than the one rented (issue 25 req 9): RTX 4090s doing 0.4 of an A100's work
+// per hour. One A100 busy every hour needs ceil(1 / 0.4) = 3 cards, busy 1 / (3 x 0.4) = 83.3% of
+// their hours; power at the 4090's TDP, 450 W: 3 x (450 x 0.8333 + 450 x 0.3 x 0.1667) W =
+// 3 x 397.5 W = 1.1925 kW x 1.4 PUE x 730 h x 0.8 CNY = 974.99 a month.
+TEST(Tco, BuyingASlowerCardSizesTheFleetAndUsesItsPower) {
+  OwnershipCosts own;
+  own.card_price = 16000;
+  own.server_per_gpu = own.network_per_gpu = own.room_per_gpu_month = own.ops_per_month = 0;
+  own.failure_rate_per_year = 0;
+  own.server_overhead_watts_per_gpu = 0;
+  own.buy_gpu = &Cat().Find("RTX 4090");
+  own.speed_ratio = 0.4;
+  OfferSet s;
+  s.offers = {Make("m", BillingMode::kMonthly, 10000)};
+  const TcoResult t = BuyVersusRent(s, Trace(std::vector<double>(730, 1.0)), own, 36);
+  EXPECT_EQ(t.gpus_bought, 3);
+  EXPECT_EQ(t.buy_gpu, "RTX 4090");
+  EXPECT_NEAR(t.capital, 3 * 16000, 1e-6);
+  EXPECT_NEAR(t.power, 36 * 3 * (450 * (1 / 1.2) + 450 * 0.3 * (1 - 1 / 1.2)) / 1000 * 1.4 * 730 * 0.8, 1e-6);
+  EXPECT_NEAR(t.peak_rent, 0, 1e-9);
+}
+
+// Owning a base load and renting the peaks: a 730-hour sample, 2 GPUs for its first 365 hours and
+// 1 for the rest, one A100 bought: the second GPU's hours are rented. Repeated over April and May
+// 2027 (720 + 744 = 1,464 hours, the sample by hour index) the second GPU is needed in hours
+// 0-364, 730-1094 and 1460-1463: 365 + 365 + 4 = 734 hours. On demand at 20 an hour beats a
+// 10,000 monthly term for them: 734 x 20 = 14,680.
+TEST(Tco, OwningTheBaseLoadRentsThePeaks) {
+  OwnershipCosts own;
+  own.gpus = 1;
+  own.server_per_gpu = own.network_per_gpu = own.room_per_gpu_month = own.ops_per_month = 0;
+  own.failure_rate_per_year = 0;
+  OfferSet s;
+  s.offers = {Make("m", BillingMode::kMonthly, 10000), Make("od", BillingMode::kOnDemand, 20)};
+  std::vector<double> month(730, 1.0);
+  std::fill(month.begin(), month.begin() + 365, 2.0);
+  const TcoResult t = BuyVersusRent(s, Trace(month), own, 2);
+  EXPECT_EQ(t.gpus_bought, 1);
+  EXPECT_NEAR(t.peak_rent, 734 * 20.0, 1e-6);
+  EXPECT_NEAR(t.buy_total - t.peak_rent, t.capital - t.resale_at_horizon + t.power + t.room + t.operations + t.failures,
+              1e-6);
+}
+
 }  // namespace
 }  // namespace gpuplan
 

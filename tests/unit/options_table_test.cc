@@ -282,9 +282,10 @@ TEST(OptionsTable, DomainErrorsOnTheJsonPathNameTheKey) {
   EXPECT_EQ(e.field(), "hours_per_month");  // per average month: 730 h is every hour
 
   TcoRequest t;
-  ApplyJson(nlohmann::json{{"offers", offers}, {"hours_per_month", 200}, {"gpus", 4}, {"buy_gpus", 2}}, t);
+  ApplyJson(nlohmann::json{{"offers", offers}, {"hours_per_month", 200}, {"gpus", 4}, {"buy_gpu", "RTX 409"}}, t);
   e = ErrorOf([&] { RunWithJsonKeys(TcoOptionTable(), [&] { return RunTco(t, test::Catalog()); }); });
-  EXPECT_EQ(e.field(), "buy_gpus");
+  EXPECT_EQ(e.field(), "buy_gpu");  // an unknown card, named by its JSON key
+  t.buy_gpu_name.clear();
   // Ownership values the table already bounds: PUE is facility over IT power, at least 1.
   e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", offers}, {"pue", 0.9}}, t); });
   EXPECT_EQ(e.field(), "pue");
