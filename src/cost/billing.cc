@@ -231,7 +231,7 @@ std::vector<BreakevenPair> Breakeven(const OfferSet& set, int64_t month_start) {
     for (std::size_t j = i + 1; j < set.offers.size(); ++j) {
       const Offer& a = set.offers[i];
       const Offer& b = set.offers[j];
-      if (a.gpu != b.gpu || a.mode == b.mode) {
+      if (a.gpu != b.gpu) {
         continue;
       }
       BreakevenPair p;
@@ -240,6 +240,13 @@ std::vector<BreakevenPair> Breakeven(const OfferSet& set, int64_t month_start) {
       const bool b_res = IsReserved(b.mode);
       p.from = a_res && !b_res ? &b : &a;
       p.to = a_res && !b_res ? &a : &b;
+      if (a.mode == b.mode || a_res == b_res) {
+        // Offers of one kind (two providers' on-demand, say): from = the one cheaper unused, so
+        // when fees make them cross, the other is cheaper above the break-even.
+        if (cost(b, 0) < cost(a, 0)) {
+          std::swap(p.from, p.to);
+        }
+      }
       const double lo = cost(*p.from, 0) - cost(*p.to, 0);
       const double hi = cost(*p.from, month_hours) - cost(*p.to, month_hours);
       if (lo * hi > 0 || lo == 0 || hi == 0) {

@@ -91,7 +91,17 @@ const OptionTable<BreakevenRequest>& BreakevenOptionTable() {
 }
 
 const OptionTable<CompareRequest>& CompareOptionTable() {
-  static const OptionTable<CompareRequest> table = RentalTable<CompareRequest>();
+  using R = CompareRequest;
+  static const OptionTable<R> table = [] {
+    OptionTable<R> t = RentalTable<R>();
+    t.push_back(Option<R>("--by", "by",
+                          "each provider's, region's or offer's best plan (the optimiser on its offers alone), every "
+                          "fee on its own line, ranked; instead of the pure strategies",
+                          &R::by)
+                    .Choices({"provider", "region", "offer"}, [](const std::string&) {})
+                    .Unset("billing mode"));
+    return t;
+  }();
   return table;
 }
 

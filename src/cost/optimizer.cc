@@ -425,6 +425,7 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
           {v.o->id, v.start[m], v.start[m + 1], n, static_cast<int64_t>(m) >= v.terms_in_trace});
       plan.reserved[v.o->id] = std::max(plan.reserved[v.o->id], n);
       plan.cost.reserved += static_cast<double>(n) * ReservedTermPrice(*v.o);
+      plan.cost.addons_included += static_cast<double>(n) * v.o->price * v.o->addon_fee_ratio;
       plan.cost.fixed_fees += static_cast<double>(n) * ReservedTermFixedFees(*v.o, v.start[m], v.start[m + 1]);
     }
   }
@@ -452,6 +453,7 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
         const InstanceHourCharge c = ChargeInstanceHour(*v.o, units[u].hod, units[u].minutes, 1.0 + v.rework);
         const double billed = units[u].weight * c.billed_hours * x * inst;
         item += billed * c.price * c.work;
+        plan.cost.addons_included += billed * c.price * c.work * v.o->addon_fee_ratio / (1.0 + v.o->addon_fee_ratio);
         plan.cost.fixed_fees += billed * c.fixed_fee;
       }
     }
@@ -477,6 +479,8 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
     const double x = glp_mip_col_val(p.lp, c);
     const double cost = x * glp_get_obj_coef(p.lp, c);
     (hv[key.first].o->mode == BillingMode::kSpot ? plan.cost.spot : plan.cost.on_demand) += cost;
+    const double r = hv[key.first].o->addon_fee_ratio;
+    plan.cost.addons_included += cost * r / (1.0 + r);
   }
   for (const auto& [c, shift] : deferral_cols) {
     if (shift > 0) {

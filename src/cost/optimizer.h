@@ -34,6 +34,9 @@ struct CostItems {
   double stopped = 0;         // retention of idle on-demand instances kept stopped
   double recreate = 0;        // set-up time billed when released instances are created again
   double fixed_fees = 0;      // storage and bandwidth
+  // Of reserved, on_demand and spot: the image / add-on fees (addon_fee_ratio), shown on their own
+  // line; already inside those items, not added again by Total().
+  double addons_included = 0;
   double Total() const { return reserved + on_demand + spot + stopped + recreate + fixed_fees; }
 };
 

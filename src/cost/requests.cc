@@ -24,6 +24,9 @@ OptimizeOptions RentalRequest::Options() const {
 }
 
 bool CompareResult::AnyFeasible() const {
+  if (!by.empty()) {
+    return std::any_of(groups.begin(), groups.end(), [](const GroupPlan& g) { return g.plan.feasible; });
+  }
   return std::any_of(strategies.begin(), strategies.end(), [](const auto& kv) { return kv.second.feasible; });
 }
 
@@ -218,7 +221,37 @@ CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
   CompareResult c;
   c.currency = set.currency;
   c.usage = LoadRequestedUsage(r, set.utc_offset_minutes);
-  c.strategies = PureStrategies(set, c.usage, r.Options());
+  if (r.by.empty()) {
+    c.strategies = PureStrategies(set, c.usage, r.Options());
+    return c;
+  }
+  if (r.by != "provider" && r.by != "region" && r.by != "offer") {
+    throw InputError("expected provider, region or offer, got '" + r.by + "'", "", 0, "--by");
+  }
+  c.by = r.by;
+  std::map<std::string, std::vector<std::string>> members;  // key -> offer ids, in file order
+  std::vector<std::string> order;
+  for (const auto& o : set.offers) {
+    std::string key = r.by == "provider" ? o.provider : r.by == "region" ? o.region : o.id;
+    if (key.empty()) {
+      key = "(none)";
+    }
+    if (members.count(key) == 0) {
+      order.push_back(key);
+    }
+    members[key].push_back(o.id);
+  }
+  for (const auto& key : order) {
+    OptimizeOptions opt = r.Options();
+    opt.only_offers = members[key];
+    c.groups.push_back({key, members[key], OptimizeRental(set, c.usage, opt)});
+  }
+  std::stable_sort(c.groups.begin(), c.groups.end(), [](const GroupPlan& a, const GroupPlan& b) {
+    if (a.plan.feasible != b.plan.feasible) {
+      return a.plan.feasible;
+    }
+    return a.plan.feasible && a.plan.cost.Total() < b.plan.cost.Total();
+  });
   return c;
 }
 

@@ -51,7 +51,9 @@ struct RentalRequest : CostRequest {
   std::optional<double> max_gpus;  // GPUs held at once at most (unset: OptimizeOptions' default)
   OptimizeOptions Options() const;
 };
-struct CompareRequest : RentalRequest {};
+struct CompareRequest : RentalRequest {
+  std::string by;  // "" (pure strategies), "provider", "region" or "offer": each one's best plan, ranked
+};
 struct OptimizeRequest : RentalRequest {};
 struct TcoRequest : RentalRequest {
   double horizon_months = 36;  // months to compare
@@ -101,11 +103,20 @@ struct BreakevenResult {
   BreakevenResult& operator=(const BreakevenResult&) = delete;
 };
 
+// One provider's (region's, offer's) best plan for the usage: the optimiser on its offers alone.
+struct GroupPlan {
+  std::string key;                  // the provider, region or offer id ("(none)" when unnamed)
+  std::vector<std::string> offers;  // its offer ids
+  Plan plan;
+};
+
 struct CompareResult {
   std::string currency;
   UsageTrace usage;
   std::map<std::string, Plan> strategies;  // PureStrategies: billing mode name -> plan
-  bool AnyFeasible() const;                // false: no strategy can serve the usage (exit 1)
+  std::string by;                          // with --by: what groups (provider, region, offer)
+  std::vector<GroupPlan> groups;           // with --by: each group's best plan, cheapest first, infeasible last
+  bool AnyFeasible() const;                // false: no strategy (or group) can serve the usage (exit 1)
 };
 
 struct OptimizeResult {

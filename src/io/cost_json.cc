@@ -28,6 +28,7 @@ nlohmann::json CostItemsToJson(const CostItems& c, const std::string& currency) 
           {"stopped_instances", c.stopped},
           {"recreate", c.recreate},
           {"storage_and_bandwidth", c.fixed_fees},
+          {"addons_included", c.addons_included},
           {"total", c.Total()},
           {"currency", currency}};
 }
@@ -119,6 +120,18 @@ nlohmann::json CompareToJson(const CompareResult& c) {
   nlohmann::json j = {{"currency", c.currency}, {"usage", UsageToJson(c.usage)}, {"strategies", nlohmann::json::object()}};
   for (const auto& [mode, p] : c.strategies) {
     j["strategies"][mode] = PlanToJson(p, c.currency);
+  }
+  if (!c.by.empty()) {
+    j["by"] = c.by;
+    j["groups"] = nlohmann::json::array();
+    int rank = 0;
+    for (const auto& g : c.groups) {
+      nlohmann::json e = PlanToJson(g.plan, c.currency);
+      e["key"] = g.key;
+      e["offers"] = g.offers;
+      e["rank"] = g.plan.feasible ? nlohmann::json(++rank) : nlohmann::json();
+      j["groups"].push_back(std::move(e));
+    }
   }
   return j;
 }

@@ -73,8 +73,8 @@ void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
                                FormatUtcOffset(b.offers.utc_offset_minutes)))
      << "\n";
   const Table table({{"GPU", 16},
-                     {SayMessage("from (pay per use)"), 32},
-                     {SayMessage("to (pay per term)"), 32},
+                     {SayMessage("from (cheaper little used)"), 32},
+                     {SayMessage("to (cheaper above it)"), 32},
                      {SayMessage("break-even h/mo"), 16, Align::kRight}});
   table.PrintHeader(os);
   for (const auto& p : b.pairs) {
@@ -114,6 +114,36 @@ void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
 
 void CompareToText(std::ostream& os, const CompareResult& c) {
   PrintUsage(os, c.usage);
+  if (!c.by.empty()) {
+    // Each group's best plan, cheapest first, every fee on its own line.
+    int rank = 0;
+    for (const auto& g : c.groups) {
+      const Plan& p = g.plan;
+      if (!p.feasible) {
+        os << "-  " << g.key << ": " << Say("cost.text.not_possible", "not possible") << " ("
+           << SayMessage(p.solver_status) << ")\n";
+        continue;
+      }
+      os << fmt::format("{}. {}: {}\n", ++rank, g.key, Amount(p.cost.Total(), c.currency));
+      PrintReservedTerms(os, p);
+      const std::pair<const char*, double> lines[] = {{"reserved terms", p.cost.reserved},
+                                                      {"on-demand", p.cost.on_demand},
+                                                      {"spot (rework included)", p.cost.spot},
+                                                      {"of these, image and add-on fees", p.cost.addons_included},
+                                                      {"stopped instances", p.cost.stopped},
+                                                      {"re-creation", p.cost.recreate},
+                                                      {"storage and bandwidth", p.cost.fixed_fees}};
+      for (const auto& [what, amount] : lines) {
+        if (amount > 0.005) {
+          os << fmt::format("     {:<34} {:>16}\n", SayMessage(what), Amount(amount, c.currency));
+        }
+      }
+    }
+    if (!c.AnyFeasible()) {
+      os << Say("cost.text.none_serves", "no strategy can serve the usage") << "\n";
+    }
+    return;
+  }
   for (const auto& [mode, p] : c.strategies) {
     os << fmt::format("{} {}:{}\n", Say("cost.text.all", "all"), Say("mode." + mode, mode),
                       p.feasible ? "" : " " + Say("cost.text.not_possible", "not possible") + " (" + SayMessage(p.solver_status) + ")");
