@@ -1,5 +1,7 @@
 #include "serve/meter_service.h"
 
+#include <filesystem>
+
 #include <cctype>
 #include <memory>
 #include <optional>
@@ -46,11 +48,28 @@ std::pair<std::string, int> SplitListen(const std::string& listen) {
 // - . _ ~ + /, then = padding), as a client sends it after "Bearer ". Trailing spaces and line
 // ends are dropped; anything else (a second line, a space inside) could never match a header
 // and is refused, naming the line.
+// A token file holds one bearer token: at most kMaxTokenFileBytes (a file that size is not a
+// token; reading a large one whole would only waste memory), the token at most kMaxTokenChars.
+constexpr std::uintmax_t kMaxTokenFileBytes = 4096;
+constexpr std::size_t kMaxTokenChars = 1024;
+
 std::string ReadToken(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxTokenFileBytes) {
+    throw InputError("the token file is " + std::to_string(size) + " bytes; a token file holds one token of at most " +
+                         std::to_string(kMaxTokenChars) + " characters",
+                     path, 1, "--token-file");
+  }
   std::string t = ReadFileText(path);
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ' || t.back() == '\t')) t.pop_back();
   if (t.empty()) {
     throw InputError("the token file is empty", path, 1, "--token-file");
+  }
+  if (t.size() > kMaxTokenChars && t.find('\n') == std::string::npos) {
+    throw InputError("the token is " + std::to_string(t.size()) + " characters, more than " +
+                         std::to_string(kMaxTokenChars),
+                     path, 1, "--token-file");
   }
   int line = 1;
   bool padding = false;

@@ -41,6 +41,13 @@ expect_exit 2 "two-line token file" -- "$bin" meter run --db "$tmp/x.db" --repla
 grep -q "token2:2" "$tmp/err" && ok || bad "two-line token error names file:2: $(cat "$tmp/err")"
 printf 'abc 123\n' >"$tmp/token3"
 expect_exit 2 "token with a space" -- "$bin" meter run --db "$tmp/x.db" --replay "$week" --listen 127.0.0.1:0 --token-file "$tmp/token3"
+# Bounds: a token of 1,025 characters, and a 5 MB file (refused before it is read).
+head -c 1025 /dev/zero | tr '\0' a >"$tmp/token4"
+expect_exit 2 "token too long" -- "$bin" meter run --db "$tmp/x.db" --replay "$week" --listen 127.0.0.1:0 --token-file "$tmp/token4"
+grep -q "more than 1024" "$tmp/err" && ok || bad "long token error: $(cat "$tmp/err")"
+head -c 5000000 /dev/zero | tr '\0' a >"$tmp/token5"
+expect_exit 2 "token file too big" -- "$bin" meter run --db "$tmp/x.db" --replay "$week" --listen 127.0.0.1:0 --token-file "$tmp/token5"
+grep -q "5000000 bytes" "$tmp/err" && ok || bad "big token file error: $(cat "$tmp/err")"
 expect_exit 2 "bad trace" -- "$bin" meter run --db "$tmp/bad.db" --replay "$tmp/bad.jsonl"
 grep -q "bad.jsonl:3: field 'gpus\[0\].temperature'" "$tmp/err" && ok || bad "bad trace error: $(cat "$tmp/err")"
 expect_exit 2 "missing trace" -- "$bin" meter run --db "$tmp/bad.db" --replay "$tmp/nope.jsonl"
