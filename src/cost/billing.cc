@@ -223,10 +223,36 @@ double MonthlyCostPerGpu(const Offer& o, double hours, int64_t month_start) {
   return (price * work + HourlyFixedFee(o) * billed + RetentionPerHour(o) * idle) / g;
 }
 
+double MonthlySubsidyPerGpu(const OfferSet& set, const Offer& o, double hours, int64_t month_start) {
+  double back = 0;
+  for (const auto& s : set.subsidies) {
+    if (!s.Applies(o) || !s.Covers(month_start)) {
+      continue;
+    }
+    double eligible = MonthlyCostPerGpu(o, hours, month_start);
+    if (!s.covers_all) {  // the price alone: no add-ons, storage, bandwidth or stopped fees
+      Offer compute = o;
+      compute.addon_fee_ratio = 0;
+      compute.storage_gb = 0;
+      compute.bandwidth_price_per_month = 0;
+      compute.stopped_fee_ratio = 0;
+      eligible = MonthlyCostPerGpu(compute, hours, month_start);
+    }
+    double b = s.share * eligible;
+    if (s.cap && s.per == CapPeriod::kMonth) {
+      b = std::min(b, *s.cap);  // a monthly cap, taken per GPU here
+    }
+    back += b;
+  }
+  return back;
+}
+
 std::vector<BreakevenPair> Breakeven(const OfferSet& set, int64_t month_start) {
   std::vector<BreakevenPair> out;
   const auto month_hours = static_cast<double>(AddMonths(month_start, 1) - month_start);
-  auto cost = [&](const Offer& o, double h) { return MonthlyCostPerGpu(o, h, month_start); };
+  auto cost = [&](const Offer& o, double h) {
+    return MonthlyCostPerGpu(o, h, month_start) - MonthlySubsidyPerGpu(set, o, h, month_start);
+  };
   for (std::size_t i = 0; i < set.offers.size(); ++i) {
     for (std::size_t j = i + 1; j < set.offers.size(); ++j) {
       const Offer& a = set.offers[i];

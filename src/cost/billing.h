@@ -111,6 +111,11 @@ InstanceBill BillInstanceHours(const Offer& o, int64_t start_hour, const std::ve
 // to the month's end when the offer cannot be released.
 double MonthlyCostPerGpu(const Offer& o, double hours, int64_t month_start);
 
+// What the offers file's subsidies pay back on one GPU of `o` used `hours` in the calendar month
+// from `month_start` (break-even's view: each subsidy's share of the eligible cost, a monthly cap
+// taken per GPU, yearly and total caps not applied).
+double MonthlySubsidyPerGpu(const OfferSet& set, const Offer& o, double hours, int64_t month_start);
+
 struct BreakevenPair {
   std::string gpu;
   const Offer* from = nullptr;   // the hourly (or cheaper-when-idle) offer

@@ -36,6 +36,7 @@ OfferSet OffersFor(const OfferSet& offers, const Gpu* gpu) {
   mine.currency = offers.currency;
   mine.file = offers.file;
   mine.utc_offset_minutes = offers.utc_offset_minutes;
+  mine.subsidies = offers.subsidies;
   for (const auto& o : offers.offers) {
     if (o.gpu == gpu) {
       mine.offers.push_back(o);

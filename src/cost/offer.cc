@@ -7,6 +7,7 @@
 #include <iterator>
 #include <set>
 
+#include "core/civil.h"
 #include "core/enum_names.h"
 #include "core/error.h"
 #include "core/names.h"
@@ -132,7 +133,7 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
   OfferSet set;
   set.file = file;
   const YamlMap top(root, "", file);
-  top.Only({"currency", "timezone", "offers"});
+  top.Only({"currency", "timezone", "offers", "subsidies"});
   set.currency = top.Str("currency", false, "CNY");
   if (set.currency.size() != 3) {
     top.Fail("currency", "expected a 3-letter currency code such as CNY or USD");
@@ -270,7 +271,105 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
     }
     set.offers.push_back(std::move(o));
   }
+  if (top.Has("subsidies")) {
+    const YAML::Node subs = root["subsidies"];
+    if (!subs.IsSequence()) {
+      top.Fail("subsidies", "expected a list of subsidies ({id, share, modes, covers, cap, from, to})");
+    }
+    std::set<std::string> sub_ids;
+    for (std::size_t i = 0; i < subs.size(); ++i) {
+      const YAML::Node n = subs[i];
+      if (!n.IsMap()) {
+        throw InputError("expected a mapping", file, YamlLine(n), "subsidies[" + std::to_string(i) + "]");
+      }
+      Subsidy s;
+      s.line = YamlLine(n);
+      s.id = YamlMap(n, "subsidies[" + std::to_string(i) + "].", file).Str("id", true);
+      const YamlMap m(n, "subsidies[" + s.id + "].", file);
+      m.Only({"id", "share", "modes", "offers", "providers", "covers", "cap", "from", "to"});
+      if (!sub_ids.insert(s.id).second) {
+        m.Fail("id", "duplicate subsidy id '" + s.id + "'");
+      }
+      s.share = *m.Number("share", true, 1e-9, 1);
+      for (const auto& mode : m.Strings("modes")) {
+        const auto alias = std::find_if(std::begin(kModeAliases), std::end(kModeAliases),
+                                        [&mode](const ModeAlias& a) { return mode == a.zh; });
+        s.modes.push_back(alias != std::end(kModeAliases)
+                              ? alias->mode
+                              : ParseEnumName(kModes, mode, m.path() + "modes", file, m.line(), mode));
+      }
+      s.offers = m.Strings("offers");
+      for (const auto& id : s.offers) {
+        if (ids.count(id) == 0) {
+          m.Fail("offers", "no offer '" + id + "' in this file");
+        }
+      }
+      s.providers = m.Strings("providers");
+      const std::string covers = m.Str("covers", false, "compute");
+      if (covers != "compute" && covers != "all") {
+        m.Fail("covers", "expected compute (the GPU price only) or all (add-ons, storage and bandwidth too)");
+      }
+      s.covers_all = covers == "all";
+      if (const auto cap = m.Map("cap", "{amount, per: month|year|total}")) {
+        cap->Only({"amount", "per"});
+        s.cap = *cap->Number("amount", true, 0, 1e12);
+        const std::string per = cap->Str("per", false, "total");
+        if (per != "month" && per != "year" && per != "total") {
+          cap->Fail("per", "expected month, year or total");
+        }
+        s.per = per == "month" ? CapPeriod::kMonth : per == "year" ? CapPeriod::kYear : CapPeriod::kTotal;
+      }
+      for (const char* key : {"from", "to"}) {
+        if (!m.Has(key)) {
+          continue;
+        }
+        int64_t hour = 0;
+        int hod = 0;
+        const std::string text = m.Str(key, true);
+        if (text.size() != 10 || !ParseIsoHour(text + "T00:00", set.utc_offset_minutes, &hour, &hod)) {
+          m.Fail(key, "expected a date YYYY-MM-DD, got '" + text + "'");
+        }
+        if (std::string(key) == "from") {
+          s.from_hour = hour;
+        } else {
+          s.to_hour = hour + 24;  // the last day covered, whole
+        }
+      }
+      if (s.from_hour && s.to_hour && *s.to_hour <= *s.from_hour) {
+        m.Fail("to", "the last day covered is before the first");
+      }
+      if (std::none_of(set.offers.begin(), set.offers.end(), [&s](const Offer& o) { return s.Applies(o); })) {
+        m.Fail("id", "applies to no offer of this file (check modes, offers and providers)");
+      }
+      set.subsidies.push_back(std::move(s));
+    }
+  }
   return set;
+}
+
+const char* ToString(CapPeriod p) {
+  switch (p) {
+    case CapPeriod::kMonth: return "month";
+    case CapPeriod::kYear: return "year";
+    case CapPeriod::kTotal: break;
+  }
+  return "total";
+}
+
+bool Subsidy::Applies(const Offer& o) const {
+  return (modes.empty() || std::find(modes.begin(), modes.end(), o.mode) != modes.end()) &&
+         (offers.empty() || std::find(offers.begin(), offers.end(), o.id) != offers.end()) &&
+         (providers.empty() || std::find(providers.begin(), providers.end(), o.provider) != providers.end());
+}
+
+bool Subsidy::Covers(int64_t h) const { return (!from_hour || h >= *from_hour) && (!to_hour || h < *to_hour); }
+
+int64_t Subsidy::PeriodOf(int64_t h) const {
+  if (per == CapPeriod::kTotal) {
+    return 0;
+  }
+  const CivilDate d = CivilFromDays(FloorDiv(h, 24));
+  return per == CapPeriod::kYear ? d.year : d.year * 12 + d.month - 1;
 }
 
 OfferSet LoadOffers(const std::string& path, const GpuCatalog& catalog) {

@@ -89,10 +89,33 @@ struct Offer {
   double HourlyPrice(int hour_of_day) const;
 };
 
+// A compute voucher or subsidy (`subsidies:`, docs/offers.md): a share of the eligible spend
+// comes back, up to a cap per calendar month, calendar year or in total, within [from, to).
+enum class CapPeriod { kMonth, kYear, kTotal };
+struct Subsidy {
+  std::string id;
+  double share = 0;                      // of eligible spend, (0, 1]
+  std::vector<BillingMode> modes;        // empty: every mode
+  std::vector<std::string> offers;       // empty: every offer (of those modes)
+  std::vector<std::string> providers;    // empty: every provider
+  bool covers_all = false;               // false: compute (the price, no add-ons or fees); true: all billed
+  std::optional<double> cap;             // per `per`, in the file's currency
+  CapPeriod per = CapPeriod::kTotal;
+  std::optional<int64_t> from_hour;      // local hour of the first day covered
+  std::optional<int64_t> to_hour;        // local hour after the last day covered
+  int line = 0;
+  bool Applies(const Offer& o) const;
+  bool Covers(int64_t local_hour) const;  // within [from, to)
+  // The period a local hour's spend counts against for the cap (month or year index, 0 in total).
+  int64_t PeriodOf(int64_t local_hour) const;
+};
+const char* ToString(CapPeriod p);
+
 struct OfferSet {
   std::string currency = "CNY";
   int utc_offset_minutes = kDefaultUtcOffsetMinutes;  // `timezone:`; night windows and terms are in it
   std::vector<Offer> offers;
+  std::vector<Subsidy> subsidies;
   std::string file;
 };
 

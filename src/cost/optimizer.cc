@@ -146,12 +146,35 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       term_of_hour[g][t] = static_cast<int>(k);
     }
   }
+  // Subsidies that apply to an offer here: an hour's state for each is its cap period when the
+  // subsidy covers it, else -1; the signature changes with it too, so a unit never spans two.
+  std::vector<const Subsidy*> subs;
+  for (const auto& s : set.subsidies) {
+    const bool any = std::any_of(reserved.begin(), reserved.end(), [&s](const Offer* o) { return s.Applies(*o); }) ||
+                     std::any_of(hourly.begin(), hourly.end(), [&s](const Offer* o) {
+                       return s.Applies(*o) && o->granularity != Granularity::kDay;
+                     });
+    if (any) {
+      subs.push_back(&s);
+    }
+  }
+  auto sub_state = [&](const Subsidy& s, int64_t local_hour) -> int64_t {
+    return s.Covers(local_hour) ? s.PeriodOf(local_hour) : -1;
+  };
   for (std::size_t t = 1; t < N; ++t) {
     bool changed = false;
     for (std::size_t g = 0; g < grids.size(); ++g) {
       changed |= term_of_hour[g][t] != term_of_hour[g][t - 1];
     }
+    for (const Subsidy* s : subs) {
+      const int64_t h = T0 + static_cast<int64_t>(t);
+      changed |= sub_state(*s, h) != sub_state(*s, h - 1);
+    }
     sig[t] = sig[t - 1] + (changed ? 1 : 0);
+  }
+  std::vector<int64_t> hour_of_sig(static_cast<std::size_t>(sig[N - 1]) + 1, T0);  // a local hour of each
+  for (std::size_t t = N; t-- > 0;) {
+    hour_of_sig[static_cast<std::size_t>(sig[t])] = T0 + static_cast<int64_t>(t);
   }
 
   // Hourly offers: multi-GPU, day-billed and unreleasable ones get their own columns; the other
@@ -232,6 +255,44 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
 
   Problem p;
   glp_set_obj_dir(p.lp, GLP_MIN);
+  // Each subsidy and cap period: a column s (objective -1) with s <= cap and
+  // s - share x (eligible spend of the columns in that period) <= 0, so the program takes back
+  // min(cap, share x eligible spend) and chooses the offers with it in view.
+  struct SubsidyVar {
+    const Subsidy* s;
+    int64_t period;
+    int col;
+    int row;
+  };
+  std::vector<SubsidyVar> sub_vars;
+  auto subsidy_row = [&](const Subsidy& s, int64_t period) {
+    for (const auto& v : sub_vars) {
+      if (v.s == &s && v.period == period) {
+        return v.row;
+      }
+    }
+    const int c = p.AddCol(-1.0, false);
+    if (s.cap) {
+      glp_set_col_bnds(p.lp, c, *s.cap > 0 ? GLP_DB : GLP_FX, 0.0, *s.cap);
+    }
+    const int r = p.AddRow(GLP_UP, 0.0, 0.0);
+    p.Set(r, c, 1.0);
+    sub_vars.push_back({&s, period, c, r});
+    return r;
+  };
+  // Adds a column's eligible spend (compute: the price without add-ons; all: everything the
+  // column costs) to every subsidy that covers it at `local_hour`.
+  auto subsidize = [&](const Offer& o, int col, int64_t local_hour, double compute, double all) {
+    for (const Subsidy* s : subs) {
+      if (!s->Applies(o) || !s->Covers(local_hour)) {
+        continue;
+      }
+      const double eligible = s->covers_all ? all : compute;
+      if (eligible > 0) {
+        p.Set(subsidy_row(*s, s->PeriodOf(local_hour)), col, -s->share * eligible);
+      }
+    }
+  };
   // Reserved: instances per term; with a minimum of L terms, starts s_m commit the next L terms.
   for (auto& v : rv) {
     const int64_t M = term_of_hour[v.grid][N - 1] + 1;
@@ -243,7 +304,9 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
     }
     for (int64_t m = 0; m < total; ++m) {
       const auto i = static_cast<std::size_t>(m);
-      v.col.push_back(p.AddCol(ReservedTermCost(*v.o, v.start[i], v.start[i + 1]), true));
+      const double term_cost = ReservedTermCost(*v.o, v.start[i], v.start[i + 1]);
+      v.col.push_back(p.AddCol(term_cost, true));
+      subsidize(*v.o, v.col.back(), v.start[i], v.o->price, term_cost);  // a term counts where it starts
     }
     if (L > 1) {
       std::vector<int> s;
@@ -343,6 +406,12 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       }
       const int c = p.AddCol(cost, v.whole);
       v.col[u] = c;
+      if (!v.by_day && !subs.empty()) {
+        const InstanceHourCharge ch = ChargeInstanceHour(*v.o, un.hod, un.minutes, 1.0 + v.rework);
+        const double per_col = un.weight * ch.billed_hours / (v.whole ? 1.0 : v.o->gpus_per_instance);
+        subsidize(*v.o, c, hour_of_sig[static_cast<std::size_t>(un.sig)],
+                  per_col * ch.price * ch.work / (1.0 + v.o->addon_fee_ratio), per_col * ch.Rate());
+      }
       const double g = v.whole ? v.o->gpus_per_instance : 1.0;
       p.Set(cover_row[u], c, g);
       if (cap) {
@@ -485,6 +554,13 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
   for (const auto& [c, shift] : deferral_cols) {
     if (shift > 0) {
       plan.deferred_gpu_hours += glp_mip_col_val(p.lp, c);
+    }
+  }
+  for (const auto& v : sub_vars) {
+    const double back = glp_mip_col_val(p.lp, v.col);
+    if (back > 1e-9) {
+      plan.cost.subsidies += back;
+      plan.subsidies[v.s->id] += back;
     }
   }
   return plan;

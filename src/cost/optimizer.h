@@ -37,7 +37,8 @@ struct CostItems {
   // Of reserved, on_demand and spot: the image / add-on fees (addon_fee_ratio), shown on their own
   // line; already inside those items, not added again by Total().
   double addons_included = 0;
-  double Total() const { return reserved + on_demand + spot + stopped + recreate + fixed_fees; }
+  double subsidies = 0;       // vouchers and subsidies paid back (OfferSet::subsidies), subtracted
+  double Total() const { return reserved + on_demand + spot + stopped + recreate + fixed_fees - subsidies; }
 };
 
 // Reserved instances of one offer held for one calendar term.
@@ -60,6 +61,7 @@ struct Plan {
   std::map<std::string, int64_t> releases;                 // idle gaps released (and re-created)
   double deferred_gpu_hours = 0;                      // deferrable work moved to a later hour
   std::optional<double> max_gpus;                     // the cap on GPUs held at once it honoured
+  std::map<std::string, double> subsidies;            // subsidy id -> money paid back
   CostItems cost;
   std::string solver_status;
   std::string note;

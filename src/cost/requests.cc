@@ -208,9 +208,11 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
     const int64_t len = b.month_hours;
     // Every 10 hours, and the month's last hour.
     for (int64_t h = 0; h < len; h += 10) {
-      c.points.push_back({h, MonthlyCostPerGpu(off, static_cast<double>(h), b.month_start)});
+      c.points.push_back({h, MonthlyCostPerGpu(off, static_cast<double>(h), b.month_start) -
+                                 MonthlySubsidyPerGpu(b.offers, off, static_cast<double>(h), b.month_start)});
     }
-    c.points.push_back({len, MonthlyCostPerGpu(off, static_cast<double>(len), b.month_start)});
+    c.points.push_back({len, MonthlyCostPerGpu(off, static_cast<double>(len), b.month_start) -
+                                 MonthlySubsidyPerGpu(b.offers, off, static_cast<double>(len), b.month_start)});
     b.curves.push_back(std::move(c));
   }
   return b;

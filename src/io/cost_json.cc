@@ -29,6 +29,7 @@ nlohmann::json CostItemsToJson(const CostItems& c, const std::string& currency) 
           {"recreate", c.recreate},
           {"storage_and_bandwidth", c.fixed_fees},
           {"addons_included", c.addons_included},
+          {"subsidies", c.subsidies},
           {"total", c.Total()},
           {"currency", currency}};
 }
@@ -56,6 +57,7 @@ nlohmann::json PlanToJson(const Plan& p, const std::string& currency) {
           {"spot_by_offer", p.spot_gpu_hours},
           {"deferred_gpu_hours", p.deferred_gpu_hours},
           {"max_gpus", p.max_gpus ? nlohmann::json(*p.max_gpus) : nlohmann::json()},
+          {"subsidies", p.subsidies},
           {"kept_idle_instance_hours", p.kept_idle_instance_hours},
           {"releases", p.releases},
           {"note", p.note},

@@ -28,6 +28,10 @@ void PrintItems(std::ostream& os, const CostItems& c, const std::string& cur) {
                                Amount(c.stopped, cur), Amount(c.recreate, cur), Amount(c.fixed_fees, cur),
                                Amount(c.Total(), cur)))
      << "\n";
+  if (c.subsidies > 0.005) {
+    os << "    " << SayMessage(fmt::format("subsidies and vouchers -{} (already taken off the total)", Amount(c.subsidies, cur)))
+       << "\n";
+  }
 }
 
 void PrintUsage(std::ostream& os, const UsageTrace& u) {
@@ -132,7 +136,8 @@ void CompareToText(std::ostream& os, const CompareResult& c) {
                                                       {"of these, image and add-on fees", p.cost.addons_included},
                                                       {"stopped instances", p.cost.stopped},
                                                       {"re-creation", p.cost.recreate},
-                                                      {"storage and bandwidth", p.cost.fixed_fees}};
+                                                      {"storage and bandwidth", p.cost.fixed_fees},
+                                                      {"subsidies and vouchers (taken off)", p.cost.subsidies}};
       for (const auto& [what, amount] : lines) {
         if (amount > 0.005) {
           os << fmt::format("     {:<34} {:>16}\n", SayMessage(what), Amount(amount, c.currency));

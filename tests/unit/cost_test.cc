@@ -412,6 +412,39 @@ TEST(Offers, MisspeltKeysAreRefusedAtEveryLevel) {
       << e.message();
 }
 
+// Subsidies: strict like the rest of the file, and the optimiser chooses with them in view.
+TEST(Offers, SubsidiesAreStrictAndChangeTheChoice) {
+  const std::string base = "currency: CNY\noffers:\n  - {id: mo, gpu: A100, mode: monthly, price: 21900}\n"
+                           "  - {id: od, gpu: A100, mode: on_demand, price: 50}\nsubsidies:\n";
+  auto e = CatchOffers(base + "  - {id: v, share: 0.3, capp: 100}\n");
+  EXPECT_EQ(e.field(), "subsidies[v].capp");
+  e = CatchOffers(base + "  - {id: v, share: 1.5}\n");
+  EXPECT_EQ(e.field(), "subsidies[v].share");
+  e = CatchOffers(base + "  - {id: v, share: 0.3, offers: [nope]}\n");
+  EXPECT_EQ(e.field(), "subsidies[v].offers");
+  e = CatchOffers(base + "  - {id: v, share: 0.3, providers: [elsewhere]}\n");
+  EXPECT_NE(e.message().find("applies to no offer"), std::string::npos) << e.message();
+  e = CatchOffers(base + "  - {id: v, share: 0.3, cap: {amount: 10, per: week}}\n");
+  EXPECT_EQ(e.field(), "subsidies[v].cap.per");
+  e = CatchOffers(base + "  - {id: v, share: 0.3, from: 2027-05-01, to: 2027-04-01}\n");
+  EXPECT_EQ(e.field(), "subsidies[v].to");
+  // One GPU 400 hours in April 2027 (720 h): on demand 400 x 50 = 20,000 beats a monthly term,
+  // 21,900. A 30% voucher on monthly makes the term 15,330, the cheaper; the same voucher on
+  // on-demand makes that 14,000 instead.
+  const UsageTrace u = UsageFromHoursPerMonth(400, 1, kApril2027);
+  OfferSet none = ParseOffers(base.substr(0, base.find("subsidies:")), "o.yaml", Cat());
+  EXPECT_NEAR(OptimizeRental(none, u).cost.Total(), 20000, 1e-6);
+  const OfferSet on_monthly = ParseOffers(base + "  - {id: v, share: 0.3, modes: [monthly]}\n", "o.yaml", Cat());
+  const Plan m = OptimizeRental(on_monthly, u);
+  EXPECT_NEAR(m.cost.Total(), 15330, 1e-6);
+  EXPECT_EQ(m.reserved.count("mo"), 1u);
+  const OfferSet on_od = ParseOffers(base + "  - {id: v, share: 0.3, modes: [on_demand]}\n", "o.yaml", Cat());
+  EXPECT_NEAR(OptimizeRental(on_od, u).cost.Total(), 14000, 1e-6);
+  // Outside its window a subsidy pays nothing.
+  const OfferSet later = ParseOffers(base + "  - {id: v, share: 0.3, from: 2027-05-01}\n", "o.yaml", Cat());
+  EXPECT_NEAR(OptimizeRental(later, u).cost.Total(), 20000, 1e-6);
+}
+
 TEST(Usage, CsvWithClassesAndGaps) {
   const UsageTrace u = ParseUsageCsv(
       "timestamp,gpus,class,deadline_hours\n"
