@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "read/file_text.h"
 #include "read/json_depth.h"
+#include "read/json_fields.h"
 #include "telemetry/snapshot_json.h"
 
 namespace gpuplan {
@@ -61,13 +62,9 @@ Recording RecordingFromJson(const json& j, const std::string& file) {
 Recording ReadRecording(const std::string& path) {
   const std::optional<std::string> text = TryReadFileText(path);
   if (!text) throw EnvironmentError("cannot read recording " + path + ": " + std::strerror(errno));
-  CheckJsonDepth(*text, path);
-  json j;
-  try {
-    j = json::parse(*text);
-  } catch (const json::parse_error& e) {
-    throw InputError(std::string("not valid JSON: ") + e.what(), path, 0, "");
-  }
+  // ParseJsonText: the depth check, and every nlohmann exception (a syntax error, a number too
+  // large for a double: out_of_range.406, found by fuzz_recording) as an InputError with its line.
+  const json j = ParseJsonText(*text, path);
   return RecordingFromJson(j, path);
 }
 

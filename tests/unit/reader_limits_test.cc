@@ -238,6 +238,16 @@ TEST(RecordingBounds, NumbersOutOfRangeNameTheField) {
   EXPECT_EQ(ExpectInputError([&] { ReadRecording(neg.path()); }).field(), "snapshots[0].gpus[0].index");
 }
 
+// fuzz_recording's find (2026-12-03): a number too large for a double ("1E111111111") made
+// nlohmann throw out_of_range.406, which the reader did not catch: the process aborted. It is an
+// InputError naming the file, like a syntax error.
+TEST(RecordingBounds, NumberTooLargeForADoubleIsAnInputError) {
+  const TempFile f(R"({"format":1111111111E111111111111111,"snapshots":[]})");
+  const InputError e = ExpectInputError([&] { ReadRecording(f.path()); });
+  EXPECT_EQ(e.file(), f.path());
+  EXPECT_NE(e.message().find("malformed JSON"), std::string::npos) << e.message();
+}
+
 TEST(RecordingBounds, InRangeValuesAreRead) {
   const TempFile f(RecordingText(R"("memory_total":17592186044416,"pcie_gen_current":6,"pcie_width_current":32)"));
   const Recording r = ReadRecording(f.path());
