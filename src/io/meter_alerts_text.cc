@@ -66,6 +66,23 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
        << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 9 - DisplayWidth(severity))), ' ')
        << SayMessage(x.summary) << (x.repeat ? Say("cli.meter.alerts_still", " (still)") : "") << "\n";
   }
+  // What would be sent: incidents (start, escalation, end) and a digest a day, not every reminder.
+  std::size_t incidents = 0;
+  for (const AlertNotification& n : a.notifications) {
+    incidents += n.type == "start" ? 1 : 0;
+  }
+  if (!a.notifications.empty()) {
+    os << SayMessage(fmt::format("{} alerts in {} incidents: {} notifications to send (start, escalation, end, a "
+                                 "daily digest)",
+                                 a.alerts.size(), incidents, a.notifications.size()))
+       << "\n";
+    for (const AlertNotification& n : a.notifications) {
+      const std::string type = Say("cli.meter.notification." + n.type, n.type);
+      os << MinuteText(n.at_ms, zone) << "  " << type
+         << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 11 - DisplayWidth(type))), ' ')
+         << SayMessage(n.summary) << "\n";
+    }
+  }
   for (const auto& n : a.notes) {
     os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }

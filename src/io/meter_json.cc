@@ -169,6 +169,22 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
   auto text = [zone](const std::optional<int64_t>& ms) {
     return ms ? nlohmann::json(MinuteText(*ms, zone)) : nlohmann::json(nullptr);
   };
+  nlohmann::json notifications = nlohmann::json::array();
+  int incidents = 0;
+  for (const AlertNotification& n : m.notifications) {
+    incidents += n.type == "start" ? 1 : 0;
+    notifications.push_back({{"type", n.type},
+                             {"at", MinuteText(n.at_ms, zone)},
+                             {"kind", n.kind ? nlohmann::json(ToString(*n.kind)) : nlohmann::json()},
+                             {"gpu", n.kind && n.gpu >= 0 ? nlohmann::json(n.gpu) : nlohmann::json()},
+                             {"since", n.kind ? nlohmann::json(MinuteText(n.since_ms, zone)) : nlohmann::json()},
+                             {"severity", n.severity.empty() ? nlohmann::json() : nlohmann::json(n.severity)},
+                             {"minutes", n.minutes},
+                             {"money", MoneyJson(n.money)},
+                             {"summary", n.summary}});
+  }
+  counts["incidents"] = incidents;
+  counts["notifications"] = m.notifications.size();
   return {{"db", m.db},
           {"from", TimeText(m.from_ms, zone)},
           {"to", TimeText(m.to_ms, zone)},
@@ -191,6 +207,7 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
           {"raw_from", text(m.raw_from_ms)},
           {"counts", counts},
           {"alerts", alerts},
+          {"notifications", notifications},
           {"notes", m.notes}};
 }
 

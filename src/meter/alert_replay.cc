@@ -250,6 +250,7 @@ MeterAlerts RunMeterAlerts(const MeterAlertsRequest& r, const GpuCatalog& catalo
   const MeterStore store = MeterStore::Open(r.db, so);
   AlertReplay replay = ReplayStoredAlerts(store, out.rules, range, offer, offers ? &*offers : nullptr);
   out.alerts = std::move(replay.alerts);
+  out.notifications = GroupAlertNotifications(out.alerts, range.to_ms, out.rules, zone);
   out.replayed_from_ms = replay.replayed_from_ms;
   out.raw_from_ms = replay.raw_from_ms;
   if (!replay.data_from_ms || *replay.data_from_ms >= range.to_ms) {

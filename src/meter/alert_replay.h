@@ -58,6 +58,8 @@ struct MeterAlerts {
   std::optional<int64_t> replayed_from_ms;
   std::optional<int64_t> raw_from_ms;  // from here on, raw samples; before, minute roll-ups
   std::vector<Alert> alerts;  // raised in [from_ms, to_ms), by time, then GPU, then kind
+  // What would be sent: the alerts as incidents (start, escalation, end) and a daily digest.
+  std::vector<AlertNotification> notifications;
   std::vector<std::string> notes;
 };
 

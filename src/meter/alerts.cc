@@ -4,11 +4,16 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "core/civil.h"
 #include "core/error.h"
+#include "read/time_text.h"
 #include "read/yaml_fields.h"
 #include "telemetry/snapshot.h"
 
@@ -340,6 +345,118 @@ AlertRules AlertRulesFromYaml(const std::string& text, const std::string& file) 
     std::sort(r.budget_fractions.begin(), r.budget_fractions.end());
   }
   return r;
+}
+
+namespace {
+
+int SeverityRank(const std::string& s) { return s == "critical" ? 2 : s == "warning" ? 1 : 0; }
+
+std::string HoursText(double minutes) {
+  return minutes < 120 ? fmt::format("{:.0f} min", minutes) : fmt::format("{:.1f} h", minutes / 60.0);
+}
+
+}  // namespace
+
+std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, int64_t to_ms,
+                                                       const AlertRules& rules, int zone) {
+  struct Incident {
+    std::vector<const Alert*> alerts;
+  };
+  std::map<std::tuple<int, int, int64_t>, Incident> incidents;
+  std::vector<std::tuple<int, int, int64_t>> order;
+  for (const Alert& a : alerts) {
+    const auto key = std::make_tuple(static_cast<int>(a.kind), a.gpu, a.since_ms);
+    if (incidents.count(key) == 0) {
+      order.push_back(key);
+    }
+    incidents[key].alerts.push_back(&a);
+  }
+  std::vector<AlertNotification> out;
+  const int64_t repeat_ms = static_cast<int64_t>(rules.repeat_minutes * 60000.0);
+  auto make = [](const std::string& type, const Alert& a) {
+    AlertNotification n;
+    n.type = type;
+    n.at_ms = a.at_ms;
+    n.kind = a.kind;
+    n.gpu = a.gpu;
+    n.since_ms = a.since_ms;
+    n.severity = a.severity;
+    n.minutes = a.minutes;
+    n.money = a.money;
+    n.summary = a.summary;
+    return n;
+  };
+  for (const auto& key : order) {
+    auto& list = incidents[key].alerts;
+    std::stable_sort(list.begin(), list.end(), [](const Alert* x, const Alert* y) { return x->at_ms < y->at_ms; });
+    const Alert& first = *list.front();
+    out.push_back(make("start", first));
+    const bool use = first.kind == AlertKind::kIdleNoProcess || first.kind == AlertKind::kLowUtilization;
+    int rank = SeverityRank(first.severity);
+    double reached = first.minutes;
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      const Alert& a = *list[i];
+      bool escalate = SeverityRank(a.severity) > rank;
+      for (const double mark : {240.0, 1440.0}) {
+        escalate = escalate || (use && reached < mark && a.minutes >= mark);
+      }
+      if (escalate) {
+        out.push_back(make("escalation", a));
+      }
+      rank = std::max(rank, SeverityRank(a.severity));
+      reached = std::max(reached, a.minutes);
+    }
+    const Alert& last = *list.back();
+    // A condition still held would have been reminded again by last + repeat: if that is before
+    // to_ms, it cleared in between (the budget and one-off events have no reminders: no end).
+    if (use && repeat_ms > 0 && last.at_ms + repeat_ms <= to_ms) {
+      AlertNotification n = make("end", last);
+      n.at_ms = last.at_ms + repeat_ms;
+      n.summary = fmt::format("{}: {} ended by {} after at least {}{}", last.gpu >= 0 ? fmt::format("GPU {}", last.gpu) : "machine",
+                              first.kind == AlertKind::kIdleNoProcess ? "billed with no process" : "low utilisation",
+                              FormatLocalMinute(FloorDiv(n.at_ms, 60000) + zone) + FormatUtcOffset(zone),
+                              HoursText(last.minutes),
+                              last.money ? ", at least " + last.money->Format() + " lost" : std::string());
+      out.push_back(std::move(n));
+    }
+  }
+  // A digest at the end of each local day that saw an alert: incidents open, new, and the money
+  // lost so far by the incidents of the day (their latest figure by the day's end).
+  std::map<int64_t, std::vector<const Alert*>> by_day;
+  for (const Alert& a : alerts) {
+    by_day[FloorDiv(a.at_ms / 60000 + zone, 1440)].push_back(&a);
+  }
+  for (const auto& [day, list] : by_day) {
+    std::map<std::tuple<int, int, int64_t>, const Alert*> latest;
+    int started = 0;
+    for (const Alert* a : list) {
+      auto& l = latest[std::make_tuple(static_cast<int>(a->kind), a->gpu, a->since_ms)];
+      if (l == nullptr || a->at_ms > l->at_ms) {
+        l = a;
+      }
+      started += a->repeat ? 0 : 1;
+    }
+    std::optional<Money> lost;
+    for (const auto& [k, a] : latest) {
+      if (a->money && (a->kind == AlertKind::kIdleNoProcess || a->kind == AlertKind::kLowUtilization)) {
+        lost = Money{(lost ? lost->amount : 0.0) + a->money->amount, a->money->currency};
+      }
+    }
+    AlertNotification d;
+    d.type = "digest";
+    d.at_ms = ((day + 1) * 1440 - zone) * 60000;
+    d.money = lost;
+    d.summary = fmt::format("digest {}: {} incident{} with alerts, {} new{}", FormatLocalHour(day * 24).substr(0, 10),
+                            latest.size(), latest.size() == 1 ? "" : "s", started,
+                            lost ? ", " + lost->Format() + " lost to idle and low use so far" : std::string());
+    if (d.at_ms > to_ms) {
+      d.at_ms = to_ms;
+    }
+    out.push_back(std::move(d));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const AlertNotification& a, const AlertNotification& b) { return a.at_ms < b.at_ms; });
+  return out;
 }
 
 nlohmann::json AlertFieldsJson(const Alert& a) {

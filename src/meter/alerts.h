@@ -75,6 +75,27 @@ struct Alert {
   bool repeat = false;      // a reminder of a condition already alerted
 };
 
+// What a team is sent (docs/meter-alerts.md, "Incidents and the digest"): the alerts of one
+// condition (kind, GPU, since) are one incident with a start, escalations (a higher severity;
+// an idle or low-use condition reaching 4 h and 24 h) and an end, and each local day that saw an
+// incident gets one digest line; the hourly reminders ("still") are not sent on their own.
+struct AlertNotification {
+  std::string type;          // "start", "escalation", "end" or "digest"
+  int64_t at_ms = 0;
+  std::optional<AlertKind> kind;  // none for a digest
+  int gpu = -1;
+  int64_t since_ms = 0;
+  std::string severity;
+  double minutes = 0;        // how long the condition had held (end: at least)
+  std::optional<Money> money;  // lost so far (idle, low use; end: at least)
+  std::string summary;
+};
+// `to_ms`: where the alerts stop (an incident whose last reminder is within repeat_minutes of it
+// may still be open: no end). An end's time is the latest it can be: the condition cleared after
+// its last reminder and before the next one was due.
+std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, int64_t to_ms,
+                                                       const AlertRules& rules, int utc_offset_minutes);
+
 // An alert's own fields as JSON (docs/meter-alerts.md "generic" body): kind, severity, gpu (null for
 // the budget), since_ms, at_ms, minutes, money_per_hour and money ({amount, currency} or null),
 // summary, repeat. The webhook's generic body and `meter alerts --json` both start from it.

@@ -97,6 +97,15 @@ expect_exit 0 "reserved projection" -- "$bin" meter report --db "$tmp/week.db" -
   --offers "$data/offers/nanjing-a100.yaml" --offer nj-a100-monthly --json
 jq -e '(.projection.projected - 93556 | fabs) < 0.01 and .projection.whole_term' "$tmp/out" >/dev/null && ok ||
   bad "reserved projection: $(jq -c .projection "$tmp/out")"
+# What would be sent (issue 25 req 13): the example week's 482 alerts (398 hourly idle reminders
+# and 84 low-use ones) are 16 incidents; each is one start (its one alert that is not a reminder),
+# escalations at 4 h and 24 h, an end, plus one digest a day: at most 100 notifications.
+expect_exit 0 "notifications of the week" -- "$bin" meter alerts --db "$tmp/week.db" --from 2026-03-02T00:00Z \
+  --to 2026-03-09T00:00Z --json
+json_is '.counts.notifications <= 100' true
+json_is '[.notifications[] | select(.type == "start")] | length' "$(jq '[.alerts[] | select(.repeat == false)] | length' "$tmp/out")"
+json_is '[.notifications[] | select(.type == "digest")] | length' 7
+json_is '[.notifications[] | select(.type == "end" and .kind == "idle_no_process")] | all(.summary | contains("ended by"))' true
 expect_exit 0 "report by user" -- "$bin" meter report --db "$tmp/week.db" --from 2026-03-02 --to 2026-03-09 --by user --json
 json_is '[.groups[] | select(.key == "alice")][0].busy_hours' 84
 json_is '[.groups[] | select(.key == "carol")][0].busy_hours' 2
@@ -124,7 +133,7 @@ sed -n 's/^alert: //p' "$tmp/err" | sort >"$tmp/live-alerts"
 [ "$(wc -l <"$tmp/live-alerts")" = 16 ] && ok || bad "live alerts: $(wc -l <"$tmp/live-alerts"), want 16"
 expect_exit 0 "alerts of the stored week" -- "$bin" meter alerts --db "$tmp/alerts.db" --from 2026-03-02T00:00Z \
   --to 2026-03-09T00:00Z --alerts "$tmp/alerts.yaml"
-sed -E -n 's/^[^ ]+  [a-z]+ +//p' "$tmp/out" | sort >"$tmp/stored-alerts"
+sed '/notifications to send/,$d' "$tmp/out" | sed -E -n 's/^[^ ]+  [a-z]+ +//p' | sort >"$tmp/stored-alerts"
 diff "$tmp/live-alerts" "$tmp/stored-alerts" >"$tmp/alerts.diff" && ok || bad "stored alerts differ from live: $(cat "$tmp/alerts.diff")"
 expect_exit 0 "alerts as JSON" -- "$bin" meter alerts --db "$tmp/alerts.db" --from 2026-03-02T00:00Z \
   --to 2026-03-09T00:00Z --alerts "$tmp/alerts.yaml" --json
