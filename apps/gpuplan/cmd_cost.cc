@@ -77,7 +77,7 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
       return c.AnyFeasible() ? kExitOk : kExitNegative;
     }
     if (tco->parsed()) {
-      Render(g, RunTco(r->tco, cat), &TcoToJson, TcoToText);
+      Render(g, RunTco(r->tco, cat, DataDir(g)), &TcoToJson, TcoToText);
       return kExitOk;
     }
     const OptimizeResult o = RunOptimize(r->opt, cat);

@@ -128,6 +128,12 @@ const OptionTable<TcoRequest>& TcoOptionTable() {
     t.push_back(Option<R>("--buy-gpu", "buy_gpu", "the card bought, if not the rented one (its power is used)",
                           &R::buy_gpu_name)
                     .Unset("the rented card"));
+    t.push_back(Option<R>("--model", "model",
+                          "with --buy-gpu: take the speed ratio from fit (the task's best tokens/s per GPU on each "
+                          "card, up to one 8-GPU node) instead of --speed-ratio",
+                          &R::model)
+                    .Unset("none"));
+    t.push_back(Option<R>("--task", "task", "with --model: the training task (pretrain, full, lora, qlora)", &R::task));
     own("--speed-ratio", "speed_ratio",
         "work per hour of a bought card over a rented card's (a card 2.5x slower: 0.4); the fleet doing the same "
         "work is the peak / this",

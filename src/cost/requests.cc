@@ -9,6 +9,7 @@
 #include "core/civil.h"
 #include "core/error.h"
 #include "cost/calendar.h"
+#include "cost/fit_job.h"
 #include "read/file_text.h"
 #include "read/json_fields.h"
 #include "read/time_text.h"
@@ -277,7 +278,32 @@ OptimizeResult RunOptimize(const OptimizeRequest& r, const GpuCatalog& catalog) 
   return o;
 }
 
-TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog) {
+namespace {
+
+// The best training throughput per GPU of the task on one card: fit's search over up to one
+// 8-GPU node, ranked by GPU-hours (the layout that does the most work per GPU-hour).
+double TokensPerGpuSecond(const TcoRequest& r, const Gpu& gpu, const GpuCatalog& catalog, const std::string& data_dir) {
+  FitRequest f;
+  f.model = r.model;
+  f.task = r.task;
+  f.gpu = gpu.name;
+  f.max_gpus = 8;
+  f.max_gpus_given = true;
+  f.objective = "gpu-hours";
+  f.presets_only = r.presets_only;
+  const FitJobResult fit = RunFit(f, catalog, data_dir);
+  if (!fit.search || !fit.search->training || fit.search->training->ranked.empty()) {
+    throw InputError("the " + r.task + " job of " + r.model + " fits on no layout of up to 8 x " + gpu.name +
+                         ": no speed ratio (give --speed-ratio)",
+                     "", 0, "--model");
+  }
+  const Candidate& c = fit.search->training->ranked.front();
+  return c.time.tokens_per_second / static_cast<double>(c.layout.gpus);
+}
+
+}  // namespace
+
+TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog, const std::string& data_dir) {
   const OfferSet set = SelectOffers(r, catalog);
   TcoJobResult t;
   t.currency = set.currency;
@@ -315,6 +341,20 @@ TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog) {
       throw InputError("the catalog has no TDP for " + own.buy_gpu->name + " (its power cannot be priced)", "", 0,
                        "--buy-gpu");
     }
+  }
+  t.speed_basis = own.speed_ratio == 1.0 ? "" : "--speed-ratio";
+  if (!r.model.empty()) {
+    if (r.task == "infer") {
+      throw InputError("the speed ratio is taken from training throughput: give a training task, or --speed-ratio",
+                       "", 0, "--task");
+    }
+    const Gpu& rented = *set.offers.front().gpu;
+    const Gpu& bought = own.buy_gpu != nullptr ? *own.buy_gpu : rented;
+    const double mine = TokensPerGpuSecond(r, bought, catalog, data_dir);
+    const double theirs = TokensPerGpuSecond(r, rented, catalog, data_dir);
+    own.speed_ratio = mine / theirs;
+    t.speed_basis = fmt::format("fit: {} {} at {:.0f} tokens/s per {} and {:.0f} per {}", r.model, r.task, mine,
+                                bought.name, theirs, rented.name);
   }
   t.tco = BuyVersusRent(set, t.usage, own, r.horizon_months, r.Options());
   return t;

@@ -59,6 +59,11 @@ struct TcoRequest : RentalRequest {
   double horizon_months = 36;  // months to compare
   OwnershipCosts own;          // its defaults: cost/tco.h (buy_gpu is set from buy_gpu_name)
   std::string buy_gpu_name;    // --buy-gpu: the card bought (empty: the rented card)
+  // --model/--task: the speed ratio from fit instead of --speed-ratio: the best tokens per second
+  // per GPU of the task on each card (fit's search ranked by GPU-hours, up to one 8-GPU node).
+  std::string model;
+  std::string task = "full";
+  bool presets_only = false;  // the serve API: `model` must name a preset
 };
 
 // The usage factors of the sensitivity plans (-20%, +20%).
@@ -132,10 +137,12 @@ struct OptimizeResult {
 };
 
 // TcoResult (tco.h) with what a front end shows beside it.
+// (TcoJobResult::speed_basis says where the speed ratio came from.)
 struct TcoJobResult {
   std::string currency;
   UsageTrace usage;
   TcoResult tco;
+  std::string speed_basis;  // where the speed ratio came from (--speed-ratio, or fit's figures)
   bool BuyIsCheaper() const { return tco.buy_total < tco.rent_total; }
 };
 
@@ -152,6 +159,7 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
 CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog);
 OptimizeResult RunOptimize(const OptimizeRequest& r, const GpuCatalog& catalog);
 // Throws InputError for invalid ownership costs, NegativeAnswer when renting cannot be priced.
-TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog);
+// `data_dir` (models, frameworks) is needed only with r.model (the speed ratio from fit).
+TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog, const std::string& data_dir = "");
 
 }  // namespace gpuplan

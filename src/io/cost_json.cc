@@ -170,6 +170,7 @@ nlohmann::json TcoToJson(const TcoJobResult& r) {
             {"gpu", t.buy_gpu},
             {"gpus", t.gpus_bought},
             {"speed_ratio", t.speed_ratio},
+            {"speed_basis", r.speed_basis},
             {"peak_rent", t.peak_rent},
             {"capital", t.capital},
             {"resale_at_horizon", t.resale_at_horizon},

@@ -224,9 +224,12 @@ void TcoToText(std::ostream& os, const TcoJobResult& r) {
   PrintUsage(os, r.usage);
   os << SayMessage(fmt::format("buy {:g} x {}{}", t.gpus_bought, t.buy_gpu,
                                t.speed_ratio != 1.0
-                                   ? fmt::format(", each doing {:g} of a rented card's work per hour", t.speed_ratio)
+                                   ? fmt::format(", each doing {:.3g} of a rented card's work per hour", t.speed_ratio)
                                    : std::string()))
      << "\n";
+  if (!r.speed_basis.empty() && r.speed_basis != "--speed-ratio") {
+    os << "  " << SayMessage(r.speed_basis) << "\n";
+  }
   if (t.peak_rent > 0) {
     os << SayMessage(fmt::format("the demand above what they do is rented: {} over the horizon",
                                  Amount(t.peak_rent, cur)))

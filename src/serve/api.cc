@@ -177,7 +177,14 @@ HttpResponse Cost(ApiState& s, const HttpRequest& req) {
     return CostJob(s, req, OptimizeOptionTable(), &RunOptimize, &OptimizeToJson);
   }
   if (job == "tco") {
-    return CostJob(s, req, TcoOptionTable(), &RunTco, &TcoToJson);
+    // A request's --model must be a preset (it never names a file on the server).
+    return CostJob(
+        s, req, TcoOptionTable(),
+        [&s](TcoRequest& r, const GpuCatalog& c) {
+          r.presets_only = true;
+          return RunTco(r, c, s.data_dir);
+        },
+        &TcoToJson);
   }
   return ErrorResponse(kStatusNotFound, "usage", "unknown cost job '" + job + "': breakeven, compare, optimize or tco",
                        "job");

@@ -1192,6 +1192,32 @@ TEST(Requests, BadRequestsNameTheOption) {
   EXPECT_EQ(field_of([] { RunOptimize(OptimizeRequest{}, Cat()); }), "--offers");
 }
 
+// The speed ratio from fit (tco --model/--task): the same card bought as rented is 1 exactly (the
+// fleet is the peak); RTX 4090s against A100s for an 8B LoRA lie between the memory-bandwidth
+// ratio 1,008 / 2,039 = 0.49 and the bf16 peak ratio 165 / 312 = 0.53 widened for the 24 GB
+// card's smaller layouts: (0.25, 0.75), and the fleet doing the work is ceil(4 / ratio).
+TEST(Requests, TcoSpeedRatioFromFit) {
+  TcoRequest t;
+  t.offers = kNanjing;
+  t.hours_per_month = 400;
+  t.gpus = 4;
+  t.month = "2027-03";
+  t.model = "Llama-3.1-8B";
+  t.task = "lora";
+  const TcoJobResult same = RunTco(t, Cat(), test::DataDir());
+  EXPECT_DOUBLE_EQ(same.tco.speed_ratio, 1.0);
+  EXPECT_EQ(same.tco.gpus_bought, 4);
+  t.buy_gpu_name = "RTX 4090";
+  const TcoJobResult slower = RunTco(t, Cat(), test::DataDir());
+  EXPECT_GT(slower.tco.speed_ratio, 0.25);
+  EXPECT_LT(slower.tco.speed_ratio, 0.75);
+  EXPECT_EQ(slower.tco.gpus_bought, std::ceil(4 / slower.tco.speed_ratio - 1e-9));
+  EXPECT_EQ(slower.tco.buy_gpu, "RTX 4090");
+  EXPECT_NE(slower.speed_basis.find("tokens/s per RTX 4090"), std::string::npos) << slower.speed_basis;
+  t.task = "infer";
+  EXPECT_THROW(RunTco(t, Cat(), test::DataDir()), InputError);
+}
+
 TEST(Requests, TcoCarriesTheUsageAndCurrency) {
   TcoRequest r;
   r.offers = kNanjing;
