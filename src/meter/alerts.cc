@@ -357,6 +357,20 @@ std::string HoursText(double minutes) {
 
 }  // namespace
 
+bool SendAndUpdate(const Alert& a, IncidentState& s) {
+  const int rank = SeverityRank(a.severity);
+  bool send = !s.seen || rank > s.rank;
+  if (s.seen && (a.kind == AlertKind::kIdleNoProcess || a.kind == AlertKind::kLowUtilization)) {
+    for (const double mark : {240.0, 1440.0}) {
+      send = send || (s.minutes < mark && a.minutes >= mark);
+    }
+  }
+  s.seen = true;
+  s.rank = std::max(s.rank, rank);
+  s.minutes = std::max(s.minutes, a.minutes);
+  return send;
+}
+
 std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, int64_t to_ms,
                                                        const AlertRules& rules, int zone) {
   struct Incident {
@@ -390,21 +404,12 @@ std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>&
     auto& list = incidents[key].alerts;
     std::stable_sort(list.begin(), list.end(), [](const Alert* x, const Alert* y) { return x->at_ms < y->at_ms; });
     const Alert& first = *list.front();
-    out.push_back(make("start", first));
     const bool use = first.kind == AlertKind::kIdleNoProcess || first.kind == AlertKind::kLowUtilization;
-    int rank = SeverityRank(first.severity);
-    double reached = first.minutes;
-    for (std::size_t i = 1; i < list.size(); ++i) {
-      const Alert& a = *list[i];
-      bool escalate = SeverityRank(a.severity) > rank;
-      for (const double mark : {240.0, 1440.0}) {
-        escalate = escalate || (use && reached < mark && a.minutes >= mark);
+    IncidentState state;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (SendAndUpdate(*list[i], state)) {
+        out.push_back(make(i == 0 ? "start" : "escalation", *list[i]));
       }
-      if (escalate) {
-        out.push_back(make("escalation", a));
-      }
-      rank = std::max(rank, SeverityRank(a.severity));
-      reached = std::max(reached, a.minutes);
     }
     const Alert& last = *list.back();
     // A condition still held would have been reminded again by last + repeat: if that is before

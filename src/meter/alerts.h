@@ -90,6 +90,16 @@ struct AlertNotification {
   std::optional<Money> money;  // lost so far (idle, low use; end: at least)
   std::string summary;
 };
+// One incident's state as its alerts arrive: whether the next alert is sent (its start, or an
+// escalation: a higher severity, or an idle or low-use incident reaching 4 h or 24 h). The live
+// agent sends its webhooks through it; GroupAlertNotifications applies the same rule.
+struct IncidentState {
+  bool seen = false;
+  int rank = 0;        // the highest severity so far (1 warning, 2 critical)
+  double minutes = 0;  // the longest duration alerted so far
+};
+bool SendAndUpdate(const Alert& a, IncidentState& s);
+
 // `to_ms`: where the alerts stop (an incident whose last reminder is within repeat_minutes of it
 // may still be open: no end). An end's time is the latest it can be: the condition cleared after
 // its last reminder and before the next one was due.

@@ -54,7 +54,12 @@ void MeterMonitor::SetBudgetProbe(BudgetProbe probe, std::string currency, doubl
 void MeterMonitor::Raise(Alert a) {
   metrics_.ObserveAlert(a);
   if (log_) log_("alert: " + a.summary);
-  sender_.Send(a);
+  // Webhooks get an incident's start and escalations, not every reminder (docs/meter-alerts.md,
+  // "Incidents and the digest"); the log and the metrics keep every alert.
+  IncidentState& state = incidents_[std::make_tuple(static_cast<int>(a.kind), a.gpu, a.since_ms)];
+  if (SendAndUpdate(a, state)) {
+    sender_.Send(a);
+  }
   alerts_.push_back(std::move(a));
 }
 

@@ -4,6 +4,10 @@
 // The instance counts as billed while the agent runs (the agent runs on the rented machine).
 #pragma once
 
+#include <tuple>
+
+#include <map>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -62,6 +66,7 @@ class MeterMonitor : public MeterObserver {
   MeterObserver* next_;
   std::function<void(const std::string&)> log_;
   AlertEngine engine_;
+  std::map<std::tuple<int, int, int64_t>, IncidentState> incidents_;  // (kind, GPU, since): what was sent
   MeterMetrics metrics_;
   WebhookSender sender_;
   std::vector<Alert> alerts_;

@@ -438,3 +438,40 @@ TEST(MeterWebhooks, AServerThatNeverAnswersNeverBlocksSend) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// What the live agent sends its webhooks (and meter alerts counts as start and escalation): an
+// idle incident reminded every hour from 30 min sends at 30 min (start), at 4.5 h (past 4 h) and
+// at 24.5 h (past 24 h): 3 of its 25 alerts; a later critical alert of another incident is sent.
+TEST(MeterIncidents, RemindersAreNotSentEscalationsAre) {
+  IncidentState idle;
+  int sent = 0;
+  std::vector<double> at;
+  for (int k = 0; k < 25; ++k) {
+    Alert a;
+    a.kind = AlertKind::kIdleNoProcess;
+    a.severity = "warning";
+    a.minutes = 30 + 60.0 * k;
+    a.repeat = k > 0;
+    if (SendAndUpdate(a, idle)) {
+      ++sent;
+      at.push_back(a.minutes);
+    }
+  }
+  EXPECT_EQ(sent, 3);
+  EXPECT_EQ(at, (std::vector<double>{30, 270, 1470}));
+  IncidentState throttle;
+  Alert w;
+  w.kind = AlertKind::kThrottling;
+  w.severity = "warning";
+  EXPECT_TRUE(SendAndUpdate(w, throttle));
+  EXPECT_FALSE(SendAndUpdate(w, throttle));
+  w.severity = "critical";
+  EXPECT_TRUE(SendAndUpdate(w, throttle));
+  EXPECT_FALSE(SendAndUpdate(w, throttle));
+}
+
+}  // namespace
+}  // namespace gpuplan
