@@ -161,7 +161,7 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
     const YamlMap r(n, "offers[" + o.id + "].", file);
     r.Only({"id", "provider", "region", "gpu", "gpus_per_instance", "mode", "price", "min_term", "granularity",
             "billing_starts", "stopped_fee_ratio", "addon_fee_ratio", "releasable", "recreate_minutes", "storage",
-            "bandwidth", "night_discount", "spot", "cpu_cores", "terms"});
+            "bandwidth", "night_discount", "spot", "cpu_cores", "stock", "terms"});
     if (!ids.insert(o.id).second) {
       r.Fail("id", "duplicate offer id '" + o.id + "'");
     }
@@ -241,6 +241,9 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
       t.restart_minutes = sr.Num("restart_minutes", false, 10, 0, 1440);
       t.checkpoint_minutes = sr.Num("checkpoint_minutes", false, 5, 0, 1440);
       o.spot = t;
+    }
+    if (r.Has("stock")) {
+      o.stock = static_cast<int>(r.Num("stock", true, 0, 0, 1e6));
     }
     if (r.Has("cpu_cores")) {
       o.cpu_cores = static_cast<int>(r.Num("cpu_cores", true, 0, 1, 100000));

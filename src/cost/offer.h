@@ -77,6 +77,7 @@ struct Offer {
   std::optional<NightDiscount> night;
   std::optional<SpotTerms> spot;
   std::optional<int> cpu_cores;  // CPU cores per instance the offer promises
+  std::optional<int> stock;      // instances the provider has (`stock:`): at most this many at once
   ProviderTerms terms;
   int line = 0;                  // where the offer starts in its file
 

@@ -190,7 +190,8 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
     v.rework = o->mode == BillingMode::kSpot && o->spot ? SpotReworkFraction(*o->spot) : 0.0;
     hv.push_back(v);
   }
-  auto own_columns = [](const HourlyVars& v) { return v.whole || v.by_day || v.hold_peak; };
+  // A stocked offer gets its own columns too: its bound must not cap the interchangeable others.
+  auto own_columns = [](const HourlyVars& v) { return v.whole || v.by_day || v.hold_peak || v.o->stock.has_value(); };
   // Price class of an hour of the day: the vector of every hourly offer's price then.
   std::vector<int> price_class(24, 0);
   {
@@ -306,6 +307,9 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       const auto i = static_cast<std::size_t>(m);
       const double term_cost = ReservedTermCost(*v.o, v.start[i], v.start[i + 1]);
       v.col.push_back(p.AddCol(term_cost, true));
+      if (v.o->stock) {  // the provider's stock: at most that many instances in any term
+        glp_set_col_bnds(p.lp, v.col.back(), *v.o->stock > 0 ? GLP_DB : GLP_FX, 0.0, *v.o->stock);
+      }
       subsidize(*v.o, v.col.back(), v.start[i], v.o->price, term_cost);  // a term counts where it starts
     }
     if (L > 1) {
@@ -406,6 +410,10 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       }
       const int c = p.AddCol(cost, v.whole);
       v.col[u] = c;
+      if (v.o->stock) {  // instances held at once: columns count instances (whole) or GPUs
+        const double most = *v.o->stock * (v.whole ? 1.0 : v.o->gpus_per_instance);
+        glp_set_col_bnds(p.lp, c, most > 0 ? GLP_DB : GLP_FX, 0.0, most);
+      }
       if (!v.by_day && !subs.empty()) {
         const InstanceHourCharge ch = ChargeInstanceHour(*v.o, un.hod, un.minutes, 1.0 + v.rework);
         const double per_col = un.weight * ch.billed_hours / (v.whole ? 1.0 : v.o->gpus_per_instance);
