@@ -136,6 +136,18 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
 
 }  // namespace
 
+namespace {
+
+// --extrapolate month|year applied to a trace already loaded.
+UsageTrace ExtrapolateAsAsked(const UsageTrace& u, const std::string& extrapolate) {
+  if (extrapolate != "month" && extrapolate != "year") {
+    throw InputError("expected month or year, got '" + extrapolate + "'", "", 0, "--extrapolate");
+  }
+  return Extrapolate(u, extrapolate == "year" ? TermUnit::kYear : TermUnit::kMonth);
+}
+
+}  // namespace
+
 UsageTrace LoadRequestedUsage(const CostRequest& r, int zone) {
   UsageTrace u = LoadUsageAsGiven(r, zone);
   if (r.extrapolate.empty()) {
@@ -151,10 +163,7 @@ UsageTrace LoadRequestedUsage(const CostRequest& r, int zone) {
     }
     return u;
   }
-  if (r.extrapolate != "month" && r.extrapolate != "year") {
-    throw InputError("expected month or year, got '" + r.extrapolate + "'", "", 0, "--extrapolate");
-  }
-  return Extrapolate(u, r.extrapolate == "year" ? TermUnit::kYear : TermUnit::kMonth);
+  return ExtrapolateAsAsked(u, r.extrapolate);
 }
 
 std::string CheaperSide(const BreakevenPair& p, double hours_per_month) {
@@ -175,12 +184,11 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
     // month it starts in, week by week (as --extrapolate month does; the note gives the measured
     // span, the month and the factor), so breakeven answers what compare and optimize answer
     // with --extrapolate month. One job (a fit result) is the month's usage as it is.
-    BreakevenRequest calendar = r;
-    if (calendar.extrapolate.empty() && calendar.hours_per_month == std::nullopt) {
-      const UsageTrace given = LoadUsageAsGiven(r, zone);
-      calendar.extrapolate = given.from_job ? "" : "month";
-    }
-    m.usage = calendar.extrapolate.empty() ? LoadUsageAsGiven(calendar, zone) : LoadRequestedUsage(calendar, zone);
+    // The file is read once: the trace as given, then extrapolated.
+    UsageTrace given = LoadUsageAsGiven(r, zone);
+    const std::string extrapolate =
+        !r.extrapolate.empty() ? r.extrapolate : (given.from_job || r.hours_per_month ? "" : "month");
+    m.usage = extrapolate.empty() ? std::move(given) : ExtrapolateAsAsked(given, extrapolate);
     m.levels = LevelHoursPerMonth(m.usage, &m.scaled);
     measured = std::move(m);
   }
