@@ -176,7 +176,7 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
         r.Fail("gpu", e.message());
       }
     }
-    o.gpus_per_instance = static_cast<int>(r.Num("gpus_per_instance", false, 1, 1, 1024));
+    o.gpus_per_instance = static_cast<int>(r.Count("gpus_per_instance", false, 1, 1, 1024));
     if (!r.Has("mode")) {
       r.Fail("mode", "required field is missing");
     }
@@ -186,7 +186,7 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
     });
     o.mode = alias != std::end(kModeAliases) ? alias->mode : ParseChoice(mode, r.path() + "mode", file, kModes);
     o.price = r.Num("price", true, 0, 1e-9, 1e12);
-    o.min_terms = static_cast<int>(r.Num("min_term", false, 1, 1, 1e6));
+    o.min_terms = static_cast<int>(r.Count("min_term", false, 1, 1, 1000000));
     if (r.Has("granularity")) {
       o.granularity = ParseChoice(r.Node("granularity"), r.path() + "granularity", file, kGranularities);
     }
@@ -243,10 +243,10 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
       o.spot = t;
     }
     if (r.Has("stock")) {
-      o.stock = static_cast<int>(r.Num("stock", true, 0, 0, 1e6));
+      o.stock = static_cast<int>(r.Count("stock", true, 0, 0, 1000000));
     }
     if (r.Has("cpu_cores")) {
-      o.cpu_cores = static_cast<int>(r.Num("cpu_cores", true, 0, 1, 100000));
+      o.cpu_cores = static_cast<int>(r.Count("cpu_cores", true, 0, 1, 100000));
     }
     if (const auto tr = r.Map("terms", "{sla_response_minutes, node_replacement_hours, resume_from_checkpoint, ...}")) {
       tr->Only({"sla_response_minutes", "node_replacement_hours", "resume_from_checkpoint", "private_network",

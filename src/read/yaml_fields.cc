@@ -183,6 +183,17 @@ std::optional<double> YamlMap::Number(const std::string& key, bool required, dou
   return d;
 }
 
+int64_t YamlMap::Count(const std::string& key, bool required, int64_t fallback, int64_t min, int64_t max) const {
+  const std::optional<double> v = Number(key, required, static_cast<double>(min), static_cast<double>(max));
+  if (!v) {
+    return fallback;
+  }
+  if (*v != std::floor(*v)) {
+    Fail(key, "expected a whole number, got " + map_[key].Scalar());
+  }
+  return static_cast<int64_t>(*v);
+}
+
 std::vector<std::string> YamlMap::Strings(const std::string& key) const {
   std::vector<std::string> out;
   if (!Has(key)) {

@@ -29,6 +29,8 @@ class YamlMap {
   double Num(const std::string& key, bool required, double fallback, double min, double max) const {
     return Number(key, required, min, max).value_or(fallback);
   }
+  // A whole number in [min, max] (a count: 1.5 instances is an error, not 1).
+  int64_t Count(const std::string& key, bool required, int64_t fallback, int64_t min, int64_t max) const;
   std::vector<std::string> Strings(const std::string& key) const;
   // Refuses every key of the mapping not in `known` (a misspelt key would otherwise drop the
   // field it meant without a word): InputError at the key's line, field path + key, with the

@@ -428,6 +428,10 @@ TEST(Offers, SubsidiesAreStrictAndChangeTheChoice) {
   EXPECT_EQ(e.field(), "subsidies[v].cap.per");
   e = CatchOffers(base + "  - {id: v, share: 0.3, from: 2027-05-01, to: 2027-04-01}\n");
   EXPECT_EQ(e.field(), "subsidies[v].to");
+  // Counts are whole: 1.5 instances in stock is an error, not 1.
+  e = CatchOffers("currency: CNY\noffers:\n  - {id: mo, gpu: A100, mode: monthly, price: 21900, stock: 1.5}\n");
+  EXPECT_EQ(e.field(), "offers[mo].stock");
+  EXPECT_NE(e.message().find("whole number"), std::string::npos) << e.message();
   // One GPU 400 hours in April 2027 (720 h): on demand 400 x 50 = 20,000 beats a monthly term,
   // 21,900. A 30% voucher on monthly makes the term 15,330, the cheaper; the same voucher on
   // on-demand makes that 14,000 instead.
