@@ -2,6 +2,7 @@
 // the requests of meter/report.h, meter/alert_replay.h, meter/agent.h and meter/watch.h, the library runs them (the agent as the
 // service of serve/meter_service.h: alerts and /metrics), and src/io renders.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -27,15 +28,46 @@ namespace gpuplan::cli {
 
 namespace {
 
-void OnStopSignal(int /*signal*/) { RequestMeterStop(); }
+// The stop deadline's message, formatted (and translated) before the handlers are installed:
+// the SIGALRM handler may only write() it.
+std::string g_deadline_message;
 
-// SIGINT and SIGTERM end the agent after its current tick, flushing what it holds.
+void OnStopSignal(int /*signal*/) {
+  if (!MeterStopRequested()) {
+    alarm(kMeterStopDeadlineSeconds);  // async-signal-safe; the first request arms it once
+  }
+  RequestMeterStop();
+}
+
+// The stop deadline passed with the store still being written (a slow disk: one write or sync
+// outlasts the drain and sqlite3_interrupt cannot cut a commit short). Ending here is what a
+// SIGKILL would do, which the store survives (docs/meter-store.md §6: an uncommitted write is
+// rolled back when the store is next opened); the samples not yet committed are lost, said.
+void OnStopDeadline(int /*signal*/) {
+  const ssize_t n = write(STDERR_FILENO, g_deadline_message.data(), g_deadline_message.size());
+  (void)n;
+  _exit(kExitEnvironment);
+}
+
+// SIGINT and SIGTERM end the agent after its current tick, flushing what it holds; whatever it
+// is doing, the process is gone kMeterStopDeadlineSeconds after the first request
+// (docs/meter.md §8).
 void InstallStopHandlers() {
+  g_deadline_message =
+      SayFormat("cli.meter.stop_deadline",
+                "meter: still writing the store {} s after the stop request (a slow disk?): stopped here; the "
+                "samples not yet written are lost, the store itself is intact (the cut-off write is rolled back)",
+                {std::to_string(kMeterStopDeadlineSeconds)}) +
+      "\n";
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  struct sigaction deadline {};
+  deadline.sa_handler = OnStopDeadline;
+  sigemptyset(&deadline.sa_mask);
+  sigaction(SIGALRM, &deadline, nullptr);
 }
 
 std::string NvmlLibrary(const std::string& fallback) {

@@ -64,6 +64,10 @@ class ManualMeterClock : public MeterClock {
 // Asks a running RunMeter or RecordMeterTrace to stop after its current tick (flushing what it
 // holds). Async-signal-safe. ResetMeterStop clears it (RunMeter calls it on entry).
 void RequestMeterStop();
+// A process asked to stop is gone within 5 s (docs/meter.md §8): the front end ends it this many
+// seconds after the first stop request even when a write to a slow disk is still under way (the
+// cooperative path, drain then sqlite3_interrupt, takes at most kStopDrainSeconds + 0.5 s more).
+inline constexpr unsigned kMeterStopDeadlineSeconds = 4;
 void ResetMeterStop();
 bool MeterStopRequested();
 
