@@ -74,6 +74,7 @@ struct ModelSpec {
   int64_t heads = 0;
   int64_t kv_heads = 0;
   int64_t head_dim = 0;         // query/key head dim (MLA: nope + rope)
+  bool head_dim_in_config = false;  // config.json states head_dim (else hidden / heads)
   int64_t v_head_dim = 0;       // value head dim
   int64_t intermediate = 0;     // dense FFN width
   bool gated_mlp = true;        // SwiGLU / GeGLU (3 matrices) vs GELU MLP (2)

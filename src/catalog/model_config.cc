@@ -70,6 +70,7 @@ class Builder {
 
 struct Common {
   int64_t h = 0, L = 0, nh = 0, nkv = 0, hd = 0, V = 0, I = 0;
+  bool hd_given = false;  // config.json states head_dim (TGI's launcher reads only that)
 };
 
 // The shape every family reports, copied onto the spec (values head dim = key head dim unless
@@ -81,6 +82,7 @@ void ApplyCommon(const Common& c, ModelSpec& m) {
   m.kv_heads = c.nkv;
   m.head_dim = c.hd;
   m.v_head_dim = c.hd;
+  m.head_dim_in_config = c.hd_given;
   m.vocab = c.V;
   m.intermediate = c.I;
 }
@@ -93,6 +95,7 @@ Common ReadCommon(const JsonFields& f, ModelSpec& m) {
   c.nkv = f.IntOr({"num_key_value_heads", "num_kv_heads"}, c.nh, kMaxHeads);
   if (f.Has({"head_dim"})) {
     c.hd = f.Int({"head_dim"}, kMaxDim);
+    c.hd_given = true;
   } else {
     if (c.h % c.nh != 0) {
       f.Fail("num_attention_heads", "hidden_size " + std::to_string(c.h) + " is not divisible by " +

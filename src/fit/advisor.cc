@@ -262,6 +262,21 @@ Workload ForCard(const Workload& w0, const Gpu& gpu, std::vector<std::string>* n
   return w;
 }
 
+void FrameworkForCard(const Gpu& gpu, const ModelSpec& m, const Layout& l, Workload& w, OverheadConfig& o,
+                      std::vector<std::string>* notes) {
+  if (o.framework.IsGeneric() || IsTraining(w.task)) {
+    return;
+  }
+  CardFramework cf = FrameworkOnCard(o.framework, gpu, m, l.tp, l.pp);
+  o.framework = std::move(cf.profile);
+  if (!w.batched_tokens_given && o.framework.batched_tokens > 0) {
+    w.batched_tokens = o.framework.batched_tokens;
+  }
+  if (notes != nullptr && !cf.note.empty()) {
+    notes->push_back(cf.note);
+  }
+}
+
 bool CardRuns(const Gpu& gpu, const Workload& w) {
   if (IsTraining(w.task)) {
     return CardRuns(gpu, w.precision);
@@ -281,7 +296,10 @@ std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, cons
                                      const GpuCatalog& catalog, const OverheadConfig& o, std::size_t limit) {
   std::optional<int64_t> max_concurrency;
   if (!IsTraining(w.task)) {
-    max_concurrency = EstimateMemory(m, w, l, o, gpu.memory_bytes).max_concurrency;
+    Workload wc = w;
+    OverheadConfig oc = o;
+    FrameworkForCard(gpu, m, l, wc, oc);
+    max_concurrency = EstimateMemory(m, wc, l, oc, gpu.memory_bytes).max_concurrency;
   }
   const std::vector<Change> changes = CandidateChanges(m, w, l, gpu, catalog, max_concurrency);
   std::vector<Suggestion> found;
@@ -305,7 +323,9 @@ std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, cons
       return;  // a milder change of the same kind already fits
     }
     try {
-      MemoryEstimate e = EstimateMemory(m, w2, l2, o, g2->memory_bytes);
+      OverheadConfig o2 = o;
+      FrameworkForCard(*g2, m, l2, w2, o2);
+      MemoryEstimate e = EstimateMemory(m, w2, l2, o2, g2->memory_bytes);
       if (Fits(e, *g2)) {
         families.push_back(family);
         found.push_back({text, DescribeLayout(w2, l2, *g2), disruption, w2, l2, g2, std::move(e)});

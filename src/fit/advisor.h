@@ -40,6 +40,11 @@ const char* HalfDtype(const Gpu& gpu);
 // card without bf16 (same bytes). Appends a note for each change and for anything the card
 // still cannot run to `notes` when given.
 Workload ForCard(const Workload& w, const Gpu& gpu, std::vector<std::string>* notes = nullptr);
+// The framework profile's values on this card and layout (FrameworkOnCard: vLLM's batch defaults,
+// SGLang's fraction, TGI's KV block) into the overheads, and the server's forward-pass tokens
+// into the workload unless --batched-tokens was given. The note says what was chosen.
+void FrameworkForCard(const Gpu& gpu, const ModelSpec& m, const Layout& l, Workload& w, OverheadConfig& o,
+                      std::vector<std::string>* notes = nullptr);
 // Whether the card runs every datatype of the workload (after ForCard).
 bool CardRuns(const Gpu& gpu, const Workload& w);
 std::string DescribeLayout(const Workload& w, const Layout& l, const Gpu& gpu);

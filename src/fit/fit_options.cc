@@ -152,6 +152,8 @@ void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::stri
   r.max_gpus_given = given("max_gpus");
   r.context_given = given("context");
   r.cuda_context_given = given("cuda_context_mib");
+  r.batched_tokens_given = given("batched_tokens");
+  r.precision_given = given("precision");
 }
 
 void ApplyJson(const nlohmann::json& j, FitRequest& r) {

@@ -62,6 +62,7 @@ Workload WorkloadOf(const FitRequest& r) {
   }
   w.concurrency = r.concurrency;
   w.batched_tokens = r.batched_tokens;
+  w.batched_tokens_given = r.batched_tokens_given;
   return w;
 }
 
@@ -111,6 +112,11 @@ void ApplyFramework(const FitRequest& r, const std::string& data_dir, FitInputs&
   }
   in.overhead.framework = f;
   ApplyLoss(r.loss, in.overhead.framework);
+  if (!r.precision_given && !f.default_precision.empty() && IsTraining(in.workload.task)) {
+    // transformers v5 loads a bf16 checkpoint in bf16 and the Trainer trains those parameters:
+    // pure bf16 unless --precision says otherwise (docs/memory-model.md §8).
+    in.workload.precision = ParsePrecision(f.default_precision);
+  }
   in.overhead.kv_fraction = r.gpu_memory_utilization.value_or(0);
   if (f.gguf) {
     in.overhead.gguf_bits = catalog.GgufBits(r.gguf_type);
@@ -234,6 +240,7 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
   if (const auto it = in.cuda_context_mib.find(gpu.architecture); it != in.cuda_context_mib.end()) {
     overhead.cuda_context = MiB(it->second);  // §8.4 the card generation's context
   }
+  FrameworkForCard(gpu, spec, l, s.workload, overhead, &dtype_notes);
   e = EstimateMemory(spec, w, l, overhead, std::optional<int64_t>(gpu.memory_bytes));
   e.notes.insert(e.notes.end(), dtype_notes.begin(), dtype_notes.end());
   const auto& ckpt = in.model.checkpoint;

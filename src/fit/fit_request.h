@@ -91,7 +91,9 @@ struct FitRequest {
   SearchPins pinned;
   bool max_gpus_given = false;
   bool context_given = false;
-  bool cuda_context_given = false;  // else a framework profile takes the card generation's context
+  bool cuda_context_given = false;
+  bool batched_tokens_given = false;  // else a server profile's default on the card (vLLM)
+  bool precision_given = false;       // else the framework's default precision (transformers v5: bf16)  // else a framework profile takes the card generation's context
 
   std::function<void(double)> progress;  // a search's progress, fraction done (may be empty)
 

@@ -5,6 +5,10 @@
 #include <cmath>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/model.h"
 #include "core/error.h"
 #include "core/names.h"
 #include "read/file_text.h"
@@ -13,13 +17,17 @@
 namespace gpuplan {
 namespace {
 
-const std::set<std::string>& ProfileKeys() {
-  static const std::set<std::string> keys = {
-      "name",         "kind",          "description",          "grad_dtype",
-      "loss",         "loss_chunks",   "ddp_bucket_copy",      "reduce_bucket_elements",
+const std::vector<std::string>& ProfileKeys() {
+  static const std::vector<std::string> keys = {
+      "name",         "version",       "extends",              "kind",
+      "description",  "grad_dtype",    "loss",                 "loss_chunks",
+      "ddp_bucket_copy",               "overlap_comm",         "reduce_bucket_elements",
       "allgather_bucket_elements",     "prefetch_bucket_elements", "load_peak",
-      "recompute",    "kv_rule",       "kv_fraction",          "kv_block_tokens",
-      "max_num_seqs", "weights",       "sources",              "attention",        "elementwise"};
+      "recompute",    "kv_rule",       "kv_fraction",          "kv_fraction_scale",
+      "kv_fraction_rule",              "kv_block_tokens",      "kv_block_rule",
+      "max_num_seqs", "batched_tokens", "large_card",          "cuda_graph_mib",
+      "context_outside_fraction",      "weights",              "sources",
+      "attention",    "elementwise",   "default_precision"};
   return keys;
 }
 
@@ -28,7 +36,7 @@ std::string Upper(std::string s) {
   return s;
 }
 
-// One of `choices`, or Fail naming them.
+// One of `choices` (or `fallback` when the key is absent), or Fail naming them.
 std::string Choice(const YamlMap& m, const std::string& key, const std::string& fallback,
                    const std::vector<std::string>& choices) {
   const std::string v = m.Str(key, false, fallback);
@@ -38,62 +46,126 @@ std::string Choice(const YamlMap& m, const std::string& key, const std::string& 
   return v;
 }
 
-bool Flag(const YamlMap& m, const std::string& key) {
-  const std::string v = m.Str(key, false, "false");
+bool Flag(const YamlMap& m, const std::string& key, bool fallback) {
+  const std::string v = m.Str(key, false, fallback ? "true" : "false");
   if (v != "true" && v != "false") {
     m.Fail(key, "expected true or false, got '" + v + "'");
   }
   return v == "true";
 }
 
+const char* LossName(LossKind k) {
+  switch (k) {
+    case LossKind::kChunked: return "chunked";
+    case LossKind::kFused: return "fused";
+    case LossKind::kFp32Once: return "fp32_once";
+    case LossKind::kChunkedLinear: return "chunked_linear";
+    case LossKind::kChunkedBackward: return "chunked_backward";
+    case LossKind::kFull: break;
+  }
+  return "full";
+}
+
+const char* LoadPeakName(LoadPeak k) {
+  return k == LoadPeak::kBf16BeforeQuant ? "bf16_before_quant" : k == LoadPeak::kUnshardedWeights ? "unsharded_weights"
+                                                                                                : "none";
+}
+
+// A profile's keys over `p` (the generic convention, or the profile it extends): a key the
+// entry does not write keeps p's value.
+void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
+  p.kind = Choice(m, "kind", p.kind, {"training", "inference"});
+  p.description = m.Str("description", false, p.description);
+  p.fp32_grads = Choice(m, "grad_dtype", p.fp32_grads ? "fp32" : "param", {"param", "fp32"}) == "fp32";
+  if (m.Has("default_precision")) {
+    p.default_precision = Choice(m, "default_precision", "mixed", {"mixed", "bf16", "fp32"});
+  }
+  const std::string loss = Choice(m, "loss", LossName(p.loss),
+                                  {"full", "chunked", "fused", "fp32_once", "chunked_linear", "chunked_backward"});
+  p.loss = loss == "chunked"            ? LossKind::kChunked
+           : loss == "fused"            ? LossKind::kFused
+           : loss == "fp32_once"        ? LossKind::kFp32Once
+           : loss == "chunked_linear"   ? LossKind::kChunkedLinear
+           : loss == "chunked_backward" ? LossKind::kChunkedBackward
+                                        : LossKind::kFull;
+  const bool chunks = p.loss == LossKind::kChunked || p.loss == LossKind::kChunkedLinear ||
+                      p.loss == LossKind::kChunkedBackward;
+  p.loss_chunks = m.Count("loss_chunks", false, chunks ? p.loss_chunks : 1, 1, 1 << 20);
+  if (chunks && p.loss_chunks < 2) {
+    m.Fail("loss_chunks", "a chunked loss needs at least 2 chunks");
+  }
+  p.ddp_bucket_copy = Flag(m, "ddp_bucket_copy", p.ddp_bucket_copy);
+  const std::string overlap = Choice(m, "overlap_comm", p.overlap_comm, {"never", "always", "zero3"});
+  p.overlap_comm = overlap;
+  p.reduce_bucket_elements = m.Num("reduce_bucket_elements", false, p.reduce_bucket_elements, 0, 1e13);
+  p.allgather_bucket_elements = m.Num("allgather_bucket_elements", false, p.allgather_bucket_elements, 0, 1e13);
+  p.prefetch_bucket_elements = m.Num("prefetch_bucket_elements", false, p.prefetch_bucket_elements, 0, 1e13);
+  const std::string load =
+      Choice(m, "load_peak", LoadPeakName(p.load_peak), {"none", "bf16_before_quant", "unsharded_weights"});
+  p.load_peak = load == "bf16_before_quant"   ? LoadPeak::kBf16BeforeQuant
+                : load == "unsharded_weights" ? LoadPeak::kUnshardedWeights
+                                              : LoadPeak::kNone;
+  if (m.Has("recompute")) {
+    p.recompute = m.Strings("recompute");
+  }
+  const std::string rule = Choice(m, "kv_rule", ToString(p.kv_rule), {"none", "vllm", "sglang", "lmdeploy"});
+  p.kv_rule = rule == "vllm" ? KvRule::kVllm : rule == "sglang" ? KvRule::kSglang
+              : rule == "lmdeploy" ? KvRule::kLmdeploy : KvRule::kNone;
+  p.kv_fraction_rule = Choice(m, "kv_fraction_rule", p.kv_fraction_rule, {"fixed", "sglang", "sglang_prefill_graph"});
+  p.kv_fraction = m.Num("kv_fraction", p.kv_rule != KvRule::kNone && p.kv_fraction == 0, p.kv_fraction, 0.01, 1);
+  p.kv_fraction_scale = m.Num("kv_fraction_scale", false, p.kv_fraction_scale, 0.01, 1);
+  p.kv_block_tokens = m.Count("kv_block_tokens", false, p.kv_block_tokens, 1, 1 << 20);
+  p.kv_block_rule = Choice(m, "kv_block_rule", p.kv_block_rule, {"fixed", "tgi_attention"});
+  p.max_num_seqs = m.Count("max_num_seqs", false, p.max_num_seqs, 1, 1 << 20);
+  p.batched_tokens = m.Count("batched_tokens", false, p.batched_tokens, 0, 1 << 24);
+  if (const auto large = m.Map("large_card", "expected a mapping: min_memory_gib, except, max_num_seqs, batched_tokens")) {
+    large->Only({"min_memory_gib", "except", "max_num_seqs", "batched_tokens"});
+    LargeCardRule r;
+    r.min_memory_gib = large->Num("min_memory_gib", true, 0, 1, 1e6);
+    r.except = large->Strings("except");
+    r.max_num_seqs = large->Count("max_num_seqs", true, 1, 1, 1 << 20);
+    r.batched_tokens = large->Count("batched_tokens", true, 1, 1, 1 << 24);
+    p.large_card = r;
+  }
+  p.cuda_graph_mib = m.Num("cuda_graph_mib", false, p.cuda_graph_mib, 0, 1e6);
+  p.context_outside_fraction = Flag(m, "context_outside_fraction", p.context_outside_fraction);
+  p.gguf = Choice(m, "weights", p.gguf ? "gguf" : "native", {"native", "gguf"}) == "gguf";
+  p.attention = Choice(m, "attention", p.attention, {"fa2", "fa3"});
+  p.eager_elementwise = Choice(m, "elementwise", p.eager_elementwise ? "eager" : "fused", {"fused", "eager"}) == "eager";
+  if (m.Has("sources")) {
+    p.sources = m.Strings("sources");
+  }
+}
+
 FrameworkProfile ParseProfile(const YAML::Node& n, std::size_t index, const std::string& file,
-                              const std::map<std::string, std::string>& sources) {
+                              const std::map<std::string, std::string>& sources,
+                              const std::vector<FrameworkProfile>& earlier) {
   if (!n.IsMap()) {
     throw InputError("expected a mapping", file, YamlLine(n), "frameworks[" + std::to_string(index) + "]");
   }
   const YamlMap head(n, "frameworks[" + std::to_string(index) + "].", file);
+  const std::string name = head.Str("name", true);
+  const std::string version = head.Str("version", name != "generic");
+  const YamlMap m(n, "frameworks[" + name + (version.empty() ? "" : "@" + version) + "].", file);
+  m.Only(ProfileKeys());
   FrameworkProfile p;
-  p.name = head.Str("name", true);
-  const YamlMap m(n, "frameworks[" + p.name + "].", file);
-  for (const auto& kv : n) {
-    const std::string key = kv.first.Scalar();
-    if (ProfileKeys().count(key) == 0) {
-      std::vector<std::string> known(ProfileKeys().begin(), ProfileKeys().end());
-      throw InputError("unknown key", file, YamlLine(kv.first), m.path() + key, ClosestNames(key, known));
+  if (m.Has("extends")) {
+    // A version that differs from another in a few values: that profile, then these keys.
+    const std::string base = m.Str("extends", true);
+    const auto it = std::find_if(earlier.begin(), earlier.end(), [&](const FrameworkProfile& q) { return q.Id() == base; });
+    if (it == earlier.end()) {
+      m.Fail("extends", "'" + base + "' is not a profile listed above (NAME@VERSION)");
     }
+    p = *it;
+    p.sources.clear();
   }
+  p.name = name;
+  p.version = version;
   p.line = m.line();
-  p.kind = Choice(m, "kind", "training", {"training", "inference"});
-  p.description = m.Str("description", false);
-  p.fp32_grads = Choice(m, "grad_dtype", "param", {"param", "fp32"}) == "fp32";
-  const std::string loss = Choice(m, "loss", "full", {"full", "chunked", "fused"});
-  p.loss = loss == "chunked" ? LossKind::kChunked : loss == "fused" ? LossKind::kFused : LossKind::kFull;
-  p.loss_chunks = static_cast<int64_t>(m.Num("loss_chunks", p.loss == LossKind::kChunked, 1, 1, 1 << 20));
-  if (p.loss == LossKind::kChunked && p.loss_chunks < 2) {
-    m.Fail("loss_chunks", "a chunked loss needs at least 2 chunks");
-  }
-  p.ddp_bucket_copy = Flag(m, "ddp_bucket_copy");
-  p.reduce_bucket_elements = m.Num("reduce_bucket_elements", false, 0, 0, 1e13);
-  p.allgather_bucket_elements = m.Num("allgather_bucket_elements", false, 0, 0, 1e13);
-  p.prefetch_bucket_elements = m.Num("prefetch_bucket_elements", false, 0, 0, 1e13);
-  const std::string load = Choice(m, "load_peak", "none", {"none", "bf16_before_quant", "unsharded_weights"});
-  p.load_peak = load == "bf16_before_quant"   ? LoadPeak::kBf16BeforeQuant
-                : load == "unsharded_weights" ? LoadPeak::kUnshardedWeights
-                                              : LoadPeak::kNone;
-  p.recompute = m.Strings("recompute");
-  const std::string rule = Choice(m, "kv_rule", "none", {"none", "vllm", "sglang", "lmdeploy"});
-  p.kv_rule = rule == "vllm" ? KvRule::kVllm : rule == "sglang" ? KvRule::kSglang
-              : rule == "lmdeploy" ? KvRule::kLmdeploy : KvRule::kNone;
-  p.kv_fraction = m.Num("kv_fraction", p.kv_rule != KvRule::kNone, 0, 0.01, 1);
-  p.kv_block_tokens = static_cast<int64_t>(m.Num("kv_block_tokens", false, 1, 1, 1 << 20));
-  p.max_num_seqs = static_cast<int64_t>(m.Num("max_num_seqs", false, 1, 1, 1 << 20));
-  p.gguf = Choice(m, "weights", "native", {"native", "gguf"}) == "gguf";
-  p.attention = Choice(m, "attention", "fa2", {"fa2", "fa3"});
-  p.eager_elementwise = Choice(m, "elementwise", "fused", {"fused", "eager"}) == "eager";
+  ReadProfileKeys(m, p);
   if ((p.kv_rule != KvRule::kNone || p.gguf) && p.kind != "inference") {
     m.Fail("kind", "an inference rule (kv_rule, weights) needs kind: inference");
   }
-  p.sources = m.Strings("sources");
   if (p.sources.empty()) {
     m.Fail("sources", "every profile names its sources");
   }
@@ -130,11 +202,15 @@ FrameworkCatalog FrameworkCatalog::Parse(const std::string& text, const std::str
     top.Fail("frameworks", "expected a list of profiles");
   }
   for (std::size_t i = 0; i < list.size(); ++i) {
-    FrameworkProfile p = ParseProfile(list[i], i, file, c.sources);
+    FrameworkProfile p = ParseProfile(list[i], i, file, c.sources, c.profiles);
+    p.is_default = true;
     for (const auto& q : c.profiles) {
       if (NormalizeName(q.name) == NormalizeName(p.name)) {
-        throw InputError("duplicate profile '" + p.name + "' (first at line " + std::to_string(q.line) + ")", file,
-                         p.line, "frameworks[" + p.name + "].name");
+        if (q.version == p.version) {
+          throw InputError("duplicate profile '" + p.Id() + "' (first at line " + std::to_string(q.line) + ")", file,
+                           p.line, "frameworks[" + p.Id() + "].version");
+        }
+        p.is_default = false;  // the first listed version of a framework is its default
       }
     }
     c.profiles.push_back(std::move(p));
@@ -187,21 +263,46 @@ const char* ToString(KvRule rule) {
 std::vector<std::string> FrameworkCatalog::Names() const {
   std::vector<std::string> out;
   for (const auto& p : profiles) {
-    out.push_back(p.name);
+    if (p.is_default) {
+      out.push_back(p.name);
+    }
   }
   return out;
 }
 
-const FrameworkProfile& FrameworkCatalog::Find(const std::string& name) const {
+const FrameworkProfile& FrameworkCatalog::Find(const std::string& request) const {
+  const auto at = request.find('@');
+  const std::string name = request.substr(0, at);
+  const std::string version = at == std::string::npos ? "" : request.substr(at + 1);
+  std::vector<const FrameworkProfile*> versions;
   for (const auto& p : profiles) {
     if (NormalizeName(p.name) == NormalizeName(name)) {
-      return p;
+      versions.push_back(&p);
     }
   }
-  const std::vector<std::string> closest = ClosestNames(name, Names());
-  const std::string hint = closest.empty() ? "" : "; did you mean " + JoinOr(closest) + "?";
-  throw InputError("unknown framework '" + name + "'" + hint + " (profiles in " + file + ": " + JoinOr(Names()) + ")", "",
-                   0, "--framework", closest);
+  if (versions.empty()) {
+    const std::vector<std::string> closest = ClosestNames(name, Names());
+    const std::string hint = closest.empty() ? "" : "; did you mean " + JoinOr(closest) + "?";
+    throw InputError("unknown framework '" + name + "'" + hint + " (profiles in " + file + ": " + JoinOr(Names()) + ")",
+                     "", 0, "--framework", closest);
+  }
+  if (version.empty()) {
+    return *versions.front();  // the default: the first listed, the newest release
+  }
+  // "0.20" selects version 0.20 and 0.20.x; "5" selects 5.0.
+  for (const FrameworkProfile* p : versions) {
+    if (p->version == version || (p->version.size() > version.size() && p->version.compare(0, version.size(), version) == 0 &&
+                                  p->version[version.size()] == '.')) {
+      return *p;
+    }
+  }
+  std::vector<std::string> known;
+  for (const FrameworkProfile* p : versions) {
+    known.push_back(p->Id());
+  }
+  throw InputError("no profile for " + versions.front()->name + " version '" + version + "' (profiles: " + JoinOr(known) +
+                       "; the default is " + versions.front()->Id() + ")",
+                   "", 0, "--framework", known);
 }
 
 double FrameworkCatalog::GgufBits(const std::string& type) const {
@@ -216,6 +317,97 @@ double FrameworkCatalog::GgufBits(const std::string& type) const {
   const std::vector<std::string> closest = ClosestNames(type, names);
   const std::string hint = closest.empty() ? "" : "; did you mean " + JoinOr(closest) + "?";
   throw InputError("unknown GGUF type '" + type + "'" + hint + " (" + JoinOr(names) + ")", "", 0, "--gguf-type", closest);
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// SGLang's per-card defaults (python/sglang/srt/server_args.py _handle_gpu_memory_settings, the same
+// table at v0.5.6.post2 L753-835 and main 8905cbd42 L3893-3947): chunked_prefill_size and the
+// decode CUDA graph's max batch size by nvidia-smi memory.total in MiB and tp.
+struct SglangCardDefaults {
+  double chunked_prefill = 0;
+  double graph_max_bs = 0;
+  double prefill_graph_sizes = 0;  // entries of the prefill CUDA graph's batch-size list (main)
+};
+
+SglangCardDefaults SglangDefaults(double gpu_mib, int64_t tp) {
+  const bool tp4 = tp >= 4;
+  // The prefill graph's list for a max of 2048 / 4096 / 8192 / 16384 tokens has 42 / 50 / 58 / 74
+  // entries (_generate_prefill_cuda_graph_batch_sizes, main L4232-4249).
+  if (gpu_mib < 20 * 1024) return {2048, 8, 42};
+  if (gpu_mib < 35 * 1024) return {2048, tp4 ? 80.0 : 24.0, 42};
+  if (gpu_mib < 60 * 1024) return {4096, tp4 ? 160.0 : 32.0, 50};
+  if (gpu_mib < 90 * 1024) return {8192, tp4 ? 512.0 : 256.0, 58};
+  if (gpu_mib < 160 * 1024) return {8192, tp4 ? 512.0 : 256.0, 58};
+  return {16384, 512, 74};
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+CardFramework FrameworkOnCard(const FrameworkProfile& f, const Gpu& gpu, const ModelSpec& m, int64_t tp, int64_t pp) {
+  CardFramework out{f, ""};
+  FrameworkProfile& r = out.profile;
+  std::vector<std::string> notes;
+  const double gib = static_cast<double>(gpu.memory_bytes) / (kMiB * 1024.0);
+  if (f.large_card) {
+    // vllm/engine/arg_utils.py _set_default_args: >= 70 GiB and not an A100 (for `vllm serve`).
+    const LargeCardRule& l = *f.large_card;
+    const std::string name = Lower(gpu.name);
+    const bool excepted = std::any_of(l.except.begin(), l.except.end(),
+                                      [&](const std::string& e) { return name.find(Lower(e)) != std::string::npos; });
+    if (gib >= l.min_memory_gib && !excepted) {
+      r.max_num_seqs = l.max_num_seqs;
+      r.batched_tokens = l.batched_tokens;
+    }
+    notes.push_back(fmt::format("max_num_seqs {}, max_num_batched_tokens {} ({:.0f} GiB{})", r.max_num_seqs,
+                                r.batched_tokens, gib,
+                                excepted ? ", an A100" : gib >= l.min_memory_gib ? "" : fmt::format(", under {:g} GiB", l.min_memory_gib)));
+  }
+  if (f.kv_fraction_rule != "fixed") {
+    // SGLang's default mem_fraction_static (server_args.py, v0.5.3 a17e70f5c + dda34c2f9; main adds
+    // the prefill CUDA graph's reserve_for_graph_mb): all in MiB of nvidia-smi memory.total.
+    const double mib = static_cast<double>(gpu.memory_bytes) / kMiB;
+    const SglangCardDefaults d = SglangDefaults(mib, tp);
+    double reserved = 512 + std::max(d.chunked_prefill, 2048.0) * 1.5 + d.graph_max_bs * 2 +
+                      static_cast<double>(tp * pp) / 8 * 1024;
+    if (f.kv_fraction_rule == "sglang_prefill_graph" && !m.mla) {
+      reserved += d.prefill_graph_sizes * 8;
+    } else if (f.kv_fraction_rule == "sglang_prefill_graph") {
+      reserved += 1.5 * 1024;
+    }
+    if (mib > 60 * 1024) {
+      reserved = std::max(reserved, 10.0 * 1024);
+    }
+    r.kv_fraction = std::round((mib - reserved) / mib * 1000) / 1000;
+    notes.push_back(fmt::format("mem_fraction_static {:.3f} = ({:.0f} - {:.0f} reserved MiB) / {:.0f} MiB", r.kv_fraction,
+                                mib, reserved, mib));
+  }
+  if (f.kv_block_rule == "tgi_attention") {
+    // launcher/src/main.rs resolve_attention (v3.3.7): flashinfer (1-token blocks) when config.json
+    // states head_dim 64/128/256 and the model is not falcon/deepseek_v2; else flashdecoding (256)
+    // on compute capability >= 8, paged (16) below (models/globals.py BLOCK_SIZE).
+    const bool stated = m.head_dim_in_config && (m.head_dim == 64 || m.head_dim == 128 || m.head_dim == 256) &&
+                        m.model_type != "falcon" && m.model_type != "deepseek_v2";
+    const bool sm8 = !gpu.compute_capability.empty() && std::atof(gpu.compute_capability.c_str()) >= 8.0;
+    r.kv_block_tokens = stated ? 1 : sm8 ? 256 : 16;
+    notes.push_back(stated ? std::string("flashinfer attention, 1-token KV blocks")
+                    : sm8  ? std::string("flashdecoding attention, 256-token KV blocks (config.json states no head_dim)")
+                           : std::string("paged attention, 16-token KV blocks (compute capability under 8)"));
+  }
+  for (const auto& n : notes) {
+    out.note += (out.note.empty() ? f.Label() + " on " + gpu.name + ": " : "; ") + n;
+  }
+  return out;
 }
 
 }  // namespace gpuplan

@@ -8,32 +8,60 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace gpuplan {
 
-enum class LossKind { kFull, kChunked, kFused };
+// full: bf16 logits + two fp32 copies (upcast, log-softmax); chunked; fused; fp32_once: one fp32
+// copy made in place and kept for backward (Megatron's vocab-parallel cross-entropy).
+// chunked_linear: the output layer and loss per chunk, each chunk's fp32 log-softmax kept until
+// the one backward (torchtune's LinearCrossEntropyLoss); chunked_backward: each chunk runs its
+// own backward, one chunk's logits at a time (torchtitan's ChunkedLossWrapper).
+enum class LossKind { kFull, kChunked, kFused, kFp32Once, kChunkedLinear, kChunkedBackward };
 enum class LoadPeak { kNone, kBf16BeforeQuant, kUnshardedWeights };
 enum class KvRule { kNone, kVllm, kSglang, kLmdeploy };
 
+// vLLM's defaults on a large card (vllm/engine/arg_utils.py): at least min_memory_gib of device
+// memory and a name containing none of `except` raise max_num_seqs and max_num_batched_tokens.
+struct LargeCardRule {
+  double min_memory_gib = 0;
+  std::vector<std::string> except;  // case-insensitive substrings of the card's name ("A100")
+  int64_t max_num_seqs = 0;
+  int64_t batched_tokens = 0;
+};
+
 struct FrameworkProfile {
   std::string name = "generic";
+  std::string version;            // the framework release the values were read from ("0.21", "v3.3.7")
+  bool is_default = true;         // the first listed version of its name (`--framework NAME`)
   std::string kind = "training";  // training | inference
   std::string description;
   bool fp32_grads = false;           // grad_dtype: fp32
+  std::string default_precision;     // the training precision without --precision ("": mixed)
   LossKind loss = LossKind::kFull;
   int64_t loss_chunks = 1;
   bool ddp_bucket_copy = false;      // DDP buckets hold a second copy of the gradients
   double reduce_bucket_elements = 0;    // DeepSpeed ZeRO communication buffers
   double allgather_bucket_elements = 0;
   double prefetch_bucket_elements = 0;
+  std::string overlap_comm = "never";  // DeepSpeed overlap_comm: never | always | zero3 (its default)
   LoadPeak load_peak = LoadPeak::kNone;
   std::vector<std::string> recompute;
   KvRule kv_rule = KvRule::kNone;
   double kv_fraction = 0;            // default utilisation / fraction of the KV rule
+  double kv_fraction_scale = 1;      // the fraction in effect = kv_fraction x this (TGI's wiggle room)
+  // fixed | sglang (v0.5.3-0.5.6: mem_fraction_static from the card's memory, server_args.py) |
+  // sglang_prefill_graph (the same plus the prefill CUDA graph's reserve, main 2026-07)
+  std::string kv_fraction_rule = "fixed";
   int64_t kv_block_tokens = 1;
+  std::string kv_block_rule = "fixed";  // fixed | tgi_attention (flashinfer 1, flashdecoding 256, paged 16)
   int64_t max_num_seqs = 1;          // sequences of the profiling run's sampler (vLLM)
+  int64_t batched_tokens = 0;        // the server's max_num_batched_tokens (0: the request's)
+  std::optional<LargeCardRule> large_card;
+  double cuda_graph_mib = 0;         // CUDA-graph memory taken from the KV space (vLLM >= 0.21)
+  bool context_outside_fraction = false;  // vLLM: the CUDA context is not inside fraction x total
   bool gguf = false;                 // llama.cpp: weights at a GGUF type's bits per weight
   std::string attention = "fa2";     // fused attention kernel for the time model: fa2 | fa3
   bool eager_elementwise = false;    // elementwise: eager (each PyTorch op its own kernel) | fused
@@ -41,6 +69,10 @@ struct FrameworkProfile {
   int line = 0;                      // where the entry starts in its file
 
   bool IsGeneric() const { return name == "generic"; }
+  // "vllm@0.21" (the --framework spelling that selects exactly this profile); "generic".
+  std::string Id() const { return version.empty() ? name : name + "@" + version; }
+  // "vllm 0.21" for messages.
+  std::string Label() const { return version.empty() ? name : name + " " + version; }
 };
 
 struct FrameworkCatalog {
@@ -51,15 +83,29 @@ struct FrameworkCatalog {
   std::map<std::string, double> gguf_bits;         // GGUF type -> bits per weight
   std::map<std::string, std::string> sources;
 
-  // The profile by name; unknown names throw InputError (field --framework) with the closest.
+  // The profile by NAME (its default version: the first listed) or NAME@VERSION ("0.20" also
+  // selects 0.20.x); unknown names or versions throw InputError (field --framework).
   const FrameworkProfile& Find(const std::string& name) const;
   // Bits per weight of a GGUF type (case-insensitive); unknown throws InputError (--gguf-type).
   double GgufBits(const std::string& type) const;
-  std::vector<std::string> Names() const;
+  std::vector<std::string> Names() const;  // one per framework (its default version)
 
   static FrameworkCatalog Parse(const std::string& text, const std::string& file);
   static FrameworkCatalog Load(const std::string& path);
 };
+
+struct Gpu;
+struct ModelSpec;
+
+// The profile's values on one card, as the framework computes them when it starts there:
+// vLLM's max_num_seqs and max_num_batched_tokens (large cards), SGLang's mem_fraction_static
+// (from the card's memory, tp and pp), TGI's KV block (from the attention the launcher picks
+// for the model and card). `note` says how each was found; empty when nothing depends on the card.
+struct CardFramework {
+  FrameworkProfile profile;  // kv_fraction, max_num_seqs, batched_tokens, kv_block_tokens resolved
+  std::string note;
+};
+CardFramework FrameworkOnCard(const FrameworkProfile& f, const Gpu& gpu, const ModelSpec& m, int64_t tp, int64_t pp);
 
 // The data folder's frameworks.yaml: what `fit --framework` reads and `gpuplan frameworks` lists.
 FrameworkCatalog LoadFrameworkCatalog(const std::string& data_dir);

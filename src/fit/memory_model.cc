@@ -341,6 +341,22 @@ class Estimator {
       case LossKind::kFused:
         // §8.3 fused linear + cross-entropy: one chunk of about S x h logits in p and fp32.
         return 2.0 * p * sb * h + (p + 4.0) * sb * h;
+      case LossKind::kChunkedLinear: {
+        // §8.3 torchtune's LinearCrossEntropyLoss: no full logits; each chunk's fp32 log-softmax
+        // stays for the one backward, the last chunk's bf16 and fp32 logits on top.
+        const double chunks = static_cast<double>(o_.framework.loss_chunks);
+        return 2.0 * p * sb * h + (4.0 + (p + 4.0) / chunks) * sb * v / t;
+      }
+      case LossKind::kChunkedBackward: {
+        // §8.3 torchtitan's ChunkedLossWrapper: lm_head + loss + backward per chunk, so one
+        // chunk's logits (bf16, fp32, fp32 gradient) at a time, and an fp32 gradient of the hidden states.
+        const double chunks = static_cast<double>(o_.framework.loss_chunks);
+        return 2.0 * p * sb * h + 4.0 * sb * h + (p + 8.0) * sb * v / (t * chunks);
+      }
+      case LossKind::kFp32Once:
+        // §8.3 Megatron's vocab-parallel cross-entropy: one fp32 copy of the logits, the max
+        // subtracted, exponentiated and normalised in place and kept for backward.
+        return 2.0 * p * sb * h + (p + 4.0) * sb * v / t;
       case LossKind::kFull:
         break;
     }
@@ -452,8 +468,11 @@ class Estimator {
       // DDP with gradient_as_bucket_view=False: the flat buckets are a second gradient copy.
       return f.ddp_bucket_copy ? s.mem.gradients : Bytes(0);
     }
+    // ZeRO-1/2: one reduce (IPG) buffer, a second with overlap_comm (stage_1_and_2.py
+    // setup_buckets); ZeRO-3: one, overlap_comm only adds a stream (stage3.py).
+    const bool overlap = f.overlap_comm == "always";
     const double buckets = l_.zero == 3 ? f.reduce_bucket_elements + f.prefetch_bucket_elements
-                                        : f.reduce_bucket_elements + f.allgather_bucket_elements;
+                                        : f.reduce_bucket_elements * (overlap ? 2.0 : 1.0) + f.allgather_bucket_elements;
     // A bucket never holds more than the parameters the GPU trains.
     return Bytes(std::min(buckets, s.trainable_params) * ElementBytes(w_.precision));
   }
@@ -468,18 +487,29 @@ class Estimator {
 // §8.5 the inference server's own KV space rule; the server allocates it all at start.
 void ApplyServerRule(const FrameworkProfile& f, const OverheadConfig& o, const Workload& w, double total,
                      const StageTotals& peak, MemoryEstimate& e) {
-  const double fraction = o.kv_fraction > 0 ? o.kv_fraction : f.kv_fraction;
+  // TGI: --cuda-memory-fraction x TGI_WIGGLE_ROOM (kv_fraction_scale).
+  const double fraction = (o.kv_fraction > 0 ? o.kv_fraction : f.kv_fraction) * f.kv_fraction_scale;
   const double weights = peak.mem.weights.value;
   const double non_torch = peak.non_torch.value;
   double act = peak.mem.activations.value;
+  double graphs = 0;
   double space = 0;
   switch (f.kv_rule) {
-    case KvRule::kVllm:
+    case KvRule::kVllm: {
+      // vLLM >= 0.9.1 takes its memory snapshot after the CUDA context (and NCCL) exist: they sit
+      // outside fraction x total. >= 0.21 also charges the CUDA graphs it will capture.
       act = peak.profile_act.value;
-      space = fraction * total - weights - act - non_torch;
+      graphs = f.cuda_graph_mib * 1024.0 * 1024.0;
+      const double inside = f.context_outside_fraction ? 0.0 : non_torch;
+      space = fraction * total - weights - act - inside - graphs;
+      e.server_max_num_seqs = f.max_num_seqs;
+      e.server_batched_tokens = w.batched_tokens;
       break;
+    }
     case KvRule::kSglang:
-      space = fraction * total - weights - non_torch;
+      // SGLang: free after the weights - free before them x (1 - fraction); the context and
+      // NCCL are already in use before (model_runner.py profile_max_num_token).
+      space = fraction * (total - non_torch) - weights;
       break;
     case KvRule::kLmdeploy:
       space = fraction * (total - weights - non_torch);
@@ -495,12 +525,15 @@ void ApplyServerRule(const FrameworkProfile& f, const OverheadConfig& o, const W
   e.server_concurrency = tokens / static_cast<double>(w.context);
   e.max_concurrency = static_cast<int64_t>(std::floor(*e.server_concurrency));
   e.server_fits = tokens >= static_cast<double>(w.context * w.concurrency);
-  e.nvidia_smi = Bytes(non_torch + weights + act + kv);
+  e.server_kv_fraction = fraction;
+  e.server_block_tokens = f.kv_block_tokens;
+  e.server_cuda_graphs = Bytes(graphs);
+  e.nvidia_smi = Bytes(non_torch + weights + act + kv + graphs);
   e.peak_allocated = Bytes(weights + act + kv);
   e.peak_reserved = e.peak_allocated;
   e.load_peak = e.nvidia_smi;
   e.load_allocated = Bytes(0);
-  e.notes.push_back(f.name + ": the KV cache is allocated at start, " + std::to_string(e.kv_cache_tokens.value_or(0)) +
+  e.notes.push_back(f.Label() + ": the KV cache is allocated at start, " + std::to_string(e.kv_cache_tokens.value_or(0)) +
                     " tokens; nvidia-smi shows it whatever the load");
 }
 
@@ -684,8 +717,9 @@ MemoryEstimate EstimateMemory(const ModelSummary& sum, const Workload& w, const 
       }
     }
   }
+  e.framework = f.Id();
   if (!f.IsGeneric()) {
-    e.notes.push_back("framework " + f.name + ": " + f.description + " (docs/memory-model.md §8)");
+    e.notes.push_back("framework " + f.Label() + ": " + f.description + " (docs/memory-model.md §8)");
   }
   if (o.gguf_bits > 0 && !IsTraining(w.task)) {
     e.notes.push_back("GGUF weights at " + std::to_string(o.gguf_bits).substr(0, 6) +

@@ -67,6 +67,15 @@ struct MemoryEstimate {
   std::optional<int64_t> kv_cache_tokens;
   std::optional<double> server_concurrency;
   bool server_fits = true;  // the server's KV space holds the requested concurrency
+  // The server profile's values on this card, as the KV space was computed with them: the
+  // fraction in effect (TGI: cuda_memory_fraction x wiggle room), vLLM's max_num_seqs of the
+  // profiling run, the forward pass's tokens, the KV block, and the CUDA-graph memory charged.
+  std::optional<double> server_kv_fraction;
+  std::optional<int64_t> server_max_num_seqs;
+  std::optional<int64_t> server_batched_tokens;
+  std::optional<int64_t> server_block_tokens;
+  Bytes server_cuda_graphs;
+  std::string framework = "generic";  // the profile's NAME@VERSION
 };
 
 // The model's tensors folded into the few classes the memory model distinguishes (role,

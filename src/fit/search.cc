@@ -405,19 +405,23 @@ std::string WhyLost(const Candidate& c, const Candidate& best, Objective objecti
 namespace gpuplan {
 
 InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layout& replica, const Gpu& gpu,
-                            const TimeConfig& t, const OverheadConfig& o, int64_t prompt_tokens, int64_t output_tokens,
+                            const TimeConfig& t, const OverheadConfig& o_in, int64_t prompt_tokens, int64_t output_tokens,
                             double qps, double latency_ms) {
   InferencePlan p;
   p.gpu = &gpu;
   p.layout = replica;
-  p.workload = base;
   Workload probe = base;
+  OverheadConfig o = o_in;
+  std::vector<std::string> card_notes;
+  FrameworkForCard(gpu, m, replica, probe, o, &card_notes);
+  p.workload = probe;
   probe.context = std::max<int64_t>(base.context, prompt_tokens + output_tokens);
   const MemoryEstimate first = EstimateMemory(m, probe, replica, o, gpu.memory_bytes);
   const int64_t max_c = first.max_concurrency.value_or(0);
   p.fits = max_c >= 1;
   if (!p.fits) {
     p.memory = first;
+    p.memory.notes.insert(p.memory.notes.begin(), card_notes.begin(), card_notes.end());
     p.meets_latency = false;
     return p;
   }
@@ -451,6 +455,7 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   p.workload = probe;
   p.workload.concurrency = c;
   p.memory = EstimateMemory(m, p.workload, replica, o, gpu.memory_bytes);
+  p.memory.notes.insert(p.memory.notes.begin(), card_notes.begin(), card_notes.end());
   p.time = step_at(c);
   // §5 continuous batching: a replica spends prefill + O x step / c seconds of its GPUs on each
   // request, so it serves 1 / that requests per second (InferenceTime::requests_per_second).

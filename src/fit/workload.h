@@ -51,6 +51,7 @@ struct Workload {
   int64_t context = 4096;        // tokens per sequence held in the KV cache (prompt + output)
   int64_t concurrency = 1;       // sequences decoded at once per model replica
   int64_t batched_tokens = 8192;  // tokens in one forward pass (vLLM max_num_batched_tokens)
+  bool batched_tokens_given = false;  // --batched-tokens given: a server profile's own default yields
 };
 
 // Sequences at least this long also try context parallelism, cp = 2, 4, ... kMaxCp, in the

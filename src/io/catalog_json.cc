@@ -37,11 +37,17 @@ nlohmann::json FrameworksToJson(const FrameworkCatalog& catalog) {
   nlohmann::json profiles = nlohmann::json::array();
   for (const FrameworkProfile& f : catalog.profiles) {
     const bool server = f.kv_rule != KvRule::kNone;
+    const bool fixed = server && f.kv_fraction_rule == "fixed";
     profiles.push_back({{"name", f.name},
+                        {"version", f.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.version)},
+                        {"id", f.Id()},
+                        {"default", f.is_default},
                         {"kind", f.kind},
                         {"description", f.description},
                         {"kv_rule", server ? nlohmann::json(ToString(f.kv_rule)) : nlohmann::json(nullptr)},
-                        {"kv_fraction", server ? nlohmann::json(f.kv_fraction) : nlohmann::json(nullptr)},
+                        // the fraction in effect; null where it is computed from the card (SGLang)
+                        {"kv_fraction", fixed ? nlohmann::json(f.kv_fraction * f.kv_fraction_scale) : nlohmann::json(nullptr)},
+                        {"kv_fraction_rule", server ? nlohmann::json(f.kv_fraction_rule) : nlohmann::json(nullptr)},
                         {"kv_block_tokens", f.kv_block_tokens},
                         {"gguf", f.gguf},
                         {"sources", f.sources}});

@@ -73,6 +73,7 @@ nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l,
   j["memory_per_gpu"]["load_peak"] = Round(e.load_peak);
   j["memory_per_gpu"]["comm_buffers"] = Round(e.comm_buffers);
   j["peak_stage"] = e.peak_stage;
+  j["framework"] = e.framework;
   j["cpu_offload_per_gpu"] = Round(e.cpu_offload);
   j["gpu_memory"] = gpu ? nlohmann::json(gpu->memory_bytes) : nlohmann::json(nullptr);
   j["fits"] = gpu ? nlohmann::json(Fits(e, *gpu)) : nlohmann::json(nullptr);
@@ -80,9 +81,16 @@ nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l,
     j["inference"] = {{"kv_cache_per_sequence", Round(e.kv_per_sequence)},
                       {"max_concurrency", e.max_concurrency ? nlohmann::json(*e.max_concurrency) : nlohmann::json(nullptr)}};
     if (e.kv_cache_tokens) {
-      // A server profile: its KV cache in tokens and the sequences of --context it holds.
+      // A server profile: its KV cache in tokens and the sequences of --context it holds, and
+      // the values of the profile on this card that gave it (docs/memory-model.md §8.5).
       j["inference"]["kv_cache_tokens"] = *e.kv_cache_tokens;
       j["inference"]["max_concurrency_ratio"] = OptionalNumber(e.server_concurrency);
+      j["inference"]["kv_fraction"] = OptionalNumber(e.server_kv_fraction);
+      j["inference"]["kv_block_tokens"] = e.server_block_tokens ? nlohmann::json(*e.server_block_tokens) : nlohmann::json(nullptr);
+      j["inference"]["max_num_seqs"] = e.server_max_num_seqs ? nlohmann::json(*e.server_max_num_seqs) : nlohmann::json(nullptr);
+      j["inference"]["batched_tokens"] =
+          e.server_batched_tokens ? nlohmann::json(*e.server_batched_tokens) : nlohmann::json(nullptr);
+      j["inference"]["cuda_graphs"] = Round(e.server_cuda_graphs);
     }
   }
   nlohmann::json sug = nlohmann::json::array();

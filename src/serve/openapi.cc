@@ -106,11 +106,14 @@ json Schemas() {
                 {"properties", {{"name", str}, {"params_total", integer}, {"params_active", integer}}}};
   s["Models"] = {{"type", "array"}, {"items", Ref("Model")}};
   s["Framework"] = {{"type", "object"},
-                    {"required", {"name", "kind", "description", "kv_rule", "kv_fraction", "kv_block_tokens", "gguf"}},
+                    {"required", {"name", "version", "id", "default", "kind", "description", "kv_rule", "kv_fraction",
+                                  "kv_fraction_rule", "kv_block_tokens", "gguf"}},
                     {"properties",
-                     {{"name", str}, {"kind", str}, {"description", str},
+                     {{"name", str}, {"version", {{"type", "string"}, {"nullable", true}}}, {"id", str},
+                      {"default", boolean}, {"kind", str}, {"description", str},
                       {"kv_rule", {{"type", "string"}, {"nullable", true}}},
                       {"kv_fraction", {{"type", "number"}, {"nullable", true}}},
+                      {"kv_fraction_rule", {{"type", "string"}, {"nullable", true}}},
                       {"kv_block_tokens", integer}, {"gguf", boolean},
                       {"sources", {{"type", "array"}, {"items", str}}}}}};
   s["Frameworks"] = {{"type", "object"},

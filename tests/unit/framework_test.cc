@@ -76,7 +76,13 @@ TEST(FrameworkFile, ShipsEveryProfileOfTheIssueWithSources) {
     EXPECT_EQ(p.name, name);
     EXPECT_FALSE(p.sources.empty()) << name;
   }
-  EXPECT_EQ(Shipped().Find("vllm").kv_fraction, 0.9);
+  // Each profile names its version (issue 31); the first listed is the default.
+  for (const FrameworkProfile& p : Shipped().profiles) {
+    EXPECT_TRUE(p.IsGeneric() || !p.version.empty()) << p.name;
+  }
+  EXPECT_EQ(Shipped().Find("vllm").version, "0.21");
+  EXPECT_EQ(Shipped().Find("vllm").kv_fraction, 0.92);  // vllm/config/cache.py L80 since 96a85c57
+  EXPECT_EQ(Shipped().Find("vllm@0.20").kv_fraction, 0.9);
   EXPECT_EQ(Shipped().Find("torchtune").loss_chunks, 8);
   EXPECT_EQ(Shipped().Find("deepspeed").reduce_bucket_elements, 5e8);
   EXPECT_EQ(Shipped().cuda_context_mib.at("hopper"), 550);
@@ -85,12 +91,13 @@ TEST(FrameworkFile, ShipsEveryProfileOfTheIssueWithSources) {
 TEST(FrameworkFile, GgufBitsPerWeightFromTheBlockLayouts) {
   // ggml-common.h: block_q8_0 = fp16 scale + 32 int8 = 34 bytes per 32 weights; block_q4_0 = 2 +
   // 16 bytes per 32; block_q6_K = 128 + 64 + 16 + 2 = 210 bytes per 256. K-quant mixes: the
-  // quantize README's Llama 2 7B table (Q4_K_M 4.84, Q5_K_M 5.68).
+  // quantize README's Llama-3.1-8B table since 7f975995 (Q4_K_M 4.8944, Q5_K_M 5.7036; the Llama 2
+  // 7B table before it said 4.84 and 5.68).
   EXPECT_DOUBLE_EQ(Shipped().GgufBits("Q8_0"), 34.0 * 8 / 32);
   EXPECT_DOUBLE_EQ(Shipped().GgufBits("q4_0"), 18.0 * 8 / 32);
   EXPECT_DOUBLE_EQ(Shipped().GgufBits("Q6_K"), 210.0 * 8 / 256);
-  EXPECT_DOUBLE_EQ(Shipped().GgufBits("Q4_K_M"), 4.84);
-  EXPECT_DOUBLE_EQ(Shipped().GgufBits("Q5_K_M"), 5.68);
+  EXPECT_DOUBLE_EQ(Shipped().GgufBits("Q4_K_M"), 4.8944);
+  EXPECT_DOUBLE_EQ(Shipped().GgufBits("Q5_K_M"), 5.7036);
   EXPECT_DOUBLE_EQ(Shipped().GgufBits("F16"), 16);
   try {
     (void)Shipped().GgufBits("Q4_K_X");
@@ -120,13 +127,14 @@ TEST(FrameworkFile, ErrorsNameFileLineAndKey) {
       "  - name: generic\n"
       "    sources: [A]\n"
       "  - name: x\n"
+      "    version: \"1\"\n"
       "    los: full\n"
       "    sources: [A]\n"
       "sources:\n"
       "  A: a source\n");
   EXPECT_EQ(e.file(), "f.yaml");
-  EXPECT_EQ(e.line(), 5);
-  EXPECT_EQ(e.field(), "frameworks[x].los");
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_EQ(e.field(), "frameworks[x@1].los");
   ASSERT_FALSE(e.suggestions().empty());
   EXPECT_EQ(e.suggestions()[0], "loss");
   e = ParseError(
@@ -134,12 +142,13 @@ TEST(FrameworkFile, ErrorsNameFileLineAndKey) {
       "  - name: generic\n"
       "    sources: [A]\n"
       "  - name: x\n"
+      "    version: \"1\"\n"
       "    sources: [A]\n"
       "    loss: chunky\n"
       "sources:\n"
       "  A: a source\n");
-  EXPECT_EQ(e.line(), 6);
-  EXPECT_EQ(e.field(), "frameworks[x].loss");
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_EQ(e.field(), "frameworks[x@1].loss");
   e = ParseError(
       "frameworks:\n"
       "  - name: generic\n"
@@ -150,6 +159,7 @@ TEST(FrameworkFile, ErrorsNameFileLineAndKey) {
   e = ParseError(
       "frameworks:\n"
       "  - name: x\n"
+      "    version: \"1\"\n"
       "    sources: [A]\n"
       "sources:\n"
       "  A: a source\n");
@@ -159,12 +169,25 @@ TEST(FrameworkFile, ErrorsNameFileLineAndKey) {
       "  - name: generic\n"
       "    sources: [A]\n"
       "  - name: v\n"
+      "    version: \"1\"\n"
       "    kv_rule: vllm\n"
       "    kv_fraction: 0.9\n"
       "    sources: [A]\n"
       "sources:\n"
       "  A: a source\n");
-  EXPECT_EQ(e.field(), "frameworks[v].kind");  // an inference rule on a training profile
+  EXPECT_EQ(e.field(), "frameworks[v@1].kind");  // an inference rule on a training profile
+  // A profile without its version; the same version twice; extends of a profile not above.
+  const std::string head = "frameworks:\n  - name: generic\n    sources: [A]\n";
+  const std::string tail = "sources:\n  A: a source\n";
+  e = ParseError(head + "  - name: v\n    sources: [A]\n" + tail);
+  EXPECT_EQ(e.field(), "frameworks[1].version");
+  EXPECT_EQ(e.line(), 4);
+  e = ParseError(head + "  - name: v\n    version: \"1\"\n    sources: [A]\n  - name: v\n    version: \"1\"\n    sources: [A]\n" +
+                 tail);
+  EXPECT_EQ(e.field(), "frameworks[v@1].version");
+  EXPECT_NE(std::string(e.what()).find("duplicate"), std::string::npos);
+  e = ParseError(head + "  - name: v\n    version: \"2\"\n    extends: v@1\n    sources: [A]\n" + tail);
+  EXPECT_EQ(e.field(), "frameworks[v@2].extends");
 }
 
 TEST(Frameworks, GenericChangesNothingAndSplitsTheThreeNumbers) {
@@ -209,19 +232,27 @@ TEST(Frameworks, DeepSpeedBucketBuffers) {
   l.gpus = 8;
   l.zero = 2;
   const Workload w = Train(Task::kFull, 1024);
-  // ZeRO-2: reduce_bucket_size + allgather_bucket_size = 5e8 + 5e8 elements x 2 bytes (bf16).
+  // ZeRO-2 (DeepSpeed v0.19.5 stage_1_and_2.py setup_buckets): one IPG buffer of
+  // reduce_bucket_size 5e8 elements x 2 bytes (bf16); overlap_comm is off below stage 3 and the
+  // all-gather writes in place, so no all-gather bucket. Before issue 31: 2e9 (a phantom 1 GB).
   MemoryEstimate e = EstimateMemory(test::Llama8b(), w, l, With("deepspeed"));
-  EXPECT_DOUBLE_EQ(e.comm_buffers.value, 2e9);
+  EXPECT_DOUBLE_EQ(e.comm_buffers.value, 1e9);
   const MemoryEstimate gen = EstimateMemory(test::Llama8b(), w, l);
-  EXPECT_DOUBLE_EQ(e.nvidia_smi.value - gen.nvidia_smi.value, 2e9);
-  EXPECT_DOUBLE_EQ(e.peak_allocated.value - gen.peak_allocated.value, 2e9);  // torch tensors
-  // ZeRO-3: reduce bucket + stage3_prefetch_bucket_size 5e7 = 5.5e8 elements x 2 bytes.
+  EXPECT_DOUBLE_EQ(e.nvidia_smi.value - gen.nvidia_smi.value, 1e9);
+  EXPECT_DOUBLE_EQ(e.peak_allocated.value - gen.peak_allocated.value, 1e9);  // torch tensors
+  // overlap_comm set at stage 2: a second buffer.
+  OverheadConfig overlap = With("deepspeed");
+  overlap.framework.overlap_comm = "always";
+  EXPECT_DOUBLE_EQ(EstimateMemory(test::Llama8b(), w, l, overlap).comm_buffers.value, 2e9);
+  // ZeRO-3 (stage3.py L699-704): one IPG buffer, no fixed prefetch buffer. Before: 1.1e9.
   l.zero = 3;
   e = EstimateMemory(test::Llama8b(), w, l, With("deepspeed"));
-  EXPECT_DOUBLE_EQ(e.comm_buffers.value, 1.1e9);
-  // A model smaller than the buckets: capped at its parameters (Qwen3-0.6B, 2 bytes each).
+  EXPECT_DOUBLE_EQ(e.comm_buffers.value, 1e9);
+  // A model smaller than the bucket: capped at its parameters (Qwen3-0.6B, 596,049,920, 2 bytes each).
   l.zero = 2;
-  e = EstimateMemory(Qwen06b(), w, l, With("deepspeed"));
+  OverheadConfig big = With("deepspeed");
+  big.framework.reduce_bucket_elements = 1e9;
+  e = EstimateMemory(Qwen06b(), w, l, big);
   EXPECT_DOUBLE_EQ(e.comm_buffers.value, 2.0 * static_cast<double>(e.params_total));
   // One GPU: no communication, no buckets.
   e = EstimateMemory(test::Llama8b(), w, Layout{}, With("deepspeed"));
@@ -275,42 +306,48 @@ TEST(Frameworks, FsdpMaterialisesTheUnshardedModelAtStart) {
 }
 
 TEST(Frameworks, VllmKvTokensByHand) {
-  // Llama-3.1-8B bf16 on an H100 SXM 80GB (85,520,809,984 bytes), vLLM defaults:
+  // Llama-3.1-8B bf16 on an H100 SXM 80GB (85,520,809,984 bytes), vLLM 0.20 (utilisation 0.9;
+  // since v0.9.1 the CUDA context sits outside utilisation x total, issue 31):
   //   utilisation 0.9 x 85,520,809,984           = 76,968,728,985.6
   //   - weights 2 x 8,030,261,248                = 16,060,522,496
   //   - profiling run: 8192 batched tokens x 2 bytes x (2h + q + kv + o + 3 x ffn)
   //       = 8192 x 2 x (8192 + 4096 + 2048 + 4096 + 43008) = 1,006,632,960
   //     + sampler fp32 logits and probabilities of 256 sequences: 256 x 8 x 128256 = 262,668,288
-  //   - non-torch: the 500 MiB CUDA context      = 524,288,000
-  //   = 59,114,617,241.6 bytes of KV space; one token = 32 layers x 8 heads x 256 x 2 bytes = 131,072
-  //   -> 451,008.7 tokens, in whole 16-token blocks: 451,008 tokens; 451,008 / 8192 = 55.05 sequences.
+  //   = 59,638,905,241.6 bytes of KV space; one token = 32 layers x 8 heads x 256 x 2 bytes = 131,072
+  //   -> 455,008.8 tokens, in whole 16-token blocks: 455,008 tokens; 455,008 / 8192 = 55.54 sequences.
+  //   (With the context inside, as before: 451,008.)
   const Gpu& h100 = test::Catalog().Find("H100 SXM 80GB");
   ASSERT_EQ(h100.memory_bytes, 85'520'809'984);
-  const MemoryEstimate e = EstimateMemory(test::Llama8b(), Infer(8192), Layout{}, With("vllm"), h100.memory_bytes);
+  const MemoryEstimate e = EstimateMemory(test::Llama8b(), Infer(8192), Layout{}, With("vllm@0.20"), h100.memory_bytes);
   ASSERT_TRUE(e.kv_cache_tokens.has_value());
-  EXPECT_EQ(*e.kv_cache_tokens, 451'008);
-  EXPECT_NEAR(*e.server_concurrency, 55.0547, 1e-4);
+  EXPECT_EQ(*e.kv_cache_tokens, 455'008);
+  EXPECT_DOUBLE_EQ(*e.server_concurrency, 455'008.0 / 8192);
   EXPECT_EQ(*e.max_concurrency, 55);
   EXPECT_TRUE(Fits(e, h100));
-  // vLLM takes its whole budget at start: nvidia-smi = 0.9 x total less the unfilled part of a block.
-  EXPECT_NEAR(e.nvidia_smi.value, 0.9 * 85'520'809'984.0, 131072.0 * 16);
-  // --gpu-memory-utilization 0.5: 42,760,404,992 - 17,854,111,744 = 24,906,293,248 bytes = 190,020.5 tokens
-  // -> 190,016 in whole blocks.
-  OverheadConfig half = With("vllm");
+  // nvidia-smi = 0.9 x total + the context outside it, less the unfilled part of a block.
+  EXPECT_NEAR(e.nvidia_smi.value, 0.9 * 85'520'809'984.0 + kContext, 131072.0 * 16);
+  // --gpu-memory-utilization 0.5: 42,760,404,992 - 17,329,823,744 = 25,430,581,248 bytes = 194,019.9
+  // tokens -> 194,016 in whole blocks.
+  OverheadConfig half = With("vllm@0.20");
   half.kv_fraction = 0.5;
-  EXPECT_EQ(*EstimateMemory(test::Llama8b(), Infer(8192), Layout{}, half, h100.memory_bytes).kv_cache_tokens, 190'016);
-  // 60 sequences of 8192 tokens do not fit in 451,008 tokens.
+  EXPECT_EQ(*EstimateMemory(test::Llama8b(), Infer(8192), Layout{}, half, h100.memory_bytes).kv_cache_tokens, 194'016);
+  // 60 sequences of 8192 tokens (491,520) do not fit in 455,008 tokens.
   Workload many = Infer(8192);
   many.concurrency = 60;
-  EXPECT_FALSE(Fits(EstimateMemory(test::Llama8b(), many, Layout{}, With("vllm"), h100.memory_bytes), h100));
+  EXPECT_FALSE(Fits(EstimateMemory(test::Llama8b(), many, Layout{}, With("vllm@0.20"), h100.memory_bytes), h100));
 }
 
 TEST(Frameworks, SglangAndLmdeployKvRules) {
   const Gpu& h100 = test::Catalog().Find("H100 SXM 80GB");
-  // SGLang: 0.88 x 85,520,809,984 - 16,060,522,496 - 524,288,000 = 58,673,502,289.9 bytes
-  //   / 131,072 = 447,643.6 -> 447,643 tokens (token-granular pool).
-  MemoryEstimate e = EstimateMemory(test::Llama8b(), Infer(4096), Layout{}, With("sglang"), h100.memory_bytes);
-  EXPECT_EQ(*e.kv_cache_tokens, 447'643);
+  // SGLang 0.5.6 on an H100 (81,559 MiB): reserved = 512 + 8192 x 1.5 + 256 x 2 + 1/8 x 1024 = 13,440 MiB;
+  // mem_fraction_static = round((81,559 - 13,440) / 81,559, 3) = 0.835. KV = free after the weights -
+  // free before them x (1 - 0.835) = 0.835 x (85,520,809,984 - 524,288,000) - 16,060,522,496
+  // = 54,911,573,360.6 bytes / 131,072 = 418,942.06 -> 418,942 tokens (token-granular pool).
+  OverheadConfig sgl = With("sglang@0.5.6");
+  sgl.framework = FrameworkOnCard(sgl.framework, h100, test::Llama8b(), 1, 1).profile;
+  EXPECT_DOUBLE_EQ(sgl.framework.kv_fraction, 0.835);
+  MemoryEstimate e = EstimateMemory(test::Llama8b(), Infer(4096), Layout{}, sgl, h100.memory_bytes);
+  EXPECT_EQ(*e.kv_cache_tokens, 418'942);
   // lmdeploy: 0.8 x (85,520,809,984 - 16,060,522,496 - 524,288,000) = 55,148,799,590.4 bytes
   //   / 131,072 = 420,751.9 -> 420,736 tokens in 64-token blocks.
   e = EstimateMemory(test::Llama8b(), Infer(4096), Layout{}, With("lmdeploy"), h100.memory_bytes);
@@ -321,7 +358,7 @@ TEST(Frameworks, LlamaCppGgufWeightsAreParamsTimesBitsOverEight) {
   OverheadConfig o = With("llama.cpp");
   o.gguf_bits = Shipped().GgufBits("Q4_K_M");
   const MemoryEstimate e = EstimateMemory(test::Llama8b(), Infer(4096), Layout{}, o);
-  EXPECT_DOUBLE_EQ(e.per_gpu.weights.value, kP8b * 4.84 / 8);
+  EXPECT_DOUBLE_EQ(e.per_gpu.weights.value, kP8b * 4.8944 / 8);
   o.gguf_bits = Shipped().GgufBits("Q8_0");
   EXPECT_DOUBLE_EQ(EstimateMemory(test::Llama8b(), Infer(4096), Layout{}, o).per_gpu.weights.value, kP8b * 8.5 / 8);
 }
@@ -369,12 +406,17 @@ TEST(FrameworkRequest, PrepareFitAppliesTheProfileAndChecksIt) {
   ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"context", 8192}, {"framework", "vllm"}}, r);
   FitInputs in = PrepareFit(r, test::DataDir());
   EXPECT_EQ(in.overhead.framework.name, "vllm");
+  EXPECT_EQ(in.overhead.framework.version, "0.21");
   EXPECT_EQ(in.cuda_context_mib.at("hopper"), 550);
-  // One H100: the Hopper context, 550 MiB; the CLI test and tests/scenarios/fit/vllm-kv-tokens-h100.yaml
-  // hold the same case: (0.9 x 85,520,809,984 - 16,060,522,496 - 1,269,301,248 - 576,716,800)
-  // / 131,072 = 450,608.7 -> 450,608 tokens.
+  // One H100 with vLLM 0.21 (the CLI test and tests/scenarios/fit/vllm-kv-tokens-h100.yaml hold
+  // the same case): 80 GiB and not an A100, so max_num_seqs 1024 and 8192 batched tokens; the
+  // profiling peak 8192 x 122,880 + 1024 x 1,026,048 = 2,057,306,112; CUDA graphs 536,870,912;
+  // the Hopper context (550 MiB) outside:
+  // (0.92 x 85,520,809,984 - 16,060,522,496 - 2,057,306,112 - 536,870,912) / 131,072
+  // = 457,950.2 -> 457,936 tokens in 16-token blocks.
   const FitSingle one = FitOnCard(r, in, test::Catalog().Find("H100 SXM 80GB"), test::Catalog());
-  EXPECT_EQ(one.memory.kv_cache_tokens.value_or(0), 450'608);
+  EXPECT_EQ(one.memory.kv_cache_tokens.value_or(0), 457'936);
+  EXPECT_EQ(one.memory.server_max_num_seqs.value_or(0), 1024);
   EXPECT_TRUE(one.fits);
   // --cuda-context-mib given keeps its value for every card.
   ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"framework", "vllm"}, {"cuda_context_mib", 500}}, r);
@@ -401,6 +443,144 @@ TEST(FrameworkRequest, PrepareFitAppliesTheProfileAndChecksIt) {
   r.framework = "hf-trainer";
   r.gpu_memory_utilization = 0.5;
   EXPECT_EQ(FieldOfError([&] { PrepareFit(r, test::DataDir()); }), "--gpu-memory-utilization");
+}
+
+// Issue 31: the values each framework computes on the card it starts on, and the versions.
+FitInputs Prepared(const std::string& model, const std::string& task, const std::string& framework, int64_t context,
+                   FitRequest& r) {
+  r = FitRequest{};
+  nlohmann::json j{{"model", model}, {"task", task}, {"framework", framework}};
+  if (context > 0) {
+    j["context"] = context;
+  }
+  ApplyJson(j, r);
+  return PrepareFit(r, test::DataDir());
+}
+
+MemoryEstimate OnCard(const std::string& model, const std::string& task, const std::string& framework, int64_t context,
+                      const std::string& gpu) {
+  FitRequest r;
+  const FitInputs in = Prepared(model, task, framework, context, r);
+  return FitOnCard(r, in, test::Catalog().Find(gpu), test::Catalog()).memory;
+}
+
+TEST(FrameworkVersions, NameSelectsTheDefaultAndNameAtVersionAnother) {
+  EXPECT_EQ(Shipped().Find("vllm").Id(), "vllm@0.21");
+  EXPECT_EQ(Shipped().Find("vllm@0.20").Id(), "vllm@0.20");
+  EXPECT_EQ(Shipped().Find("hf-trainer@4").Id(), "hf-trainer@4.57");  // "4" selects 4.57
+  EXPECT_EQ(Shipped().Find("hf-trainer@5").Id(), "hf-trainer@5.0");
+  EXPECT_EQ(Shipped().Find("sglang@0.5.6").kv_fraction_rule, "sglang");
+  try {
+    (void)Shipped().Find("vllm@0.19");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--framework");
+    EXPECT_NE(std::string(e.what()).find("vllm@0.21"), std::string::npos) << e.what();
+  }
+  // An extended profile keeps what it does not change.
+  EXPECT_EQ(Shipped().Find("vllm@0.20").max_num_seqs, Shipped().Find("vllm@0.21").max_num_seqs);
+  EXPECT_TRUE(Shipped().Find("vllm@0.20").large_card.has_value());
+}
+
+TEST(FrameworkVersions, VllmProfilingBatchByCard) {
+  // vllm/engine/arg_utils.py (91121552, v0.9.0+): `vllm serve` on >= 70 GiB and not an A100 ->
+  // max_num_seqs 1024, max_num_batched_tokens 8192; else 256 and 2048.
+  struct Row {
+    const char* gpu;
+    int64_t seqs;
+    int64_t tokens;
+  };
+  for (const Row& row : {Row{"H200 SXM 141GB", 1024, 8192}, Row{"H100 SXM 80GB", 1024, 8192},
+                         Row{"A100 80GB SXM", 256, 2048}, Row{"L40S", 256, 2048}}) {
+    const MemoryEstimate e = OnCard("Llama-3.1-8B", "infer", "vllm", 4096, row.gpu);
+    EXPECT_EQ(e.server_max_num_seqs.value_or(0), row.seqs) << row.gpu;
+    EXPECT_EQ(e.server_batched_tokens.value_or(0), row.tokens) << row.gpu;
+  }
+  // H200 (150,754,820,096 bytes), vLLM 0.21: profiling peak 8192 x 122,880 + 1024 x 1,026,048 =
+  // 2,057,306,112 (before: 256 sequences, 1,269,301,248); 0.92 x total - 16,060,522,496 weights -
+  // 2,057,306,112 - 536,870,912 CUDA graphs = 120,039,734,968.3 / 131,072 = 915,830.3 -> 915,824 tokens.
+  EXPECT_EQ(OnCard("Llama-3.1-8B", "infer", "vllm", 4096, "H200 SXM 141GB").kv_cache_tokens.value_or(0), 915'824);
+  // A100 80GB (85,899,345,920): 2048 x 122,880 + 256 x 1,026,048 = 514,326,528; 0.92 x total -
+  // 16,060,522,496 - 514,326,528 - 536,870,912 = 61,915,678,310.4 / 131,072 = 472,379.1 -> 472,368.
+  EXPECT_EQ(OnCard("Llama-3.1-8B", "infer", "vllm", 4096, "A100 80GB SXM").kv_cache_tokens.value_or(0), 472'368);
+  // --batched-tokens given wins over the card's default.
+  FitRequest r;
+  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"framework", "vllm"}, {"batched_tokens", 4096}},
+            r);
+  const FitInputs in = PrepareFit(r, test::DataDir());
+  EXPECT_EQ(FitOnCard(r, in, test::Catalog().Find("H200 SXM 141GB"), test::Catalog()).memory.server_batched_tokens.value_or(0),
+            4096);
+}
+
+TEST(FrameworkVersions, SglangFractionFromTheCardsMemory) {
+  // server_args.py: reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + graph_max_bs x 2 +
+  // tp x pp / 8 x 1024 (+ 58 prefill-graph sizes x 8 on main); H100 81,559 MiB and H200 143,771 MiB
+  // both take chunked_prefill 8192 and max_bs 256: 13,440 MiB (main 13,904).
+  //   0.5.6: round((81,559 - 13,440) / 81,559, 3) = 0.835; round((143,771 - 13,440) / 143,771, 3) = 0.907
+  //   main:  round((81,559 - 13,904) / 81,559, 3) = 0.830; round((143,771 - 13,904) / 143,771, 3) = 0.903
+  // (before issue 31: a fixed 0.88 on every card).
+  EXPECT_DOUBLE_EQ(OnCard("Llama-3.1-8B", "infer", "sglang@0.5.6", 4096, "H100 SXM 80GB").server_kv_fraction.value_or(0), 0.835);
+  EXPECT_DOUBLE_EQ(OnCard("Llama-3.1-8B", "infer", "sglang@0.5.6", 4096, "H200 SXM 141GB").server_kv_fraction.value_or(0), 0.907);
+  EXPECT_DOUBLE_EQ(OnCard("Llama-3.1-8B", "infer", "sglang", 4096, "H100 SXM 80GB").server_kv_fraction.value_or(0), 0.830);
+  EXPECT_DOUBLE_EQ(OnCard("Llama-3.1-8B", "infer", "sglang", 4096, "H200 SXM 141GB").server_kv_fraction.value_or(0), 0.903);
+}
+
+TEST(FrameworkVersions, TgiKvTokensOnAnH200ByHand) {
+  // TGI v3.3.7, Llama-3.1-8B on an H200 (150,754,820,096 bytes). After the warm-up prefill of 4096
+  // tokens (4096 x 122,880 + one sequence's logits 1,026,048 = 504,342,528) the KV takes
+  // free - (1 - 1.0 x TGI_WIGGLE_ROOM 0.90) x total = 0.9 x total - 16,060,522,496 weights -
+  // 504,342,528 - the 550 MiB Hopper context 576,716,800 = 118,537,756,262.4 bytes / 131,072 =
+  // 904,371.4 tokens. config.json states no head_dim, so the launcher falls back to flashdecoding
+  // (256-token blocks) on compute capability 9.0: 3,532 blocks = 904,192 tokens.
+  // Before issue 31 (fraction 1.0, 16-token blocks): 133,613,238,272 / 131,072 -> 1,019,376 tokens,
+  // 15.1 GB of KV more than TGI allocates.
+  const MemoryEstimate e = OnCard("Llama-3.1-8B", "infer", "tgi", 4096, "H200 SXM 141GB");
+  EXPECT_EQ(e.kv_cache_tokens.value_or(0), 904'192);
+  EXPECT_DOUBLE_EQ(e.server_kv_fraction.value_or(0), 0.9);
+  EXPECT_EQ(e.server_block_tokens.value_or(0), 256);
+  // Qwen3-8B's config states head_dim 128: flashinfer, 1-token blocks.
+  EXPECT_EQ(OnCard("Qwen3-8B", "infer", "tgi", 4096, "H200 SXM 141GB").server_block_tokens.value_or(0), 1);
+  // A V100 (compute capability 7.0) takes paged attention, 16-token blocks.
+  EXPECT_EQ(OnCard("Llama-3.1-8B", "infer", "tgi", 2048, "V100 SXM2 32GB").server_block_tokens.value_or(0), 16);
+}
+
+TEST(FrameworkVersions, MegatronCrossEntropyKeepsOneFp32Copy) {
+  // cross_entropy.py (core_v0.19.0): logits.float() once, exp and softmax in place, kept for
+  // backward: p + 4 bytes per logit where the generic rule counts p + 8. Llama-3.1-8B, one
+  // 4096-token sequence: 4 x 4096 x 128,256 = 2,101,346,304 bytes fewer activations.
+  const Workload w = Train(Task::kFull, 4096);
+  const double generic = EstimateMemory(test::Llama8b(), w, Layout{}).per_gpu.activations.value;
+  const double megatron = EstimateMemory(test::Llama8b(), w, Layout{}, With("megatron")).per_gpu.activations.value;
+  EXPECT_DOUBLE_EQ(generic - megatron, 2'101'346'304.0);
+}
+
+TEST(FrameworkVersions, TorchtitanChunksTheOutputLayerOnMain) {
+  // torchtitan main (ChunkedLossWrapper, 8 chunks, a backward per chunk) against v0.2.2 (the whole
+  // logits): Qwen3-0.6B (h 1024, V 151,936), seq 2048, bf16: full keeps (2 + 8) x S x V; chunked
+  // keeps (2 + 8) x S x V / 8 + an fp32 gradient of the hidden states 4 x S x h:
+  // 10 x 2048 x 151,936 x 7/8 - 4 x 2048 x 1024 = 2,714,501,120 bytes fewer.
+  const Workload w = Train(Task::kFull, 2048);
+  const double v022 = EstimateMemory(Qwen06b(), w, Layout{}, With("torchtitan@0.2.2")).per_gpu.activations.value;
+  const double main = EstimateMemory(Qwen06b(), w, Layout{}, With("torchtitan")).per_gpu.activations.value;
+  EXPECT_DOUBLE_EQ(v022 - main, 10.0 * 2048 * 151936 * 7 / 8 - 4.0 * 2048 * 1024);
+}
+
+TEST(FrameworkVersions, TransformersV5TrainsInPureBf16) {
+  // transformers v5 loads a bf16 checkpoint in bf16 and AdamW makes its states like the
+  // parameters: 2 + 2 + 4 bytes per parameter; v4 (fp32 load, autocast): 2 + 2 + 12 in gpuplan's
+  // mixed convention. Llama-3.1-8B on one H200: the optimizer 4 x P against 12 x P.
+  FitRequest r;
+  FitInputs in = Prepared("Llama-3.1-8B", "full", "hf-trainer", 0, r);
+  EXPECT_EQ(in.workload.precision, Precision::kBf16);
+  const double v5 = FitOnCard(r, in, test::Catalog().Find("H200 SXM 141GB"), test::Catalog()).memory.per_gpu.optimizer.value;
+  in = Prepared("Llama-3.1-8B", "full", "hf-trainer@4", 0, r);
+  EXPECT_EQ(in.workload.precision, Precision::kMixed);
+  const double v4 = FitOnCard(r, in, test::Catalog().Find("H200 SXM 141GB"), test::Catalog()).memory.per_gpu.optimizer.value;
+  EXPECT_DOUBLE_EQ(v5, 4 * kP8b);
+  EXPECT_DOUBLE_EQ(v4, 12 * kP8b);
+  // --precision given wins.
+  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "full"}, {"framework", "hf-trainer"}, {"precision", "mixed"}}, r);
+  EXPECT_EQ(PrepareFit(r, test::DataDir()).workload.precision, Precision::kMixed);
 }
 
 }  // namespace

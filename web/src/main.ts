@@ -178,13 +178,18 @@ async function fitView(root: HTMLElement): Promise<void> {
   ];
   const tokens = input('tokens', '', 'number');
   const tokensField = field(t('fit.tokens'), tokens);
-  const profileOf = (name: string): Json | undefined => profiles.find((f) => f.name === name);
+  // A framework's default version is sent as its name ("vllm"), another as NAME@VERSION
+  // ("vllm@0.20"); each option says the version it models.
+  const valueOf = (f: Json): string => (f.default ? f.name : f.id) as string;
+  const profileOf = (value: string): Json | undefined => profiles.find((f) => valueOf(f) === value);
   const fillFrameworks = (): void => {
     const kind = task.value === 'infer' ? 'inference' : 'training';
-    const names = profiles.filter((f) => f.name === 'generic' || f.kind === kind).map((f) => f.name as string);
+    const names = profiles.filter((f) => f.name === 'generic' || f.kind === kind).map(valueOf);
     const keep = names.includes(framework.value) ? framework.value : 'generic';
     framework.replaceChildren(...names.map((n) => {
-      const o = el('option', { value: n }, n === 'generic' ? t('fit.framework.generic') : n);
+      const p = profileOf(n);
+      const label = p?.version ? `${p.name} ${p.version}` : n;
+      const o = el('option', { value: n }, n === 'generic' ? t('fit.framework.generic') : label);
       o.title = profileOf(n)?.description ?? '';
       return o;
     }));

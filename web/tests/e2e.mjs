@@ -133,14 +133,15 @@ try {
 
   await step('size a vLLM server: its KV cache in tokens and the sequences it holds', async () => {
     // Llama-3.2-1B (tied embeddings): 128,256 x 2,048 + 16 x 60,821,504 + 2,048 = 1,235,814,400
-    // parameters, 2,471,628,800 bf16 bytes, on an A100 80GB SXM (85,899,345,920 bytes). vLLM:
-    //   0.9 x 85,899,345,920                                   = 77,309,411,328
+    // parameters, 2,471,628,800 bf16 bytes, on an A100 80GB SXM (85,899,345,920 bytes). vLLM 0.21
+    // (an A100: max_num_batched_tokens 2048, max_num_seqs 256; the context outside the budget):
+    //   0.92 x 85,899,345,920                                  = 79,027,398,246.4
     //   - weights                                              =  2,471,628,800
-    //   - profiling run: 8192 tokens x 2 x (2 x 2048 + 2048 + 1024 + 2048 + 3 x 8192) = 553,648,128
+    //   - profiling run: 2048 tokens x 2 x (2 x 2048 + 2048 + 1024 + 2048 + 3 x 8192) = 138,412,032
     //     + sampler: 256 sequences x 8 x 128,256               =    262,668,288
-    //   - the Ampere CUDA context, 450 MiB                     =    471,859,200
-    //   = 73,549,606,912 bytes; a token: 16 layers x 8 heads x 128 x 2 bytes = 32,768 bytes
-    //   -> 2,244,555.9 tokens, in 16-token blocks 2,244,544; at 4,096 tokens a sequence 547.98: 547.
+    //   - CUDA graphs, 512 MiB                                 =    536,870,912
+    //   = 75,617,818,214.4 bytes; a token: 16 layers x 8 heads x 128 x 2 bytes = 32,768 bytes
+    //   -> 2,307,672.4 tokens, in 16-token blocks 2,307,664; at 4,096 tokens a sequence 563.4: 563.
     await page.selectOption('#in-model', 'Llama-3.2-1B-Instruct');
     await page.selectOption('#in-task', 'infer');
     await page.selectOption('#in-framework', 'vllm');
@@ -151,12 +152,12 @@ try {
     await page.click('#fit-run');
     await page.waitForSelector('#inference');
     const cells = await page.$$eval('#inference tbody td', (tds) => tds.map((td) => td.textContent));
-    expect(cells[0] === '2,244,544', `KV cache tokens: ${cells[0]}`);
-    expect(cells[1] === '547', `max concurrency: ${cells[1]}`);
+    expect(cells[0] === '2,307,664', `KV cache tokens: ${cells[0]}`);
+    expect(cells[1] === '563', `max concurrency: ${cells[1]}`);
     // The three memory figures under the bar; vLLM takes its budget at start, so nvidia-smi shows
-    // about 0.9 x 80 GiB = 72 GiB.
+    // 0.92 x 80 GiB + the 450 MiB context outside it = 74.04 GiB.
     const peaks = await page.$$eval('#memory-peaks tbody td', (tds) => tds.map((td) => td.textContent));
-    expect(peaks.length === 3 && peaks[1].startsWith('72.0'), `memory figures: ${peaks}`);
+    expect(peaks.length === 3 && peaks[1].startsWith('74.0'), `memory figures: ${peaks}`);
     await page.waitForSelector('#fit-out .chart canvas');
     await shot('2b-fit-vllm');
     // llama.cpp asks for its GGUF type instead.
