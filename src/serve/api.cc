@@ -27,6 +27,7 @@
 #include "meter/meter_options.h"
 #include "meter/monitor.h"
 #include "meter/report.h"
+#include "read/file_text.h"
 #include "read/json_fields.h"
 #include "read/time_text.h"
 
@@ -253,15 +254,43 @@ void NeedReports(const ApiState& s) {
   }
 }
 
-// The report files of the folder: *.json directly in it, by name.
-std::vector<fs::path> ReportFiles(const std::string& dir) {
+// The report files of the folder: *.json directly in it, by name. Skipped, each with why: a
+// name that is not UTF-8 (no request could name it), a link that leads out of the folder (a link
+// to /etc/passwd must not be read through the API), anything but a regular file.
+std::vector<fs::path> ReportFiles(const std::string& dir, nlohmann::json* skipped = nullptr) {
   std::vector<fs::path> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_regular_file(ec) && e.path().extension() == ".json" && !name.empty() && name[0] != '.') {
-      out.push_back(e.path());
+  const fs::path root = fs::canonical(dir, ec);
+  if (ec) {
+    throw EnvironmentError("cannot read the reports folder " + dir + ": " + ec.message());
+  }
+  const auto skip = [&](const std::string& name, const std::string& why) {
+    if (skipped != nullptr) {
+      skipped->push_back({{"name", name}, {"why", why}});
     }
+  };
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() != ".json" || name.empty() || name[0] == '.') {
+      continue;
+    }
+    std::error_code fec;
+    if (FirstNonUtf8(name)) {
+      skip(name, "its name is not UTF-8");
+      continue;
+    }
+    if (e.is_symlink(fec)) {
+      const fs::path target = fs::canonical(e.path(), fec);
+      if (fec || target.parent_path() != root) {
+        skip(name, "a link that leads out of the reports folder");
+        continue;
+      }
+    }
+    if (!e.is_regular_file(fec)) {
+      skip(name, "not a regular file");
+      continue;
+    }
+    out.push_back(e.path());
   }
   if (ec) {
     throw EnvironmentError("cannot read the reports folder " + dir + ": " + ec.message());
@@ -273,7 +302,8 @@ std::vector<fs::path> ReportFiles(const std::string& dir) {
 HttpResponse ReportList(ApiState& s, const HttpRequest&) {
   NeedReports(s);
   nlohmann::json list = nlohmann::json::array();
-  for (const fs::path& p : ReportFiles(s.request.reports)) {
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const fs::path& p : ReportFiles(s.request.reports, &skipped)) {
     nlohmann::json item = {{"name", p.filename().string()}};
     try {
       const CheckReport r = LoadReport(p.string()).report;
@@ -290,7 +320,7 @@ HttpResponse ReportList(ApiState& s, const HttpRequest&) {
     }
     list.push_back(item);
   }
-  return HttpResponse::Json({{"reports", list}});
+  return HttpResponse::Json({{"reports", list}, {"skipped", skipped}});
 }
 
 HttpResponse ReportOne(ApiState& s, const HttpRequest& req) {
@@ -358,6 +388,13 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   o.token = r.token;
   o.threads = static_cast<int>(r.threads);
   o.static_root = r.web;
+  for (const auto& h : r.allow_hosts) {
+    if (h.empty() || h.find_first_of(":/[] \t") != std::string::npos || FirstNonUtf8(h)) {
+      throw InputError("expected a host name such as gpu-box.lan (no port, scheme or path), got '" + h + "'", "", 0,
+                       "--allow-host");
+    }
+    o.allowed_hosts.push_back(h);
+  }
   o.body_limit = static_cast<std::size_t>(r.body_limit_mib * kBytesPerMib);
   o.read_timeout_seconds = r.timeout_seconds;
   o.write_timeout_seconds = r.timeout_seconds;

@@ -85,15 +85,6 @@ bool SameSecret(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-// The host of a Host header: "127.0.0.1:8080" -> "127.0.0.1", "[::1]:80" -> "::1".
-std::string HostOf(const std::string& header) {
-  if (!header.empty() && header[0] == '[') {
-    const auto close = header.find(']');
-    return close == std::string::npos ? header : header.substr(1, close - 1);
-  }
-  return header.substr(0, header.find(':'));
-}
-
 std::string ContentTypeOf(const fs::path& p) {
   static const std::map<std::string, std::string> types = {
       {".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
@@ -123,7 +114,59 @@ std::string Lower(std::string s) {
 
 bool IsLoopbackAddress(const std::string& address) {
   const std::string a = Lower(address);
-  return a == "localhost" || a == "::1" || a == "[::1]" || a.rfind("127.", 0) == 0;
+  if (a == "localhost" || a == "::1" || a == "[::1]") {
+    return true;
+  }
+  // 127.x.y.z: four octets of 1-3 digits, each at most 255, the first 127.
+  int octets = 0;
+  std::size_t i = 0;
+  while (i <= a.size()) {
+    std::size_t j = i;
+    while (j < a.size() && j - i < 4 && std::isdigit(static_cast<unsigned char>(a[j])) != 0) {
+      ++j;
+    }
+    if (j == i || j - i > 3 || std::stoi(a.substr(i, j - i)) > 255 || (octets == 0 && a.substr(i, j - i) != "127")) {
+      return false;
+    }
+    ++octets;
+    if (j == a.size()) {
+      break;
+    }
+    if (a[j] != '.' || octets == 4) {
+      return false;
+    }
+    i = j + 1;
+  }
+  return octets == 4;
+}
+
+bool HostIsAllowed(const std::string& host_header, const std::vector<std::string>& allowed) {
+  std::string host = host_header;
+  std::string port;
+  if (!host.empty() && host[0] == '[') {
+    const auto close = host.find(']');
+    if (close == std::string::npos) {
+      return false;
+    }
+    port = host.substr(close + 1);
+    host = host.substr(1, close - 1);
+    if (!port.empty() && port[0] != ':') {
+      return false;
+    }
+  } else if (const auto colon = host.find(':'); colon != std::string::npos) {
+    port = host.substr(colon);
+    host = host.substr(0, colon);
+  }
+  if (!port.empty() &&
+      (port.size() < 2 || port.size() > 6 ||
+       !std::all_of(port.begin() + 1, port.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))) {
+    return false;
+  }
+  if (IsLoopbackAddress(host)) {
+    return true;
+  }
+  const std::string h = Lower(host);
+  return !h.empty() && std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return Lower(a) == h; });
 }
 
 HttpResponse HttpResponse::Json(const nlohmann::json& j, int status) {
@@ -208,9 +251,24 @@ struct HttpServer::Impl {
 
   // The gate every request passes before its route: Host, token, media type, body size.
   std::optional<HttpResponse> Refuse(const httplib::Request& req, const RouteOptions* route) const {
-    if (options.token.empty() && !IsLoopbackAddress(HostOf(req.get_header_value("Host")))) {
-      return ErrorResponse(kStatusForbidden, "usage", "this server answers only requests addressed to the loopback host",
+    if (options.token.empty() && !HostIsAllowed(req.get_header_value("Host"), options.allowed_hosts)) {
+      return ErrorResponse(kStatusForbidden, "usage",
+                           "this server answers only requests addressed to the loopback host (localhost, 127.0.0.1, "
+                           "[::1]) or a name given with --allow-host",
                            "Host");
+    }
+    // Text that is not UTF-8 is refused before any route reads it (JSON is UTF-8, RFC 8259 §8.1).
+    if (const auto bad = FirstNonUtf8(req.body)) {
+      return ErrorResponse(kStatusBadRequest, "input",
+                           "the body is not UTF-8 (byte " + std::to_string(*bad) + ")", "body");
+    }
+    if (FirstNonUtf8(req.path)) {
+      return ErrorResponse(kStatusBadRequest, "input", "the path is not UTF-8", "path");
+    }
+    for (const auto& [k, v] : req.params) {
+      if (FirstNonUtf8(k) || FirstNonUtf8(v)) {
+        return ErrorResponse(kStatusBadRequest, "input", "a query parameter is not UTF-8", "query");
+      }
     }
     const bool is_public = route != nullptr && route->is_public;
     if (!options.token.empty() && !is_public) {

@@ -40,6 +40,9 @@ struct HttpServerOptions {
   std::string token_flag = "--token";
   std::string token_how = "give --token or set GPUPLAN_TOKEN";
   std::string static_root;                  // served for GET paths no route takes; empty: none
+  // Host header names answered besides the loopback ones (`--allow-host`), compared exactly
+  // (case-insensitive), with or without a port.
+  std::vector<std::string> allowed_hosts;
   std::string content_security_policy =
       "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -67,8 +70,12 @@ struct RouteOptions {
   bool is_public = false;      // answered without the token (GET /health)
 };
 
-// True for 127.0.0.0/8, ::1 and "localhost".
+// True for exactly "localhost", "::1" ("[::1]") or a dotted IPv4 address in 127.0.0.0/8
+// (four decimal octets): "127.0.0.1.evil.example" is not (issue 26: DNS rebinding).
 bool IsLoopbackAddress(const std::string& address);
+// Whether a Host header names this server: a loopback name (IsLoopbackAddress) or one of
+// `allowed`, exactly (case-insensitive), optionally followed by ":PORT" (digits only).
+bool HostIsAllowed(const std::string& host_header, const std::vector<std::string>& allowed);
 
 // The JSON error object of an exception and its HTTP status (the one mapping, see above).
 HttpResponse ErrorResponse(const std::exception_ptr& e);

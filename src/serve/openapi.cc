@@ -229,8 +229,13 @@ json Schemas() {
                           {"expected_card", str},
                           {"tests", integer}}}};
   s["Reports"] = {{"type", "object"},
-                  {"required", {"reports"}},
-                  {"properties", {{"reports", {{"type", "array"}, {"items", Ref("ReportSummary")}}}}}};
+                  {"required", {"reports", "skipped"}},
+                  {"properties",
+                   {{"reports", {{"type", "array"}, {"items", Ref("ReportSummary")}}},
+                    {"skipped",
+                     {{"type", "array"},
+                      {"description", "files of the folder not read: a name that is not UTF-8, a link out of the folder"},
+                      {"items", {{"type", "object"}, {"properties", {{"name", str}, {"why", str}}}}}}}}}};
   s["CheckReport"] = {{"type", "object"},
                       {"description", "a check report, as `gpuplan check --json` writes it (docs/check.md §6)"},
                       {"required", {"verdict", "tests"}},

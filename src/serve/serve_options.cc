@@ -18,6 +18,11 @@ const OptionTable<ServeRequest>& ServeOptionTable() {
     t.push_back(Option<R>("--reports", "reports", "folder of check reports (JSON) for /api/check/reports", &R::reports)
                     .Unset("none"));
     t.push_back(Option<R>("--web", "web", "the built page (web/dist)", &R::web).Unset("web/ next to the binary"));
+    t.push_back(Option<R>("--allow-host", "allow_hosts",
+                          "a Host name answered besides localhost, 127.0.0.1 and [::1] (exact, any port; repeat or "
+                          "comma-separate); every other Host is refused, against DNS rebinding",
+                          &R::allow_hosts)
+                    .Unset("the loopback names only"));
     t.push_back(Option<R>("--token", "token", "bearer token every /api request must carry (also $GPUPLAN_TOKEN)",
                           &R::token).Unset("none (loopback only)"));
     t.push_back(Option<R>("--body-limit-mib", "body_limit_mib", "largest request body, uploads aside",

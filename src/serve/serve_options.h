@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "read/options.h"
 
@@ -22,6 +23,7 @@ struct ServeRequest {
   double upload_limit_mib = 16;    // bodies of POST /api/cost/* and /api/fit (usage traces, offers)
   double timeout_seconds = 30;     // reading a request and writing an answer, each
   int64_t threads = 256;           // connections answered at once (a keep-alive one holds a thread)
+  std::vector<std::string> allow_hosts;  // Host names answered besides localhost, 127.0.0.1, [::1]
 };
 
 const OptionTable<ServeRequest>& ServeOptionTable();

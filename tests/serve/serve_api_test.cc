@@ -175,6 +175,10 @@ class ServeApiTest : public ::testing::Test {
     std::ofstream(*dir_ / "reports" / "not-a-report.json") << "{\"hello\": 1}";
     // A two-GPU H100 report with burn-in curves (tests/fixtures/check/README.md).
     fs::copy_file(Fixture("check/h100x2-burn-in.json"), *dir_ / "reports" / "h100x2-burn-in.json");
+    // Not to be read through the API (issue 26): links out of the folder, a name that is not UTF-8.
+    fs::create_symlink("/etc/passwd", *dir_ / "reports" / "passwd.json");
+    fs::create_symlink(Fixture("check/h100x2-burn-in.json"), *dir_ / "reports" / "link-out.json");
+    std::ofstream(*dir_ / "reports" / "n\xffm.json") << "{}";
     // A page folder with a link out of it (to /etc), which must not be followed.
     fs::create_directories(*dir_ / "web" / "assets");
     std::ofstream(*dir_ / "web" / "index.html") << "<!doctype html><title>fixture page</title>";
@@ -430,6 +434,60 @@ TEST_F(ServeApiTest, MeterReportAndExport) {
                                "2026-03-02"},
                               dir_->string()).out);
   EXPECT_EQ(csv->body.rfind("timestamp,gpus\n", 0), 0u);
+}
+
+// Issue 26 req. 8: a file of the reports folder that is not what it seems is skipped and named.
+TEST_F(ServeApiTest, ReportsFolderSkipsLinksOutAndNonUtf8Names) {
+  const json list = Body(Get("/api/check/reports"));
+  std::map<std::string, std::string> skipped;
+  for (const auto& s : list["skipped"]) {
+    skipped[s["name"].get<std::string>()] = s["why"].get<std::string>();
+  }
+  EXPECT_EQ(skipped["passwd.json"], "a link that leads out of the reports folder");
+  EXPECT_EQ(skipped["link-out.json"], "a link that leads out of the reports folder");
+  EXPECT_EQ(skipped["n\xef\xbf\xbdm.json"], "its name is not UTF-8");  // written with U+FFFD
+  for (const auto& r : list["reports"]) {
+    EXPECT_NE(r["name"], "passwd.json");
+  }
+  const auto r = Get("/api/check/reports/passwd.json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(r->body.find("root"), std::string::npos);  // nothing of /etc/passwd
+}
+
+// Issue 26 req. 8: the Host must name this server exactly (DNS rebinding reaches a loopback
+// server under a name the attacker controls), and every text is UTF-8.
+TEST_F(ServeApiTest, HostIsMatchedExactlyAndTextMustBeUtf8) {
+  const std::string port = std::to_string(server_->port());
+  for (const std::string& host : std::vector<std::string>{"127.0.0.1.evil.example", "127.0.0.1.evil.example:" + port, "localhost.evil.example",
+                                 "evil.example", "127.1", "127.0.0.256", "127.0.0.1:80x", "[::1].evil", "",
+                                 "0.0.0.0:" + port}) {
+    const auto r = server_->Client().Get("/api/gpus", httplib::Headers{{"Host", host}});
+    ASSERT_TRUE(r) << host;
+    EXPECT_EQ(r->status, 403) << "Host: " << host;
+  }
+  for (const std::string& host :
+       std::vector<std::string>{"127.0.0.1:" + port, "localhost", "LOCALHOST:" + port, "[::1]:" + port, "127.9.8.7"}) {
+    const auto r = server_->Client().Get("/api/gpus", httplib::Headers{{"Host", host}});
+    ASSERT_TRUE(r) << host;
+    EXPECT_EQ(r->status, 200) << "Host: " << host;
+  }
+  // --allow-host names one more, exactly.
+  ServerProcess named({"--allow-host", "gpu-box.lan"});
+  ASSERT_GT(named.port(), 0) << named.first_line();
+  EXPECT_EQ(named.Client().Get("/api/gpus", httplib::Headers{{"Host", "gpu-box.lan:8080"}})->status, 200);
+  EXPECT_EQ(named.Client().Get("/api/gpus", httplib::Headers{{"Host", "GPU-BOX.LAN"}})->status, 200);
+  EXPECT_EQ(named.Client().Get("/api/gpus", httplib::Headers{{"Host", "evil.gpu-box.lan"}})->status, 403);
+  EXPECT_EQ(named.Client().Get("/api/gpus", httplib::Headers{{"Host", "gpu-box.lan.evil.example"}})->status, 403);
+  // A body that is not UTF-8 is a 400 naming the body, not a 500.
+  const auto bad = server_->Client().Post("/api/fit", std::string("{\"model\": \"\xff\"}"), "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(Body(bad)["error"]["field"], "body");
+  const auto query = Get("/api/meter/report?from=%FF");
+  ASSERT_TRUE(query);
+  EXPECT_EQ(query->status, 400);
+  EXPECT_EQ(Body(query)["error"]["field"], "query");
 }
 
 TEST_F(ServeApiTest, CheckReports) {
