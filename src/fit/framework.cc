@@ -27,6 +27,7 @@ const std::vector<std::string>& ProfileKeys() {
       "kv_fraction_rule",              "kv_block_tokens",      "kv_block_rule",
       "max_num_seqs", "batched_tokens", "large_card",          "cuda_graph_mib",
       "context_outside_fraction",      "weights",              "sources",
+      "batched_tokens_rule",           "card_f16_tflops",
       "attention",    "elementwise",   "default_precision"};
   return keys;
 }
@@ -118,6 +119,14 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.kv_block_rule = Choice(m, "kv_block_rule", p.kv_block_rule, {"fixed", "tgi_attention"});
   p.max_num_seqs = m.Count("max_num_seqs", false, p.max_num_seqs, 1, 1 << 20);
   p.batched_tokens = m.Count("batched_tokens", false, p.batched_tokens, 0, 1 << 24);
+  p.batched_tokens_rule = Choice(m, "batched_tokens_rule", p.batched_tokens_rule, {"fixed", "tgi_compute_optimal"});
+  if (const auto cards = m.Map("card_f16_tflops", "expected a mapping of card name: TFLOP/s")) {
+    p.card_f16_tflops.clear();
+    for (const auto& kv : m.Node("card_f16_tflops")) {
+      const std::string card = kv.first.Scalar();
+      p.card_f16_tflops[card] = cards->Num(card, true, 0, 1, 1e5);
+    }
+  }
   if (const auto large = m.Map("large_card", "expected a mapping: min_memory_gib, except, max_num_seqs, batched_tokens")) {
     large->Only({"min_memory_gib", "except", "max_num_seqs", "batched_tokens"});
     LargeCardRule r;
@@ -393,16 +402,72 @@ CardFramework FrameworkOnCard(const FrameworkProfile& f, const Gpu& gpu, const M
                                 mib, reserved, mib));
   }
   if (f.kv_block_rule == "tgi_attention") {
-    // launcher/src/main.rs resolve_attention (v3.3.7): flashinfer (1-token blocks) when config.json
-    // states head_dim 64/128/256 and the model is not falcon/deepseek_v2; else flashdecoding (256)
-    // on compute capability >= 8, paged (16) below (models/globals.py BLOCK_SIZE).
-    const bool stated = m.head_dim_in_config && (m.head_dim == 64 || m.head_dim == 128 || m.head_dim == 256) &&
-                        m.model_type != "falcon" && m.model_type != "deepseek_v2";
+    // launcher/src/main.rs resolve_attention (v3.3.7): flashinfer (1-token blocks) when the head
+    // dim (config.json's, else hidden / heads: Config::from) is 64, 128 or 256 and the model is
+    // not falcon/deepseek_v2, on every card; else flashdecoding (256) on compute capability >= 8,
+    // paged (16) below (models/globals.py BLOCK_SIZE).
+    const bool flashinfer = (m.head_dim == 64 || m.head_dim == 128 || m.head_dim == 256) && !m.mla &&
+                            m.model_type != "falcon" && m.model_type != "deepseek_v2";
     const bool sm8 = !gpu.compute_capability.empty() && std::atof(gpu.compute_capability.c_str()) >= 8.0;
-    r.kv_block_tokens = stated ? 1 : sm8 ? 256 : 16;
-    notes.push_back(stated ? std::string("flashinfer attention, 1-token KV blocks")
-                    : sm8  ? std::string("flashdecoding attention, 256-token KV blocks (config.json states no head_dim)")
-                           : std::string("paged attention, 16-token KV blocks (compute capability under 8)"));
+    r.kv_block_tokens = flashinfer ? 1 : sm8 ? 256 : 16;
+    notes.push_back(flashinfer ? std::string("flashinfer attention, 1-token KV blocks")
+                    : sm8      ? std::string("flashdecoding attention, 256-token KV blocks (head dim not 64/128/256)")
+                               : std::string("paged attention, 16-token KV blocks (compute capability under 8)"));
+  }
+  if (f.batched_tokens_rule == "tgi_compute_optimal") {
+    // launcher/src/main.rs (v3.3.7) max_batch_prefill_tokens: compute_optimal = the card's fp16
+    // FLOP/s x shards / Config::flop() (per token: q, k, v, attention, o and 2 x 3 x h x I per
+    // layer), used when over 100, else 4096; at most max_position_embeddings; at most
+    // vram_maximum = (memory.total x shards x cuda_memory_fraction (1.0) x 0.95 - model_vram) /
+    // token_vram. The card is found by its nvidia-smi name, spaces as dashes, lower case.
+    const double shards = static_cast<double>(tp * pp);
+    double tflops = 0;
+    std::string card = "unknown";
+    for (const std::string& name : gpu.aliases) {
+      std::string key = Lower(name);
+      std::replace(key.begin(), key.end(), ' ', '-');
+      if (const auto it = f.card_f16_tflops.find(key); it != f.card_f16_tflops.end()) {
+        tflops = it->second;
+        card = key;
+        break;
+      }
+    }
+    const double h = static_cast<double>(m.hidden);
+    const double hd = static_cast<double>(m.head_dim);
+    const double nh = static_cast<double>(m.heads);
+    const double nkv = static_cast<double>(m.kv_heads);
+    const double layers = static_cast<double>(m.layers);
+    const double inter = static_cast<double>(m.intermediate);
+    const double per_token = m.moe ? static_cast<double>(m.moe->experts_per_token) : 1.0;
+    const double experts = m.moe ? static_cast<double>(m.moe->experts) : 1.0;
+    int64_t value = f.batched_tokens > 0 ? f.batched_tokens : 4096;
+    std::string why = "the launcher's default";
+    if (tflops > 0) {
+      const double flop = (3.0 * 2 * nh * hd * h + 2.0 * 2 * nkv * hd * h + 2.0 * 3 * h * inter * per_token) * layers;
+      const auto optimal = static_cast<int64_t>(std::floor(tflops * 1e12 * shards / flop));
+      if (optimal > 100) {
+        value = optimal;
+        why = fmt::format("{:g} TFLOP/s of {} x {:g} / {:.4g} FLOP per token", tflops, card, shards, flop);
+      }
+    }
+    if (m.max_positions > 0 && m.max_positions < value) {
+      value = m.max_positions;
+      why = "max_position_embeddings";
+    }
+    const double mib = std::floor(static_cast<double>(gpu.memory_bytes) / kMiB);
+    const auto available = static_cast<double>(static_cast<float>(mib * kMiB * shards) * 1.0F * 0.95F);
+    const double model_vram = 2.0 * ((3.0 * inter * experts * h + (nh + 2 * nkv) * hd + nh * hd * h) * layers +
+                                     2.0 * h * static_cast<double>(m.vocab));
+    const double token_vram = nkv * 2 * hd * 2 * layers + (inter + std::floor(inter / 2)) * experts * 2 * 3;
+    if (available > model_vram && token_vram > 0) {
+      const auto cap = static_cast<int64_t>(std::floor((available - model_vram) / token_vram));
+      if (cap < value) {
+        value = cap;
+        why = "the launcher's VRAM estimate";
+      }
+    }
+    r.batched_tokens = value;
+    notes.push_back(fmt::format("warm-up prefill of {} tokens ({})", value, why));
   }
   for (const auto& n : notes) {
     out.note += (out.note.empty() ? f.Label() + " on " + gpu.name + ": " : "; ") + n;

@@ -59,6 +59,10 @@ struct FrameworkProfile {
   std::string kv_block_rule = "fixed";  // fixed | tgi_attention (flashinfer 1, flashdecoding 256, paged 16)
   int64_t max_num_seqs = 1;          // sequences of the profiling run's sampler (vLLM)
   int64_t batched_tokens = 0;        // the server's max_num_batched_tokens (0: the request's)
+  // fixed | tgi_compute_optimal (TGI's launcher: the card's fp16 FLOPs over the model's FLOPs per
+  // token, capped by max_position_embeddings and its VRAM estimate; batched_tokens when unknown)
+  std::string batched_tokens_rule = "fixed";
+  std::map<std::string, double> card_f16_tflops;  // TGI's table, by nvidia-smi name as the launcher spells it
   std::optional<LargeCardRule> large_card;
   double cuda_graph_mib = 0;         // CUDA-graph memory taken from the KV space (vLLM >= 0.21)
   bool context_outside_fraction = false;  // vLLM: the CUDA context is not inside fraction x total

@@ -526,22 +526,29 @@ TEST(FrameworkVersions, SglangFractionFromTheCardsMemory) {
 }
 
 TEST(FrameworkVersions, TgiKvTokensOnAnH200ByHand) {
-  // TGI v3.3.7, Llama-3.1-8B on an H200 (150,754,820,096 bytes). After the warm-up prefill of 4096
-  // tokens (4096 x 122,880 + one sequence's logits 1,026,048 = 504,342,528) the KV takes
-  // free - (1 - 1.0 x TGI_WIGGLE_ROOM 0.90) x total = 0.9 x total - 16,060,522,496 weights -
-  // 504,342,528 - the 550 MiB Hopper context 576,716,800 = 118,537,756,262.4 bytes / 131,072 =
-  // 904,371.4 tokens. config.json states no head_dim, so the launcher falls back to flashdecoding
-  // (256-token blocks) on compute capability 9.0: 3,532 blocks = 904,192 tokens.
-  // Before issue 31 (fraction 1.0, 16-token blocks): 133,613,238,272 / 131,072 -> 1,019,376 tokens,
-  // 15.1 GB of KV more than TGI allocates.
+  // TGI v3.3.7, Llama-3.1-8B on an H200 (150,754,820,096 bytes), by the launcher and server source:
+  // - the warm-up prefill (launcher max_batch_prefill_tokens): Config::flop per token = 32 layers x
+  //   (3 x 2 x 32 x 128 x 4096 + 2 x 2 x 8 x 128 x 4096 + 2 x 3 x 4096 x 14336) = 15,032,385,536;
+  //   989e12 / 15,032,385,536 = 65,791.4 -> 65,791 tokens (under max_position_embeddings 131,072
+  //   and the launcher's VRAM estimate, 495,075 tokens);
+  // - its activations: 65,791 x 122,880 + one sequence's logits 1,026,048 = 8,085,424,128;
+  // - KV = free - (1 - 1.0 x TGI_WIGGLE_ROOM 0.90) x total = 0.9 x total - 16,060,522,496 weights -
+  //   8,085,424,128 - the 550 MiB Hopper context 576,716,800 = 110,956,674,662.4 bytes / 131,072 =
+  //   846,532.4 -> 846,532 tokens (flashinfer: the head dim hidden / heads = 128, 1-token blocks).
+  // Before issue 31 (fraction 1.0, a 4096-token warm-up, 16-token blocks): 1,019,376 tokens.
   const MemoryEstimate e = OnCard("Llama-3.1-8B", "infer", "tgi", 4096, "H200 SXM 141GB");
-  EXPECT_EQ(e.kv_cache_tokens.value_or(0), 904'192);
+  EXPECT_EQ(e.server_batched_tokens.value_or(0), 65'791);
+  EXPECT_EQ(e.kv_cache_tokens.value_or(0), 846'532);
   EXPECT_DOUBLE_EQ(e.server_kv_fraction.value_or(0), 0.9);
-  EXPECT_EQ(e.server_block_tokens.value_or(0), 256);
-  // Qwen3-8B's config states head_dim 128: flashinfer, 1-token blocks.
-  EXPECT_EQ(OnCard("Qwen3-8B", "infer", "tgi", 4096, "H200 SXM 141GB").server_block_tokens.value_or(0), 1);
-  // A V100 (compute capability 7.0) takes paged attention, 16-token blocks.
-  EXPECT_EQ(OnCard("Llama-3.1-8B", "infer", "tgi", 2048, "V100 SXM2 32GB").server_block_tokens.value_or(0), 16);
+  EXPECT_EQ(e.server_block_tokens.value_or(0), 1);
+  // An H100 80GB HBM3: 900e12 / 15,032,385,536 = 59,870.7 -> 59,870; an RTX 4090 is not in the
+  // launcher's table ("nvidia-geforce-rtx-4090" is not "nvidia-4090"): 4096.
+  EXPECT_EQ(OnCard("Llama-3.1-8B", "infer", "tgi", 4096, "H100 SXM 80GB").server_batched_tokens.value_or(0), 59'870);
+  EXPECT_EQ(OnCard("Llama-3.1-8B", "infer", "tgi", 4096, "RTX 4090").server_batched_tokens.value_or(0), 4096);
+  // Phi-3-mini's head dim is 3072 / 32 = 96: flashdecoding (256-token blocks) on compute
+  // capability 8+, paged (16) on a V100 (7.0).
+  EXPECT_EQ(OnCard("Phi-3-mini-128k-instruct", "infer", "tgi", 4096, "H200 SXM 141GB").server_block_tokens.value_or(0), 256);
+  EXPECT_EQ(OnCard("Phi-3-mini-128k-instruct", "infer", "tgi", 2048, "V100 SXM2 32GB").server_block_tokens.value_or(0), 16);
 }
 
 TEST(FrameworkVersions, MegatronCrossEntropyKeepsOneFp32Copy) {
@@ -563,6 +570,17 @@ TEST(FrameworkVersions, TorchtitanChunksTheOutputLayerOnMain) {
   const double v022 = EstimateMemory(Qwen06b(), w, Layout{}, With("torchtitan@0.2.2")).per_gpu.activations.value;
   const double main = EstimateMemory(Qwen06b(), w, Layout{}, With("torchtitan")).per_gpu.activations.value;
   EXPECT_DOUBLE_EQ(v022 - main, 10.0 * 2048 * 151936 * 7 / 8 - 4.0 * 2048 * 1024);
+}
+
+TEST(FrameworkVersions, TorchtuneMainNeverMakesTheWholeLogits) {
+  // torchtune v0.6.1 (CEWithChunkedOutputLoss): bf16 logits whole + fp32 per chunk + every
+  // chunk's fp32 log-softmax = (2 + 4 + 4/8) x S x V; main (LinearCrossEntropyLoss): no whole
+  // logits, every chunk's fp32 log-softmax + the last chunk's bf16 and fp32 = (4 + 6/8) x S x V.
+  // Qwen3-0.6B, seq 2048: 1.75 x 2048 x 151,936 = 544,538,624 bytes fewer.
+  const Workload w = Train(Task::kFull, 2048);
+  const double v061 = EstimateMemory(Qwen06b(), w, Layout{}, With("torchtune")).per_gpu.activations.value;
+  const double main = EstimateMemory(Qwen06b(), w, Layout{}, With("torchtune@main")).per_gpu.activations.value;
+  EXPECT_DOUBLE_EQ(v061 - main, 544'538'624.0);
 }
 
 TEST(FrameworkVersions, TransformersV5TrainsInPureBf16) {
