@@ -154,6 +154,7 @@ void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::stri
   r.cuda_context_given = given("cuda_context_mib");
   r.batched_tokens_given = given("batched_tokens");
   r.precision_given = given("precision");
+  r.recompute_given = given("recompute");
 }
 
 void ApplyJson(const nlohmann::json& j, FitRequest& r) {

@@ -117,6 +117,11 @@ void ApplyFramework(const FitRequest& r, const std::string& data_dir, FitInputs&
     // pure bf16 unless --precision says otherwise (docs/memory-model.md §8).
     in.workload.precision = ParsePrecision(f.default_precision);
   }
+  if (!r.recompute_given && !f.default_recompute.empty() && IsTraining(in.workload.task)) {
+    // LLaMA-Factory turns gradient checkpointing on unless disable_gradient_checkpointing: the
+    // layout of one card takes it; a search still tries every recomputation.
+    in.workload.recompute = ParseRecompute(f.default_recompute);
+  }
   in.overhead.kv_fraction = r.gpu_memory_utilization.value_or(0);
   if (f.gguf) {
     in.overhead.gguf_bits = catalog.GgufBits(r.gguf_type);

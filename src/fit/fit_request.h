@@ -93,7 +93,8 @@ struct FitRequest {
   bool context_given = false;
   bool cuda_context_given = false;
   bool batched_tokens_given = false;  // else a server profile's default on the card (vLLM)
-  bool precision_given = false;       // else the framework's default precision (transformers v5: bf16)  // else a framework profile takes the card generation's context
+  bool precision_given = false;       // else the framework's default precision (transformers v5: bf16)
+  bool recompute_given = false;       // else the framework's default (LLaMA-Factory: full)  // else a framework profile takes the card generation's context
 
   std::function<void(double)> progress;  // a search's progress, fraction done (may be empty)
 

@@ -28,7 +28,7 @@ const std::vector<std::string>& ProfileKeys() {
       "max_num_seqs", "batched_tokens", "large_card",          "cuda_graph_mib",
       "context_outside_fraction",      "weights",              "sources",
       "batched_tokens_rule",           "card_f16_tflops",
-      "attention",    "elementwise",   "default_precision"};
+      "attention",    "elementwise",   "default_precision",    "default_recompute"};
   return keys;
 }
 
@@ -78,6 +78,9 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.kind = Choice(m, "kind", p.kind, {"training", "inference"});
   p.description = m.Str("description", false, p.description);
   p.fp32_grads = Choice(m, "grad_dtype", p.fp32_grads ? "fp32" : "param", {"param", "fp32"}) == "fp32";
+  if (m.Has("default_recompute")) {
+    p.default_recompute = Choice(m, "default_recompute", "none", {"none", "selective", "op", "full"});
+  }
   if (m.Has("default_precision")) {
     p.default_precision = Choice(m, "default_precision", "mixed", {"mixed", "bf16", "fp32"});
   }

@@ -40,6 +40,7 @@ struct FrameworkProfile {
   std::string description;
   bool fp32_grads = false;           // grad_dtype: fp32
   std::string default_precision;     // the training precision without --precision ("": mixed)
+  std::string default_recompute;     // one card's recomputation without --recompute ("": none)
   LossKind loss = LossKind::kFull;
   int64_t loss_chunks = 1;
   bool ddp_bucket_copy = false;      // DDP buckets hold a second copy of the gradients

@@ -279,18 +279,22 @@ TEST(Frameworks, MegatronKeepsFp32MainGrads) {
 }
 
 TEST(Frameworks, LitgptQloraPeaksOnTheBf16WeightsBeforeNf4) {
-  // Llama-3.1-8B QLoRA, seq 256: at load every base weight is bf16 on the GPU:
-  // 2 x 8,030,261,248 bytes + the 500 MiB CUDA context = 16,584,810,496 bytes.
+  // Llama-3.1-8B QLoRA, seq 256, the LitGPT of April 2024 (58c5b18, the measured rows): at load
+  // every base weight is bf16 on the GPU: 2 x 8,030,261,248 bytes + the 500 MiB CUDA context =
+  // 16,584,810,496 bytes.
   const Workload w = Train(Task::kQlora, 256);
-  const MemoryEstimate lit = EstimateMemory(test::Llama8b(), w, Layout{}, With("litgpt"));
+  const MemoryEstimate lit = EstimateMemory(test::Llama8b(), w, Layout{}, With("litgpt@58c5b18"));
   EXPECT_DOUBLE_EQ(lit.load_peak.value, 2 * kP8b + kContext);
   EXPECT_DOUBLE_EQ(lit.load_peak.value, 16'584'810'496.0);
   EXPECT_GT(lit.load_peak.value, lit.nvidia_smi.value);
   // PEFT + bitsandbytes quantises as it loads: no load peak above the steady state.
   const MemoryEstimate peft = EstimateMemory(test::Llama8b(), w, Layout{}, With("peft"));
   EXPECT_DOUBLE_EQ(peft.load_peak.value, peft.nvidia_smi.value);
+  // LitGPT 0.5.13 quantises each Linear as its weight loads (Lightning's pre-hook): no such peak.
+  const MemoryEstimate now = EstimateMemory(test::Llama8b(), w, Layout{}, With("litgpt"));
+  EXPECT_DOUBLE_EQ(now.load_peak.value, now.nvidia_smi.value);
   // LitGPT's rule is about quantisation: a bf16 LoRA has no such peak.
-  const MemoryEstimate lora = EstimateMemory(test::Llama8b(), Train(Task::kLora, 256), Layout{}, With("litgpt"));
+  const MemoryEstimate lora = EstimateMemory(test::Llama8b(), Train(Task::kLora, 256), Layout{}, With("litgpt@58c5b18"));
   EXPECT_DOUBLE_EQ(lora.load_peak.value, lora.nvidia_smi.value);
 }
 
@@ -581,6 +585,16 @@ TEST(FrameworkVersions, TorchtuneMainNeverMakesTheWholeLogits) {
   const double v061 = EstimateMemory(Qwen06b(), w, Layout{}, With("torchtune")).per_gpu.activations.value;
   const double main = EstimateMemory(Qwen06b(), w, Layout{}, With("torchtune@main")).per_gpu.activations.value;
   EXPECT_DOUBLE_EQ(v061 - main, 544'538'624.0);
+}
+
+TEST(FrameworkVersions, LlamaFactoryCheckpointsByDefault) {
+  // LLaMA-Factory v0.9.5 model_args.py: disable_gradient_checkpointing = False, so one card's
+  // layout recomputes every layer unless --recompute says otherwise; the Trainer does not.
+  FitRequest r;
+  EXPECT_EQ(Prepared("Llama-3.1-8B", "lora", "llama-factory", 0, r).workload.recompute, Recompute::kFull);
+  EXPECT_EQ(Prepared("Llama-3.1-8B", "lora", "hf-trainer", 0, r).workload.recompute, Recompute::kNone);
+  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "lora"}, {"framework", "llama-factory"}, {"recompute", "none"}}, r);
+  EXPECT_EQ(PrepareFit(r, test::DataDir()).workload.recompute, Recompute::kNone);
 }
 
 TEST(FrameworkVersions, TransformersV5TrainsInPureBf16) {
