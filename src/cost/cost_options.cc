@@ -40,7 +40,7 @@ OptionTable<R> RentalTable() {
                         &R::hours_per_month)
                   .Unit("hours")
                   .Unset("none"));
-  t.push_back(Option<R>("--gpus", "gpus", "GPUs used, with --hours-per-month", &R::gpus));
+  t.push_back(Option<R>("--gpus", "gpus", "GPUs used, with --hours-per-month", &R::gpus).Min(0).Max(100000));
   t.push_back(Option<R>("--spot-for-all", "spot_for_all", "allow spot for every class of work, not only interruptible",
                         &R::spot_for_all));
   t.push_back(Option<R>("--release-idle", "release_idle",

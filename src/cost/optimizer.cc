@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/work_budget.h"
 #include "cost/billing.h"
 
 namespace gpuplan {
@@ -471,7 +472,15 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
   glp_init_iocp(&parm);
   parm.presolve = GLP_ON;
   parm.msg_lev = GLP_MSG_OFF;
+  // A server's per-request budget (core/work_budget.h) bounds the search: GLPK's tm_lim (ms).
+  CheckWorkBudget();
+  if (const auto left = WorkBudgetSecondsLeft()) {
+    parm.tm_lim = static_cast<int>(std::clamp(*left * 1000.0, 1.0, 2.0e9));
+  }
   const int rc = glp_intopt(p.lp, &parm);
+  if (rc == GLP_ETMLIM) {
+    CheckWorkBudget();  // past the deadline: the budget's error, not "no optimum"
+  }
   const int status = rc == 0 ? glp_mip_status(p.lp) : GLP_UNDEF;
   const SolverOutcome outcome = ReadGlpkOutcome(rc, status);
   if (outcome == SolverOutcome::kFailed) {

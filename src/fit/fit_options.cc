@@ -24,7 +24,7 @@ const OptionTable<FitRequest>& FitOptionTable() {
                     .Choices({"pretrain", "full", "lora", "qlora", "infer"}, [](const std::string& s) { ParseTask(s); }));
     t.push_back(Option<R>("--gpu", "gpu", "GPU name from the catalog (gpuplan gpus); without it, with a comma-separated "
                           "list, or with --max-gpus, fit searches", &R::gpu).Unset("none (search)"));
-    t.push_back(Option<R>("--gpus", "gpus", "GPU count; dp = gpus / (tp x pp); in a search, given = kept (for inference: one replica's GPUs)", &R::gpus).Min(0, true));
+    t.push_back(Option<R>("--gpus", "gpus", "GPU count; dp = gpus / (tp x pp); in a search, given = kept (for inference: one replica's GPUs)", &R::gpus).Min(0, true).Max(100000));
     t.push_back(Option<R>("--seq", "seq", "training sequence length", &R::seq).Unit("tokens"));
     t.push_back(Option<R>("--micro-batch", "micro_batch", "sequences per GPU per micro-step", &R::micro_batch));
     t.push_back(Option<R>("--global-batch", "global_batch", "sequences per optimizer step (0: fill the pipeline)",
@@ -113,8 +113,10 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--qps", "qps", "inference: requests per second to serve", &R::qps).Unset("none").Min(0, true));
     t.push_back(Option<R>("--latency-ms", "latency_ms", "inference: per-output-token latency target", &R::latency_ms)
                     .Unit("ms").Unset("none"));
+    // A search tries every whole node up to it: 4,096 GPUs take a few seconds for an 8B model,
+    // 16,384 fifteen (issue 26 req. 8); --gpus pins a larger count.
     t.push_back(Option<R>("--max-gpus", "max_gpus", "search: largest GPU count (whole nodes of 8 beyond one node)",
-                          &R::max_gpus));
+                          &R::max_gpus).Min(1).Max(4096));
     t.push_back(Option<R>("--margin", "margin", "search: memory safety margin (fraction of the card)", &R::margin));
     t.push_back(Option<R>("--objective", "objective", "search: what to rank by", &R::objective)
                     .Choices({"time", "gpu-hours", "cost"}, [](const std::string& s) { ParseObjective(s); }));

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/names.h"
+#include "core/work_budget.h"
 #include "fit/advisor.h"
 
 namespace gpuplan {
@@ -146,6 +147,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
     }
     const double capacity = UsableBytes(*gpu, o.margin);  // the Fits test, hoisted per card
     for (int64_t count : counts) {
+      CheckWorkBudget();  // a server's per-request deadline (core/work_budget.h)
       if (o.progress && (++done % 16 == 0)) {
         o.progress(static_cast<double>(done) / static_cast<double>(total));
       }
@@ -513,6 +515,7 @@ InferenceSearch SearchInference(const ModelSpec& m, const Workload& base, const 
       continue;
     }
     for (int64_t tp : tps) {
+      CheckWorkBudget();
       if (tp <= 0 || m.heads % tp != 0 || pp > m.layers || (pin.gpus && tp * pp != *pin.gpus)) {
         continue;
       }

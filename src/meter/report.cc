@@ -112,6 +112,11 @@ void AddHist(UtilisationDistribution& into, const std::array<double, kUtilisatio
 // hour; one from the year 401 (fuzz_serve_api's /api/meter/export?from=401-03-02) asked for 14
 // million hours and ran the server out of memory.
 constexpr int64_t kEarliestRangeMs = 946684800000;
+// The longest range one report, timeline or export reads: 1,100 days (three years and a few
+// days). Each GPU costs about 1.4 MB of hour rows a year of range (the example week's store, 4
+// GPUs over 26 years: 148 MB); 256 GPUs over three years stay near 1 GB, where 26 years would
+// take 9 GB and half a minute (issue 26 req. 8: a work budget for every request).
+constexpr int64_t kLongestRangeMs = 1100LL * 24 * 3600 * 1000;
 
 void CheckRange(int64_t from, int64_t to, int zone) {
   if (from < kEarliestRangeMs) {
@@ -120,6 +125,11 @@ void CheckRange(int64_t from, int64_t to, int zone) {
   }
   if (from >= to) {
     throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be before --to (" + FormatTimeMs(to, zone) + ")",
+                     "", 0, "--from");
+  }
+  if (to - from > kLongestRangeMs) {
+    throw InputError("the range from " + FormatTimeMs(from, zone) + " to " + FormatTimeMs(to, zone) +
+                         " is longer than 1,100 days, the most one report reads; report it in parts",
                      "", 0, "--from");
   }
 }

@@ -14,6 +14,7 @@
 #include "check/report.h"
 #include "core/civil.h"
 #include "core/error.h"
+#include "core/work_budget.h"
 #include "cost/cost_options.h"
 #include "cost/fit_job.h"
 #include "cost/requests.h"
@@ -49,7 +50,7 @@ struct ApiState {
   std::string data_dir;
   GpuCatalog catalog;
   // GLPK (the rental optimiser, cost/optimizer.h) keeps process-wide state: one solve at a time.
-  std::mutex solver;
+  std::timed_mutex solver;  // one GLPK solve at a time; waited for no longer than the request's budget
 };
 
 nlohmann::json ParseBody(const HttpRequest& req) {
@@ -115,6 +116,19 @@ nlohmann::json OptionsToJson(const OptionTable<Req>& table) {
   return out;
 }
 
+// Takes the solver lock, waiting no longer than the request's budget: a request queued behind a
+// long solve ends with the budget's error instead of waiting without end (issue 26 req. 8).
+void LockWithinBudget(std::unique_lock<std::timed_mutex>& lock) {
+  const auto deadline = WorkBudgetDeadline();
+  if (!deadline) {
+    lock.lock();
+    return;
+  }
+  while (!lock.try_lock_until(std::min(*deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100)))) {
+    CheckWorkBudget();  // past the deadline, or the server stopping: the budget's error
+  }
+}
+
 HttpResponse Fit(ApiState& s, const HttpRequest& req) {
   nlohmann::json body = ParseBody(req);
   FitRequest r;
@@ -136,9 +150,9 @@ HttpResponse Fit(ApiState& s, const HttpRequest& req) {
     r.offers_text = r.offers;
     r.offers = kOffersName;
   }
-  std::unique_lock<std::mutex> lock(s.solver, std::defer_lock);
+  std::unique_lock<std::timed_mutex> lock(s.solver, std::defer_lock);
   if (r.offers_text) {
-    lock.lock();  // offers: the job is priced by the rental optimiser
+    LockWithinBudget(lock);  // offers: the job is priced by the rental optimiser
   }
   const FitJobResult res = RunWithJsonKeys(FitOptionTable(), [&] { return RunFit(r, s.catalog, s.data_dir); });
   return HttpResponse::Json(FitJobToJson(res));
@@ -162,7 +176,8 @@ HttpResponse CostJob(ApiState& s, const HttpRequest& req, const OptionTable<Req>
   Req r;
   ApplyJson(body, r);
   TextsInsteadOfFiles(r);
-  const std::lock_guard<std::mutex> lock(s.solver);
+  std::unique_lock<std::timed_mutex> lock(s.solver, std::defer_lock);
+  LockWithinBudget(lock);
   return RunWithJsonKeys(table, [&] { return HttpResponse::Json(to_json(run(r, s.catalog))); });
 }
 
@@ -398,6 +413,7 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   o.body_limit = static_cast<std::size_t>(r.body_limit_mib * kBytesPerMib);
   o.read_timeout_seconds = r.timeout_seconds;
   o.write_timeout_seconds = r.timeout_seconds;
+  o.max_request_seconds = r.max_request_seconds;
   auto server = std::make_unique<HttpServer>(o);
   const RouteOptions upload{static_cast<std::size_t>(r.upload_limit_mib * kBytesPerMib), false};
   ApiState* s = state.get();

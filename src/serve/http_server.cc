@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/work_budget.h"
 #include "io/error_json.h"
 #include "read/file_text.h"
 
@@ -239,6 +240,7 @@ struct HttpServer::Impl {
   fs::path static_root;  // canonical; empty: none
   int port = 0;
   socket_t listen_fd = INVALID_SOCKET;  // the listening socket, from the socket-options hook
+  std::atomic<bool> stopping{false};     // Stop() called: computations in flight end
 
   void Send(httplib::Response& res, const HttpResponse& r) const {
     res.status = r.status;
@@ -374,6 +376,13 @@ struct HttpServer::Impl {
         if (!route->param.empty()) {
           hr.params[route->param] = capture;
         }
+        WorkBudget budget;
+        budget.seconds = options.max_request_seconds;
+        budget.deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(options.max_request_seconds));
+        budget.stopping = &stopping;
+        const ScopedWorkBudget scope(budget);
         out = route->handler(hr);
       }
     } catch (...) {
@@ -412,6 +421,9 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   seconds(o.write_timeout_seconds, &sec, &usec);
   impl_->server.set_write_timeout(sec, usec);
   impl_->server.set_payload_max_length(o.body_limit);
+  if (!(o.max_request_seconds > 0)) {
+    throw InputError("must be more than 0", "", 0, "--max-request-seconds");
+  }
   if (o.threads < 1) {
     throw InputError("must be at least 1", "", 0, "--threads");
   }
@@ -500,6 +512,9 @@ int HttpServer::Start() {
 void HttpServer::Run() { impl_->server.listen_after_bind(); }
 
 void HttpServer::Stop() {
+  if (impl_) {
+    impl_->stopping = true;  // computations in flight check it (CheckWorkBudget) and end
+  }
   if (impl_ && impl_->server.is_running()) {
     impl_->server.stop();
   }

@@ -34,6 +34,9 @@ struct HttpServerOptions {
   std::size_t body_limit = 1024 * 1024;     // bytes, for routes that set none of their own
   double read_timeout_seconds = 30;
   double write_timeout_seconds = 30;
+  // Each route's work budget (core/work_budget.h): past it the computation ends with a 400 naming
+  // max_request_seconds; Stop() ends every computation in flight (503).
+  double max_request_seconds = 30;
   int threads = 256;                        // connections answered at once (a keep-alive one holds a thread)
   std::string token;                        // required (Bearer) when not empty
   // How the front end takes the token, for the error when a non-loopback bind has none.

@@ -32,6 +32,13 @@ const OptionTable<ServeRequest>& ServeOptionTable() {
                           &R::upload_limit_mib).Unit("MiB").Min(0, true));
     t.push_back(Option<R>("--timeout", "timeout_seconds", "read and write timeout per request", &R::timeout_seconds)
                     .Unit("s").Min(0, true));
+    t.push_back(Option<R>("--max-request-seconds", "max_request_seconds",
+                          "the work one request may take (a layout search, a rental solve, a meter report); past it "
+                          "the request ends with a 400 naming this option",
+                          &R::max_request_seconds)
+                    .Unit("s")
+                    .Min(0, true)
+                    .Max(3600));
     t.push_back(Option<R>("--threads", "threads", "connections answered at once (an open keep-alive connection holds one)",
                           &R::threads).Min(1));
     return t;

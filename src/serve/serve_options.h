@@ -22,6 +22,7 @@ struct ServeRequest {
   double body_limit_mib = 1;       // request bodies of every route but the uploads
   double upload_limit_mib = 16;    // bodies of POST /api/cost/* and /api/fit (usage traces, offers)
   double timeout_seconds = 30;     // reading a request and writing an answer, each
+  double max_request_seconds = 30; // the work one request may take (a search, a solve, a report)
   int64_t threads = 256;           // connections answered at once (a keep-alive one holds a thread)
   std::vector<std::string> allow_hosts;  // Host names answered besides localhost, 127.0.0.1, [::1]
 };

@@ -490,6 +490,47 @@ TEST_F(ServeApiTest, HostIsMatchedExactlyAndTextMustBeUtf8) {
   EXPECT_EQ(Body(query)["error"]["field"], "query");
 }
 
+// Issue 26 req. 8: every request has a work budget. Sizes beyond what a search or a report can
+// hold are refused with 400 naming the field; a computation past --max-request-seconds ends with
+// a 400 naming that option; SIGTERM ends a server whose thread is in a long search.
+TEST_F(ServeApiTest, RequestsHaveAWorkBudget) {
+  const std::string offers = ReadText(DataDir() + "/offers/nanjing-a100.yaml");
+  const auto field_of = [](const httplib::Result& r) {
+    EXPECT_TRUE(r);
+    EXPECT_EQ(r ? r->status : 0, 400) << (r ? r->body : "");
+    return r ? Body(r)["error"]["field"].get<std::string>() : std::string();
+  };
+  EXPECT_EQ(field_of(Post("/api/fit", {{"model", "Llama-3.1-8B"}, {"task", "lora"}, {"max_gpus", 1000000}})), "max_gpus");
+  EXPECT_EQ(field_of(Post("/api/cost/compare", {{"offers", offers}, {"hours_per_month", 100}, {"gpus", 1e9}})), "gpus");
+  EXPECT_EQ(field_of(Get("/api/meter/report?from=2000-01-01")), "from");  // 26 years: over 1,100 days
+  // A search of every layout up to 4,096 GPUs takes seconds; with a budget of 1 s it ends there.
+  ServerProcess quick({"--max-request-seconds", "1"});
+  ASSERT_GT(quick.port(), 0) << quick.first_line();
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = quick.Client().Post("/api/fit",
+                                     json{{"model", "Llama-3.1-70B"}, {"task", "full"}, {"max_gpus", 4096}}.dump(),
+                                     "application/json");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(field_of(r), "max_request_seconds");
+  EXPECT_LT(took, 10.0);  // the budget, not the search's own length (about 30 s here)
+  // SIGTERM while a thread searches: the search ends (503) and the server is gone (it waited for
+  // the search before, 3.5 minutes).
+  ServerProcess busy({"--max-request-seconds", "600"});
+  ASSERT_GT(busy.port(), 0) << busy.first_line();
+  std::thread client([&] {
+    const auto answer = busy.Client().Post(
+        "/api/fit", json{{"model", "Llama-3.1-70B"}, {"task", "full"}, {"max_gpus", 4096}}.dump(), "application/json");
+    if (answer) {
+      EXPECT_EQ(answer->status, 503) << answer->body;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const auto stop_started = std::chrono::steady_clock::now();
+  EXPECT_EQ(busy.Stop(), 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - stop_started).count(), 5.0);
+  client.join();
+}
+
 TEST_F(ServeApiTest, CheckReports) {
   const json list = Body(Get("/api/check/reports"));
   ASSERT_EQ(list["reports"].size(), 3u);
