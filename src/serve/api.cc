@@ -397,6 +397,13 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   if (!r.reports.empty() && !fs::is_directory(r.reports)) {
     throw InputError("not a folder", r.reports, 0, "--reports");
   }
+  // The token travels in a cookie too (POST /api/session): only characters a cookie value may hold.
+  if (std::any_of(r.token.begin(), r.token.end(), [](unsigned char c) {
+        return c <= 0x20 || c >= 0x7f || c == '"' || c == ',' || c == ';' || c == '\\';
+      })) {
+    throw InputError("the token may hold printable ASCII but no space, quote, comma, semicolon or backslash", "", 0,
+                     "--token");
+  }
   HttpServerOptions o;
   o.bind = r.bind;
   o.port = static_cast<int>(r.port);
@@ -422,6 +429,17 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
     return [state, f](const HttpRequest& req) { return f(*state, req); };
   };
   server->Get("/health", [](const HttpRequest&) { return HttpResponse::Json({{"status", "ok"}}); }, {0, true});
+  // Token mode in a browser (issue 26 req. 7): the page, opened once as /#token=..., posts here
+  // with the bearer header; the answer keeps the token in an HttpOnly, SameSite=Strict cookie the
+  // server accepts besides the header (so no script can read it and no other site can send it).
+  server->Post("/api/session", [token = r.token](const HttpRequest&) {
+    if (token.empty()) {
+      return HttpResponse::Json({{"session", "open"}, {"token", false}});
+    }
+    HttpResponse out = HttpResponse::Json({{"session", "open"}, {"token", true}});
+    out.headers["Set-Cookie"] = std::string(kTokenCookie) + "=" + token + "; HttpOnly; SameSite=Strict; Path=/";
+    return out;
+  });
   server->Get("/api/gpus", [s, state](const HttpRequest&) { return HttpResponse::Json(GpusToJson(s->catalog)); });
   server->Get("/api/models",
               [s, state](const HttpRequest&) { return HttpResponse::Json(ModelsToJson(ListModels(s->data_dir))); });

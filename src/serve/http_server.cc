@@ -86,6 +86,26 @@ bool SameSecret(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+// The value of cookie `name` in a Cookie header ("a=1; gpuplan_token=xyz"), if there.
+std::optional<std::string> CookieValue(const std::string& header, const std::string& name) {
+  std::size_t at = 0;
+  while (at < header.size()) {
+    std::size_t end = header.find(';', at);
+    if (end == std::string::npos) {
+      end = header.size();
+    }
+    std::string part = header.substr(at, end - at);
+    const auto first = part.find_first_not_of(' ');
+    part = first == std::string::npos ? "" : part.substr(first);
+    const auto eq = part.find('=');
+    if (eq != std::string::npos && part.substr(0, eq) == name) {
+      return part.substr(eq + 1);
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
 std::string ContentTypeOf(const fs::path& p) {
   static const std::map<std::string, std::string> types = {
       {".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
@@ -245,6 +265,9 @@ struct HttpServer::Impl {
   void Send(httplib::Response& res, const HttpResponse& r) const {
     res.status = r.status;
     res.set_content(r.body, r.content_type);
+    for (const auto& [k, v] : r.headers) {
+      res.set_header(k, v);
+    }
     SetSecurityHeaders(res, options);
     if (r.content_type == "application/json") {
       res.set_header("Cache-Control", "no-store");
@@ -272,12 +295,21 @@ struct HttpServer::Impl {
         return ErrorResponse(kStatusBadRequest, "input", "a query parameter is not UTF-8", "query");
       }
     }
-    const bool is_public = route != nullptr && route->is_public;
+    // The page itself (static files: no data) is public, so a browser can open it in token
+    // mode; every /api route but /health needs the token, from the header or the cookie.
+    const bool is_static = route == nullptr && req.method == "GET" && req.path.rfind("/api/", 0) != 0;
+    const bool is_public = (route != nullptr && route->is_public) || is_static;
     if (!options.token.empty() && !is_public) {
       const std::string auth = req.get_header_value("Authorization");
       const std::string bearer = "Bearer ";
-      if (auth.compare(0, bearer.size(), bearer) != 0 || !SameSecret(auth.substr(bearer.size()), options.token)) {
-        return ErrorResponse(kStatusUnauthorized, "usage", "a bearer token is required (Authorization: Bearer <token>)",
+      const bool by_header =
+          auth.compare(0, bearer.size(), bearer) == 0 && SameSecret(auth.substr(bearer.size()), options.token);
+      const std::optional<std::string> cookie = CookieValue(req.get_header_value("Cookie"), kTokenCookie);
+      const bool by_cookie = cookie && SameSecret(*cookie, options.token);
+      if (!by_header && !by_cookie) {
+        return ErrorResponse(kStatusUnauthorized, "usage",
+                             "a token is required (Authorization: Bearer <token>, or open the page once as "
+                             "/#token=<token>)",
                              "Authorization");
       }
     }

@@ -28,6 +28,10 @@
 
 namespace gpuplan {
 
+// The cookie a browser holds the token in (POST /api/session sets it): HttpOnly, so no script
+// reads it, SameSite=Strict, so no other site's page sends it.
+inline constexpr const char* kTokenCookie = "gpuplan_token";
+
 struct HttpServerOptions {
   std::string bind = "127.0.0.1";
   int port = 8080;                          // 0: any free port (Port() after Start())
@@ -63,6 +67,7 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::map<std::string, std::string> headers;  // more headers (Set-Cookie of POST /api/session)
   static HttpResponse Json(const nlohmann::json& j, int status = 200);
 };
 

@@ -97,6 +97,9 @@ json Schemas() {
                       {"line", {{"type", "integer"}, {"nullable", true}}},
                       {"suggestions", {{"type", "array"}, {"items", str}}}}}}}}}};
   s["Health"] = {{"type", "object"}, {"required", {"status"}}, {"properties", {{"status", str}}}};
+  s["Session"] = {{"type", "object"},
+                  {"required", {"session", "token"}},
+                  {"properties", {{"session", str}, {"token", boolean}}}};
   s["Gpu"] = {{"type", "object"},
               {"required", {"name", "memory_bytes"}},
               {"properties", {{"name", str}, {"memory_bytes", integer}}}};
@@ -265,6 +268,13 @@ json OpenApiDocument() {
   paths["/health"] = {{"get",
                        {{"summary", "the server is up (no token needed)"},
                         {"responses", {{"200", Ok("up", Ref("Health"))}}}}}};
+  const json session_body = {{"required", true},
+                             {"content", {{"application/json", {{"schema", {{"type", "object"}}}, {"example", json::object()}}}}}};
+  paths["/api/session"] = {
+      {"post",
+       {{"summary", "keep the bearer token in an HttpOnly, SameSite=Strict cookie (the page opened as /#token=...)"},
+        {"requestBody", session_body},
+        {"responses", WithErrors({{"200", Ok("the cookie is set (token mode)", Ref("Session"))}}, true)}}}};
   paths["/api/gpus"] = {{"get",
                          {{"summary", "the GPU catalog, as gpuplan gpus --json"},
                           {"responses", WithErrors({{"200", Ok("the cards", Ref("Gpus"))}}, false)}}}};

@@ -816,14 +816,40 @@ TEST(ServeToken, RequiredOffLoopbackAndChecked) {
   const CliRun open = RunCli({"serve", "--bind", "0.0.0.0", "--port", "0"}, ".", true);
   EXPECT_EQ(open.code, 2);
   EXPECT_NE(open.out.find("--token"), std::string::npos) << open.out;
-  ServerProcess s({"--token", "s3cret"});
+  const fs::path web = fs::current_path() / ("serve_token_web." + std::to_string(getpid()));
+  fs::create_directories(web);
+  std::ofstream(web / "index.html") << "<!doctype html><title>token page</title>";
+  ServerProcess s({"--token", "s3cret", "--web", web.string()});
   ASSERT_GT(s.port(), 0) << s.first_line();
   auto c = s.Client();
   EXPECT_EQ(c.Get("/api/gpus")->status, 401);
   EXPECT_EQ(c.Get("/api/gpus", {{"Authorization", "Bearer wrong"}})->status, 401);
   EXPECT_EQ(c.Get("/api/gpus", {{"Authorization", "Bearer s3cret"}})->status, 200);
   EXPECT_EQ(c.Get("/health")->status, 200);
+  // Issue 26 req. 7, token mode in a browser: the page (no data) loads without the token; opened
+  // as /#token=..., it posts the token once and gets it back as an HttpOnly, SameSite=Strict
+  // cookie, which the API then accepts in place of the header.
+  const auto page = c.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("token page"), std::string::npos);
+  EXPECT_EQ(c.Post("/api/session", "{}", "application/json")->status, 401);
+  const auto session = c.Post("/api/session", {{"Authorization", "Bearer s3cret"}}, "{}", "application/json");
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->status, 200);
+  const std::string cookie = session->get_header_value("Set-Cookie");
+  EXPECT_EQ(cookie.rfind("gpuplan_token=s3cret;", 0), 0u) << cookie;
+  EXPECT_NE(cookie.find("HttpOnly"), std::string::npos) << cookie;
+  EXPECT_NE(cookie.find("SameSite=Strict"), std::string::npos) << cookie;
+  EXPECT_EQ(c.Get("/api/gpus", {{"Cookie", "theme=dark; gpuplan_token=s3cret"}})->status, 200);
+  EXPECT_EQ(c.Get("/api/gpus", {{"Cookie", "gpuplan_token=wrong"}})->status, 401);
+  EXPECT_EQ(c.Get("/api/gpus", {{"Cookie", "xgpuplan_token=s3cret"}})->status, 401);
   EXPECT_EQ(s.Stop(), 0);
+  fs::remove_all(web);
+  // A token a cookie cannot hold is refused at start.
+  const CliRun bad = RunCli({"serve", "--port", "0", "--token", "a;b"}, ".", true);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("--token"), std::string::npos) << bad.out;
 }
 
 // A small validator for the subset of JSON Schema the OpenAPI document uses: type (one or a

@@ -1,5 +1,6 @@
-// The JSON API of gpuplan serve (GET /api/openapi.json describes it).
-const TOKEN_KEY = 'gpuplan.token';
+// The JSON API of gpuplan serve (GET /api/openapi.json describes it). In token mode the page is
+// opened once as /#token=...: openSessionFromHash posts it to /api/session, which answers with an
+// HttpOnly, SameSite=Strict cookie; no script keeps or reads the token after that.
 
 export class ApiError extends Error {
   constructor(public status: number, public field: string | null, message: string) {
@@ -10,16 +11,24 @@ export class ApiError extends Error {
 function headers(json: boolean): HeadersInit {
   const h: Record<string, string> = {};
   if (json) h['Content-Type'] = 'application/json';
-  const token = sessionStorage.getItem(TOKEN_KEY);
-  if (token) h['Authorization'] = `Bearer ${token}`;
   return h;
 }
 
+// "#token=..." in the address: trade it for the cookie, then take it out of the address (and of
+// the history), so it is neither bookmarked nor shown.
+export async function openSessionFromHash(): Promise<void> {
+  const m = /^#token=(.+)$/.exec(location.hash);
+  if (!m) return;
+  history.replaceState(null, '', location.pathname + location.search);
+  const token = decodeURIComponent(m[1]);
+  await answer(await fetch('/api/session', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: '{}',
+  }));
+}
+
 async function answer<T>(res: Response): Promise<T> {
-  if (res.status === 401) {
-    const token = window.prompt('token');
-    if (token) sessionStorage.setItem(TOKEN_KEY, token);
-  }
   const type = res.headers.get('Content-Type') ?? '';
   if (!type.startsWith('application/json')) {
     if (!res.ok) throw new ApiError(res.status, null, await res.text());

@@ -2,7 +2,7 @@
 // in Chinese first and English. Every number shown comes from the API, which answers what the
 // CLI's --json answers; the page only lays it out.
 import './style.css';
-import { ApiError, get, post } from './api';
+import { ApiError, get, openSessionFromHash, post } from './api';
 import type { ChartOption } from './charts';
 import { currentLang, setLang, t } from './i18n';
 
@@ -851,4 +851,10 @@ window.addEventListener('hashchange', () => {
   }
 });
 setLang(currentLang());
-void render();
+// Token mode: the page opened as /#token=... keeps the token in the server's cookie first.
+void openSessionFromHash().then(render, (e: unknown) => {
+  app.replaceChildren();
+  const root = el('div', { class: 'view' });
+  app.append(root);
+  showError(root, e);
+});

@@ -57,10 +57,11 @@ let csv = 'timestamp,gpus\n';
 for (let h = 0; h < 15; h++) csv += `2027-03-01T${String(h).padStart(2, '0')}:00,${h < 10 ? 2 : 1}\n`;
 writeFileSync(join(scratch, 'usage.csv'), csv);
 
-function startServer() {
+function startServer(extra = []) {
   return new Promise((res, rej) => {
     const p = spawn(args.binary, ['--data-dir', args.data, 'serve', '--port', '0', '--web', args.web, '--reports',
-      join(scratch, 'reports'), '--meter-db', meterDb, '--meter-offers', join(args.data, 'offers/nanjing-a100.yaml')],
+      join(scratch, 'reports'), '--meter-db', meterDb, '--meter-offers', join(args.data, 'offers/nanjing-a100.yaml'),
+      ...extra],
     { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => {
@@ -275,6 +276,35 @@ try {
     await page.waitForSelector('#meter-hours .chart[data-series] canvas');
     expect(Number(await page.getAttribute('#meter-hours .chart', 'data-series')) === 2, 'GPUs per hour: busy and idle');
     await shot('9-usage-dashboard');
+  });
+
+  // Token mode in the browser (issue 26 req. 7): the page loads without the token; opened once as
+  // /#token=..., it trades the token for an HttpOnly cookie, takes it out of the address, and every
+  // view then works; the cookie is not readable by scripts.
+  await step('token mode: open the page once as /#token=..., then it works from the cookie', async () => {
+    const guarded = await startServer(['--token', 'e2e-secret-token']);
+    const context = await browser.newContext();
+    const p = await context.newPage();
+    try {
+      await p.goto(`${guarded.url}#token=e2e-secret-token`);
+      await p.waitForSelector('#in-model option[value="Qwen2.5-7B"]', { state: 'attached' });
+      expect(!p.url().includes('e2e-secret-token'), `the token stays in the address: ${p.url()}`);
+      const cookies = await context.cookies();
+      const c = cookies.find((k) => k.name === 'gpuplan_token');
+      expect(c && c.httpOnly && c.sameSite === 'Strict', `cookie: ${JSON.stringify(cookies)}`);
+      expect((await p.evaluate(() => document.cookie)).indexOf('e2e-secret-token') < 0, 'a script can read the token');
+      // A reload (no token in the address) still works from the cookie.
+      await p.goto(`${guarded.url}#check`);
+      await p.waitForSelector('#view-check');
+      const noCookie = await browser.newContext();
+      const q = await noCookie.newPage();
+      const r = await q.goto(`${guarded.url}api/gpus`);
+      expect(r.status() === 401, `without the cookie: ${r.status()}`);
+      await noCookie.close();
+    } finally {
+      await context.close();
+      guarded.proc.kill('SIGTERM');
+    }
   });
 
   await step('no errors in the console (CSP included)', async () => {
