@@ -258,6 +258,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                   const auto price = o.price_per_card_hour.find(gpu);
                   c.cost.amount = tokens / c.time.tokens_per_second / 3600.0 * static_cast<double>(count) *
                                (price != o.price_per_card_hour.end() ? price->second : gpu->price_cny_per_card_hour);
+                  c.cost_per = o.tokens > 0 ? "job" : "1M tokens";
                   c.score = Score(c, o.objective, o.tokens);
                   if (!per_gpu[gi] || c.score < per_gpu[gi]->score) {
                     per_gpu[gi] = c;

@@ -67,6 +67,7 @@ struct Candidate {
   TrainingTime time;
   Money cost;  // for the token budget (or per million tokens without one), in the basis' currency
   std::string cost_basis = "illustrative catalog price per card-hour";
+  std::string cost_per = "1M tokens";  // what `cost` buys: "job" (the token budget) or "1M tokens"
   double score = 0;          // lower is better, by the objective
 };
 

@@ -197,7 +197,7 @@ nlohmann::json CandidateToJson(const Candidate& c) {
           {"mfu", c.time.mfu},
           {"total_hours", opt(c.time.total_hours)},
           {"gpu_hours", opt(c.time.gpu_hours)},
-          {"cost", {{"amount", c.cost.amount}, {"currency", c.cost.currency}, {"basis", c.cost_basis}}}};
+          {"cost", {{"amount", c.cost.amount}, {"currency", c.cost.currency}, {"per", c.cost_per}, {"basis", c.cost_basis}}}};
 }
 
 }  // namespace gpuplan

@@ -66,8 +66,16 @@ function showError(out: HTMLElement, e: unknown): void {
 
 const GIB = 1024 ** 3;
 const gib = (b: number): string => `${(b / GIB).toFixed(1)} GiB`;
+// Money with its unit, 3 significant digits under 100 (0.95 CNY, not "1 CNY"), whole above.
 const money = (x: number, cur: string): string =>
-  `${x.toLocaleString(currentLang() === 'zh' ? 'zh-CN' : 'en-US', { maximumFractionDigits: 0 })} ${cur}`;
+  `${x.toLocaleString(currentLang() === 'zh' ? 'zh-CN' : 'en-US',
+    Math.abs(x) >= 100 ? { maximumFractionDigits: 0 } : { maximumSignificantDigits: 3 })} ${cur}`;
+// A message with {0}, {1}, ... filled in.
+const fill = (key: string, ...args: (string | number)[]): string =>
+  t(key).replace(/\{(\d+)\}/g, (_, i: string) => String(args[Number(i)] ?? ''));
+// A number with 3-4 significant digits in the page's locale.
+const num = (x: number, digits = 3): string =>
+  x.toLocaleString(currentLang() === 'zh' ? 'zh-CN' : 'en-US', { maximumSignificantDigits: digits });
 const hours = (h: number | null | undefined): string => (h === null || h === undefined ? '—' : `${h.toFixed(1)} h`);
 
 async function readFile(input: HTMLInputElement): Promise<string | null> {
@@ -217,6 +225,15 @@ async function fitView(root: HTMLElement): Promise<void> {
     ...gpus.map((g) => g.name),
   ]);
   const count = input('gpus', '1', 'number');
+  // What a search ranks by (issue 26 req. 1): cost first, as a team lead asks it.
+  const objective = select('objective', ['cost', 'time', 'gpu_hours'], 'cost',
+    [t('fit.objective.cost'), t('fit.objective.time'), t('fit.objective.gpu_hours')]);
+  const objectiveField = field(t('fit.objective'), objective);
+  const showSearchFields = (): void => {
+    objectiveField.hidden = gpu.value !== '';
+  };
+  gpu.addEventListener('change', showSearchFields);
+  showSearchFields();
   const run = el('button', { type: 'submit', id: 'fit-run' }, t('fit.run'));
   const out = el('section', { id: 'fit-out', 'aria-live': 'polite' });
   const form = el(
@@ -233,6 +250,7 @@ async function fitView(root: HTMLElement): Promise<void> {
     concurrencyField,
     field(t('fit.gpu'), gpu),
     field(t('fit.gpus'), count),
+    objectiveField,
     tokensField,
     run,
   );
@@ -257,10 +275,12 @@ async function fitView(root: HTMLElement): Promise<void> {
     if (gpu.value) {
       body.gpu = gpu.value;
       body.gpus = Number(count.value);
+    } else {
+      body.objective = objective.value;
     }
     out.replaceChildren(el('p', {}, t('loading')));
     try {
-      renderFit(out, await post<Json>('/api/fit', body));
+      renderFit(out, await post<Json>('/api/fit', body), task.value);
     } catch (e) {
       showError(out, e);
     }
@@ -271,8 +291,41 @@ async function fitView(root: HTMLElement): Promise<void> {
   performance.mark('gpuplan:form-ready');
 }
 
-function renderFit(out: HTMLElement, r: Json): void {
+// The answer in one sentence with its numbers and units (issue 26 req. 1): the best candidate of
+// a search, or the card asked about.
+function headline(r: Json, task: string): HTMLElement | null {
+  const gb = (b: number): string => num(b / 1e9, 3);
+  const name = r.model?.name ?? '';
+  const c = (r.candidates as Json[] | undefined)?.[0];
+  let text = '';
+  if (c && c.inference) {
+    const s = c.inference.sizing ?? {};
+    text = fill('fit.headline.infer', name, num(s.qps ?? 0), c.gpus, c.gpu, gb(c.gpu_memory), c.replicas ?? 1,
+      num(c.inference.time_to_first_token_seconds, 2), num(c.inference.per_token_latency_seconds * 1000, 3),
+      c.cost ? money(c.cost.amount, c.cost.currency) : '—');
+  } else if (c) {
+    const time = c.total_hours !== null && c.total_hours !== undefined
+      ? fill('unit.hours', num(c.total_hours))
+      : fill('unit.tokens_per_second', num(c.tokens_per_second));
+    const price = c.cost
+      ? fill(c.cost.per === 'job' ? 'unit.for_job' : 'unit.per_mtok', money(c.cost.amount, c.cost.currency))
+      : '—';
+    text = fill('fit.headline.train', name, task, c.gpus, c.gpu, gb(c.gpu_memory), time, price);
+  } else if (r.memory_per_gpu && r.layout) {
+    text = fill(r.fits ? 'fit.headline.fits' : 'fit.headline.nofit', name, r.layout.gpus, r.layout.gpu,
+      gb(r.memory_per_gpu.nvidia_smi ?? r.memory_per_gpu.total), gb(r.gpu_memory));
+  }
+  if (!text) return null;
+  const basis = c?.cost?.basis ? el('p', { class: 'basis' }, t('fit.basis.catalog')) : null;
+  const box = el('div', { id: 'headline', class: 'headline' }, el('p', { class: 'headline-text' }, text));
+  if (basis) box.append(basis);
+  return box;
+}
+
+function renderFit(out: HTMLElement, r: Json, task = ''): void {
   out.replaceChildren();
+  const head = headline(r, task);
+  if (head) out.append(head);
   const verdict = el(
     'p',
     { id: 'verdict', class: r.fits ? 'verdict ok' : 'verdict bad' },
@@ -337,10 +390,20 @@ function renderFit(out: HTMLElement, r: Json): void {
         c.map((x) => [
           x.gpu,
           x.gpus,
-          `tp${x.tp} pp${x.pp} dp${x.dp} zero${x.zero}`,
+          // Inference candidates are replicas of a tp x pp layout; training ones have dp and ZeRO.
+          x.inference
+            ? `tp${x.tp} pp${x.pp} ×${x.replicas ?? 1}`
+            : `tp${x.tp} pp${x.pp} dp${x.dp} zero${x.zero}`,
           gib(x.memory_per_gpu_total),
-          hours(x.total_hours),
-          x.cost?.amount ? money(x.cost.amount, x.cost.currency) : '—',
+          x.inference
+            ? fill('unit.ms_per_token', num(x.inference.per_token_latency_seconds * 1000, 3))
+            : x.total_hours !== null && x.total_hours !== undefined
+              ? hours(x.total_hours)
+              : fill('unit.tokens_per_second', num(x.tokens_per_second)),
+          x.cost?.amount === undefined || x.cost?.amount === null
+            ? '—'
+            : fill(x.inference || x.cost.per === 'hour' ? 'unit.per_hour'
+              : x.cost.per === 'job' ? 'unit.for_job' : 'unit.per_mtok', money(x.cost.amount, x.cost.currency)),
         ]),
       ),
     );

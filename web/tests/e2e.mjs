@@ -122,6 +122,28 @@ try {
     await shot('1-fit-zh');
   });
 
+  // Issue 26 req. 1: a search leads with one sentence, its numbers and units; ranked by cost by
+  // default, the first row is the cheapest; no "undefined" or "NaN" anywhere.
+  await step('the default search leads with the cheapest answer, in units', async () => {
+    await page.selectOption('#in-task', 'lora');
+    await page.selectOption('#in-gpu', '');
+    expect(await page.isVisible('#in-objective'), 'the objective is asked for a search');
+    expect((await page.inputValue('#in-objective')) === 'cost', 'cost first');
+    await page.click('#fit-run');
+    await page.waitForSelector('#headline');
+    const head = await page.textContent('#headline');
+    expect(/^Qwen2\.5-7B lora：\d+ × .+（[\d.]+ GB），[\d,.]+ token\/秒，约 [\d,.]+ CNY\/百万 token/.test(head),
+      `headline: ${head}`);
+    expect(head.includes('示例'), `the price's basis is said: ${head}`);
+    const text = await page.textContent('#fit-out');
+    expect(!/undefined|NaN/.test(text), 'no undefined or NaN');
+    const costs = await page.$$eval('#fit-out table:last-of-type tbody tr', (rows) =>
+      rows.map((r) => Number(r.lastElementChild.textContent.replace(/[^\d.]/g, ''))));
+    expect(costs.length > 1 && costs.every((c) => c >= costs[0]), `ranked by cost: ${costs}`);
+    await shot('1b-fit-search-zh');
+    await page.selectOption('#in-gpu', 'A100 80GB SXM');
+  });
+
   await step('a job that does not fit says so, with changes', async () => {
     // Full fine-tuning of a 7.6 B model in mixed precision with AdamW: 16 bytes per parameter
     // (2 weights + 2 gradients + 12 optimizer states) = 122 GB before activations > 80 GB.
@@ -261,12 +283,12 @@ try {
     expect((await page.$$('#meter-alerts-table tbody tr')).length === 16, 'the 16 new alerts listed');
     // GPU 3's first: idle from Monday 00:00 UTC (08:00 +08:00), alerted 30 minutes on, at the
     // offer's 50 CNY a card-hour with its 6 % add-on fees, 53 CNY (08:00-08:30 is past its 22:00-08:00
-    // night window): 26.5, shown as 27 CNY, in red.
+    // night window): 26.5 CNY (three significant digits), in red.
     const first3 = await page.$$eval('#meter-alerts-table tbody tr[data-kind="idle_no_process"]', (rows) =>
       rows.map((r) => [...r.querySelectorAll('td')].map((td) => [td.textContent, td.className]))
         .find((cells) => cells[1][0] === 'GPU 3'));
     expect(first3 && first3[0][0] === '2026-03-02T08:30+08:00', `GPU 3's first alert: ${first3}`);
-    expect(first3[4][0] === '53.00 CNY/h' && first3[5][0] === '27 CNY' && first3[5][1] === 'bad', `its money: ${first3}`);
+    expect(first3[4][0] === '53.00 CNY/h' && first3[5][0] === '26.5 CNY' && first3[5][1] === 'bad', `its money: ${first3}`);
     await page.check('#meter-alerts-all');
     expect((await page.$$('#meter-alerts-table tbody tr')).length === 482, 'with the reminders: 482');
     await page.uncheck('#meter-alerts-all');
