@@ -15,11 +15,26 @@
 namespace gpuplan {
 namespace {
 
-// Tests where a higher number is worse; for the rest the weakest GPU is the lowest.
+// Tests where a higher number is worse (counts of errors, temperatures, steal); for the rest the
+// weakest GPU is the lowest. Before issue 26, health_delta and burn_in_errors were missing: a
+// machine whose one GPU raised a new error showed the minimum, "0 · FAIL".
 bool LowerIsBetter(const std::string& test) {
-  static const std::set<std::string> lower = {"cpu_steal", "gpu_temperature", "ecc_errors", "memory_remapping",
-                                              "ecc_delta", "remapped_rows_delta", "xid_events"};
+  static const std::set<std::string> lower = {"cpu_steal",        "gpu_temperature", "ecc_errors",   "memory_remapping",
+                                              "ecc_delta",        "remapped_rows_delta", "xid_events", "health_delta",
+                                              "burn_in_errors"};
   return lower.count(test) > 0;
+}
+
+// Status order for the weakest result: ERROR > FAIL > WARN > SKIP > PASS (check/report.cc).
+int Severity(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::kPass: return 0;
+    case CheckStatus::kSkip: return 1;
+    case CheckStatus::kWarn: return 2;
+    case CheckStatus::kFail: return 3;
+    case CheckStatus::kError: return 4;
+  }
+  return 4;
 }
 
 std::string LabelOf(const NamedReport& r) {
@@ -226,8 +241,12 @@ ComparisonResult CompareReports(const std::vector<NamedReport>& reports, const C
         ++cell->results;
         cell->failing += t.status == CheckStatus::kFail || t.status == CheckStatus::kError;
         cell->status = cell->results == 1 ? t.status : Worse(cell->status, t.status);
-        if (weakest == nullptr) {
+        // The weakest GPU's figure: the worst status first (its figure is why it failed), then
+        // the figure in its direction.
+        if (weakest == nullptr || Severity(t.status) > Severity(weakest->status)) {
           weakest = &t;
+        } else if (Severity(t.status) < Severity(weakest->status)) {
+          // a better result is never the weakest
         } else if (t.measured && weakest->measured) {
           if (LowerIsBetter(test) ? *t.measured > *weakest->measured : *t.measured < *weakest->measured) {
             weakest = &t;

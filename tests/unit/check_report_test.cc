@@ -491,6 +491,33 @@ TEST(CheckMerge, IncompleteOrEmptyNodeMakesTheMergeIncompleteAndNamed) {
   EXPECT_EQ(IncompleteExitCode({}), kExitOk);
 }
 
+// Issue 26 req. 3: compare judges each figure in its direction. An error count's weakest GPU is
+// the one with the most errors, and a FAIL's figure is the one shown (before: health_delta took
+// the minimum and showed "0 · FAIL" for a machine whose GPU 1 raised a new XID).
+TEST(CheckCompare, EachFigureIsJudgedInItsDirection) {
+  NamedReport a = NodeReport("node-a", "health_delta", {0.0, 1.0}, "new errors");
+  a.report.tests[1].status = CheckStatus::kFail;
+  const NamedReport b = NodeReport("node-b", "health_delta", {0.0, 0.0}, "new errors");
+  const NamedReport fast = NodeReport("node-c", "gemm_bf16", {700.0, 640.0});
+  const NamedReport slow = NodeReport("node-d", "gemm_bf16", {690.0, 695.0});
+  const ComparisonResult c = CompareReports({a, b}, CompareReportsRequest{}, test::Catalog());
+  ASSERT_EQ(c.rows.size(), 1u);
+  ASSERT_TRUE(c.rows[0].cells[0].has_value());
+  EXPECT_EQ(c.rows[0].cells[0]->measured, 1.0);  // the GPU with the new error
+  EXPECT_EQ(c.rows[0].cells[0]->status, CheckStatus::kFail);
+  EXPECT_EQ(c.rows[0].cells[1]->measured, 0.0);
+  // Throughput: the weakest GPU is the slowest (640, not 700).
+  const ComparisonResult g = CompareReports({fast, slow}, CompareReportsRequest{}, test::Catalog());
+  EXPECT_EQ(g.rows[0].cells[0]->measured, 640.0);
+  EXPECT_EQ(g.rows[0].cells[1]->measured, 690.0);
+  // A WARN beside a PASS with a lower figure: the WARN's figure is the weakest.
+  NamedReport w = NodeReport("node-e", "gemm_bf16", {600.0, 650.0});
+  w.report.tests[1].status = CheckStatus::kWarn;
+  const ComparisonResult ww = CompareReports({w, slow}, CompareReportsRequest{}, test::Catalog());
+  EXPECT_EQ(ww.rows[0].cells[0]->measured, 650.0);
+  EXPECT_EQ(ww.rows[0].cells[0]->status, CheckStatus::kWarn);
+}
+
 // Compare: an incomplete or empty report is named, its machine's verdict is FAIL (ERROR with an
 // environment problem) and it is not ranked; the comparison exits 1 (3).
 TEST(CheckCompare, IncompleteOrEmptyReportIsNamedAndNotClean) {
