@@ -860,13 +860,18 @@ function renderReport(out: HTMLElement, name: string, r: Json): void {
       }],
     }, Math.max(160, 60 + 28 * numeric.length));
   }
+  // Figures to 4 significant digits (3067.833782857143 GB/s -> 3,068 GB/s); what was seen and what
+  // to do (issue 26 req. 3: "XID 79 ... give it back" was never shown).
+  const figure = (v: number | null | undefined, unit: string): string =>
+    v === null || v === undefined ? '—' : `${num(v, 4)} ${unit ?? ''}`.trim();
   const tests = table(
-    [t('col.test'), t('col.status'), t('col.measured'), t('col.expected')],
+    [t('col.test'), t('col.status'), t('col.measured'), t('col.expected'), t('col.evidence')],
     (r.tests as Json[]).map((x) => [
       `${x.name}${x.gpu === null ? '' : ` #${x.gpu}`}`,
       t(`verdict.${x.status}`),
-      x.measured_text ?? (x.measured === null ? '—' : `${x.measured} ${x.unit}`),
-      x.expected_text ?? (x.expected === null ? '—' : `${x.expected} ${x.unit}`),
+      x.measured_text ?? figure(x.measured, x.unit),
+      x.expected_text ?? figure(x.expected, x.unit),
+      [x.evidence, x.advice ? `→ ${x.advice}` : ''].filter((s: string) => s).join(' '),
     ]),
   );
   tests.id = 'report-tests';

@@ -243,6 +243,15 @@ try {
     const rows = (await page.$$('#report-tests tbody tr')).length;
     expect(rows === burnIn.tests.length, `verdict rows: ${rows}, file: ${burnIn.tests.length}`);
     expect((await page.textContent('#report-verdict')).includes('不通过'), 'the FAIL verdict in Chinese');
+    // Issue 26 req. 3: the evidence and the advice of each result are shown ("XID 79 ... give it
+    // back", from the fixture's health_delta of GPU 1), and no figure runs to many decimals.
+    const table = await page.textContent('#report-tests');
+    const xid = burnIn.tests.find((x) => x.name === 'health_delta' && x.status === 'FAIL');
+    expect(xid && table.includes(xid.evidence) && table.includes(xid.advice), 'the XID evidence and its advice');
+    const figures = (await page.$$eval('#report-tests tbody tr', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].slice(2, 4).map((td) => td.textContent).join(' ')))).join(' ');
+    expect(!/\d\.\d{5,}/.test(figures), `an unrounded figure: ${figures.match(/\d+\.\d{5,}/)}`);
+    expect(figures.includes('3,068 GB/s'), 'STREAM copy 3067.83 GB/s shown as 3,068 GB/s');
     await shot('7-check-burn-in');
   });
 
