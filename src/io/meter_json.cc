@@ -114,6 +114,9 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
           {"to", TimeText(r.to_ms, zone)},
           {"utc_offset", FormatUtcOffset(zone)},
           {"hours", (r.to_ms - r.from_ms) / kMillisecondsPerHour},
+          {"store", r.store_from_ms && r.store_to_ms
+                        ? nlohmann::json{{"from", TimeText(*r.store_from_ms, zone)}, {"to", TimeText(*r.store_to_ms, zone)}}
+                        : nlohmann::json(nullptr)},
           {"by", std::string(ToString(r.by))},
           {"gpus", r.gpus},
           {"priced", r.priced},

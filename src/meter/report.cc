@@ -144,8 +144,8 @@ MeterStore OpenForReading(const Request& r) {
   return MeterStore::Open(r.db, so);
 }
 
-// What the store holds, for the note when a range holds nothing.
-std::string StoreSpan(const MeterStore& store, int zone) {
+// The first sample's time and the end of the last, when the store holds any.
+std::optional<std::pair<int64_t, int64_t>> StoreBounds(const MeterStore& store) {
   const StoreExtent e = store.Extent();
   std::optional<int64_t> first, last;
   for (const auto& v : {e.raw_from_ms, e.minute_from_ms, e.hour_from_ms}) {
@@ -154,9 +154,18 @@ std::string StoreSpan(const MeterStore& store, int zone) {
   if (e.raw_to_ms) last = *e.raw_to_ms + 1;
   else if (e.minutes_done_ms) last = *e.minutes_done_ms;
   if (!first || !last) {
+    return std::nullopt;
+  }
+  return std::make_pair(*first, *last);
+}
+
+// What the store holds, for the note when a range holds nothing.
+std::string StoreSpan(const MeterStore& store, int zone) {
+  const auto b = StoreBounds(store);
+  if (!b) {
     return "the store holds no samples";
   }
-  return "the store holds samples from " + FormatTimeMs(*first, zone) + " to " + FormatTimeMs(CeilHourMs(*last), zone);
+  return "the store holds samples from " + FormatTimeMs(b->first, zone) + " to " + FormatTimeMs(CeilHourMs(b->second), zone);
 }
 
 // The groups, total and idle lines of `rep` (by, priced, currency set) from the use of its range
@@ -435,6 +444,10 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
   rep.to_ms = range.to_ms;
 
   const MeterStore store = OpenForReading(r);
+  if (const auto b = StoreBounds(store)) {
+    rep.store_from_ms = FloorHourMs(b->first);
+    rep.store_to_ms = CeilHourMs(b->second);
+  }
   const ObservedUse use = ReadObservedUse(store, {rep.from_ms, rep.to_ms});
   rep.gpus = use.gpus;
   rep.utilisation_from_hour_means = use.utilisation_from_hour_means;

@@ -118,6 +118,10 @@ struct MeterReport {
   int utc_offset_minutes = 0;  // the offers' zone, else UTC
   MeterGroupBy by = MeterGroupBy::kGpu;
   std::vector<int> gpus;          // GPUs seen in the range
+  // What the store holds, whatever the range: its first sample's hour and the hour after its last
+  // (UTC ms); none for an empty store. The page opens on it (issue 26 req. 3).
+  std::optional<int64_t> store_from_ms;
+  std::optional<int64_t> store_to_ms;
   std::vector<MeterGroup> groups;
   MeterGroup total;               // every GPU together (key "total")
   bool priced = false;            // an offer was given: money fields are meaningful

@@ -403,6 +403,10 @@ TEST_F(ServeApiTest, MeterReportAndExport) {
   EXPECT_DOUBLE_EQ(j["total"]["observed_hours"].get<double>(), 3.0);
   EXPECT_DOUBLE_EQ(j["total"]["busy_hours"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(j["total"]["idle_hours"].get<double>(), 1.0);
+  // What the store holds whatever the range (the page opens on it): samples 10:00 to 12:59.
+  EXPECT_EQ(j["store"]["from"], "2026-03-01T10:00+00:00");
+  EXPECT_EQ(j["store"]["to"], "2026-03-01T13:00+00:00");
+  EXPECT_EQ(Body(Get("/api/meter/report?from=2026-04-01&to=2026-04-02"))["store"], j["store"]);
   const CliRun cli = RunCli({"meter", "report", "--db", (*dir_ / "meter.db").string(), "--from", "2026-03-01", "--to",
                              "2026-03-02", "--json"},
                             dir_->string());

@@ -546,6 +546,26 @@ async function meterView(root: HTMLElement): Promise<void> {
   const load = el('button', { type: 'button', id: 'meter-load' }, t('meter.load'));
   const out = el('section', { id: 'meter-out' });
   load.addEventListener('click', async () => {
+    // No range given: the store's own span (its last 31 days at most), read from a first report
+    // (issue 26 req. 3: the current month of an older store was all zeros).
+    if (!from.value && !to.value) {
+      try {
+        const pq = new URLSearchParams({ by: by.value });
+        if (offer.value) pq.set('offer', offer.value);
+        const probe = await get<Json>(`/api/meter/report?${pq}`);
+        if (probe.store) {
+          const end = Date.parse(probe.store.to);
+          const start = Math.max(Date.parse(probe.store.from), end - 31 * 24 * 3600 * 1000);
+          from.value = new Date(start).toISOString().slice(0, 16) + 'Z';
+          to.value = new Date(end).toISOString().slice(0, 16) + 'Z';
+        }
+      } catch (e) {
+        if (e instanceof ApiError && e.field === 'meter_db') {
+          out.replaceChildren(el('p', {}, t('meter.none')));
+          return;
+        }
+      }
+    }
     const range = new URLSearchParams();
     if (from.value) range.set('from', from.value);
     if (to.value) range.set('to', to.value);

@@ -273,12 +273,14 @@ try {
 
   await step('usage dashboard over the example week: alerts, money over time by hour, GPU 3 idle 166 h', async () => {
     await page.click('#tab-meter');
-    // The week in UTC (the trace's clock); the offers' zone, +08:00, labels the hours.
-    await page.fill('#in-from', '2026-03-02T00:00Z');
-    await page.fill('#in-to', '2026-03-09T00:00Z');
+    // No range given: the page opens on the store's own span, the example week in UTC (the trace's
+    // clock; issue 26 req. 3), not the current month's zeros; the offers' zone, +08:00, labels the hours.
+    expect((await page.inputValue('#in-from')) === '' && (await page.inputValue('#in-to')) === '', 'empty range');
     await page.fill('#in-offer', 'nj-a100-on-demand');
     await page.click('#meter-load');
     await page.waitForSelector('#meter-idle');
+    expect((await page.inputValue('#in-from')) === '2026-03-02T00:00Z', `from: ${await page.inputValue('#in-from')}`);
+    expect((await page.inputValue('#in-to')) === '2026-03-09T00:00Z', `to: ${await page.inputValue('#in-to')}`);
     // data/traces/README.md by hand: GPU 3 is paid for 166 of 168 hours with nothing on it.
     const idle = await page.textContent('#meter-idle');
     expect(idle.includes('GPU 3: 166 h'), `idle lines: ${idle}`);
