@@ -712,6 +712,23 @@ function renderAlerts(out: HTMLElement, a: Json): void {
     return;
   }
   const perHour = (m: Json): string => (m ? `${m.amount.toFixed(2)} ${m.currency}/h` : '—');
+  // Incidents (issue 26 req. 3): each stretch once, with its whole duration and money so far (the
+  // last alert of the stretch), the costliest first; an alert row alone shows only its first 30 min.
+  const incidents = new Map<string, Json>();
+  for (const x of alerts) {
+    const key = `${x.gpu}|${x.kind}|${x.since}`;
+    const seen = incidents.get(key);
+    if (!seen || x.minutes > seen.minutes) incidents.set(key, x);
+  }
+  const worst = [...incidents.values()].sort((p, q) =>
+    (q.money?.amount ?? 0) - (p.money?.amount ?? 0) || q.minutes - p.minutes);
+  const incidentTable = table(
+    [t('col.since'), t('col.gpu'), t('col.kind'), t('col.duration'), t('col.money')],
+    worst.map((x) => [x.since, x.gpu === null ? '—' : `GPU ${x.gpu}`, t(`alert.${x.kind}`), duration(x.minutes),
+      x.money ? money(x.money.amount, x.money.currency) : '—']),
+  );
+  incidentTable.id = 'meter-incidents';
+  section.append(el('h4', {}, t('meter.incidents')), incidentTable);
   const body = el('tbody');
   const show = (all: boolean): void => {
     body.replaceChildren(...(all ? alerts : fresh).map((x) => {

@@ -282,6 +282,15 @@ try {
     expect((await page.inputValue('#in-from')) === '2026-03-02T00:00Z', `from: ${await page.inputValue('#in-from')}`);
     expect((await page.inputValue('#in-to')) === '2026-03-09T00:00Z', `to: ${await page.inputValue('#in-to')}`);
     // data/traces/README.md by hand: GPU 3 is paid for 166 of 168 hours with nothing on it.
+    // Incidents, each stretch once (issue 26 req. 3; before, the page showed "30 min, 27 CNY" for a
+    // 130-hour stretch): GPU 3 is idle from Monday 00:00 UTC (08:00 +08:00) to Saturday 10:00 UTC
+    // (data/traces/README.md), 130 h; the alerts come at 30 min and then every hour, the last at
+    // 129.5 h, the whole stretch so far.
+    await page.waitForSelector('#meter-incidents');
+    const incidents = await page.$$eval('#meter-incidents tbody tr', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+    const gpu3 = incidents.find((c) => c[1] === 'GPU 3' && c[0] === '2026-03-02T08:00+08:00');
+    expect(gpu3 && gpu3[3] === '129.5 h', `GPU 3's first idle stretch: ${gpu3}`);
     const idle = await page.textContent('#meter-idle');
     expect(idle.includes('GPU 3: 166 h'), `idle lines: ${idle}`);
     // Alerts, the default rules (idle 30 min, under 5 % for 30 min, a reminder every 60):
