@@ -617,7 +617,7 @@ function renderMoneyOverTime(out: HTMLElement, tl: Json): void {
     tooltip: { trigger: 'axis' },
     legend: { top: 0 },
     grid: { left: 70, right: 30, top: 40, bottom: 60 },
-    xAxis: { type: 'category', data: slots.map((x) => x.from), axisLabel: { rotate: 30 } },
+    xAxis: { type: 'category', data: slots.map((x) => localLabel(x.from)), axisLabel: { rotate: 30 } },
     yAxis: { type: 'value', name: tl.currency },
     series: [
       { name: t('meter.busy_money'), type: 'bar', stack: 'm', barCategoryGap: 0, itemStyle: { color: '#5470c6' },
@@ -639,7 +639,7 @@ function renderUsageOverTime(out: HTMLElement, busyCsv: string, heldCsv: string)
     tooltip: { trigger: 'axis' },
     legend: { top: 0 },
     grid: { left: 60, right: 30, top: 40, bottom: 60 },
-    xAxis: { type: 'category', data: busy.map((r) => r[0]), axisLabel: { rotate: 30 } },
+    xAxis: { type: 'category', data: busy.map((r) => localLabel(r[0])), axisLabel: { rotate: 30 } },
     yAxis: { type: 'value', name: t('col.count') },
     series: [
       { name: t('col.busy'), type: 'line', step: 'end', stack: 'g', areaStyle: {}, showSymbol: false, itemStyle: { color: '#5470c6' },
@@ -691,6 +691,12 @@ function renderMeter(out: HTMLElement, r: Json): void {
 }
 
 // A duration in minutes as the alert lines give it: minutes under two hours, else hours.
+// An axis label from an ISO time in the report's zone: "2026-03-02T08:00+08:00" -> "03-02 08:00"
+// (the zone is the report's, said in its header; issue 26 req. 3: raw ISO strings on the axes).
+const localLabel = (iso: string): string => {
+  const m = /^\d{4}-(\d{2}-\d{2})T(\d{2}:\d{2})/.exec(iso ?? '');
+  return m ? `${m[1]} ${m[2]}` : iso;
+};
 const duration = (m: number): string => (m >= 120 ? `${(m / 60).toFixed(1)} h` : `${m.toFixed(0)} min`);
 
 // gpuplan meter alerts --json: one row per alert (time, GPU, kind, how long, money per hour, money
