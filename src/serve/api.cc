@@ -421,6 +421,8 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   o.read_timeout_seconds = r.timeout_seconds;
   o.write_timeout_seconds = r.timeout_seconds;
   o.max_request_seconds = r.max_request_seconds;
+  // The CLI's catalogue: answers in Chinese for ?lang=zh or Accept-Language: zh (issue 26 req. 4).
+  o.messages = std::make_shared<const Messages>(Messages::Load(data_dir + "/messages.json"));
   auto server = std::make_unique<HttpServer>(o);
   const RouteOptions upload{static_cast<std::size_t>(r.upload_limit_mib * kBytesPerMib), false};
   ApiState* s = state.get();

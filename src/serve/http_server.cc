@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -190,9 +191,79 @@ bool HostIsAllowed(const std::string& host_header, const std::vector<std::string
   return !h.empty() && std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return Lower(a) == h; });
 }
 
-HttpResponse HttpResponse::Json(const nlohmann::json& j, int status) {
+bool IsProseKey(const std::string& key) {
+  static const std::set<std::string> prose = {"message", "notes", "note", "summary", "line", "lines", "evidence",
+                                              "advice", "reason", "why", "solver_status", "recommendation",
+                                              "verdict_text", "result", "change", "description", "warnings"};
+  return prose.count(key) > 0;
+}
+
+namespace {
+
+// The language and catalogue of the request the calling thread answers (set in Dispatch).
+thread_local Lang t_lang = Lang::kEn;
+thread_local const Messages* t_messages = nullptr;
+
+// Every prose value of `j` translated, walked with an explicit stack (the JSON is ours, but no
+// walker here recurses on depth).
+nlohmann::json TranslateProse(nlohmann::json j, const Messages& m) {
+  std::vector<nlohmann::json*> stack{&j};
+  while (!stack.empty()) {
+    nlohmann::json* node = stack.back();
+    stack.pop_back();
+    if (node->is_object()) {
+      for (auto it = node->begin(); it != node->end(); ++it) {
+        if (IsProseKey(it.key())) {
+          if (it->is_string()) {
+            *it = m.Translate(it->get<std::string>(), Lang::kZh);
+            continue;
+          }
+          if (it->is_array()) {
+            for (auto& x : *it) {
+              if (x.is_string()) {
+                x = m.Translate(x.get<std::string>(), Lang::kZh);
+              }
+            }
+            continue;
+          }
+        }
+        if (it->is_structured()) {
+          stack.push_back(&*it);
+        }
+      }
+    } else if (node->is_array()) {
+      for (auto& x : *node) {
+        if (x.is_structured()) {
+          stack.push_back(&x);
+        }
+      }
+    }
+  }
+  return j;
+}
+
+// ?lang=zh|en first, else the first language of Accept-Language ("zh-CN,zh;q=0.9,en;q=0.8").
+Lang RequestLang(const httplib::Request& req) {
+  const std::string q = req.get_param_value("lang");
+  if (!q.empty()) {
+    return q.rfind("zh", 0) == 0 ? Lang::kZh : Lang::kEn;
+  }
+  const std::string accept = req.get_header_value("Accept-Language");
+  const auto first = accept.find_first_not_of(' ');
+  return first != std::string::npos && accept.compare(first, 2, "zh") == 0 ? Lang::kZh : Lang::kEn;
+}
+
+}  // namespace
+
+HttpResponse HttpResponse::Json(const nlohmann::json& j_in, int status) {
   HttpResponse r;
   r.status = status;
+  const nlohmann::json& j = j_in;
+  if (t_lang == Lang::kZh && t_messages != nullptr) {
+    const nlohmann::json zh = TranslateProse(j_in, *t_messages);
+    r.body = zh.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return r;
+  }
   // Strings that are not UTF-8 (an error message quoting the bytes of a request, a name read from
   // a pasted file) are written with U+FFFD in place of each bad byte: the writer's default, an
   // exception, thrown while answering a 400, escaped Dispatch and became a 500 "internal error".
@@ -365,6 +436,17 @@ struct HttpServer::Impl {
 
   void Dispatch(const httplib::Request& req, httplib::Response& res) const {
     HttpResponse out;
+    // The answer's language (issue 26 req. 4), for HttpResponse::Json on this thread.
+    struct LangScope {
+      LangScope(Lang l, const Messages* m) {
+        t_lang = l;
+        t_messages = m;
+      }
+      ~LangScope() {
+        t_lang = Lang::kEn;
+        t_messages = nullptr;
+      }
+    } lang_scope(RequestLang(req), options.messages.get());
     try {
       const Route* route = nullptr;
       std::string capture;
@@ -403,7 +485,9 @@ struct HttpServer::Impl {
         hr.path = req.path;
         hr.body = req.body;
         for (const auto& [k, v] : req.params) {
-          hr.query[k] = v;
+          if (k != "lang") {  // the answer's language, for every route (RequestLang)
+            hr.query[k] = v;
+          }
         }
         if (!route->param.empty()) {
           hr.params[route->param] = capture;

@@ -26,6 +26,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "read/messages.h"
+
 namespace gpuplan {
 
 // The cookie a browser holds the token in (POST /api/session sets it): HttpOnly, so no script
@@ -50,6 +52,10 @@ struct HttpServerOptions {
   // Host header names answered besides the loopback ones (`--allow-host`), compared exactly
   // (case-insensitive), with or without a port.
   std::vector<std::string> allowed_hosts;
+  // The catalogue the answers' prose is translated by (issue 26 req. 4): a request with ?lang=zh
+  // or Accept-Language: zh gets its messages, notes, summaries, evidence and advice in Chinese
+  // (HttpResponse::Json, kProseKeys); none: English always.
+  std::shared_ptr<const Messages> messages;
   std::string content_security_policy =
       "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -62,6 +68,10 @@ struct HttpRequest {
   std::map<std::string, std::string> params;  // path captures by name: /api/cost/{job} -> "job"
   std::string body;
 };
+
+// The JSON keys whose string values (or lists of strings) are prose a person reads, translated by
+// the catalogue for a Chinese request; identifiers and enum values (status, kind, by) never are.
+bool IsProseKey(const std::string& key);
 
 struct HttpResponse {
   int status = 200;

@@ -535,6 +535,30 @@ TEST_F(ServeApiTest, RequestsHaveAWorkBudget) {
   client.join();
 }
 
+// Issue 26 req. 4: the API's prose in the page's language, by the CLI's catalogue: ?lang=zh or
+// Accept-Language: zh; identifiers (kind, status) stay as they are; English by default.
+TEST_F(ServeApiTest, AnswersSpeakTheRequestsLanguage) {
+  const json en = Body(Get("/api/meter/report?from=2026-03-01&to=2026-03-02"));
+  const json zh = Body(Get("/api/meter/report?from=2026-03-01&to=2026-03-02&lang=zh"));
+  ASSERT_FALSE(en["idle"].empty());
+  const std::string line_en = en["idle"][0]["line"];
+  const std::string line_zh = zh["idle"][0]["line"];
+  EXPECT_NE(line_en.find("allocated with no process"), std::string::npos) << line_en;  // unpriced
+  EXPECT_NE(line_zh.find("已占用但无进程"), std::string::npos) << line_zh;
+  EXPECT_EQ(zh["by"], "gpu");  // an identifier, not translated
+  const auto header = server_->Client().Get("/api/meter/report?from=2026-03-01&to=2026-03-02",
+                                            httplib::Headers{{"Accept-Language", "zh-CN,zh;q=0.9,en;q=0.8"}});
+  EXPECT_EQ(Body(header)["idle"][0]["line"], line_zh);
+  // An error's message too, its field unchanged.
+  const auto bad = server_->Client().Post("/api/fit", httplib::Headers{{"Accept-Language", "zh"}},
+                                          json{{"model", "Qwen2.5-8B"}}.dump(), "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  const json e = Body(bad)["error"];
+  EXPECT_EQ(e["field"], "model");
+  EXPECT_NE(e["message"].get<std::string>().find("未知的模型"), std::string::npos) << e["message"];
+}
+
 TEST_F(ServeApiTest, CheckReports) {
   const json list = Body(Get("/api/check/reports"));
   ASSERT_EQ(list["reports"].size(), 3u);

@@ -1,3 +1,5 @@
+import { currentLang } from './i18n';
+
 // The JSON API of gpuplan serve (GET /api/openapi.json describes it). In token mode the page is
 // opened once as /#token=...: openSessionFromHash posts it to /api/session, which answers with an
 // HttpOnly, SameSite=Strict cookie; no script keeps or reads the token after that.
@@ -8,8 +10,9 @@ export class ApiError extends Error {
   }
 }
 
+// The page's language for the API's prose (messages, notes, evidence, advice: issue 26 req. 4).
 function headers(json: boolean): HeadersInit {
-  const h: Record<string, string> = {};
+  const h: Record<string, string> = { 'Accept-Language': currentLang() === 'zh' ? 'zh-CN' : 'en' };
   if (json) h['Content-Type'] = 'application/json';
   return h;
 }
