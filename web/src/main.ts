@@ -177,6 +177,17 @@ async function fitView(root: HTMLElement): Promise<void> {
   const concurrency = input('concurrency', '1', 'number');
   const contextField = field(t('fit.context'), context);
   const concurrencyField = field(t('fit.concurrency'), concurrency);
+  // Serving questions (issue 26 req. 2): "70B at 10 QPS", prompt and output lengths, a latency
+  // target; and a layout to pin (tp, pp), empty = searched.
+  const qps = input('qps', '', 'number');
+  const promptTokens = input('prompt_tokens', '', 'number');
+  const outputTokens = input('output_tokens', '', 'number');
+  const latency = input('latency_ms', '', 'number');
+  const servingFields = [field(t('fit.qps'), qps), field(t('fit.prompt_tokens'), promptTokens),
+    field(t('fit.output_tokens'), outputTokens), field(t('fit.latency_ms'), latency)];
+  const tp = input('tp', '', 'number');
+  const pp = input('pp', '', 'number');
+  const layoutFields = [field('tp', tp), field('pp', pp)];
   // The training-only fields (hidden for inference, and not sent).
   const training = [
     field(t('fit.seq'), seq),
@@ -212,6 +223,7 @@ async function fitView(root: HTMLElement): Promise<void> {
     contextField.hidden = !infer;
     concurrencyField.hidden = !infer;
     for (const f of [...training, tokensField]) f.hidden = infer;
+    for (const f of servingFields) f.hidden = !infer;
   };
   fillFrameworks();
   showFrameworkFields();
@@ -248,6 +260,8 @@ async function fitView(root: HTMLElement): Promise<void> {
     utilisationField,
     contextField,
     concurrencyField,
+    ...servingFields,
+    ...layoutFields,
     field(t('fit.gpu'), gpu),
     field(t('fit.gpus'), count),
     objectiveField,
@@ -260,9 +274,15 @@ async function fitView(root: HTMLElement): Promise<void> {
     const profile = profileOf(framework.value);
     if (profile?.gguf) body.gguf_type = gguf.value;
     if (profile?.kv_rule && utilisation.value) body.gpu_memory_utilization = Number(utilisation.value);
+    if (tp.value) body.tp = Number(tp.value);
+    if (pp.value) body.pp = Number(pp.value);
     if (task.value === 'infer') {
       body.context = Number(context.value);
       body.concurrency = Number(concurrency.value);
+      if (qps.value) body.qps = Number(qps.value);
+      if (promptTokens.value) body.prompt_tokens = Number(promptTokens.value);
+      if (outputTokens.value) body.output_tokens = Number(outputTokens.value);
+      if (latency.value) body.latency_ms = Number(latency.value);
     } else {
       body.seq = Number(seq.value);
       body.micro_batch = Number(micro.value);
@@ -294,7 +314,7 @@ async function fitView(root: HTMLElement): Promise<void> {
 // The answer in one sentence with its numbers and units (issue 26 req. 1): the best candidate of
 // a search, or the card asked about.
 function headline(r: Json, task: string): HTMLElement | null {
-  const gb = (b: number): string => num(b / 1e9, 3);
+  const gb = (b: number): string => gib(b);  // GiB, as every table of the page
   const name = r.model?.name ?? '';
   const c = (r.candidates as Json[] | undefined)?.[0];
   let text = '';
@@ -357,6 +377,31 @@ function renderFit(out: HTMLElement, r: Json, task = ''): void {
     );
     peaks.id = 'memory-peaks';
     out.append(peaks);
+    // How long and how fast (issue 26 req. 2: in the answer and never shown before).
+    if (r.time) {
+      const tm = r.time;
+      const timing = table(
+        [t('fit.tokens_per_second'), t('fit.mfu'), t('fit.step_seconds'), t('fit.total_hours'), t('fit.gpu_hours'),
+          t('fit.bottleneck')],
+        [[num(tm.tokens_per_second), `${num(100 * tm.mfu)} %`, num(tm.step_seconds),
+          tm.total_hours === null || tm.total_hours === undefined ? '—' : num(tm.total_hours),
+          tm.gpu_hours === null || tm.gpu_hours === undefined ? '—' : num(tm.gpu_hours), t(`bottleneck.${tm.bottleneck}`)]],
+      );
+      timing.id = 'fit-time';
+      out.append(el('h3', {}, t('fit.time')), timing);
+    }
+    if (r.inference?.time_to_first_token_seconds !== undefined) {
+      const inf = r.inference;
+      const s = inf.sizing ?? {};
+      const serving = table(
+        [t('fit.ttft'), t('fit.per_token_ms'), t('fit.rps_replica'), t('fit.qps'), t('fit.replicas')],
+        [[`${num(inf.time_to_first_token_seconds)} s`, num(inf.per_token_latency_seconds * 1000),
+          num(s.requests_per_second_per_replica ?? inf.requests_per_second_per_replica), s.qps ? num(s.qps) : '—',
+          s.replicas ? String(s.replicas) : '—']],
+      );
+      serving.id = 'fit-serving';
+      out.append(el('h3', {}, t('fit.serving')), serving);
+    }
     if (r.inference) {
       const inf = r.inference;
       const count = (x: number | null | undefined): string =>

@@ -118,6 +118,16 @@ try {
     // bf16 weights of 7,615,616,512 parameters: 15,231,233,024 bytes = 14.19 GiB, on an 80 GB card.
     expect((await page.textContent('#verdict')) === '放得下', `verdict: ${await page.textContent('#verdict')}`);
     expect((await page.textContent('#fit-out')).includes('14.2 GiB'), 'weights 14.2 GiB in the table');
+    // The serving figures (issue 26 req. 2): time to first token, ms per token, requests per second
+    // per replica; with a QPS, the replicas it needs.
+    expect(await page.isVisible('#in-qps'), 'QPS is asked for inference');
+    await page.fill('#in-qps', '5');
+    await page.click('#fit-run');
+    await page.waitForSelector('#fit-serving');
+    const serving = await page.$$eval('#fit-serving td', (tds) => tds.map((td) => td.textContent));
+    expect(serving.length === 5 && serving[3] === '5' && Number(serving[4]) >= 1, `serving: ${serving}`);
+    expect(!/undefined|NaN/.test(await page.textContent('#fit-out')), 'no undefined or NaN');
+    await page.fill('#in-qps', '');
     await page.waitForSelector('#fit-out .chart canvas');  // the memory bar is drawn
     await shot('1-fit-zh');
   });
@@ -126,13 +136,14 @@ try {
   // default, the first row is the cheapest; no "undefined" or "NaN" anywhere.
   await step('the default search leads with the cheapest answer, in units', async () => {
     await page.selectOption('#in-task', 'lora');
+    expect(!(await page.isVisible('#in-qps')), 'no QPS for training');
     await page.selectOption('#in-gpu', '');
     expect(await page.isVisible('#in-objective'), 'the objective is asked for a search');
     expect((await page.inputValue('#in-objective')) === 'cost', 'cost first');
     await page.click('#fit-run');
     await page.waitForSelector('#headline');
     const head = await page.textContent('#headline');
-    expect(/^Qwen2\.5-7B lora：\d+ × .+（[\d.]+ GB），[\d,.]+ token\/秒，约 [\d,.]+ CNY\/百万 token/.test(head),
+    expect(/^Qwen2\.5-7B lora：\d+ × .+（[\d.]+ GiB），[\d,.]+ token\/秒，约 [\d,.]+ CNY\/百万 token/.test(head),
       `headline: ${head}`);
     expect(head.includes('示例'), `the price's basis is said: ${head}`);
     const text = await page.textContent('#fit-out');
