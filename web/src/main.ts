@@ -247,6 +247,7 @@ async function fitView(root: HTMLElement): Promise<void> {
   gpu.addEventListener('change', showSearchFields);
   showSearchFields();
   const run = el('button', { type: 'submit', id: 'fit-run' }, t('fit.run'));
+  let applied: Json = {};
   const out = el('section', { id: 'fit-out', 'aria-live': 'polite' });
   const form = el(
     'form',
@@ -298,9 +299,27 @@ async function fitView(root: HTMLElement): Promise<void> {
     } else {
       body.objective = objective.value;
     }
+    // What an applied suggestion changes beyond the form's fields (recomputation, offloading).
+    Object.assign(body, applied);
+    applied = {};
     out.replaceChildren(el('p', {}, t('loading')));
     try {
-      renderFit(out, await post<Json>('/api/fit', body), task.value);
+      renderFit(out, await post<Json>('/api/fit', body), task.value, (s: Json) => {
+        // A suggestion in one click (issue 26 req. 2): its card and layout into the form, run again.
+        const l = s.layout ?? {};
+        gpu.value = s.gpu;
+        count.value = String(l.gpus ?? 1);
+        if (l.tp) tp.value = String(l.tp);
+        if (l.pp) pp.value = String(l.pp);
+        if (l.zero !== undefined) zero.value = String(l.zero);
+        if (l.micro_batch) micro.value = String(l.micro_batch);
+        applied = {};
+        if (l.recompute && l.recompute !== 'none') applied.recompute = l.recompute;
+        if (l.offload_optimizer) applied.offload_optimizer = true;
+        if (l.offload_params) applied.offload_params = true;
+        showSearchFields();
+        form.requestSubmit();
+      });
     } catch (e) {
       showError(out, e);
     }
@@ -342,7 +361,7 @@ function headline(r: Json, task: string): HTMLElement | null {
   return box;
 }
 
-function renderFit(out: HTMLElement, r: Json, task = ''): void {
+function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => void): void {
   out.replaceChildren();
   const head = headline(r, task);
   if (head) out.append(head);
@@ -416,7 +435,16 @@ function renderFit(out: HTMLElement, r: Json, task = ''): void {
     if (r.suggestions?.length) {
       out.append(
         el('h3', {}, t('fit.suggestions')),
-        el('ul', { id: 'suggestions' }, ...r.suggestions.map((s: Json) => el('li', {}, `${s.change} → ${s.result}`))),
+        el('ul', { id: 'suggestions' }, ...r.suggestions.map((s: Json) => {
+          // Each with its memory per GPU against the card's, and a button that applies it.
+          const li = el('li', {}, `${s.change} → ${s.result} · ${gib(s.memory_per_gpu_total)} / ${gib(s.gpu_memory)}`);
+          if (apply) {
+            const b = el('button', { type: 'button', class: 'apply-suggestion' }, t('fit.apply'));
+            b.addEventListener('click', () => apply(s));
+            li.append(' ', b);
+          }
+          return li;
+        })),
       );
     }
   }

@@ -162,6 +162,15 @@ try {
     await page.click('#fit-run');
     await page.waitForFunction(() => document.querySelector('#verdict')?.textContent === '放不下');
     expect((await page.$$('#suggestions li')).length > 0, 'suggestions listed');
+    // Each with its memory, and applied in one click (issue 26 req. 2): the first suggestion's
+    // layout is run and fits.
+    expect((await page.textContent('#suggestions li')).includes('GiB'), 'a suggestion shows its memory');
+    await page.click('#suggestions li button.apply-suggestion');
+    await page.waitForFunction(() => document.querySelector('#verdict')?.textContent === '放得下');
+    await page.fill('#in-gpus', '1');
+    await page.fill('#in-tp', '');
+    await page.fill('#in-pp', '');
+    await page.selectOption('#in-zero', '0');
     await shot('2-fit-does-not-fit');
   });
 
