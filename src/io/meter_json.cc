@@ -46,6 +46,7 @@ nlohmann::json MeterGroupToJson(const MeterGroup& g, bool priced) {
                       {"idle_billed_hours", MoneyOrNull(g.idle_billed_hours, priced)},
                       {"money", MoneyOrNull(g.money, priced)},
                       {"idle_money", MoneyOrNull(g.idle_money, priced)},
+                      {"use_money", MoneyOrNull(g.UseMoney(), priced)},
                       {"stopped_money", MoneyOrNull(g.stopped_money, priced)}};
   return j;
 }

@@ -84,6 +84,8 @@ struct MeterGroup {
   double money = 0;              // everything billed to the group, stopped fees included
   double idle_money = 0;         // the idle share of the billed hours' money
   double stopped_money = 0;      // stopped-instance fees and re-creation between up periods
+  // The money of the busy share of the billed hours: money - idle money - stopped fees.
+  double UseMoney() const { return money - idle_money - stopped_money; }
 };
 
 // "GPU 3: 41 h billed with no process, 1,230 CNY": one per GPU with idle billed time.

@@ -249,6 +249,9 @@ TEST_F(MeterReportTest, OnDemandByTheHourFromCreationBillsUpTimeAndNamesTheIdleG
   EXPECT_NEAR(r.groups[2].money, 240, 1e-9);
   EXPECT_NEAR(r.groups[2].idle_money, 100, 1e-9);
   EXPECT_NEAR(r.groups[0].idle_money, 0, 1e-9);
+  // The money of use (issue 26 req. 3): GPU 2's 14 busy hours x 10 = 140 of its 240; all: 620.
+  EXPECT_NEAR(r.groups[2].UseMoney(), 140, 1e-9);
+  EXPECT_NEAR(r.total.UseMoney(), 620, 1e-9);
   ASSERT_EQ(r.idle.size(), 1u);
   EXPECT_EQ(r.idle[0].gpu, 2);
   EXPECT_EQ(r.idle[0].line, "GPU 2: 10 h billed with no process, 100 CNY");

@@ -738,11 +738,12 @@ function renderMeter(out: HTMLElement, r: Json): void {
   }, Math.max(160, 60 + 36 * groups.length));
   out.append(
     table(
-      [t('col.group'), t('col.busy'), t('col.idle'), t('col.idle_money')],
+      [t('col.group'), t('col.busy'), t('col.idle'), t('col.use_money'), t('col.idle_money')],
       [...groups, r.total].map((g) => [
         g.key,
         g.busy_hours.toFixed(1),
         g.idle_hours.toFixed(1),
+        r.priced ? money(g.use_money, r.currency) : '—',
         r.priced ? money(g.idle_money, r.currency) : '—',
       ]),
     ),

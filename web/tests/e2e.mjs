@@ -342,6 +342,20 @@ try {
     await shot('9-usage-dashboard');
   });
 
+  // Issue 26 req. 3: grouped by user, each group's money of use beside its idle money (before, a
+  // user's table showed only idle money: alice's 84 busy hours read as 0).
+  await step('usage by user: money of use and of idle', async () => {
+    await page.selectOption('#in-by', 'user');
+    await page.click('#meter-load');
+    await page.waitForFunction(() => [...document.querySelectorAll('#meter-out table tbody tr td:first-child')]
+      .some((td) => td.textContent === 'alice'));
+    const alice = await page.$$eval('#meter-out table tbody tr', (rows) => rows
+      .map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent))
+      .find((c) => c[0] === 'alice'));
+    expect(alice[1] === '84.0' && alice[3] !== '—' && !alice[3].startsWith('0 '), `alice: ${alice}`);
+    await page.selectOption('#in-by', 'gpu');
+  });
+
   // Token mode in the browser (issue 26 req. 7): the page loads without the token; opened once as
   // /#token=..., it trades the token for an HttpOnly cookie, takes it out of the address, and every
   // view then works; the cookie is not readable by scripts.
