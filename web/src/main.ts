@@ -50,12 +50,14 @@ function input(name: string, value = '', type = 'text'): HTMLInputElement {
   return el('input', { name, id: `in-${name}`, value, type });
 }
 
+// Each cell carries its column's name (data-label): on a phone a table becomes one card per row,
+// each line "column: value" (style.css; issue 26 req. 5).
 function table(headers: string[], rows: (string | number)[][]): HTMLTableElement {
   return el(
     'table',
     {},
     el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h)))),
-    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c) => el('td', {}, String(c)))))),
+    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c, i) => el('td', { 'data-label': headers[i] ?? '' }, String(c)))))),
   );
 }
 
@@ -814,12 +816,14 @@ function renderAlerts(out: HTMLElement, a: Json): void {
     body.replaceChildren(...(all ? alerts : fresh).map((x) => {
       const idle = x.kind === 'idle_no_process';
       const moneyCell = el('td', idle && x.money ? { class: 'bad' } : {}, x.money ? money(x.money.amount, x.money.currency) : '—');
+      moneyCell.setAttribute('data-label', t('col.money'));
       return el('tr', { 'data-kind': x.kind, class: x.repeat ? 'repeat' : '' },
-        el('td', {}, x.at),
-        el('td', {}, x.gpu === null ? '—' : `GPU ${x.gpu}`),
-        el('td', {}, t(`alert.${x.kind}`)),
-        el('td', {}, duration(x.minutes)),
-        el('td', idle ? { class: 'bad' } : {}, perHour(x.money_per_hour)),
+        el('td', { 'data-label': t('col.at') }, x.at),
+        el('td', { 'data-label': t('col.gpu') }, x.gpu === null ? '—' : `GPU ${x.gpu}`),
+        el('td', { 'data-label': t('col.kind') }, t(`alert.${x.kind}`)),
+        el('td', { 'data-label': t('col.duration') }, duration(x.minutes)),
+        el('td', idle ? { class: 'bad', 'data-label': t('col.money_per_hour') } : { 'data-label': t('col.money_per_hour') },
+          perHour(x.money_per_hour)),
         moneyCell);
     }));
   };

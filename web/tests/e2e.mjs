@@ -342,6 +342,47 @@ try {
     await shot('9-usage-dashboard');
   });
 
+  // Issue 26 req. 5: at 390 px no view scrolls sideways, in Chinese or English, with its tables
+  // (cards on a phone) and charts; a screenshot of each for the release review.
+  await step('phones: no view scrolls sideways at 390 px, in Chinese and English', async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const wide = [];
+    const measure = async (name) => {
+      const w = await phone.evaluate(() => document.documentElement.scrollWidth);
+      if (w > 390) wide.push(`${name}: ${w} px`);
+      await phone.screenshot({ path: join(args.out, `phone-${name}.png`), fullPage: true });
+    };
+    try {
+      for (const lang of ['zh', 'en']) {
+        await phone.goto(server.url);
+        await phone.evaluate((l) => localStorage.setItem('gpuplan.lang', l), lang);
+        await phone.goto(`${server.url}#fit`);
+        await phone.reload();  // the language is read when the page loads
+        expect((await phone.getAttribute('html', 'lang')) === (lang === 'zh' ? 'zh-CN' : 'en'), `phone page in ${lang}`);
+        await phone.waitForSelector('#in-model option[value="Qwen2.5-7B"]', { state: 'attached' });
+        await phone.selectOption('#in-gpu', '');
+        await phone.click('#fit-run');
+        await phone.waitForSelector('#headline');
+        await measure(`${lang}-fit`);
+        await phone.click('#tab-cost');
+        await phone.waitForSelector('#view-cost');
+        await measure(`${lang}-cost`);
+        await phone.click('#tab-meter');
+        await phone.fill('#in-offer', 'nj-a100-on-demand');
+        await phone.click('#meter-load');
+        await phone.waitForSelector('#meter-incidents', { timeout: 120000 });
+        await measure(`${lang}-meter`);
+        await phone.click('#tab-check');
+        await phone.click('button.open-report');
+        await phone.waitForSelector('#report-tests');
+        await measure(`${lang}-check`);
+      }
+    } finally {
+      await phone.close();
+    }
+    expect(wide.length === 0, `views wider than the phone: ${wide.join(', ')}`);
+  });
+
   // Issue 26 req. 3: grouped by user, each group's money of use beside its idle money (before, a
   // user's table showed only idle money: alice's 84 busy hours read as 0).
   await step('usage by user: money of use and of idle', async () => {
