@@ -208,7 +208,9 @@ TEST_F(MeterResume, AStoppedReplayResumesAfterItsLastStoredStep) {
     ASSERT_TRUE(s.stopped);
     ASSERT_EQ(s.ticks, 10000);
   }
-  const StoreExtent e = MeterStore::Open(db, StoreOptions{.read_only = true}).Extent();
+  StoreOptions read_only;
+  read_only.read_only = true;
+  const StoreExtent e = MeterStore::Open(db, read_only).Extent();
   // A stop drains the buffer: every step through the 10,000th (k = 9,999) is committed.
   EXPECT_EQ(e.samples_complete_ms, kStart + 9999 * int64_t{10000});
   const MeterRunSummary s = Replay(db, trace_, /*resume=*/true);
