@@ -159,9 +159,13 @@ async function fitView(root: HTMLElement): Promise<void> {
   const config = el('textarea', { name: 'config', id: 'in-config', rows: '3', placeholder: '{"model_type": "llama", ...}' });
   const task = select('task', choices('task'), 'lora');
   const seq = input('seq', '2048', 'number');
-  const micro = input('micro_batch', '1', 'number');
-  const precision = select('precision', choices('precision'), 'mixed');
-  const zero = select('zero', ['0', '1', '2', '3'], '0');
+  // Left empty, a setting is the framework's default on one card and searched in a search
+  // (issue 26 req. 2: the page pinned ZeRO 0, micro-batch 1 and mixed precision in every search,
+  // and hid transformers v5's bf16 default).
+  const micro = input('micro_batch', '', 'number');
+  micro.placeholder = t('fit.auto');
+  const precision = select('precision', ['', ...choices('precision')], '', [t('fit.auto'), ...choices('precision')]);
+  const zero = select('zero', ['', '0', '1', '2', '3'], '', [t('fit.auto'), '0', '1', '2', '3']);
   // The framework profiles (GET /api/frameworks, data/frameworks.yaml): the generic convention
   // and the profiles of the task's kind; llama.cpp takes a GGUF type, the inference servers the
   // fraction of the card their KV rule takes.
@@ -288,9 +292,9 @@ async function fitView(root: HTMLElement): Promise<void> {
       if (latency.value) body.latency_ms = Number(latency.value);
     } else {
       body.seq = Number(seq.value);
-      body.micro_batch = Number(micro.value);
-      body.precision = precision.value;
-      body.zero = Number(zero.value);
+      if (micro.value) body.micro_batch = Number(micro.value);
+      if (precision.value) body.precision = precision.value;
+      if (zero.value) body.zero = Number(zero.value);
       if (tokens.value) body.tokens = Number(tokens.value);
     }
     if (config.value.trim()) body.config = config.value;

@@ -140,7 +140,12 @@ try {
     await page.selectOption('#in-gpu', '');
     expect(await page.isVisible('#in-objective'), 'the objective is asked for a search');
     expect((await page.inputValue('#in-objective')) === 'cost', 'cost first');
+    // Nothing the user left empty is pinned (issue 26 req. 2: ZeRO 0 was sent with every search).
+    const sent = page.waitForRequest((r) => r.url().endsWith('/api/fit') && r.method() === 'POST');
     await page.click('#fit-run');
+    const body = JSON.parse((await sent).postData());
+    expect(!('zero' in body) && !('micro_batch' in body) && !('precision' in body) && !('gpu' in body),
+      `the search pins: ${JSON.stringify(body)}`);
     await page.waitForSelector('#headline');
     const head = await page.textContent('#headline');
     expect(/^Qwen2\.5-7B lora：\d+ × .+（[\d.]+ GiB），[\d,.]+ token\/秒，约 [\d,.]+ CNY\/百万 token/.test(head),
