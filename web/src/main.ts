@@ -78,7 +78,8 @@ const fill = (key: string, ...args: (string | number)[]): string =>
 // A number with 3-4 significant digits in the page's locale.
 const num = (x: number, digits = 3): string =>
   x.toLocaleString(currentLang() === 'zh' ? 'zh-CN' : 'en-US', { maximumSignificantDigits: digits });
-const hours = (h: number | null | undefined): string => (h === null || h === undefined ? '—' : `${h.toFixed(1)} h`);
+const hours = (h: number | null | undefined): string =>
+  (h === null || h === undefined ? '—' : `${h.toLocaleString(currentLang() === 'zh' ? 'zh-CN' : 'en-US', { maximumSignificantDigits: 3 })} h`);
 
 async function readFile(input: HTMLInputElement): Promise<string | null> {
   const f = input.files?.[0];

@@ -157,6 +157,16 @@ try {
       rows.map((r) => Number(r.lastElementChild.textContent.replace(/[^\d.]/g, ''))));
     expect(costs.length > 1 && costs.every((c) => c >= costs[0]), `ranked by cost: ${costs}`);
     await shot('1b-fit-search-zh');
+    // With a token budget the headline prices the whole job, in hours and money for the job, the
+    // same figures as the first row (the cheapest).
+    await page.fill('#in-tokens', '100000000');
+    await page.click('#fit-run');
+    await page.waitForFunction(() => document.querySelector('#headline')?.textContent.includes('整个任务'));
+    const jobHead = await page.textContent('#headline');
+    const first = await page.$$eval('#fit-out table:last-of-type tbody tr:first-child td', (tds) => tds.map((td) => td.textContent));
+    expect(jobHead.includes(first[4].replace(' h', ' 小时')) && jobHead.includes(first[5].replace('（整个任务）', '')),
+      `job headline ${jobHead} vs first row ${first}`);
+    await page.fill('#in-tokens', '');
     await page.selectOption('#in-gpu', 'A100 80GB SXM');
   });
 
@@ -368,6 +378,7 @@ try {
         await phone.selectOption('#in-gpu', '');
         await phone.click('#fit-run');
         await phone.waitForSelector('#headline');
+        await phone.waitForSelector('#fit-out .chart canvas');  // the chart module loads lazily
         await measure(`${lang}-fit`);
         await phone.click('#tab-cost');
         await phone.waitForSelector('#view-cost');
