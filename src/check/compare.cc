@@ -25,17 +25,6 @@ bool LowerIsBetter(const std::string& test) {
   return lower.count(test) > 0;
 }
 
-// Status order for the weakest result: ERROR > FAIL > WARN > SKIP > PASS (check/report.cc).
-int Severity(CheckStatus s) {
-  switch (s) {
-    case CheckStatus::kPass: return 0;
-    case CheckStatus::kSkip: return 1;
-    case CheckStatus::kWarn: return 2;
-    case CheckStatus::kFail: return 3;
-    case CheckStatus::kError: return 4;
-  }
-  return 4;
-}
 
 std::string LabelOf(const NamedReport& r) {
   for (const auto& n : r.report.nodes) {
@@ -243,9 +232,9 @@ ComparisonResult CompareReports(const std::vector<NamedReport>& reports, const C
         cell->status = cell->results == 1 ? t.status : Worse(cell->status, t.status);
         // The weakest GPU's figure: the worst status first (its figure is why it failed), then
         // the figure in its direction.
-        if (weakest == nullptr || Severity(t.status) > Severity(weakest->status)) {
+        if (weakest == nullptr || StatusRank(t.status) > StatusRank(weakest->status)) {
           weakest = &t;
-        } else if (Severity(t.status) < Severity(weakest->status)) {
+        } else if (StatusRank(t.status) < StatusRank(weakest->status)) {
           // a better result is never the weakest
         } else if (t.measured && weakest->measured) {
           if (LowerIsBetter(test) ? *t.measured > *weakest->measured : *t.measured < *weakest->measured) {

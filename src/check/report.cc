@@ -17,8 +17,7 @@ const char* ToString(CheckStatus s) {
   return "ERROR";
 }
 
-namespace {
-int Rank(CheckStatus s) {
+int StatusRank(CheckStatus s) {
   switch (s) {
     case CheckStatus::kPass: return 0;
     case CheckStatus::kSkip: return 1;
@@ -28,9 +27,8 @@ int Rank(CheckStatus s) {
   }
   return 4;
 }
-}  // namespace
 
-CheckStatus Worse(CheckStatus a, CheckStatus b) { return Rank(a) >= Rank(b) ? a : b; }
+CheckStatus Worse(CheckStatus a, CheckStatus b) { return StatusRank(a) >= StatusRank(b) ? a : b; }
 
 void CheckReport::Add(CheckResult r) {
   const CheckStatus s = r.status == CheckStatus::kSkip ? CheckStatus::kPass : r.status;

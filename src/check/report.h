@@ -25,6 +25,8 @@ const char* ToString(CheckStatus s);
 // The worse of two (PASS < SKIP < WARN < FAIL < ERROR for the suite verdict; SKIP never makes
 // a suite fail).
 CheckStatus Worse(CheckStatus a, CheckStatus b);
+// The order Worse uses: PASS 0 < SKIP 1 < WARN 2 < FAIL 3 < ERROR 4.
+int StatusRank(CheckStatus s);
 
 struct CheckResult {
   std::string name;   // "pcie_link_width", "storage_random_read", ...
