@@ -298,7 +298,7 @@ const FrameworkProfile& FrameworkCatalog::Find(const std::string& request) const
     throw InputError("unknown framework '" + name + "'" + hint + " (profiles in " + file + ": " + JoinOr(Names()) + ")",
                      "", 0, "--framework", closest);
   }
-  if (version.empty()) {
+  if (at == std::string::npos) {
     return *versions.front();  // the default: the first listed, the newest release
   }
   // "0.20" selects version 0.20 and 0.20.x; "5" selects 5.0.

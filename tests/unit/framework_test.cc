@@ -474,6 +474,8 @@ TEST(FrameworkVersions, NameSelectsTheDefaultAndNameAtVersionAnother) {
   EXPECT_EQ(Shipped().Find("hf-trainer@4").Id(), "hf-trainer@4.57");  // "4" selects 4.57
   EXPECT_EQ(Shipped().Find("hf-trainer@5").Id(), "hf-trainer@5.0");
   EXPECT_EQ(Shipped().Find("sglang@0.5.6").kv_fraction_rule, "sglang");
+  // "vllm@" names no version: an error, not the default.
+  EXPECT_THROW((void)Shipped().Find("vllm@"), InputError);
   try {
     (void)Shipped().Find("vllm@0.19");
     FAIL();
