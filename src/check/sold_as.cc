@@ -471,7 +471,9 @@ std::vector<CheckResult> JudgeInventory(const SystemSnapshot& sys, const Expecta
             r.advice = "pages were retired after double-bit errors: the card has had faults";
           }
         }
-        r.measured_text = r.status == CheckStatus::kPass ? "nothing pending" : ToString(r.status);
+        r.measured_text = r.status == CheckStatus::kPass   ? "nothing pending"
+                          : r.status == CheckStatus::kFail ? "reset pending"
+                                                           : "faults remapped";
         r.evidence = ev;
         out.push_back(r);
       }

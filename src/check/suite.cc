@@ -17,7 +17,7 @@ std::vector<CheckResult> RunInventory(CheckContext& c) {
   std::vector<CheckResult> out;
   for (std::size_t n = 0; n < c.start.size(); ++n) {
     const std::string node = c.captures ? c.start[n].hostname.value_or(c.capture_files[n]) : std::string();
-    const std::string origin = c.captures ? "nvidia-smi capture " + c.capture_files[n] : c.gpu_origin;
+    const std::string origin = c.captures ? "nvidia-smi " + c.capture_files[n] : c.gpu_origin;
     // Before any load the GPUs are idle: the current PCIe generation is not judged here.
     auto r = JudgeInventory(c.start[n], c.expect, c.catalog, c.thresholds, origin, /*idle=*/true, node);
     out.insert(out.end(), r.begin(), r.end());

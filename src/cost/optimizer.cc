@@ -448,6 +448,37 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       }
     }
   }
+  // Re-creation in the program (issue 25 req. 3): where work may move between hours (deferral
+  // makes those hours units of their own), each rise of an on-demand offer's instances from one
+  // hour to the next pays one re-creation. Priced only after the solve, the program spread night
+  // work over more hours than the obvious shift and paid for every extra gap (tests/scenarios/
+  // cost/night-shift-month.yaml). After the solve the gaps are priced exactly as before
+  // (IdleInstanceCosts: a gap costs the cheaper of keeping stopped and one re-creation).
+  for (auto& v : hv) {
+    if (v.o->mode != BillingMode::kOnDemand || v.by_day || !v.o->releasable || v.col.size() != units.size()) {
+      continue;
+    }
+    const double recreate = RecreateCost(*v.o);
+    if (recreate <= 0) {
+      continue;
+    }
+    const double inst = v.whole ? 1.0 : 1.0 / v.o->gpus_per_instance;
+    for (std::size_t t = 1; t < N; ++t) {
+      const int a = unit_of_hour[t - 1], b = unit_of_hour[t];
+      if (a < 0 || b < 0 || units[static_cast<std::size_t>(a)].hour < 0 || units[static_cast<std::size_t>(b)].hour < 0) {
+        continue;
+      }
+      const int ca = v.col[static_cast<std::size_t>(a)], cb = v.col[static_cast<std::size_t>(b)];
+      if (ca == 0 || cb == 0) {
+        continue;
+      }
+      const int rise = p.AddCol(recreate, false);
+      const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // rise >= instances(t) - instances(t - 1)
+      p.Set(row, rise, 1.0);
+      p.Set(row, cb, -inst);
+      p.Set(row, ca, inst);
+    }
+  }
   // Deferrable work at hour t may run at any hour t .. t + deadline - 1 of the trace.
   std::vector<std::pair<int, int>> deferral_cols;  // (column, shift in hours)
   for (std::size_t t = 0; t < N; ++t) {

@@ -5,22 +5,22 @@
 #include <algorithm>
 #include <map>
 
+#include "io/check_markdown.h"
 #include "io/table.h"
 #include "io/text_lang.h"
 
 namespace gpuplan {
 namespace {
 
-std::string Number(double v) { return fmt::format("{:.4g}", v); }
-
-// A number with its unit; the unit's words (GPUs, lanes, errors...) in the text language.
-std::string WithUnit(double v, const std::string& unit) {
-  return Number(v) + (unit.empty() ? "" : " " + SayMessage(unit));
+// A number with its unit; the unit's words (GPUs, lanes, errors...) in the text language. The
+// number is written as the Markdown and HTML reports write it (Number: 24564, not 2.456e+04).
+std::string SaidWithUnit(double v, const std::string& unit) {
+  return check_cells::Number(v) + (unit.empty() ? "" : " " + SayMessage(unit));
 }
 
 std::string Measured(const CheckResult& r) {
   if (r.measured) {
-    return WithUnit(*r.measured, r.unit);
+    return SaidWithUnit(*r.measured, r.unit);
   }
   return SayMessage(r.measured_text);
 }
@@ -30,10 +30,13 @@ std::string Expected(const CheckResult& r) {
     return SayMessage(r.expected_text);
   }
   if (r.expected) {
-    return WithUnit(*r.expected, r.unit);
+    return SaidWithUnit(*r.expected, r.unit);
   }
   return {};
 }
+
+// A test of the suite by its name in the text language (the name itself is what --tests takes).
+std::string TestName(const std::string& test) { return Say("check.test." + test, test); }
 
 std::string Where(const CheckResult& r) {
   std::string w = r.node.empty() ? "" : r.node + " ";
@@ -87,7 +90,7 @@ void CheckLiveView::OnStart(const CheckReport& report, const std::vector<std::st
   }
   std::string names;
   for (const auto& t : tests) {
-    names += (names.empty() ? "" : ", ") + t;
+    names += (names.empty() ? "" : Say("cli.list_sep", ", ")) + TestName(t);
   }
   out_ << Say("cli.check.tests", "tests: ") << names << "\n";
   // Results known before any test ran (no driver).
@@ -99,7 +102,7 @@ void CheckLiveView::OnStart(const CheckReport& report, const std::vector<std::st
 
 void CheckLiveView::OnTestStart(const std::string& test, int index, int total) {
   ClearProgress();
-  out_ << fmt::format("[{}/{}] {}\n", index + 1, total, test);
+  out_ << fmt::format("[{}/{}] {}\n", index + 1, total, TestName(test));
   out_.flush();
   last_percent_ = -1;
 }
@@ -114,7 +117,7 @@ void CheckLiveView::OnProgress(const std::string& test, double fraction) {
   }
   last_percent_ = percent;
   const int filled = percent * 30 / 100;
-  out_ << "\r  " << test << " [" << std::string(static_cast<std::size_t>(filled), '#')
+  out_ << "\r  " << TestName(test) << " [" << std::string(static_cast<std::size_t>(filled), '#')
        << std::string(static_cast<std::size_t>(30 - filled), '.') << "] " << percent << "%";
   out_.flush();
   progress_shown_ = true;
@@ -198,7 +201,7 @@ void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
         cells.push_back(Say("cli.check.cmp.not_run", "not run"));
         continue;
       }
-      std::string v = cell->measured ? WithUnit(*cell->measured, r.unit) : SayMessage(cell->text);
+      std::string v = cell->measured ? SaidWithUnit(*cell->measured, r.unit) : SayMessage(cell->text);
       if (DisplayWidth(v) > 14) {
         v = CutToWidth(v, 13) + "~";
       }
@@ -233,7 +236,7 @@ void MergeToText(const MergeResult& m, std::ostream& out) {
     out << "  "
         << SayFormat("cli.check.merge.outlier", "{} {}{}: {} {} against a median of {} over {} (z = {})",
                      {o.test, o.node, o.gpu >= 0 ? fmt::format(" GPU {}", o.gpu) : std::string(),
-                      fmt::format("{:.4g}", o.value), o.unit, fmt::format("{:.4g}", o.median), std::to_string(o.peers),
+                      check_cells::Number(o.value), o.unit, check_cells::Number(o.median), std::to_string(o.peers),
                       fmt::format("{:.1f}", o.z)})
         << "\n";
   }

@@ -100,7 +100,14 @@ std::string ErrorLine(const ErrorReport& r) {
   }
   ErrorReport translated = r;
   translated.message = SayMessage(r.message);
-  const std::string line = translated.Line();
+  std::string line = translated.Line();
+  // The location's "field 'x': " in the text language.
+  if (!r.field.empty()) {
+    const std::string en = "field '" + r.field + "': ";
+    if (const std::size_t at = line.find(en); at != std::string::npos) {
+      line.replace(at, en.size(), SayFormat("cli.error.field", "field '{}': ", {r.field}));
+    }
+  }
   for (const auto& [english, key] : {std::pair<std::string, std::string>{"error: ", "cli.error"},
                                      std::pair<std::string, std::string>{"environment: ", "cli.environment"},
                                      std::pair<std::string, std::string>{"internal error: ", "cli.internal"}}) {

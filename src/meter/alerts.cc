@@ -223,6 +223,11 @@ std::vector<std::pair<int, int64_t>> AlertEngine::Holding() const {
   return out;
 }
 
+bool AlertEngine::Holds(AlertKind kind, int gpu, int64_t since_ms) const {
+  const auto c = conditions_.find(std::make_tuple(gpu, kind));
+  return c != conditions_.end() && c->second.since_ms == since_ms;
+}
+
 std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
   std::vector<Alert> out = ObserveState(StateOf(t));
   const GpuSample& s = t.sample;
@@ -371,58 +376,113 @@ bool SendAndUpdate(const Alert& a, IncidentState& s) {
   return send;
 }
 
+namespace {
+
+AlertNotification Notification(const std::string& type, const Alert& a) {
+  AlertNotification n;
+  n.type = type;
+  n.at_ms = a.at_ms;
+  n.kind = a.kind;
+  n.gpu = a.gpu;
+  n.since_ms = a.since_ms;
+  n.severity = a.severity;
+  n.minutes = a.minutes;
+  n.money = a.money;
+  n.summary = a.summary;
+  return n;
+}
+
+bool UseKind(AlertKind k) { return k == AlertKind::kIdleNoProcess || k == AlertKind::kLowUtilization; }
+
+}  // namespace
+
+AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end_ms, bool exact,
+                              const AlertRules& rules, int zone) {
+  AlertNotification n = Notification("end", last);
+  n.at_ms = end_ms;
+  if (exact) {
+    n.minutes = static_cast<double>(end_ms - first.since_ms) / 60000.0;
+    if (const auto m = rules.GpuMoneyBetween(first.since_ms, end_ms)) {
+      n.money = m;
+    }
+  }
+  const std::string at = FormatLocalMinute(FloorDiv(end_ms, 60000) + zone) + FormatUtcOffset(zone);
+  const std::string what = first.kind == AlertKind::kIdleNoProcess ? "billed with no process" : "low utilisation";
+  const std::string where = last.gpu >= 0 ? fmt::format("GPU {}", last.gpu) : "machine";
+  n.summary = exact ? fmt::format("{}: {} ended at {} after {}{}", where, what, at, HoursText(n.minutes),
+                                  n.money ? ", " + n.money->Format() + " lost" : std::string())
+                    : fmt::format("{}: {} ended by {} after at least {}{}", where, what, at, HoursText(n.minutes),
+                                  n.money ? ", at least " + n.money->Format() + " lost" : std::string());
+  return n;
+}
+
+AlertNotification DayDigest(int64_t day, const std::vector<const Alert*>& list, int64_t at_ms) {
+  std::map<std::tuple<int, int, int64_t>, const Alert*> latest;
+  int started = 0;
+  for (const Alert* a : list) {
+    auto& l = latest[std::make_tuple(static_cast<int>(a->kind), a->gpu, a->since_ms)];
+    if (l == nullptr || a->at_ms > l->at_ms) {
+      l = a;
+    }
+    started += a->repeat ? 0 : 1;
+  }
+  std::optional<Money> lost;
+  for (const auto& [k, a] : latest) {
+    if (a->money && UseKind(a->kind)) {
+      lost = Money{(lost ? lost->amount : 0.0) + a->money->amount, a->money->currency};
+    }
+  }
+  AlertNotification d;
+  d.type = "digest";
+  d.at_ms = at_ms;
+  d.money = lost;
+  d.summary = fmt::format("digest {}: {} incident{} with alerts, {} new{}", FormatLocalHour(day * 24).substr(0, 10),
+                          latest.size(), latest.size() == 1 ? "" : "s", started,
+                          lost ? ", " + lost->Format() + " lost to idle and low use so far" : std::string());
+  return d;
+}
+
+Alert NoticeAlert(const AlertNotification& n) {
+  Alert a;
+  a.kind = n.kind.value_or(AlertKind::kBudget);
+  a.gpu = n.gpu;
+  a.since_ms = n.since_ms;
+  a.at_ms = n.at_ms;
+  a.minutes = n.minutes;
+  a.money = n.money;
+  a.severity = n.type == "digest" ? "info" : n.severity;
+  a.summary = n.summary;
+  a.notice = n.type;
+  return a;
+}
+
 std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, int64_t to_ms,
                                                        const AlertRules& rules, int zone) {
-  struct Incident {
-    std::vector<const Alert*> alerts;
-  };
-  std::map<std::tuple<int, int, int64_t>, Incident> incidents;
+  std::map<std::tuple<int, int, int64_t>, std::vector<const Alert*>> incidents;
   std::vector<std::tuple<int, int, int64_t>> order;
   for (const Alert& a : alerts) {
     const auto key = std::make_tuple(static_cast<int>(a.kind), a.gpu, a.since_ms);
     if (incidents.count(key) == 0) {
       order.push_back(key);
     }
-    incidents[key].alerts.push_back(&a);
+    incidents[key].push_back(&a);
   }
   std::vector<AlertNotification> out;
   const int64_t repeat_ms = static_cast<int64_t>(rules.repeat_minutes * 60000.0);
-  auto make = [](const std::string& type, const Alert& a) {
-    AlertNotification n;
-    n.type = type;
-    n.at_ms = a.at_ms;
-    n.kind = a.kind;
-    n.gpu = a.gpu;
-    n.since_ms = a.since_ms;
-    n.severity = a.severity;
-    n.minutes = a.minutes;
-    n.money = a.money;
-    n.summary = a.summary;
-    return n;
-  };
   for (const auto& key : order) {
-    auto& list = incidents[key].alerts;
+    auto& list = incidents[key];
     std::stable_sort(list.begin(), list.end(), [](const Alert* x, const Alert* y) { return x->at_ms < y->at_ms; });
-    const Alert& first = *list.front();
-    const bool use = first.kind == AlertKind::kIdleNoProcess || first.kind == AlertKind::kLowUtilization;
     IncidentState state;
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (SendAndUpdate(*list[i], state)) {
-        out.push_back(make(i == 0 ? "start" : "escalation", *list[i]));
+        out.push_back(Notification(i == 0 ? "start" : "escalation", *list[i]));
       }
     }
     const Alert& last = *list.back();
     // A condition still held would have been reminded again by last + repeat: if that is before
     // to_ms, it cleared in between (the budget and one-off events have no reminders: no end).
-    if (use && repeat_ms > 0 && last.at_ms + repeat_ms <= to_ms) {
-      AlertNotification n = make("end", last);
-      n.at_ms = last.at_ms + repeat_ms;
-      n.summary = fmt::format("{}: {} ended by {} after at least {}{}", last.gpu >= 0 ? fmt::format("GPU {}", last.gpu) : "machine",
-                              first.kind == AlertKind::kIdleNoProcess ? "billed with no process" : "low utilisation",
-                              FormatLocalMinute(FloorDiv(n.at_ms, 60000) + zone) + FormatUtcOffset(zone),
-                              HoursText(last.minutes),
-                              last.money ? ", at least " + last.money->Format() + " lost" : std::string());
-      out.push_back(std::move(n));
+    if (UseKind(list.front()->kind) && repeat_ms > 0 && last.at_ms + repeat_ms <= to_ms) {
+      out.push_back(IncidentEnd(*list.front(), last, last.at_ms + repeat_ms, /*exact=*/false, rules, zone));
     }
   }
   // A digest at the end of each local day that saw an alert: incidents open, new, and the money
@@ -432,32 +492,7 @@ std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>&
     by_day[FloorDiv(a.at_ms / 60000 + zone, 1440)].push_back(&a);
   }
   for (const auto& [day, list] : by_day) {
-    std::map<std::tuple<int, int, int64_t>, const Alert*> latest;
-    int started = 0;
-    for (const Alert* a : list) {
-      auto& l = latest[std::make_tuple(static_cast<int>(a->kind), a->gpu, a->since_ms)];
-      if (l == nullptr || a->at_ms > l->at_ms) {
-        l = a;
-      }
-      started += a->repeat ? 0 : 1;
-    }
-    std::optional<Money> lost;
-    for (const auto& [k, a] : latest) {
-      if (a->money && (a->kind == AlertKind::kIdleNoProcess || a->kind == AlertKind::kLowUtilization)) {
-        lost = Money{(lost ? lost->amount : 0.0) + a->money->amount, a->money->currency};
-      }
-    }
-    AlertNotification d;
-    d.type = "digest";
-    d.at_ms = ((day + 1) * 1440 - zone) * 60000;
-    d.money = lost;
-    d.summary = fmt::format("digest {}: {} incident{} with alerts, {} new{}", FormatLocalHour(day * 24).substr(0, 10),
-                            latest.size(), latest.size() == 1 ? "" : "s", started,
-                            lost ? ", " + lost->Format() + " lost to idle and low use so far" : std::string());
-    if (d.at_ms > to_ms) {
-      d.at_ms = to_ms;
-    }
-    out.push_back(std::move(d));
+    out.push_back(DayDigest(day, list, std::min(((day + 1) * 1440 - zone) * 60000, to_ms)));
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const AlertNotification& a, const AlertNotification& b) { return a.at_ms < b.at_ms; });

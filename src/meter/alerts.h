@@ -73,6 +73,8 @@ struct Alert {
   std::string severity;     // "warning" or "critical"
   std::string summary;      // one line for a log or a chat message
   bool repeat = false;      // a reminder of a condition already alerted
+  // "" for an alert; "end" or "digest" for those notifications of the live agent (NoticeAlert)
+  std::string notice;
 };
 
 // What a team is sent (docs/meter-alerts.md, "Incidents and the digest"): the alerts of one
@@ -99,6 +101,19 @@ struct IncidentState {
   double minutes = 0;  // the longest duration alerted so far
 };
 bool SendAndUpdate(const Alert& a, IncidentState& s);
+
+// The end of an idle or low-use incident (`first` and `last` its first and last alert) at
+// `end_ms`. `exact`: the condition is known to have cleared at end_ms (the live agent, at the tick
+// it cleared): the duration from its start and the money from the rules' price, night window
+// applied. Otherwise (a replay of alerts) end_ms is the latest it can be and the figures are the
+// last alert's, "at least".
+AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end_ms, bool exact,
+                              const AlertRules& rules, int utc_offset_minutes);
+// The digest of one local day (days since 1970-01-01 in the zone) from the alerts raised that
+// day, sent at `at_ms`: incidents with alerts, new ones, and the money lost to idle and low use.
+AlertNotification DayDigest(int64_t local_day, const std::vector<const Alert*>& day_alerts, int64_t at_ms);
+// A notification as the webhook sender carries it (`notice` "end" or "digest").
+Alert NoticeAlert(const AlertNotification& n);
 
 // `to_ms`: where the alerts stop (an incident whose last reminder is within repeat_minutes of it
 // may still be open: no end). An end's time is the latest it can be: the condition cleared after
@@ -150,6 +165,8 @@ class AlertEngine {
   // The conditions that hold now (GPU, since when): a replay that starts late extends its
   // start while a condition holds from its first tick (alert_replay.h).
   std::vector<std::pair<int, int64_t>> Holding() const;
+  // Whether the condition of `kind` on `gpu` that began at `since_ms` still holds.
+  bool Holds(AlertKind kind, int gpu, int64_t since_ms) const;
   // The month's cost so far and its projection to the month's end, at `time_ms`; `month` names
   // the calendar month ("2026-12") so each threshold alerts once per month.
   std::vector<Alert> ObserveBudget(int64_t time_ms, const std::string& month, const Money& spent,

@@ -56,11 +56,48 @@ void MeterMonitor::Raise(Alert a) {
   if (log_) log_("alert: " + a.summary);
   // Webhooks get an incident's start and escalations, not every reminder (docs/meter-alerts.md,
   // "Incidents and the digest"); the log and the metrics keep every alert.
-  IncidentState& state = incidents_[std::make_tuple(static_cast<int>(a.kind), a.gpu, a.since_ms)];
-  if (SendAndUpdate(a, state)) {
+  OpenIncident& incident = incidents_[std::make_tuple(static_cast<int>(a.kind), a.gpu, a.since_ms)];
+  if (SendAndUpdate(a, incident.state)) {
     sender_.Send(a);
   }
+  if (a.kind == AlertKind::kIdleNoProcess || a.kind == AlertKind::kLowUtilization) {
+    if (!incident.first) incident.first = a;
+    incident.last = a;
+  }
+  day_alerts_.push_back(a);
   alerts_.push_back(std::move(a));
+}
+
+void MeterMonitor::Notify(const AlertNotification& n) {
+  if (log_) log_(n.type + ": " + n.summary);
+  sender_.Send(NoticeAlert(n));
+}
+
+void MeterMonitor::SendEnds(int64_t time_ms) {
+  const AlertRules& rules = engine_.rules();
+  for (auto& [key, incident] : incidents_) {
+    if (incident.ended || !incident.first) continue;
+    const Alert& first = *incident.first;
+    if (!engine_.Holds(first.kind, first.gpu, first.since_ms)) {
+      incident.ended = true;
+      Notify(IncidentEnd(first, *incident.last, time_ms, /*exact=*/true, rules, rules.price_utc_offset_minutes));
+    }
+  }
+  std::erase_if(incidents_, [](const auto& kv) { return kv.second.ended; });
+}
+
+void MeterMonitor::SendDigestOnANewDay(int64_t time_ms) {
+  const int zone = engine_.rules().price_utc_offset_minutes;
+  const int64_t day = FloorDiv(FloorDiv(time_ms, kMillisecondsPerMinute) + zone, 1440);
+  if (day_ && day > *day_) {
+    if (!day_alerts_.empty()) {
+      std::vector<const Alert*> list;
+      for (const Alert& a : day_alerts_) list.push_back(&a);
+      Notify(DayDigest(*day_, list, ((*day_ + 1) * 1440 - zone) * kMillisecondsPerMinute));
+    }
+    day_alerts_.clear();
+  }
+  day_ = day;
 }
 
 void MeterMonitor::OnStart(const std::string& source, const TraceHeader& machine) {
@@ -77,6 +114,7 @@ void MeterMonitor::OnTick(const TraceStep& step, int64_t tick) {
   const double interval =
       last_ms_ && step.time_ms > *last_ms_ ? static_cast<double>(step.time_ms - *last_ms_) / 1000 : interval_seconds_;
   last_ms_ = step.time_ms;
+  SendDigestOnANewDay(step.time_ms);  // before this tick's alerts, which belong to the new day
   for (const GpuSample& s : step.gpus) {
     int processes = 0;
     for (const ProcessSample& p : step.processes) {
@@ -97,6 +135,7 @@ void MeterMonitor::OnTick(const TraceStep& step, int64_t tick) {
       Raise(std::move(a));
     }
   }
+  SendEnds(step.time_ms);  // after the engine saw this tick: the conditions that cleared at it
   if (probe_ && (!probed_ms_ || static_cast<double>(step.time_ms - *probed_ms_) >= probe_every_seconds_ * 1000)) {
     probed_ms_ = step.time_ms;
     if (const auto p = probe_(step.time_ms)) {

@@ -66,7 +66,15 @@ class MeterMonitor : public MeterObserver {
   MeterObserver* next_;
   std::function<void(const std::string&)> log_;
   AlertEngine engine_;
-  std::map<std::tuple<int, int, int64_t>, IncidentState> incidents_;  // (kind, GPU, since): what was sent
+  // (kind, GPU, since): what was sent, and the incident's first and last alert while it is open
+  struct OpenIncident {
+    IncidentState state;
+    std::optional<Alert> first, last;
+    bool ended = false;
+  };
+  std::map<std::tuple<int, int, int64_t>, OpenIncident> incidents_;
+  std::optional<int64_t> day_;      // the local day of the last tick (the offers' zone)
+  std::vector<Alert> day_alerts_;   // the alerts raised that day, for its digest
   MeterMetrics metrics_;
   WebhookSender sender_;
   std::vector<Alert> alerts_;
@@ -77,6 +85,11 @@ class MeterMonitor : public MeterObserver {
   double probe_every_seconds_ = 3600;
   std::optional<int64_t> probed_ms_;
   void Raise(Alert a);
+  // The incidents whose condition cleared at `time_ms` get their end sent; a new local day sends
+  // the digest of the day before (docs/meter-alerts.md, "Incidents and the digest").
+  void SendEnds(int64_t time_ms);
+  void SendDigestOnANewDay(int64_t time_ms);
+  void Notify(const AlertNotification& n);
 };
 
 }  // namespace gpuplan

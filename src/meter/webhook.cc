@@ -63,8 +63,11 @@ std::string QueryEscape(const std::string& s) {
 
 // The chat line: a prefix that a DingTalk keyword rule can match ("gpuplan"), then the summary.
 std::string ChatText(const Alert& a) {
-  return std::string("[gpuplan ") + (a.severity == "critical" ? "CRITICAL" : "warning") + "] " + a.summary +
-         (a.repeat ? " (still)" : "");
+  const std::string tag = a.notice == "end"      ? "ended"
+                          : a.notice == "digest" ? "digest"
+                          : a.severity == "critical" ? "CRITICAL"
+                                                     : "warning";
+  return "[gpuplan " + tag + "] " + a.summary + (a.repeat ? " (still)" : "");
 }
 
 }  // namespace
@@ -77,6 +80,7 @@ WebhookMessage BuildWebhookMessage(const Alert& a, const WebhookTarget& t, int64
     case WebhookFormat::kGeneric:
       body = AlertFieldsJson(a);
       body["source"] = "gpuplan";
+      body["type"] = a.notice.empty() ? "alert" : a.notice;  // alert, end or digest
       break;
     case WebhookFormat::kWeCom:
       // WeCom group robot: {"msgtype":"text","text":{"content":...}}; no signing (the key in the

@@ -17,6 +17,27 @@ struct Token {
   std::string text;  // the literal, or the placeholder's spec ("", "msg", "0", "1", ...)
 };
 
+// A value that is a list as JoinOr writes it ("A30, L4, T4 or A10") the Chinese way ("A30、L4、T4 或
+// A10"); any other value as it is.
+std::string ChineseList(const std::string& v) {
+  const std::size_t last_or = v.rfind(" or ");
+  if (last_or == std::string::npos || last_or == 0 || v.find(" or ") != last_or) {
+    return v;
+  }
+  std::string out;
+  const std::string head = v.substr(0, last_or);
+  for (std::size_t at = 0;;) {
+    const std::size_t comma = head.find(", ", at);
+    out += head.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (comma == std::string::npos) {
+      break;
+    }
+    out += "、";
+    at = comma + 2;
+  }
+  return out + " 或 " + v.substr(last_or + 4);
+}
+
 // nullopt (with the reason) for an unclosed '{' or a lone '}'.
 std::optional<std::vector<Token>> Tokenize(const std::string& s, std::string* why) {
   std::vector<Token> out;
@@ -282,7 +303,7 @@ Messages::Translation Messages::TranslateAt(const std::string& s, int depth) con
     std::size_t score = t.literal_chars;
     parts.assign(values.size(), Translation{});
     for (std::size_t i = 0; i < values.size(); ++i) {
-      parts[i] = t.translate[i] && depth < 4 ? TranslateAt(values[i], depth + 1) : Translation{values[i], 0};
+      parts[i] = t.translate[i] && depth < 4 ? TranslateAt(values[i], depth + 1) : Translation{ChineseList(values[i]), 0};
       score += parts[i].score;
     }
     if (score <= best.score) {

@@ -74,7 +74,7 @@ no_english "cost tco, Chinese"
 expect_exit 2 "error, English" -- "$bin" fit --model Qwen2.5-7B --task lorra
 has err "gpuplan: error: field '--task':"
 expect_exit 2 "error, Chinese" -- "$bin" --lang zh fit --model Qwen2.5-7B --task lorra
-has err "gpuplan: 输入有误：field '--task':"
+has err "gpuplan: 输入有误：字段 '--task'："
 expect_exit 2 "a language that is not there" -- "$bin" --lang fr fit --model Qwen2.5-7B
 
 # Offers files accept the Chinese names of the billing modes.
@@ -95,11 +95,11 @@ offers:
   - {id: m, gpu: A100 80GB SXMM, mode: monthly, price: 21900}
 YAML
 expect_exit 2 "unknown GPU, Chinese" -- env LANG=zh_CN.UTF-8 "$bin" cost breakeven --offers "$tmp/badgpu.yaml" --month 2027-03
-has err "gpuplan: 输入有误：$tmp/badgpu.yaml:3: field 'offers[m].gpu': 未知的 GPU 'A100 80GB SXMM'；是否指 "
+has err "gpuplan: 输入有误：$tmp/badgpu.yaml:3: 字段 'offers[m].gpu'：未知的 GPU 'A100 80GB SXMM'；是否指 "
 has err "？（gpuplan gpus 列出全部显卡）"
 printf 'timestamp,gpus\n2026-01-05T09:00,2\n2026-01-05T10:00,two\n' >"$tmp/usage.csv"
 expect_exit 2 "bad usage line, Chinese" -- "$bin" --lang zh cost compare --offers "$2/offers/nanjing-a100.yaml" --usage "$tmp/usage.csv"
-has err "gpuplan: 输入有误：$tmp/usage.csv:3: field 'gpus': 应为 GPU 数量（0 或以上），实际为 'two'"
+has err "gpuplan: 输入有误：$tmp/usage.csv:3: 字段 'gpus'：应为 GPU 数量（0 或以上），实际为 'two'"
 expect_exit 2 "bad usage line, English" -- "$bin" cost compare --offers "$2/offers/nanjing-a100.yaml" --usage "$tmp/usage.csv"
 has err "gpuplan: error: $tmp/usage.csv:3: field 'gpus': expected a number of GPUs (0 or more), got 'two'"
 # No driver: the environment's kind and message in Chinese, exit 3 all the same.

@@ -473,5 +473,56 @@ TEST(MeterIncidents, RemindersAreNotSentEscalationsAre) {
   EXPECT_FALSE(SendAndUpdate(w, throttle));
 }
 
+// The live agent's webhooks end an incident and send a day's digest (issue 25 req. 13): one GPU
+// idle from 23:00 (+08:00, 10 CNY a GPU-hour), alerted at 23:30 (start, sent), reminded at 00:30
+// (not sent), a process from 00:40. Sent, by hand: the start at 23:30; at 00:00 the digest of
+// March 1 (1 incident, 1 new, 0.5 h x 10 = 5 CNY lost by its last alert that day); at 00:40 the
+// end, 100 min after it began, 100/60 h x 10 CNY = 16.67 CNY.
+TEST(MeterIncidents, TheLiveAgentSendsTheEndAndTheDigest) {
+  Listener l;
+  MeterMonitorOptions o;
+  o.rules.gpu_hour_price = Money{10, "CNY"};
+  o.rules.price_utc_offset_minutes = 480;
+  o.webhooks = {{"generic", WebhookFormat::kGeneric, l.Url("/hook"), ""}};
+  const int64_t t0 = 1803913200000;  // 2027-03-01T15:00Z = 23:00 +08:00
+  {
+    MeterMonitor m(o, nullptr, nullptr);
+    TraceHeader h;
+    h.host = "lab";
+    h.interval_seconds = 60;
+    m.OnStart("test", h);
+    for (int minute = 0; minute <= 120; ++minute) {
+      TraceStep s;
+      s.time_ms = t0 + minute * 60000LL;
+      GpuSample g;
+      g.time_ms = s.time_ms;
+      g.utilization_gpu = minute >= 100 ? 90 : 0;
+      s.gpus.push_back(g);
+      if (minute >= 100) {
+        ProcessSample p;
+        p.time_ms = s.time_ms;
+        s.processes.push_back(p);
+      }
+      m.OnTick(s, minute);
+    }
+    ASSERT_TRUE(m.FlushWebhooks(30));
+    EXPECT_EQ(m.alerts().size(), 2u);  // 23:30 and the 00:30 reminder
+  }
+  const auto got = l.requests();
+  ASSERT_EQ(got.size(), 3u);
+  const json start = json::parse(got[0].body), digest = json::parse(got[1].body), end = json::parse(got[2].body);
+  EXPECT_EQ(start["type"], "alert");
+  EXPECT_EQ(start["at_ms"], t0 + 30 * 60000LL);
+  EXPECT_EQ(digest["type"], "digest");
+  EXPECT_EQ(digest["at_ms"], t0 + 60 * 60000LL);
+  EXPECT_NEAR(digest["money"]["amount"].get<double>(), 5.0, 1e-9);
+  EXPECT_NE(digest["summary"].get<std::string>().find("digest 2027-03-01: 1 incident with alerts, 1 new"), std::string::npos);
+  EXPECT_EQ(end["type"], "end");
+  EXPECT_EQ(end["at_ms"], t0 + 100 * 60000LL);
+  EXPECT_NEAR(end["minutes"].get<double>(), 100.0, 1e-9);
+  EXPECT_NEAR(end["money"]["amount"].get<double>(), 1000.0 / 60.0, 1e-9);
+  EXPECT_NE(end["summary"].get<std::string>().find("ended at 2027-03-02T00:40+08:00 after 100 min"), std::string::npos) << end["summary"];
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -95,7 +95,10 @@ TEST(MessageTemplates, AMessageNoTemplateMatchesIsUnchanged) {
 TEST(MessageTemplates, FillsPlaceholdersInOrder) {
   const Messages m = Catalogue(R"([{"en": "unknown GPU '{}'; did you mean {}?", "zh": "未知的 GPU '{}'；是否指 {}？"}])");
   EXPECT_EQ(m.Translate("unknown GPU 'H10'; did you mean H100 or H200?", Lang::kZh),
-            "未知的 GPU 'H10'；是否指 H100 or H200？");
+            "未知的 GPU 'H10'；是否指 H100 或 H200？");
+  // A list as JoinOr writes it the Chinese way (issue 25 req. 10: "or A30？" in a Chinese line).
+  EXPECT_EQ(m.Translate("unknown GPU 'A3'; did you mean A30, L4, T4 or A10?", Lang::kZh),
+            "未知的 GPU 'A3'；是否指 A30、L4、T4 或 A10？");
   // An empty part is a part.
   EXPECT_EQ(m.Translate("unknown GPU ''; did you mean ?", Lang::kZh), "未知的 GPU ''；是否指 ？");
 }
@@ -113,7 +116,7 @@ TEST(MessageTemplates, EarlierPlaceholdersTakeAsLittleAsTheyCan) {
   EXPECT_EQ(m.Translate("a to b to c", Lang::kZh), "[a|b to c]");
   // The last literal is the end of the message, even where it also occurs earlier.
   const Messages end = Catalogue(R"([{"en": "{} GB", "zh": "<{}>"}])");
-  EXPECT_EQ(end.Translate("3 GB or 4 GB", Lang::kZh), "<3 GB or 4>");
+  EXPECT_EQ(end.Translate("3 GB and 4 GB", Lang::kZh), "<3 GB and 4>");
 }
 
 TEST(MessageTemplates, TheTemplateWithTheMostLiteralTextWins) {
@@ -123,7 +126,7 @@ TEST(MessageTemplates, TheTemplateWithTheMostLiteralTextWins) {
   const std::string number = R"({"en": "expected a number, got '{}'", "zh": "应为数字，实际为 '{}'"})";
   for (const Messages& m : {Catalogue("[" + generic + "," + number + "]"), Catalogue("[" + number + "," + generic + "]")}) {
     EXPECT_EQ(m.Translate("expected a number, got 'x'", Lang::kZh), "应为数字，实际为 'x'");
-    EXPECT_EQ(m.Translate("expected on or off, got 'x'", Lang::kZh), "应为 on or off，实际为 'x'");
+    EXPECT_EQ(m.Translate("expected on or off, got 'x'", Lang::kZh), "应为 on 或 off，实际为 'x'");
   }
 }
 
@@ -320,7 +323,7 @@ TEST(TranslatedErrors, UnknownGpuKeepsTheFieldAndTheSuggestions) {
     ASSERT_FALSE(e.suggestions().empty());
     EXPECT_EQ(LineOf(e, Lang::kEn).rfind("error: field 'gpu': unknown GPU 'H10'; did you mean ", 0), 0u);
     const std::string zh = LineOf(e, Lang::kZh);
-    EXPECT_EQ(zh.rfind("输入有误：field 'gpu': 未知的 GPU 'H10'；是否指 ", 0), 0u) << zh;
+    EXPECT_EQ(zh.rfind("输入有误：字段 'gpu'：未知的 GPU 'H10'；是否指 ", 0), 0u) << zh;
     const std::string tail = "？（gpuplan gpus 列出全部显卡）";
     EXPECT_EQ(zh.compare(zh.size() - tail.size(), tail.size(), tail), 0) << zh;
     EXPECT_TRUE(Has(zh, e.suggestions().front())) << zh;
@@ -342,7 +345,7 @@ TEST(TranslatedErrors, NegativePriceInAnOffersFileNamesFileLineAndField) {
     FAIL() << "a negative price was accepted";
   } catch (const InputError& e) {
     EXPECT_EQ(LineOf(e, Lang::kEn), "error: neg.yaml:6: field 'offers[od].price': must be between 1e-09 and 1e+12, got -5");
-    EXPECT_EQ(LineOf(e, Lang::kZh), "输入有误：neg.yaml:6: field 'offers[od].price': 必须在 1e-09 到 1e+12 之间，实际为 -5");
+    EXPECT_EQ(LineOf(e, Lang::kZh), "输入有误：neg.yaml:6: 字段 'offers[od].price'：必须在 1e-09 到 1e+12 之间，实际为 -5");
   }
 }
 
@@ -352,14 +355,14 @@ TEST(TranslatedErrors, MalformedUsageCsvLine) {
     ParseUsageCsv(csv, "usage.csv");
     FAIL() << "'two' was read as a number of GPUs";
   } catch (const InputError& e) {
-    EXPECT_EQ(LineOf(e, Lang::kZh), "输入有误：usage.csv:3: field 'gpus': 应为 GPU 数量（0 或以上），实际为 'two'");
+    EXPECT_EQ(LineOf(e, Lang::kZh), "输入有误：usage.csv:3: 字段 'gpus'：应为 GPU 数量（0 或以上），实际为 'two'");
   }
   try {
     ParseUsageCsv("timestamp,gpus\n5 Jan,2\n", "usage.csv");
     FAIL() << "'5 Jan' was read as an hour";
   } catch (const InputError& e) {
     EXPECT_EQ(LineOf(e, Lang::kZh),
-              "输入有误：usage.csv:2: field 'timestamp': 应为 ISO 8601 整点时间，如 2026-01-05T09:00（时区偏移须为整小时），"
+              "输入有误：usage.csv:2: 字段 'timestamp'：应为 ISO 8601 整点时间，如 2026-01-05T09:00（时区偏移须为整小时），"
               "实际为 '5 Jan'");
   }
 }
@@ -432,7 +435,7 @@ TEST(CheckTextLanguage, OneReportInEachLanguage) {
   EXPECT_TRUE(Has(en, "verdict: FAIL (5 PASS, 0 WARN, 1 FAIL, 8 SKIP, 0 ERROR; exit 1)\n")) << en;
   // Chinese: the status is padded to the widest, 不通过 (6 columns); "GPU 0" to 8, then two spaces
   // before the evidence of a result with neither a measurement nor an expectation.
-  EXPECT_TRUE(Has(zh, "gpuplan check（快速）：NVML\n订购：1x H100 SXM\n检测项：inventory\n")) << zh;
+  EXPECT_TRUE(Has(zh, "gpuplan check（快速）：NVML\n订购：1x H100 SXM\n检测项：硬件清点\n")) << zh;
   EXPECT_TRUE(Has(zh, "  不通过 pcie_link_width          GPU 0    8 条通道（应为 x16）  NVML：链路宽度当前 x8，最大 x8；"
                       "H100 SXM 80GB 是 x16 显卡\n      -> 插槽比显卡窄（x8 会使主机到 GPU 的带宽减半）：请要求 x16 插槽\n"))
       << zh;

@@ -167,6 +167,9 @@ async function fitView(root: HTMLElement): Promise<void> {
   micro.placeholder = t('fit.auto');
   const precision = select('precision', ['', ...choices('precision')], '', [t('fit.auto'), ...choices('precision')]);
   const zero = select('zero', ['', '0', '1', '2', '3'], '', [t('fit.auto'), '0', '1', '2', '3']);
+  // Activation recomputation (fit --recompute), empty = the framework's default, searched in a search.
+  const recompute = select('recompute', ['', ...choices('recompute')], '',
+    [t('fit.auto'), ...choices('recompute').map((v) => t(`fit.recompute.${v}`))]);
   // The framework profiles (GET /api/frameworks, data/frameworks.yaml): the generic convention
   // and the profiles of the task's kind; llama.cpp takes a GGUF type, the inference servers the
   // fraction of the card their KV rule takes.
@@ -201,6 +204,7 @@ async function fitView(root: HTMLElement): Promise<void> {
     field(t('fit.micro_batch'), micro),
     field(t('fit.precision'), precision),
     field(t('fit.zero'), zero),
+    field(t('fit.recompute'), recompute),
   ];
   const tokens = input('tokens', '', 'number');
   const tokensField = field(t('fit.tokens'), tokens);
@@ -296,6 +300,7 @@ async function fitView(root: HTMLElement): Promise<void> {
       if (micro.value) body.micro_batch = Number(micro.value);
       if (precision.value) body.precision = precision.value;
       if (zero.value) body.zero = Number(zero.value);
+      if (recompute.value) body.recompute = recompute.value;
       if (tokens.value) body.tokens = Number(tokens.value);
     }
     if (config.value.trim()) body.config = config.value;
@@ -321,7 +326,7 @@ async function fitView(root: HTMLElement): Promise<void> {
         if (l.zero !== undefined) zero.value = String(l.zero);
         if (l.micro_batch) micro.value = String(l.micro_batch);
         applied = {};
-        if (l.recompute && l.recompute !== 'none') applied.recompute = l.recompute;
+        if (l.recompute) recompute.value = l.recompute;
         if (l.offload_optimizer) applied.offload_optimizer = true;
         if (l.offload_params) applied.offload_params = true;
         showSearchFields();
@@ -499,6 +504,10 @@ async function costView(root: HTMLElement): Promise<void> {
   const hoursIn = input('hours_per_month', '', 'number');
   const gpusIn = input('gpus', '1', 'number');
   const month = input('month', '');
+  // compare --by: side by side per provider, region or offer (each one's best plan) instead of
+  // one pure strategy per billing mode.
+  const by = select('by', ['mode', 'provider', 'region', 'offer'], 'mode',
+    [t('cost.by.mode'), t('cost.by.provider'), t('cost.by.region'), t('cost.by.offer')]);
   const out = el('section', { id: 'cost-out', 'aria-live': 'polite' });
   offersFile.addEventListener('change', async () => {
     offers.value = (await readFile(offersFile)) ?? offers.value;
@@ -521,6 +530,7 @@ async function costView(root: HTMLElement): Promise<void> {
       try {
         const req = await body();
         if (job === 'breakeven') delete req.usage;
+        if (job === 'compare' && by.value !== 'mode') req.by = by.value;
         out.replaceChildren();
         render(await post<Json>(`/api/cost/${job}`, req));
       } catch (e) {
@@ -539,6 +549,7 @@ async function costView(root: HTMLElement): Promise<void> {
       field(t('cost.hours'), hoursIn),
       field(t('cost.gpus'), gpusIn),
       field(t('cost.month'), month),
+      field(t('cost.by'), by),
       el(
         'div',
         { class: 'buttons' },
@@ -574,20 +585,69 @@ function renderBreakeven(out: HTMLElement, r: Json): void {
   );
 }
 
+// Every fee of a plan on its own line (cost.* of gpuplan cost compare/optimize --json); lines of 0
+// are left out, the total last. "addons_included" is part of the lines above it, said so.
+const COST_LINES = ['reserved', 'on_demand', 'spot', 'addons_included', 'stopped_instances', 'recreate',
+  'storage_and_bandwidth', 'subsidies'];
+function costLines(c: Json, currency: string): HTMLTableElement {
+  const rows = COST_LINES.filter((k) => Math.abs(c[k] ?? 0) > 0.005)
+    .map((k) => [t(`cost.line.${k}`), k === 'subsidies' ? `− ${money(c[k], currency)}` : money(c[k], currency)]);
+  rows.push([t('col.total'), money(c.total, currency)]);
+  return table([t('cost.line'), t('col.money')], rows);
+}
+
+const modeName = (m: string): string => t(`mode.${m}`);
+
 function renderCompare(out: HTMLElement, r: Json): void {
+  if (r.groups) {
+    renderGroups(out, r);
+    return;
+  }
   const modes = Object.keys(r.strategies);
   out.append(el('h3', {}, t('cost.compare')));
   chart(out, {
     tooltip: {},
     grid: { left: 100, right: 30, top: 20, bottom: 30 },
-    xAxis: { type: 'category', data: modes },
+    xAxis: { type: 'category', data: modes.map(modeName) },
     yAxis: { type: 'value', name: r.currency },
     series: [{ type: 'bar', data: modes.map((m) => (r.strategies[m].feasible ? r.strategies[m].total_cost : 0)) }],
   }, 260);
   out.append(
     table(
       [t('col.mode'), t('col.total'), t('col.feasible')],
-      modes.map((m) => [m, money(r.strategies[m].total_cost, r.currency), r.strategies[m].feasible ? '✓' : '✗']),
+      modes.map((m) => {
+        const s = r.strategies[m];
+        return [modeName(m), s.feasible ? money(s.total_cost, r.currency) : '—',
+          s.feasible ? '✓' : `✗ ${s.note || ''}`.trim()];
+      }),
+    ),
+  );
+}
+
+// compare --by provider|region|offer: each group's best plan, cheapest first, every fee on its
+// own line (issue 25 req. 7: the page shows the table the CLI prints).
+function renderGroups(out: HTMLElement, r: Json): void {
+  const groups: Json[] = r.groups;
+  const ok = groups.filter((g) => g.feasible);
+  out.append(el('h3', { id: 'groups-title' }, fill('cost.by.title', t(`cost.by.${r.by}`))));
+  chart(out, {
+    tooltip: {},
+    grid: { left: 100, right: 30, top: 20, bottom: 30 },
+    xAxis: { type: 'category', data: ok.map((g) => g.key) },
+    yAxis: { type: 'value', name: r.currency },
+    series: [{ type: 'bar', data: ok.map((g) => g.total_cost) }],
+  }, 260);
+  const cols = COST_LINES.filter((k) => ok.some((g) => Math.abs(g.cost[k] ?? 0) > 0.005));
+  out.append(
+    table(
+      [t('col.rank'), t(`cost.by.${r.by}`), t('col.offers'), ...cols.map((k) => t(`cost.line.${k}`)), t('col.total')],
+      groups.map((g) => [
+        g.feasible ? String(g.rank) : '✗',
+        g.key,
+        (g.offers ?? []).join(', '),
+        ...cols.map((k) => (g.feasible ? (k === 'subsidies' ? `− ${money(g.cost[k], r.currency)}` : money(g.cost[k], r.currency)) : '—')),
+        g.feasible ? money(g.total_cost, r.currency) : `${t('cost.text.not_possible')} ${g.note || ''}`.trim(),
+      ]),
     ),
   );
 }
@@ -600,16 +660,25 @@ function renderPlan(out: HTMLElement, r: Json): void {
       [t('cost.reserved'), t('cost.on_demand'), t('cost.spot')],
       [[
         r.reserved.map((x: Json) => `${x.offer} ×${x.instances}`).join(', ') || '—',
-        r.on_demand_gpu_hours.toFixed(1),
-        r.spot_gpu_hours.toFixed(1),
+        hours(r.on_demand_gpu_hours),
+        hours(r.spot_gpu_hours),
       ]],
     ),
+    el('h4', {}, t('cost.lines')),
+    costLines(r.cost, r.currency),
+  );
+  const subsidies = Object.entries(r.subsidies ?? {}) as [string, number][];
+  if (subsidies.length) {
+    out.append(el('h4', {}, t('cost.line.subsidies')),
+      table([t('col.subsidy'), t('col.money')], subsidies.map(([id, v]) => [id, `− ${money(v, r.currency)}`])));
+  }
+  out.append(
     el('h4', {}, t('cost.savings')),
     table(
       [t('col.mode'), t('col.total'), t('cost.savings')],
       Object.keys(r.pure_strategies).map((m) => [
-        m,
-        money(r.pure_strategies[m], r.currency),
+        modeName(m),
+        r.pure_strategies[m] === null ? '—' : money(r.pure_strategies[m], r.currency),
         r.savings[m] === null || r.savings[m] === undefined ? '—' : `${(100 * r.savings[m]).toFixed(1)} %`,
       ]),
     ),

@@ -144,7 +144,7 @@ try {
     const sent = page.waitForRequest((r) => r.url().endsWith('/api/fit') && r.method() === 'POST');
     await page.click('#fit-run');
     const body = JSON.parse((await sent).postData());
-    expect(!('zero' in body) && !('micro_batch' in body) && !('precision' in body) && !('gpu' in body),
+    expect(!('zero' in body) && !('micro_batch' in body) && !('precision' in body) && !('recompute' in body) && !('gpu' in body),
       `the search pins: ${JSON.stringify(body)}`);
     await page.waitForSelector('#headline');
     const head = await page.textContent('#headline');
@@ -249,11 +249,46 @@ try {
     // card: nothing is reserved and all 25 GPU-hours run on demand.
     const text = await page.textContent('#cost-out');
     expect(text.includes('最优方案'), 'plan title in Chinese');
-    expect(text.includes('25.0'), `25.0 on-demand GPU-hours in: ${text.slice(0, 300)}`);
+    expect(text.includes('25 h'), `25 on-demand GPU-hours in: ${text.slice(0, 300)}`);
     await shot('4-cost-plan');
     await page.click('#cost-breakeven');
     await page.waitForSelector('#cost-out .chart canvas');
     await shot('5-cost-breakeven');
+  });
+
+  // Issue 25 req. 7: providers side by side on the page, every fee on its own line, as the CLI's
+  // compare --by provider. One A100 all of March 2027 (730 h per average month = 744 h), by hand:
+  // idc-b 22,500 + 300 bandwidth = 22,800 (first); idc-a 21,900 x 1.06 + 500 GB x 0.35 = 23,389;
+  // idc-c 744 h x 30 x 1.05 = 23,436 (last).
+  await step('providers side by side', async () => {
+    await page.fill('#in-offers', [
+      'currency: CNY', 'offers:',
+      '  - {id: a-monthly, provider: idc-a, gpu: A100 80GB SXM, mode: monthly, price: 21900, addon_fee_ratio: 0.06,',
+      '     storage: {kind: nas, gb: 500, price_per_gb_month: 0.35}}',
+      '  - {id: b-monthly, provider: idc-b, gpu: A100 80GB SXM, mode: monthly, price: 22500,',
+      '     bandwidth: {mbps: 100, price_per_month: 300}}',
+      '  - {id: c-od, provider: idc-c, gpu: A100 80GB SXM, mode: on_demand, price: 30, addon_fee_ratio: 0.05,',
+      '     granularity: second}', ''].join('\n'));
+    await page.setInputFiles('#usage-file', []);
+    await page.fill('#in-hours_per_month', '730');
+    await page.fill('#in-gpus', '1');
+    await page.fill('#in-month', '2027-03');
+    await page.selectOption('#in-by', 'provider');
+    await page.click('#cost-compare');
+    await page.waitForSelector('#groups-title');
+    const rows = await page.$$eval('#cost-out table tbody tr', (trs) =>
+      trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent)));
+    expect(rows.length === 3, `three providers: ${JSON.stringify(rows)}`);
+    expect(rows[0][0] === '1' && rows[0][1] === 'idc-b' && rows[0].at(-1) === '22,800 CNY', `idc-b first at 22,800: ${rows[0]}`);
+    expect(rows[1][1] === 'idc-a' && rows[1].at(-1) === '23,389 CNY', `idc-a 23,389: ${rows[1]}`);
+    expect(rows[1].includes('1,314 CNY') && rows[1].includes('175 CNY'), `idc-a's add-on and storage lines: ${rows[1]}`);
+    expect(rows[2][1] === 'idc-c' && rows[2].at(-1) === '23,436 CNY', `idc-c last: ${rows[2]}`);
+    const title = await page.textContent('#groups-title');
+    expect(title.includes('按服务商对比'), `title in Chinese: ${title}`);
+    await page.selectOption('#in-by', 'mode');
+    await page.fill('#in-hours_per_month', '');
+    await page.fill('#in-month', '');
+    await shot('5b-cost-by-provider');
   });
 
   await step('open a check report and see its chart', async () => {
