@@ -200,6 +200,16 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
   b.month = FormatLocalHour(b.month_start).substr(0, 7);
   b.month_hours = AddMonths(b.month_start, 1) - b.month_start;
   b.pairs = Breakeven(b.offers, b.month_start);
+  // A cap per year or in total is the lab's, spread over months and GPUs the break-even does not
+  // know: the share is taken in full (the break-even a GPU sees before the cap binds), said so.
+  for (const auto& s : b.offers.subsidies) {
+    if (s.cap && s.per != CapPeriod::kMonth && s.Covers(b.month_start)) {
+      b.notes.push_back(fmt::format(
+          "subsidy {}: its cap of {:.0f} {} {} is not applied to one GPU's month: the share ({:.0f}%) is taken "
+          "in full, as before the cap is reached; compare and optimize apply the cap over the lab's usage",
+          s.id, *s.cap, b.offers.currency, s.per == CapPeriod::kYear ? "a year" : "in total", s.share * 100));
+    }
+  }
   if (measured) {
     for (const auto& p : b.pairs) {
       std::vector<std::string> sides;

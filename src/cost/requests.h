@@ -100,6 +100,9 @@ struct BreakevenResult {
   std::vector<BreakevenPair> pairs;
   std::vector<CostCurve> curves;  // one per offer, in file order
   std::optional<MeasuredBreakeven> measured;
+  // Assumptions the figures rest on that the table cannot show (a subsidy's yearly or total cap,
+  // which one GPU's month cannot apply).
+  std::vector<std::string> notes;
 
   BreakevenResult() = default;
   BreakevenResult(BreakevenResult&&) = default;

@@ -81,7 +81,8 @@ nlohmann::json BreakevenToJson(const BreakevenResult& b) {
                       {"month", b.month},
                       {"month_hours", b.month_hours},
                       {"pairs", nlohmann::json::array()},
-                      {"series", nlohmann::json::array()}};
+                      {"series", nlohmann::json::array()},
+                      {"notes", b.notes}};
   for (std::size_t i = 0; i < b.pairs.size(); ++i) {
     const BreakevenPair& p = b.pairs[i];
     nlohmann::json measured_side = nlohmann::json::array();

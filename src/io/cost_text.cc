@@ -93,6 +93,9 @@ void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
   }
   os << SayMessage("per GPU, fees, granularity and retention included; above the break-even the second one is cheaper")
      << "\n";
+  for (const auto& n : b.notes) {
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+  }
   if (!b.measured) {
     return;
   }
