@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/civil.h"
 #include "core/error.h"
 #include "core/work_budget.h"
 #include "cost/billing.h"
@@ -153,7 +154,7 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
   for (const auto& s : set.subsidies) {
     const bool any = std::any_of(reserved.begin(), reserved.end(), [&s](const Offer* o) { return s.Applies(*o); }) ||
                      std::any_of(hourly.begin(), hourly.end(), [&s](const Offer* o) {
-                       return s.Applies(*o) && o->granularity != Granularity::kDay;
+                       return s.Applies(*o);
                      });
     if (any) {
       subs.push_back(&s);
@@ -439,8 +440,13 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
         auto key = std::make_pair(j, day);
         auto it = day_col.find(key);
         if (it == day_col.end()) {
-          const double per_day = InstanceDayCharge(*v.o, 1.0 + v.rework) / (v.whole ? 1.0 : v.o->gpus_per_instance);
+          const double per_col = v.whole ? 1.0 : 1.0 / v.o->gpus_per_instance;
+          const double per_day = InstanceDayCharge(*v.o, 1.0 + v.rework) * per_col;
           it = day_col.emplace(key, p.AddCol(per_day, v.whole)).first;
+          // A subsidy covers a day-billed instance's day where the day starts: compute is 24 h at
+          // the price (no add-ons or fixed fees), all is the day's charge.
+          const int64_t local = T0 + static_cast<int64_t>(un.hour);
+          subsidize(*v.o, it->second, FloorDiv(local, 24) * 24, 24.0 * v.o->price * (1.0 + v.rework) * per_col, per_day);
         }
         const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // the day's instances >= this hour's use
         p.Set(row, it->second, 1.0);
