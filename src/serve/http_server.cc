@@ -1,16 +1,21 @@
 #include "serve/http_server.h"
 
 #include <httplib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -324,6 +329,81 @@ HttpResponse ErrorResponse(const std::exception_ptr& e) {
   return HttpResponse::Json(j, status);
 }
 
+// httplib's task queue with a thread per connection, up to `most` at once (then the next waits
+// for one to close): httplib serves a connection on one thread for its whole life, so with its
+// fixed pool 260 idle keep-alive connections or 300 slow ones took every thread and /health
+// waited behind them (issue 26 req. 8). A thread that waits on a socket costs little memory
+// (its stack is reserved, not touched). shutdown() waits for the connections in flight, which
+// httplib ends once the server stops (an idle keep-alive one at its next poll).
+class ConnectionThreads : public httplib::TaskQueue {
+ public:
+  explicit ConnectionThreads(std::size_t most) : most_(most) {}
+  ~ConnectionThreads() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (running_ >= most_) {
+      waiting_.push_back(std::move(fn));
+      return;
+    }
+    ++running_;
+    lock.unlock();
+    Start(std::move(fn));
+  }
+
+  void shutdown() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [this] { return running_ == 0; });
+  }
+
+ private:
+  void Start(std::function<void()> fn) {
+    std::thread([this, fn = std::move(fn)]() mutable {
+      for (;;) {
+        fn();
+        std::lock_guard<std::mutex> lock(mu_);
+        if (waiting_.empty()) {
+          --running_;
+          done_.notify_all();
+          return;
+        }
+        fn = std::move(waiting_.front());  // this thread takes the next waiting connection
+        waiting_.pop_front();
+      }
+    }).detach();
+  }
+
+  const std::size_t most_;
+  std::mutex mu_;
+  std::condition_variable done_;
+  std::size_t running_ = 0;
+  std::deque<std::function<void()>> waiting_;
+};
+
+// Requests in flight per client address (HttpServerOptions::max_requests_per_address).
+class AddressGate {
+ public:
+  bool Enter(const std::string& address, int most) {
+    std::lock_guard<std::mutex> lock(mu_);
+    int& n = in_flight_[address];
+    if (n >= most) {
+      return false;
+    }
+    ++n;
+    return true;
+  }
+  void Leave(const std::string& address) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--in_flight_[address] <= 0) {
+      in_flight_.erase(address);
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, int> in_flight_;
+};
+
 struct HttpServer::Impl {
   HttpServerOptions options;
   httplib::Server server;
@@ -332,6 +412,7 @@ struct HttpServer::Impl {
   int port = 0;
   socket_t listen_fd = INVALID_SOCKET;  // the listening socket, from the socket-options hook
   std::atomic<bool> stopping{false};     // Stop() called: computations in flight end
+  mutable AddressGate gate;              // requests in flight per client address
 
   void Send(httplib::Response& res, const HttpResponse& r) const {
     res.status = r.status;
@@ -480,6 +561,24 @@ struct HttpServer::Impl {
           out = ErrorResponse(kStatusNotFound, "usage", "nothing is served at this path", "path");
         }
       } else {
+        // One client address may not hold every computation (issue 26 req. 8): past its share,
+        // 503 at once, before any work. /health and other public routes are not counted.
+        const bool counted = !route->options.is_public && !req.remote_addr.empty();
+        if (counted && !gate.Enter(req.remote_addr, options.max_requests_per_address)) {
+          Send(res, ErrorResponse(kStatusUnavailable, "environment",
+                                  "too many requests in flight from this address (at most " +
+                                      std::to_string(options.max_requests_per_address) +
+                                      "): wait for one to finish",
+                                  "max_requests_per_address"));
+          return;
+        }
+        struct Leave {
+          AddressGate* gate;
+          std::string address;
+          ~Leave() {
+            if (gate != nullptr) gate->Leave(address);
+          }
+        } leave{counted ? &gate : nullptr, req.remote_addr};
         HttpRequest hr;
         hr.method = req.method;
         hr.path = req.path;
@@ -543,14 +642,27 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   if (o.threads < 1) {
     throw InputError("must be at least 1", "", 0, "--threads");
   }
+  if (o.max_requests_per_address < 1) {
+    throw InputError("must be at least 1", "", 0, "--max-requests-per-address");
+  }
+  if (!(o.keep_alive_seconds >= 1)) {
+    throw InputError("must be at least 1 s", "", 0, "--keep-alive-seconds");
+  }
   const auto threads = static_cast<std::size_t>(o.threads);
-  impl_->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // A client keeps its connection (closed after the read timeout idle): no reconnection storms
-  // through httplib's listen backlog of 5, and no connection closed under a client that the
+  impl_->server.new_task_queue = [threads] { return new ConnectionThreads(threads); };
+  // Every connection holds a socket: the soft limit of open files up to the hard one, so 1,300
+  // connections are not refused at 1,024.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+  // A client keeps its connection (closed after keep_alive_seconds idle): no reconnection storms
+  // through httplib's listen backlog, and no connection closed under a client that the
   // machine's load kept from sending its next request for a few seconds. Answers go out without
   // Nagle's delay.
   impl_->server.set_keep_alive_max_count(100000);
-  impl_->server.set_keep_alive_timeout(static_cast<time_t>(std::ceil(o.read_timeout_seconds)));
+  impl_->server.set_keep_alive_timeout(static_cast<time_t>(std::ceil(o.keep_alive_seconds)));
   impl_->server.set_tcp_nodelay(true);
   Impl* impl = impl_.get();
   // The listening socket: SO_REUSEADDR (a restart binds at once) but not httplib's default

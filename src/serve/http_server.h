@@ -43,7 +43,14 @@ struct HttpServerOptions {
   // Each route's work budget (core/work_budget.h): past it the computation ends with a 400 naming
   // max_request_seconds; Stop() ends every computation in flight (503).
   double max_request_seconds = 30;
-  int threads = 256;                        // connections answered at once (a keep-alive one holds a thread)
+  // Connections served at once, each on a thread of its own (ConnectionThreads in
+  // http_server.cc); more wait for one to close. Idle and slow clients hold only their own thread,
+  // so /health is answered beside them (issue 26 req. 8: 1,000 idle and 300 slow connections).
+  int threads = 2048;
+  // An idle keep-alive connection is closed after this long without a request.
+  double keep_alive_seconds = 5;
+  // Requests in flight from one client address (its routes running): past it, 503 at once.
+  int max_requests_per_address = 256;
   std::string token;                        // required (Bearer) when not empty
   // How the front end takes the token, for the error when a non-loopback bind has none.
   std::string token_flag = "--token";

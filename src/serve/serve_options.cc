@@ -39,8 +39,21 @@ const OptionTable<ServeRequest>& ServeOptionTable() {
                     .Unit("s")
                     .Min(0, true)
                     .Max(3600));
-    t.push_back(Option<R>("--threads", "threads", "connections answered at once (an open keep-alive connection holds one)",
-                          &R::threads).Min(1));
+    t.push_back(Option<R>("--threads", "threads",
+                          "connections served at once, a thread each (an idle or slow client holds only its own; "
+                          "more wait for one to close)",
+                          &R::threads).Min(1).Max(100000));
+    t.push_back(Option<R>("--keep-alive-seconds", "keep_alive_seconds",
+                          "an idle keep-alive connection is closed after this long without a request", &R::keep_alive_seconds)
+                    .Unit("s")
+                    .Min(1)
+                    .Max(3600));
+    t.push_back(Option<R>("--max-requests-per-address", "max_requests_per_address",
+                          "requests in flight from one client address (its routes running); past it the answer is 503 "
+                          "at once (/health is not counted)",
+                          &R::max_requests_per_address)
+                    .Min(1)
+                    .Max(100000));
     return t;
   }();
   return table;

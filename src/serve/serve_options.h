@@ -23,7 +23,9 @@ struct ServeRequest {
   double upload_limit_mib = 16;    // bodies of POST /api/cost/* and /api/fit (usage traces, offers)
   double timeout_seconds = 30;     // reading a request and writing an answer, each
   double max_request_seconds = 30; // the work one request may take (a search, a solve, a report)
-  int64_t threads = 256;           // connections answered at once (a keep-alive one holds a thread)
+  int64_t threads = 2048;          // connections served at once, a thread each (HttpServerOptions)
+  double keep_alive_seconds = 5;   // an idle keep-alive connection is closed after this long
+  int64_t max_requests_per_address = 256;  // requests in flight from one address; past it 503
   std::vector<std::string> allow_hosts;  // Host names answered besides localhost, 127.0.0.1, [::1]
 };
 

@@ -1,9 +1,14 @@
 // The HTTP wrapper's error answers (src/serve/http_server.h), in process through
 // HttpServer::Answer: no socket, the same gate, routes and error mapping as a connection.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <map>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -52,6 +57,54 @@ TEST(HttpServerErrors, BodyWithBytesThatAreNotUtf8IsABadRequest) {
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(nlohmann::json::parse(r.body)["error"]["kind"], "input");
   EXPECT_EQ(server.Answer(Post("/parse", "{\"a\": 1}"), kJsonHeaders).body, "{\"a\":1}");
+}
+
+// Issue 26 req. 8, a cap per client address: with one request of 127.0.0.1 running (its route
+// waits), a second is refused at once with 503 naming the option, /health (public) is still
+// answered, and once the first ends the address may ask again. A real server on a free port.
+TEST(HttpServerLimits, OneAddressCannotHoldMoreThanItsShare) {
+  HttpServerOptions o;
+  o.port = 0;
+  o.max_requests_per_address = 1;
+  HttpServer server(o);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> entered{0};
+  server.Get("/slow", [&](const HttpRequest&) {
+    ++entered;
+    released.wait();
+    return HttpResponse::Json({{"ok", true}});
+  });
+  RouteOptions pub;
+  pub.is_public = true;
+  server.Get("/health", [](const HttpRequest&) { return HttpResponse::Json({{"ok", true}}); }, pub);
+  const int port = server.Start();
+  std::thread run([&] { server.Run(); });
+  const httplib::Headers host = {{"Host", "127.0.0.1"}};
+  auto first = std::async(std::launch::async, [&] {
+    httplib::Client c("127.0.0.1", port);
+    return c.Get("/slow", host);
+  });
+  while (entered.load() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  httplib::Client c("127.0.0.1", port);
+  const auto refused = c.Get("/slow", host);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(nlohmann::json::parse(refused->body)["error"]["field"], "max_requests_per_address");
+  const auto health = c.Get("/health", host);
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  release.set_value();
+  const auto done = first.get();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status, 200);
+  const auto again = c.Get("/slow", host);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
+  server.Stop();
+  run.join();
 }
 
 }  // namespace
