@@ -8,10 +8,14 @@ namespace gpuplan {
 namespace {
 
 thread_local const WorkBudget* g_budget = nullptr;
+thread_local std::chrono::steady_clock::time_point g_client_asked;  // last client_gone() call
 
 }  // namespace
 
-ScopedWorkBudget::ScopedWorkBudget(const WorkBudget& budget) : outer_(g_budget), budget_(budget) { g_budget = &budget_; }
+ScopedWorkBudget::ScopedWorkBudget(const WorkBudget& budget) : outer_(g_budget), budget_(budget) {
+  g_budget = &budget_;
+  g_client_asked = std::chrono::steady_clock::now();
+}
 
 ScopedWorkBudget::~ScopedWorkBudget() { g_budget = outer_; }
 
@@ -23,7 +27,14 @@ void CheckWorkBudget() {
   if (b->stopping != nullptr && b->stopping->load(std::memory_order_relaxed)) {
     throw EnvironmentError("the server is stopping: this request was not finished");
   }
-  if (std::chrono::steady_clock::now() >= b->deadline) {
+  const auto now = std::chrono::steady_clock::now();
+  if (b->client_gone && std::chrono::duration<double>(now - g_client_asked).count() >= b->client_every_seconds) {
+    g_client_asked = now;
+    if (b->client_gone()) {
+      throw EnvironmentError("the client closed the connection: this request was dropped");
+    }
+  }
+  if (now >= b->deadline) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%g", b->seconds);
     throw InputError(std::string("this request needs more than the server's ") + seconds +

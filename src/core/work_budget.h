@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,10 @@ struct WorkBudget {
   double seconds = 0;                           // the budget, for the message
   const std::atomic<bool>* stopping = nullptr;  // set when the process is asked to stop
   std::string field = "max_request_seconds";    // what to raise, named in the error
+  // Whether the client that asked has gone (the server's connection closed); asked at most every
+  // `client_every_seconds`. Empty: never asked (the CLI, an in-process answer).
+  std::function<bool()> client_gone;
+  double client_every_seconds = 0.2;
 };
 
 // Installs `budget` for the calling thread until destroyed (nesting restores the outer one).
@@ -32,7 +37,8 @@ class ScopedWorkBudget {
   WorkBudget budget_;
 };
 
-// Throws InputError (the budget's field) past the deadline, EnvironmentError when stopping.
+// Throws InputError (the budget's field) past the deadline, EnvironmentError when stopping or
+// when the client has gone.
 void CheckWorkBudget();
 // Seconds left of the calling thread's budget; nullopt without one.
 std::optional<double> WorkBudgetSecondsLeft();

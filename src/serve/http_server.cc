@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 #include <sys/resource.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -380,6 +382,72 @@ class ConnectionThreads : public httplib::TaskQueue {
   std::deque<std::function<void()>> waiting_;
 };
 
+// Whether the client of a request served on this process's listening port `local_port` from
+// `address`:`port` has closed its connection. httplib 0.11 tells a handler nothing of it, so the
+// socket is found once by its two ends among this process's descriptors (/proc/self/fd) and then
+// peeked without waiting: 0 bytes is the peer's close. Not found (an in-process answer, or the
+// connection already gone and its descriptor reused): gone only if it was found before.
+class ClientWatch {
+ public:
+  ClientWatch(int local_port, std::string address, int port)
+      : local_port_(local_port), address_(std::move(address)), port_(port) {}
+
+  bool Gone() {
+    if (fd_ < 0 && !Find()) {
+      return false;
+    }
+    if (!Same(fd_)) {
+      return true;  // the descriptor now belongs to another socket: ours was closed
+    }
+    char c = 0;
+    const ssize_t n = recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  }
+
+ private:
+  static int PortOf(const sockaddr_storage& a) {
+    if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+    if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+    return -1;
+  }
+  static std::string AddressOf(const sockaddr_storage& a) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a.ss_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(a).sin_addr, text, sizeof text);
+    } else if (a.ss_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(a).sin6_addr, text, sizeof text);
+    }
+    return text;
+  }
+  bool Same(int fd) const {
+    sockaddr_storage local{}, peer{};
+    socklen_t ll = sizeof local, pl = sizeof peer;
+    return getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) == 0 && PortOf(local) == local_port_ &&
+           getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) == 0 && PortOf(peer) == port_ &&
+           AddressOf(peer) == address_;
+  }
+  bool Find() {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc/self/fd", ec)) {
+      int fd = -1;
+      try {
+        fd = std::stoi(e.path().filename().string());
+      } catch (...) {
+        continue;
+      }
+      if (Same(fd)) {
+        fd_ = fd;
+        return true;
+      }
+    }
+    return false;
+  }
+  int local_port_;
+  std::string address_;
+  int port_;
+  int fd_ = -1;
+};
+
 // Requests in flight per client address (HttpServerOptions::max_requests_per_address).
 class AddressGate {
  public:
@@ -597,6 +665,11 @@ struct HttpServer::Impl {
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                               std::chrono::duration<double>(options.max_request_seconds));
         budget.stopping = &stopping;
+        // Work for a client that has gone ends (issue 26 req. 8): asked every 0.2 s of work.
+        if (req.remote_port > 0 && port > 0) {
+          auto watch = std::make_shared<ClientWatch>(port, req.remote_addr, req.remote_port);
+          budget.client_gone = [watch] { return watch->Gone(); };
+        }
         const ScopedWorkBudget scope(budget);
         out = route->handler(hr);
       }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/work_budget.h"
 #include "read/json_fields.h"
 #include "serve/http_server.h"
 
@@ -103,6 +104,42 @@ TEST(HttpServerLimits, OneAddressCannotHoldMoreThanItsShare) {
   const auto again = c.Get("/slow", host);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 200);
+  server.Stop();
+  run.join();
+}
+
+// Issue 26 req. 8, "computation stops when the client leaves": a route that works until its
+// budget says stop (CheckWorkBudget at its loop head, as the layout search does) ends with "the
+// client closed the connection" soon after its client gives up (a 0.3 s read timeout), not at
+// the 30 s deadline. A real server on a free port.
+TEST(HttpServerLimits, WorkEndsWhenTheClientLeaves) {
+  HttpServerOptions o;
+  o.port = 0;
+  HttpServer server(o);
+  std::promise<std::string> ended;
+  auto why = ended.get_future();
+  server.Get("/spin", [&](const HttpRequest&) -> HttpResponse {
+    try {
+      for (;;) {
+        CheckWorkBudget();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    } catch (const std::exception& e) {
+      ended.set_value(e.what());
+      throw;
+    }
+  });
+  const int port = server.Start();
+  std::thread run([&] { server.Run(); });
+  const auto start = std::chrono::steady_clock::now();
+  {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(0, 300000);
+    EXPECT_FALSE(c.Get("/spin", {{"Host", "127.0.0.1"}}));  // gives up after 0.3 s and closes
+  }
+  ASSERT_EQ(why.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_NE(why.get().find("the client closed the connection"), std::string::npos);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
   server.Stop();
   run.join();
 }
