@@ -201,7 +201,9 @@ bool HostIsAllowed(const std::string& host_header, const std::vector<std::string
 bool IsProseKey(const std::string& key) {
   static const std::set<std::string> prose = {"message", "notes", "note", "summary", "line", "lines", "evidence",
                                               "advice", "reason", "why", "solver_status", "recommendation",
-                                              "verdict_text", "result", "change", "description", "warnings"};
+                                              "verdict_text", "result", "change", "description", "warnings",
+                                              // a check result's texts and unit words (errors, GPUs, lanes)
+                                              "measured_text", "expected_text", "expectation_source", "unit"};
   return prose.count(key) > 0;
 }
 

@@ -99,6 +99,8 @@ function memoryChart(
   parts: number[][],
   capacity: number[],
   figures: { name: string; bytes: number; colour: string }[] = [],
+  // The stacked series: the memory parts, or one total (the candidates have only their total).
+  series: { name: string; colour: string }[] = MEMORY_PARTS.map((p, i) => ({ name: t(`mem.${p}`), colour: PART_COLOURS[i] })),
 ): void {
   // Figures that round to the same tenth of a GiB share one line (an inference server's load
   // peak is what nvidia-smi shows); labels alternate between the top and the bottom.
@@ -113,13 +115,13 @@ function memoryChart(
     legend: { top: 0 },
     grid: { left: 160, right: 30, top: marks.length ? 60 : 40, bottom: marks.length ? 50 : 30 },
     xAxis: { type: 'value', name: 'GiB' },
-    yAxis: { type: 'category', data: names },
+    yAxis: { type: 'category', data: names, inverse: true },  // the first row on top, as in the table
     series: [
-      ...MEMORY_PARTS.map((p, i) => ({
-        name: t(`mem.${p}`),
+      ...series.map((p, i) => ({
+        name: p.name,
         type: 'bar',
         stack: 'mem',
-        itemStyle: { color: PART_COLOURS[i] },
+        itemStyle: { color: p.colour },
         data: parts.map((row) => row[i] / GIB),
       })),
       {
@@ -158,14 +160,15 @@ async function fitView(root: HTMLElement): Promise<void> {
     ...models.map((m) => m.name),
   ]);
   const config = el('textarea', { name: 'config', id: 'in-config', rows: '3', placeholder: '{"model_type": "llama", ...}' });
-  const task = select('task', choices('task'), 'lora');
+  const task = select('task', choices('task'), 'lora', choices('task').map((v) => t(`task.${v}`)));
   const seq = input('seq', '2048', 'number');
   // Left empty, a setting is the framework's default on one card and searched in a search
   // (issue 26 req. 2: the page pinned ZeRO 0, micro-batch 1 and mixed precision in every search,
   // and hid transformers v5's bf16 default).
   const micro = input('micro_batch', '', 'number');
   micro.placeholder = t('fit.auto');
-  const precision = select('precision', ['', ...choices('precision')], '', [t('fit.auto'), ...choices('precision')]);
+  const precision = select('precision', ['', ...choices('precision')], '',
+    [t('fit.auto'), ...choices('precision').map((v) => t(`precision.${v}`))]);
   const zero = select('zero', ['', '0', '1', '2', '3'], '', [t('fit.auto'), '0', '1', '2', '3']);
   // Activation recomputation (fit --recompute), empty = the framework's default, searched in a search.
   const recompute = select('recompute', ['', ...choices('recompute')], '',
@@ -361,7 +364,7 @@ function headline(r: Json, task: string): HTMLElement | null {
     const price = c.cost
       ? fill(c.cost.per === 'job' ? 'unit.for_job' : 'unit.per_mtok', money(c.cost.amount, c.cost.currency))
       : '—';
-    text = fill('fit.headline.train', name, task, c.gpus, c.gpu, gb(c.gpu_memory), time, price);
+    text = fill('fit.headline.train', name, t(`task.${task}`), c.gpus, c.gpu, gb(c.gpu_memory), time, price);
   } else if (r.memory_per_gpu && r.layout) {
     text = fill(r.fits ? 'fit.headline.fits' : 'fit.headline.nofit', name, r.layout.gpus, r.layout.gpu,
       gb(r.memory_per_gpu.nvidia_smi ?? r.memory_per_gpu.total), gb(r.gpu_memory));
@@ -466,8 +469,10 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
     memoryChart(
       out,
       c.map((x) => `${x.gpu} ×${x.gpus}`),
-      c.map((x) => [x.memory_per_gpu_total ?? 0, 0, 0, 0, 0, 0]),
+      c.map((x) => [x.memory_per_gpu_total ?? 0]),
       c.map((x) => x.gpu_memory),
+      [],
+      [{ name: t('col.memory'), colour: '#8c9bb5' }],
     );
     out.append(
       table(
@@ -690,7 +695,8 @@ function renderPlan(out: HTMLElement, r: Json): void {
 async function meterView(root: HTMLElement): Promise<void> {
   const from = input('from', '');
   const to = input('to', '');
-  const by = select('by', ['gpu', 'user', 'job', 'pod'], 'gpu');
+  const by = select('by', ['gpu', 'user', 'job', 'pod'], 'gpu',
+    ['gpu', 'user', 'job', 'pod'].map((v) => t(`meter.by.${v}`)));
   const offer = input('offer', '');
   const load = el('button', { type: 'button', id: 'meter-load' }, t('meter.load'));
   const out = el('section', { id: 'meter-out' });
@@ -806,7 +812,7 @@ function renderMeter(out: HTMLElement, r: Json): void {
     legend: { top: 0 },
     grid: { left: 120, right: 30, top: 40, bottom: 30 },
     xAxis: { type: 'value', name: 'h' },
-    yAxis: { type: 'category', data: groups.map((g) => g.key) },
+    yAxis: { type: 'category', data: groups.map((g) => g.key), inverse: true },
     series: [
       { name: t('col.busy'), type: 'bar', stack: 'h', itemStyle: { color: '#5470c6' }, data: groups.map((g) => g.busy_hours) },
       { name: t('col.idle'), type: 'bar', stack: 'h', itemStyle: { color: '#d00' }, data: groups.map((g) => g.idle_hours) },
@@ -816,7 +822,7 @@ function renderMeter(out: HTMLElement, r: Json): void {
     table(
       [t('col.group'), t('col.busy'), t('col.idle'), t('col.use_money'), t('col.idle_money')],
       [...groups, r.total].map((g) => [
-        g.key,
+        g === r.total ? t('col.total') : g.key,
         g.busy_hours.toFixed(1),
         g.idle_hours.toFixed(1),
         r.priced ? money(g.use_money, r.currency) : '—',

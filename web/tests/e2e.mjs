@@ -148,7 +148,7 @@ try {
       `the search pins: ${JSON.stringify(body)}`);
     await page.waitForSelector('#headline');
     const head = await page.textContent('#headline');
-    expect(/^Qwen2\.5-7B lora：\d+ × .+（[\d.]+ GiB），[\d,.]+ token\/秒，约 [\d,.]+ CNY\/百万 token/.test(head),
+    expect(/^Qwen2\.5-7B LoRA 微调：\d+ × .+（[\d.]+ GiB），[\d,.]+ token\/秒，约 [\d,.]+ CNY\/百万 token/.test(head),
       `headline: ${head}`);
     expect(head.includes('示例'), `the price's basis is said: ${head}`);
     const text = await page.textContent('#fit-out');
@@ -432,6 +432,82 @@ try {
       await phone.close();
     }
     expect(wide.length === 0, `views wider than the phone: ${wide.join(', ')}`);
+  });
+
+  // Issue 26 req. 4 and 6: every view at 1400 px in both languages, a screenshot of each for the
+  // release review (build/web-e2e/desktop-*.png; the phones' are above); in Chinese no English word
+  // is left in any view's text, only names (cards, models, frameworks, offers, users, files,
+  // identifiers of tests and fields), units and the standard abbreviations of the trade.
+  await step('every view at 1400 px in both languages; no English word in a Chinese view', async () => {
+    const desk = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const english = new Map();
+    // Names and the trade's abbreviations; the names of the data (models, cards, frameworks) come
+    // from the API itself, and the burn-in fixture's own note is the file's words, not ours.
+    const allowed = new Set(('gpuplan English GPU GPUs CPU NVML CUDA XID ECC PCIe NVLink HBM SXM PCI RTX MIG GEMM GEMMs ' +
+      'NCCL STREAM TDP MFU TTFT QPS KV LoRA QLoRA ZeRO FSDP GGUF bf fp int tp pp dp vpp sp GiB GB MiB MB kB TFLOP TFLOPS ' +
+      'TOPS FLOP CNY USD ms min MHz W h s us JSON CSV YAML ISO UTC NVIDIA cuBLASLt busbw Linux Gen gen Transformer ' +
+      'Fabric Manager steal token Pod square off AMD EPYC Intel Xeon vCPU PyTorch ' +
+      'timestamp gpus').split(' '));  // the usage CSV's column names
+    await desk.goto(server.url);
+    const names = await desk.evaluate(async () => {
+      const get = async (p) => (await fetch(p)).json();
+      const [models, gpus, fw] = await Promise.all([get('/api/models'), get('/api/gpus'), get('/api/frameworks')]);
+      return [...models.map((m) => m.name), ...gpus.map((g) => g.name),
+        ...fw.frameworks.flatMap((f) => [f.name, f.id ?? '', f.version ?? ''])];
+    });
+    for (const n of [...names, ...(burnIn.notes ?? [])]) for (const w of n.split(/[^A-Za-z0-9]+/)) allowed.add(w);
+    // A token with a digit, dot, slash, dash or underscore is a name (A100, config.json, GB/s,
+    // nj-a100-on-demand, gpu_identity, --cuda); so is an all-capitals abbreviation.
+    const isName = (w) => allowed.has(w) || /[\d._/\-]/.test(w) || /^[A-Z]{2,}s?$/.test(w);
+    const collect = async (view) => {
+      const text = await desk.evaluate(() => document.body.innerText);
+      for (const token of text.split(/[\s,，。：；、（）()「」\[\]{}<>"'`|=+*×·—–]+/)) {
+        const w = token.replace(/^[^A-Za-z0-9-]+|[^A-Za-z0-9]+$/g, '');
+        if (/[A-Za-z]{2,}/.test(w) && !isName(w) && !/[\u4e00-\u9fff]/.test(w)) {
+          english.set(w, english.get(w) ?? `${view}: ${text.slice(Math.max(0, text.indexOf(token) - 40), text.indexOf(token) + 40).replace(/\s+/g, ' ')}`);
+        }
+      }
+    };
+    try {
+      for (const lang of ['zh', 'en']) {
+        await desk.goto(server.url);
+        await desk.evaluate((l) => localStorage.setItem('gpuplan.lang', l), lang);
+        await desk.goto(`${server.url}#fit`);
+        await desk.reload();
+        await desk.waitForSelector('#in-model option[value="Qwen2.5-7B"]', { state: 'attached' });
+        await desk.selectOption('#in-gpu', '');
+        await desk.click('#fit-run');
+        await desk.waitForSelector('#headline');
+        await desk.waitForSelector('#fit-out .chart canvas');
+        await desk.screenshot({ path: join(args.out, `desktop-${lang}-fit.png`), fullPage: true });
+        if (lang === 'zh') await collect('fit');
+        await desk.click('#tab-cost');
+        await desk.waitForSelector('#in-offers');
+        await desk.fill('#in-offers', readFileSync(join(args.data, 'offers/nanjing-a100.yaml'), 'utf8'));
+        await desk.setInputFiles('#usage-file', join(scratch, 'usage.csv'));
+        await desk.click('#cost-optimize');
+        await desk.waitForSelector('#plan-total');
+        await desk.screenshot({ path: join(args.out, `desktop-${lang}-cost.png`), fullPage: true });
+        if (lang === 'zh') await collect('cost');
+        await desk.click('#tab-meter');
+        await desk.fill('#in-offer', 'nj-a100-on-demand');
+        await desk.click('#meter-load');
+        await desk.waitForSelector('#meter-incidents', { timeout: 120000 });
+        await desk.waitForSelector('#meter-money .chart[data-series] canvas', { timeout: 120000 });
+        await desk.screenshot({ path: join(args.out, `desktop-${lang}-meter.png`), fullPage: true });
+        if (lang === 'zh') await collect('meter');
+        await desk.click('#tab-check');
+        await desk.click(`button.open-report[data-name="${burnInName}"]`);
+        await desk.waitForSelector('#report-tests');
+        await desk.screenshot({ path: join(args.out, `desktop-${lang}-check.png`), fullPage: true });
+        if (lang === 'zh') await collect('check');
+      }
+    } finally {
+      await desk.close();
+    }
+    const found = [...english.entries()].map(([w, v]) => `${w} (${v})`);
+    console.log(`info English words in Chinese views: ${found.length}`);
+    expect(found.length === 0, `English in the Chinese views: ${found.join(', ')}`);
   });
 
   // Issue 26 req. 3: grouped by user, each group's money of use beside its idle money (before, a
