@@ -61,9 +61,21 @@ function table(headers: string[], rows: (string | number)[][]): HTMLTableElement
   );
 }
 
+// The three states every view shows the same way (style.css, "States"): work under way, nothing
+// to show, and an error, each with its words in the page's language.
+function loadingState(): HTMLElement {
+  return el('p', { class: 'state state-loading', role: 'status' }, t('loading'));
+}
+function emptyState(text: string): HTMLElement {
+  return el('p', { class: 'state state-empty' }, text);
+}
+function errorState(text: string): HTMLElement {
+  return el('p', { class: 'state state-error error', role: 'alert' }, text);
+}
+
 function showError(out: HTMLElement, e: unknown): void {
   const msg = e instanceof ApiError || e instanceof Error ? e.message : String(e);
-  out.replaceChildren(el('p', { class: 'error', role: 'alert' }, `${t('error.prefix')}: ${msg}`));
+  out.replaceChildren(errorState(`${t('error.prefix')}${t('sep.colon')}${msg}`));
 }
 
 const GIB = 1024 ** 3;
@@ -317,7 +329,7 @@ async function fitView(root: HTMLElement): Promise<void> {
     // What an applied suggestion changes beyond the form's fields (recomputation, offloading).
     Object.assign(body, applied);
     applied = {};
-    out.replaceChildren(el('p', {}, t('loading')));
+    out.replaceChildren(loadingState());
     try {
       renderFit(out, await post<Json>('/api/fit', body), task.value, (s: Json) => {
         // A suggestion in one click (issue 26 req. 2): its card and layout into the form, run again.
@@ -531,7 +543,7 @@ async function costView(root: HTMLElement): Promise<void> {
   const action = (id: string, label: string, job: string, render: (r: Json) => void): HTMLButtonElement => {
     const b = el('button', { type: 'button', id }, label);
     b.addEventListener('click', async () => {
-      out.replaceChildren(el('p', {}, t('loading')));
+      out.replaceChildren(loadingState());
       try {
         const req = await body();
         if (job === 'breakeven') delete req.usage;
@@ -660,7 +672,7 @@ function renderGroups(out: HTMLElement, r: Json): void {
 function renderPlan(out: HTMLElement, r: Json): void {
   out.append(
     el('h3', { id: 'plan-title' }, t('cost.plan')),
-    el('p', { id: 'plan-total', class: r.feasible ? 'verdict ok' : 'verdict bad' }, `${t('col.total')}: ${money(r.total_cost, r.currency)}`),
+    el('p', { id: 'plan-total', class: r.feasible ? 'verdict ok' : 'verdict bad' }, `${t('col.total')}${t('sep.colon')}${money(r.total_cost, r.currency)}`),
     table(
       [t('cost.reserved'), t('cost.on_demand'), t('cost.spot')],
       [[
@@ -716,7 +728,7 @@ async function meterView(root: HTMLElement): Promise<void> {
         }
       } catch (e) {
         if (e instanceof ApiError && e.field === 'meter_db') {
-          out.replaceChildren(el('p', {}, t('meter.none')));
+          out.replaceChildren(emptyState(t('meter.none')));
           return;
         }
       }
@@ -728,7 +740,7 @@ async function meterView(root: HTMLElement): Promise<void> {
     q.set('by', by.value);
     if (offer.value) q.set('offer', offer.value);
     try {
-      out.replaceChildren(el('p', {}, t('loading')));
+      out.replaceChildren(loadingState());
       const r = await get<Json>(`/api/meter/report?${q}`);
       out.replaceChildren();
       renderMeter(out, r);
@@ -748,7 +760,7 @@ async function meterView(root: HTMLElement): Promise<void> {
       held.set('basis', 'allocated');
       renderUsageOverTime(out, await get<string>(`/api/meter/export?${range}`), await get<string>(`/api/meter/export?${held}`));
     } catch (e) {
-      if (e instanceof ApiError && e.field === 'meter_db') out.replaceChildren(el('p', {}, t('meter.none')));
+      if (e instanceof ApiError && e.field === 'meter_db') out.replaceChildren(emptyState(t('meter.none')));
       else showError(out, e);
     }
   });
@@ -870,6 +882,7 @@ function renderAlerts(out: HTMLElement, a: Json): void {
   section.append(el('p', { id: 'meter-alerts-summary' },
     `${t('meter.alerts_count').replace('{n}', String(alerts.length)).replace('{new}', String(fresh.length))}${kinds ? ` (${kinds})` : ''}`));
   if (!alerts.length) {
+    section.append(emptyState(t('meter.alerts_none')));
     for (const n of a.notes ?? []) section.append(el('p', { class: 'note' }, n));
     return;
   }
@@ -928,7 +941,7 @@ async function checkView(root: HTMLElement): Promise<void> {
   try {
     list = await get<Json>('/api/check/reports');
   } catch (e) {
-    if (e instanceof ApiError && e.field === 'reports') root.append(el('p', {}, t('check.none')));
+    if (e instanceof ApiError && e.field === 'reports') root.append(emptyState(t('check.none')));
     else showError(root, e);
     return;
   }
@@ -954,7 +967,7 @@ async function checkView(root: HTMLElement): Promise<void> {
   compare.addEventListener('click', async () => {
     const names = picked.filter((p) => p.checked).map((p) => p.dataset.name as string);
     if (names.length < 2) {
-      out.replaceChildren(el('p', { class: 'error', role: 'alert' }, t('check.compare_need_two')));
+      out.replaceChildren(errorState(t('check.compare_need_two')));
       return;
     }
     try {
@@ -1038,7 +1051,7 @@ function renderReport(out: HTMLElement, name: string, r: Json): void {
   out.append(
     el('h3', {}, name),
     el('p', { id: 'report-verdict', class: r.verdict === 'FAIL' || r.verdict === 'ERROR' ? 'verdict bad' : 'verdict ok' },
-      `${t('check.verdict')}: ${t(`verdict.${r.verdict}`)}`),
+      `${t('check.verdict')}${t('sep.colon')}${t(`verdict.${r.verdict}`)}`),
   );
   const burnIn = ((r.curves ?? []) as Json[]).filter((c) => c.test === 'burn_in');
   if (burnIn.length) burnInChart(out, burnIn);

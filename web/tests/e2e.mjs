@@ -459,8 +459,13 @@ try {
     // A token with a digit, dot, slash, dash or underscore is a name (A100, config.json, GB/s,
     // nj-a100-on-demand, gpu_identity, --cuda); so is an all-capitals abbreviation.
     const isName = (w) => allowed.has(w) || /[\d._/\-]/.test(w) || /^[A-Z]{2,}s?$/.test(w);
+    const halfWidth = [];
     const collect = async (view) => {
       const text = await desk.evaluate(() => document.body.innerText);
+      // Full-width punctuation after Chinese (issue 26 req. 4): "放得下：" not "放得下:".
+      for (const m of text.matchAll(/[\u4e00-\u9fff][,;:?!](?=\s|$|[^\d])/g)) {
+        halfWidth.push(`${view}: ${text.slice(Math.max(0, m.index - 20), m.index + 20).replace(/\s+/g, ' ')}`);
+      }
       for (const token of text.split(/[\s,，。：；、（）()「」\[\]{}<>"'`|=+*×·—–]+/)) {
         const w = token.replace(/^[^A-Za-z0-9-]+|[^A-Za-z0-9]+$/g, '');
         if (/[A-Za-z]{2,}/.test(w) && !isName(w) && !/[\u4e00-\u9fff]/.test(w)) {
@@ -508,6 +513,7 @@ try {
     const found = [...english.entries()].map(([w, v]) => `${w} (${v})`);
     console.log(`info English words in Chinese views: ${found.length}`);
     expect(found.length === 0, `English in the Chinese views: ${found.join(', ')}`);
+    expect(halfWidth.length === 0, `half-width punctuation after Chinese: ${halfWidth.join(' | ')}`);
   });
 
   // Issue 26 req. 3: grouped by user, each group's money of use beside its idle money (before, a
