@@ -1,5 +1,7 @@
 #include "cost/offer.h"
 
+#include <filesystem>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -377,6 +379,22 @@ int64_t Subsidy::PeriodOf(int64_t h) const {
 
 OfferSet LoadOffers(const std::string& path, const GpuCatalog& catalog) {
   return ParseOffers(ReadFileText(path), path, catalog);
+}
+
+std::vector<ShippedOffers> ListShippedOffers(const std::string& data_dir, const GpuCatalog& catalog) {
+  namespace fs = std::filesystem;
+  std::vector<ShippedOffers> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(data_dir) / "offers", ec)) {
+    if (e.path().extension() != ".yaml" || !e.is_regular_file(ec)) {
+      continue;
+    }
+    ShippedOffers o{e.path().stem().string(), ReadFileText(e.path().string())};
+    ParseOffers(o.text, e.path().string(), catalog);  // a broken shipped file is an error, not a choice
+    out.push_back(std::move(o));
+  }
+  std::sort(out.begin(), out.end(), [](const ShippedOffers& a, const ShippedOffers& b) { return a.name < b.name; });
+  return out;
 }
 
 }  // namespace gpuplan

@@ -123,4 +123,12 @@ struct OfferSet {
 OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, const GpuCatalog& catalog);
 OfferSet LoadOffers(const std::string& path, const GpuCatalog& catalog);
 
+// The example offers files shipped in DATA_DIR/offers (*.yaml, by name without the extension),
+// each read and checked by ParseOffers, for a front end to offer as choices (the page's lists).
+struct ShippedOffers {
+  std::string name;  // "nanjing-a100"
+  std::string text;  // the YAML
+};
+std::vector<ShippedOffers> ListShippedOffers(const std::string& data_dir, const GpuCatalog& catalog);
+
 }  // namespace gpuplan

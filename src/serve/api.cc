@@ -447,6 +447,14 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   server->Get("/api/gpus", [s, state](const HttpRequest&) { return HttpResponse::Json(GpusToJson(s->catalog)); });
   server->Get("/api/models",
               [s, state](const HttpRequest&) { return HttpResponse::Json(ModelsToJson(ListModels(s->data_dir))); });
+  // The shipped example offers (data/offers/*.yaml), for the page's lists.
+  server->Get("/api/offers", [s, state](const HttpRequest&) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& shipped : ListShippedOffers(s->data_dir, s->catalog)) {
+      list.push_back({{"name", shipped.name}, {"text", shipped.text}});
+    }
+    return HttpResponse::Json(list);
+  });
   server->Get("/api/frameworks", [s, state](const HttpRequest&) {
     return HttpResponse::Json(FrameworksToJson(LoadFrameworkCatalog(s->data_dir)));
   });

@@ -203,7 +203,9 @@ bool IsProseKey(const std::string& key) {
                                               "advice", "reason", "why", "solver_status", "recommendation",
                                               "verdict_text", "result", "change", "description", "warnings",
                                               // a check result's texts and unit words (errors, GPUs, lanes)
-                                              "measured_text", "expected_text", "expectation_source", "unit"};
+                                              "measured_text", "expected_text", "expectation_source", "unit",
+                                              // the price's basis of a fit answer
+                                              "basis"};
   return prose.count(key) > 0;
 }
 

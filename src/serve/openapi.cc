@@ -285,6 +285,16 @@ json OpenApiDocument() {
       {"get",
        {{"summary", "the framework profiles of fit --framework and the GGUF types, as gpuplan frameworks --json"},
         {"responses", WithErrors({{"200", Ok("the profiles", Ref("Frameworks"))}}, false)}}}};
+  const json shipped_offers = {
+      {"type", "array"},
+      {"items",
+       {{"type", "object"},
+        {"required", {"name", "text"}},
+        {"properties", {{"name", {{"type", "string"}}}, {"text", {{"type", "string"}}}}}}}};
+  paths["/api/offers"] = {
+      {"get",
+       {{"summary", "the example offers files shipped in the data folder (offers/*.yaml): name and YAML text"},
+        {"responses", WithErrors({{"200", Ok("the shipped offers", shipped_offers)}}, false)}}}};
   paths["/api/options"] = {{"get",
                             {{"summary", "every job's options: the JSON keys of the request bodies"},
                              {"responses", WithErrors({{"200", Ok("per job, its options", Ref("Options"))}}, false)}}}};

@@ -160,12 +160,17 @@ function memoryChart(
 }
 
 async function fitView(root: HTMLElement): Promise<void> {
-  const [models, gpus, options, frameworks] = await Promise.all([
+  const [models, gpus, options, frameworks, shipped] = await Promise.all([
     get<Json[]>('/api/models'),
     get<Json[]>('/api/gpus'),
     get<Json>('/api/options'),
     get<Json>('/api/frameworks'),
+    get<Json[]>('/api/offers'),
   ]);
+  // What money is priced from (issue 26 req. 1): the catalog's illustrative card-hour prices, or
+  // one of the shipped example offers files (data/offers), whose fees and night windows apply.
+  const offersChoice = select('offers', ['', ...shipped.map((o) => o.name)], '',
+    [t('fit.offers.catalog'), ...shipped.map((o) => fill('fit.offers.file', o.name))]);
   const choices = (key: string): string[] => options.fit.find((o: Json) => o.key === key)?.values ?? [];
   const model = select('model', ['', ...models.map((m) => m.name)], 'Qwen2.5-7B', [
     t('fit.model.pasted'),
@@ -292,6 +297,7 @@ async function fitView(root: HTMLElement): Promise<void> {
     field(t('fit.gpu'), gpu),
     field(t('fit.gpus'), count),
     objectiveField,
+    field(t('fit.offers'), offersChoice),
     tokensField,
     run,
   );
@@ -326,6 +332,8 @@ async function fitView(root: HTMLElement): Promise<void> {
     } else {
       body.objective = objective.value;
     }
+    const offers = shipped.find((o) => o.name === offersChoice.value);
+    if (offers) body.offers = offers.text;
     // What an applied suggestion changes beyond the form's fields (recomputation, offloading).
     Object.assign(body, applied);
     applied = {};
@@ -382,7 +390,10 @@ function headline(r: Json, task: string): HTMLElement | null {
       gb(r.memory_per_gpu.nvidia_smi ?? r.memory_per_gpu.total), gb(r.gpu_memory));
   }
   if (!text) return null;
-  const basis = c?.cost?.basis ? el('p', { class: 'basis' }, t('fit.basis.catalog')) : null;
+  // The price's basis: the catalog's illustrative prices (said with where to put real ones), or
+  // the offers chosen on the form (the API's line, in the page's language).
+  const catalog = typeof c?.cost?.basis === 'string' && c.cost.basis.startsWith('illustrative catalog');
+  const basis = c?.cost?.basis ? el('p', { class: 'basis' }, catalog ? t('fit.basis.catalog') : c.cost.basis) : null;
   const box = el('div', { id: 'headline', class: 'headline' }, el('p', { class: 'headline-text' }, text));
   if (basis) box.append(basis);
   return box;
@@ -517,6 +528,13 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
 async function costView(root: HTMLElement): Promise<void> {
   const offers = el('textarea', { name: 'offers', id: 'in-offers', rows: '8', placeholder: 'currency: CNY\noffers:\n  - id: ...' });
   const offersFile = el('input', { type: 'file', id: 'offers-file', accept: '.yaml,.yml,.txt' });
+  const shipped = await get<Json[]>('/api/offers');
+  const example = select('offers_example', ['', ...shipped.map((o) => o.name)], '',
+    [t('cost.example.none'), ...shipped.map((o) => o.name)]);
+  example.addEventListener('change', () => {
+    const o = shipped.find((x) => x.name === example.value);
+    if (o) offers.value = o.text;
+  });
   const usageFile = el('input', { type: 'file', id: 'usage-file', accept: '.csv,.txt' });
   const hoursIn = input('hours_per_month', '', 'number');
   const gpusIn = input('gpus', '1', 'number');
@@ -561,6 +579,7 @@ async function costView(root: HTMLElement): Promise<void> {
       'div',
       { class: 'form' },
       field(t('cost.offers'), offers),
+      field(t('cost.example'), example),
       field(t('cost.upload'), offersFile),
       field(t('cost.usage'), usageFile),
       field(t('cost.hours'), hoursIn),

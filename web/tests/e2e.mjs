@@ -170,6 +170,22 @@ try {
     await page.selectOption('#in-gpu', 'A100 80GB SXM');
   });
 
+  // Issue 26 req. 1: offers chosen from a list (the shipped examples): the search ranks only the
+  // offers' cards (data/offers/nanjing-a100.yaml offers A100 80GB SXM only) and says the price is
+  // the cheapest rental from them, in Chinese.
+  await step('price a search with a shipped offers file chosen from the list', async () => {
+    await page.selectOption('#in-gpu', '');
+    await page.selectOption('#in-offers', 'nanjing-a100');
+    await page.click('#fit-run');
+    await page.waitForFunction(() => document.querySelector('#headline .basis')?.textContent.includes('最便宜的租用方式'));
+    const head = await page.textContent('#headline');
+    expect(head.includes('A100 80GB SXM'), `the offers' card: ${head}`);
+    const cards = await page.$$eval('#fit-out table:last-of-type tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
+    expect(cards.length > 0 && cards.every((c) => c === 'A100 80GB SXM'), `only the offers' card: ${cards}`);
+    await page.selectOption('#in-offers', '');
+    await page.selectOption('#in-gpu', 'A100 80GB SXM');
+  });
+
   await step('a job that does not fit says so, with changes', async () => {
     // Full fine-tuning of a 7.6 B model in mixed precision with AdamW: 16 bytes per parameter
     // (2 weights + 2 gradients + 12 optimizer states) = 122 GB before activations > 80 GB.
