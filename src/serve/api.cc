@@ -447,6 +447,22 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   server->Get("/api/gpus", [s, state](const HttpRequest&) { return HttpResponse::Json(GpusToJson(s->catalog)); });
   server->Get("/api/models",
               [s, state](const HttpRequest&) { return HttpResponse::Json(ModelsToJson(ListModels(s->data_dir))); });
+  // The offers of the server's --meter-offers file (id, card, mode, price), for the usage view's
+  // list; empty without one.
+  server->Get("/api/meter/offers", [s, state](const HttpRequest&) {
+    nlohmann::json list = nlohmann::json::array();
+    if (!s->request.meter_offers.empty()) {
+      const OfferSet set = LoadOffers(s->request.meter_offers, s->catalog);
+      for (const Offer& offer : set.offers) {
+        list.push_back({{"id", offer.id},
+                        {"gpu", offer.gpu->name},
+                        {"mode", ToString(offer.mode)},
+                        {"price", offer.price},
+                        {"currency", set.currency}});
+      }
+    }
+    return HttpResponse::Json(list);
+  });
   // The shipped example offers (data/offers/*.yaml), for the page's lists.
   server->Get("/api/offers", [s, state](const HttpRequest&) {
     nlohmann::json list = nlohmann::json::array();

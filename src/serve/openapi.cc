@@ -295,6 +295,22 @@ json OpenApiDocument() {
       {"get",
        {{"summary", "the example offers files shipped in the data folder (offers/*.yaml): name and YAML text"},
         {"responses", WithErrors({{"200", Ok("the shipped offers", shipped_offers)}}, false)}}}};
+  const json meter_offers = {
+      {"type", "array"},
+      {"items",
+       {{"type", "object"},
+        {"required", {"id", "gpu", "mode", "price", "currency"}},
+        {"properties",
+         {{"id", {{"type", "string"}}},
+          {"gpu", {{"type", "string"}}},
+          {"mode", {{"type", "string"}}},
+          {"price", {{"type", "number"}}},
+          {"currency", {{"type", "string"}}}}}}}};
+  paths["/api/meter/offers"] = {
+      {"get",
+       {{"summary", "the offers of the server's --meter-offers file (empty without one), for choosing the offer a "
+                    "report prices by"},
+        {"responses", WithErrors({{"200", Ok("the offers", meter_offers)}}, false)}}}};
   paths["/api/options"] = {{"get",
                             {{"summary", "every job's options: the JSON keys of the request bodies"},
                              {"responses", WithErrors({{"200", Ok("per job, its options", Ref("Options"))}}, false)}}}};

@@ -728,7 +728,11 @@ async function meterView(root: HTMLElement): Promise<void> {
   const to = input('to', '');
   const by = select('by', ['gpu', 'user', 'job', 'pod'], 'gpu',
     ['gpu', 'user', 'job', 'pod'].map((v) => t(`meter.by.${v}`)));
-  const offer = input('offer', '');
+  // The offer the money is priced by, from the server's --meter-offers file (issue 26 req. 3).
+  const meterOffers = await get<Json[]>('/api/meter/offers').catch(() => [] as Json[]);
+  const offer = select('offer', ['', ...meterOffers.map((o) => o.id)], meterOffers.length === 1 ? meterOffers[0].id : '',
+    [t('meter.offer.none'), ...meterOffers.map((o) => fill('meter.offer.label', o.id, o.gpu, t(`mode.${o.mode}`),
+      money(o.price, o.currency)))]);
   const load = el('button', { type: 'button', id: 'meter-load' }, t('meter.load'));
   const out = el('section', { id: 'meter-out' });
   load.addEventListener('click', async () => {

@@ -363,7 +363,7 @@ try {
     // No range given: the page opens on the store's own span, the example week in UTC (the trace's
     // clock; issue 26 req. 3), not the current month's zeros; the offers' zone, +08:00, labels the hours.
     expect((await page.inputValue('#in-from')) === '' && (await page.inputValue('#in-to')) === '', 'empty range');
-    await page.fill('#in-offer', 'nj-a100-on-demand');
+    await page.selectOption('#in-offer', 'nj-a100-on-demand');
     await page.click('#meter-load');
     await page.waitForSelector('#meter-idle');
     expect((await page.inputValue('#in-from')) === '2026-03-02T00:00Z', `from: ${await page.inputValue('#in-from')}`);
@@ -435,7 +435,7 @@ try {
         await phone.waitForSelector('#view-cost');
         await measure(`${lang}-cost`);
         await phone.click('#tab-meter');
-        await phone.fill('#in-offer', 'nj-a100-on-demand');
+        await phone.selectOption('#in-offer', 'nj-a100-on-demand');
         await phone.click('#meter-load');
         await phone.waitForSelector('#meter-incidents', { timeout: 120000 });
         await measure(`${lang}-meter`);
@@ -511,7 +511,7 @@ try {
         await desk.screenshot({ path: join(args.out, `desktop-${lang}-cost.png`), fullPage: true });
         if (lang === 'zh') await collect('cost');
         await desk.click('#tab-meter');
-        await desk.fill('#in-offer', 'nj-a100-on-demand');
+        await desk.selectOption('#in-offer', 'nj-a100-on-demand');
         await desk.click('#meter-load');
         await desk.waitForSelector('#meter-incidents', { timeout: 120000 });
         await desk.waitForSelector('#meter-money .chart[data-series] canvas', { timeout: 120000 });
