@@ -26,6 +26,7 @@ def main():
     ap.add_argument("--probes", type=int, default=20)
     ap.add_argument("--limit", type=float, default=1.0)
     ap.add_argument("--expect-slow", action="store_true")
+    ap.add_argument("--cap", type=int, default=512, help="the server's connections per address (0: do not check)")
     argv = sys.argv[1:]
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
@@ -60,7 +61,22 @@ def main():
 
         t = threading.Thread(target=trickle, daemon=True)
         t.start()
-        time.sleep(1.0)  # every connection accepted and waiting
+        time.sleep(1.5)  # every connection accepted and waiting; the per-address cap applied
+        # The per-address connection cap (--max-connections-per-address, 512 by default): the
+        # server closes this address's oldest connections past it, within half a second.
+        closed = 0
+        for c in held:
+            try:
+                c.setblocking(False)
+                closed += 1 if c.recv(1, socket.MSG_PEEK) == b"" else 0
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed += 1
+            finally:
+                c.setblocking(True)
+        cap = a.cap
+        want_closed = max(0, len(held) - cap) if cap else None
         times, failed = [], 0
         for _ in range(a.probes):
             start = time.monotonic()
@@ -87,8 +103,9 @@ def main():
         worst = times[-1]
         print(f"serve_connections: {a.idle} idle + {a.slow} slow connections held; GET /health x {a.probes}: "
               f"median {1000 * times[len(times) // 2]:.1f} ms, max {1000 * worst:.1f} ms, {failed} failed "
-              f"(flags: {' '.join(a.serve_flags) or 'defaults'})")
-        ok = failed == 0 and worst <= a.limit
+              f"(flags: {' '.join(a.serve_flags) or 'defaults'}); closed by the per-address cap: {closed}"
+              + (f" (want {want_closed})" if want_closed is not None else ""))
+        ok = failed == 0 and worst <= a.limit and (want_closed is None or closed == want_closed)
         if a.expect_slow:
             ok = not ok
             print("serve_connections: expected the probes to wait (self-check): " + ("they did" if ok else "they did not"))

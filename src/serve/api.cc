@@ -411,6 +411,7 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   o.threads = static_cast<int>(r.threads);
   o.keep_alive_seconds = r.keep_alive_seconds;
   o.max_requests_per_address = static_cast<int>(r.max_requests_per_address);
+  o.max_connections_per_address = static_cast<int>(r.max_connections_per_address);
   o.static_root = r.web;
   for (const auto& h : r.allow_hosts) {
     if (h.empty() || h.find_first_of(":/[] \t") != std::string::npos || FirstNonUtf8(h)) {

@@ -386,6 +386,47 @@ class ConnectionThreads : public httplib::TaskQueue {
   std::deque<std::function<void()>> waiting_;
 };
 
+int PortOf(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+  return -1;
+}
+
+std::string AddressOf(const sockaddr_storage& a) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(a).sin_addr, text, sizeof text);
+  } else if (a.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(a).sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
+// This process's open descriptors (/proc/self/fd).
+std::vector<int> OpenDescriptors() {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd", ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      out.push_back(std::stoi(name));
+    }
+  }
+  return out;
+}
+
+// A connected socket accepted on `local_port`: its peer's address and port; nullopt for anything
+// else (a file, the listening socket, another port).
+std::optional<std::pair<std::string, int>> ConnectionOf(int fd, int local_port) {
+  sockaddr_storage local{}, peer{};
+  socklen_t ll = sizeof local, pl = sizeof peer;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 || PortOf(local) != local_port ||
+      getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) {
+    return std::nullopt;
+  }
+  return std::make_pair(AddressOf(peer), PortOf(peer));
+}
+
 // Whether the client of a request served on this process's listening port `local_port` from
 // `address`:`port` has closed its connection. httplib 0.11 tells a handler nothing of it, so the
 // socket is found once by its two ends among this process's descriptors (/proc/self/fd) and then
@@ -409,36 +450,12 @@ class ClientWatch {
   }
 
  private:
-  static int PortOf(const sockaddr_storage& a) {
-    if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
-    if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
-    return -1;
-  }
-  static std::string AddressOf(const sockaddr_storage& a) {
-    char text[INET6_ADDRSTRLEN] = {};
-    if (a.ss_family == AF_INET) {
-      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(a).sin_addr, text, sizeof text);
-    } else if (a.ss_family == AF_INET6) {
-      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(a).sin6_addr, text, sizeof text);
-    }
-    return text;
-  }
   bool Same(int fd) const {
-    sockaddr_storage local{}, peer{};
-    socklen_t ll = sizeof local, pl = sizeof peer;
-    return getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) == 0 && PortOf(local) == local_port_ &&
-           getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) == 0 && PortOf(peer) == port_ &&
-           AddressOf(peer) == address_;
+    const auto ends = ConnectionOf(fd, local_port_);
+    return ends && ends->second == port_ && ends->first == address_;
   }
   bool Find() {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/proc/self/fd", ec)) {
-      int fd = -1;
-      try {
-        fd = std::stoi(e.path().filename().string());
-      } catch (...) {
-        continue;
-      }
+    for (const int fd : OpenDescriptors()) {
       if (Same(fd)) {
         fd_ = fd;
         return true;
@@ -450,6 +467,73 @@ class ClientWatch {
   std::string address_;
   int port_;
   int fd_ = -1;
+};
+
+// Connections per client address (HttpServerOptions::max_connections_per_address): httplib 0.11
+// accepts every connection and never says from where before a request arrives, so a thread looks
+// every half second at this process's sockets on the listening port, by peer address, and shuts
+// down the oldest of an address past its cap (its thread then sees the connection closed). An
+// address that opens 1,300 connections keeps its newest; other addresses are untouched.
+class ConnectionGuard {
+ public:
+  ConnectionGuard(int local_port, int most) : local_port_(local_port), most_(most) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~ConnectionGuard() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  ConnectionGuard(const ConnectionGuard&) = delete;
+  ConnectionGuard& operator=(const ConnectionGuard&) = delete;
+
+ private:
+  struct Seen {
+    std::string address;
+    int port;
+    uint64_t first;  // the scan it was first seen in
+  };
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) {
+      Scan();
+    }
+  }
+  void Scan() {
+    ++scan_;
+    std::map<int, Seen> now;
+    std::map<std::string, std::vector<int>> by_address;
+    for (const int fd : OpenDescriptors()) {
+      const auto ends = ConnectionOf(fd, local_port_);
+      if (!ends) continue;
+      const auto was = seen_.find(fd);
+      const bool same = was != seen_.end() && was->second.address == ends->first && was->second.port == ends->second;
+      now[fd] = {ends->first, ends->second, same ? was->second.first : scan_};
+      by_address[ends->first].push_back(fd);
+    }
+    seen_ = std::move(now);
+    for (auto& [address, fds] : by_address) {
+      if (static_cast<int>(fds.size()) <= most_) continue;
+      std::stable_sort(fds.begin(), fds.end(), [this](int a, int b) { return seen_[a].first < seen_[b].first; });
+      for (std::size_t i = 0; i + static_cast<std::size_t>(most_) < fds.size(); ++i) {
+        const auto ends = ConnectionOf(fds[i], local_port_);  // still the same connection
+        if (ends && ends->first == address && ends->second == seen_[fds[i]].port) {
+          ::shutdown(fds[i], SHUT_RDWR);
+        }
+      }
+    }
+  }
+  const int local_port_;
+  const int most_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  uint64_t scan_ = 0;
+  std::map<int, Seen> seen_;
+  std::thread thread_;
 };
 
 // Requests in flight per client address (HttpServerOptions::max_requests_per_address).
@@ -719,6 +803,9 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   if (o.threads < 1) {
     throw InputError("must be at least 1", "", 0, "--threads");
   }
+  if (o.max_connections_per_address < 1) {
+    throw InputError("must be at least 1", "", 0, "--max-connections-per-address");
+  }
   if (o.max_requests_per_address < 1) {
     throw InputError("must be at least 1", "", 0, "--max-requests-per-address");
   }
@@ -814,7 +901,10 @@ int HttpServer::Start() {
   return impl_->port;
 }
 
-void HttpServer::Run() { impl_->server.listen_after_bind(); }
+void HttpServer::Run() {
+  const ConnectionGuard guard(impl_->port, impl_->options.max_connections_per_address);
+  impl_->server.listen_after_bind();
+}
 
 void HttpServer::Stop() {
   if (impl_) {

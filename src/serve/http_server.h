@@ -49,6 +49,8 @@ struct HttpServerOptions {
   int threads = 2048;
   // An idle keep-alive connection is closed after this long without a request.
   double keep_alive_seconds = 5;
+  // Connections open from one client address: past it, its oldest are closed (within 0.5 s).
+  int max_connections_per_address = 512;
   // Requests in flight from one client address (its routes running): past it, 503 at once.
   int max_requests_per_address = 256;
   std::string token;                        // required (Bearer) when not empty

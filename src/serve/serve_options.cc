@@ -48,6 +48,12 @@ const OptionTable<ServeRequest>& ServeOptionTable() {
                     .Unit("s")
                     .Min(1)
                     .Max(3600));
+    t.push_back(Option<R>("--max-connections-per-address", "max_connections_per_address",
+                          "connections open from one client address; past it its oldest are closed (checked every "
+                          "0.5 s)",
+                          &R::max_connections_per_address)
+                    .Min(1)
+                    .Max(100000));
     t.push_back(Option<R>("--max-requests-per-address", "max_requests_per_address",
                           "requests in flight from one client address (its routes running); past it the answer is 503 "
                           "at once (/health is not counted)",

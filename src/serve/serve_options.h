@@ -26,6 +26,7 @@ struct ServeRequest {
   int64_t threads = 2048;          // connections served at once, a thread each (HttpServerOptions)
   double keep_alive_seconds = 5;   // an idle keep-alive connection is closed after this long
   int64_t max_requests_per_address = 256;  // requests in flight from one address; past it 503
+  int64_t max_connections_per_address = 512;  // connections from one address; past it the oldest close
   std::vector<std::string> allow_hosts;  // Host names answered besides localhost, 127.0.0.1, [::1]
 };
 
