@@ -110,10 +110,11 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
     const bool fits = Fits(e, *gpu);
     // Judged on what nvidia-smi would show (§8.4), with the margin left on the card.
     const Bytes shown = e.nvidia_smi.value > 0 ? e.nvidia_smi : p.Total();
-    os << fmt::format("\n{}: {} GiB {} {} GiB ({:.0f}%) {} {}; {} {} GiB\n",
-                      fits ? Say("fit.verdict.fits", "FITS") : Say("fit.verdict.nofit", "DOES NOT FIT"), Gib(shown),
-                      Say("fit.text.of", "of"), Gib(cap), 100.0 * shown.value / cap.value, Say("fit.text.on", "on"),
-                      gpu->name, Say("fit.text.margin", "margin (nvidia-smi view)"), Gib(cap - shown));
+    os << "\n"
+       << SayFormat("fit.text.verdict_line", "{0}: {1} GiB of {2} GiB ({3}%) on {4}; margin (nvidia-smi view) {5} GiB",
+                    {fits ? Say("fit.verdict.fits", "FITS") : Say("fit.verdict.nofit", "DOES NOT FIT"), Gib(shown),
+                     Gib(cap), fmt::format("{:.0f}", 100.0 * shown.value / cap.value), gpu->name, Gib(cap - shown)})
+       << "\n";
     if (!fits) {
       if (sug.empty()) {
         os << Say("fit.text.no_change", "no single or paired change found that fits; try a larger cluster") << "\n";
