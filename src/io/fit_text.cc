@@ -43,14 +43,21 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
     os << SayFormat("cli.fit.trainable", "   trainable {}", {Count(e.params_trainable)});
   }
   os << "\n";
-  os << SayFormat("cli.fit.task", "task       {}", {std::string(ToString(w.task))});
+  // The options' values as typed in English (they are what the flags take), named in Chinese.
+  const auto named = [](const std::string& key, const std::string& value) {
+    return TextLanguage() == Lang::kZh ? Say(key, value) : value;
+  };
+  os << SayFormat("cli.fit.task", "task       {}", {named("task." + std::string(ToString(w.task)), ToString(w.task))});
   if (IsTraining(w.task)) {
-    const std::string precision = w.precision == Precision::kMixed && gpu != nullptr
-                                      ? fmt::format("mixed ({})", HalfDtype(*gpu))
-                                      : std::string(ToString(w.precision));
+    const std::string precision =
+        w.precision == Precision::kMixed && gpu != nullptr
+            ? (TextLanguage() == Lang::kZh ? fmt::format("混合精度（{}）", HalfDtype(*gpu))
+                                           : fmt::format("mixed ({})", HalfDtype(*gpu)))
+            : named("precision." + std::string(ToString(w.precision)), ToString(w.precision));
     os << SayFormat("cli.fit.training", ", precision {}, optimizer {}, seq {}, micro-batch {}, recompute {}, flash-attn {}",
                     {precision, ToString(w.optimizer), std::to_string(w.seq), std::to_string(w.micro_batch),
-                     ToString(w.recompute), w.flash_attn ? "on" : "off"});
+                     named("fit.recompute." + std::string(ToString(w.recompute)), ToString(w.recompute)),
+                     named(w.flash_attn ? "cli.on" : "cli.off", w.flash_attn ? "on" : "off")});
   } else {
     os << SayFormat("cli.fit.inference", ", weights {}, kv {}, context {}, concurrency {}",
                     {ToString(w.weight_dtype), ToString(w.kv_dtype), std::to_string(w.context),
