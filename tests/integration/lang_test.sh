@@ -30,7 +30,7 @@ has out "权重"
 lacks out "DOES NOT FIT"
 # Qwen2.5-7B's config.json: model_type qwen2, 28 layers, hidden size 3584.
 has out "模型       Qwen2.5-7B（qwen2），28 层，隐藏维度 3584"
-has out "任务       full，精度 "
+has out "任务       全参数微调，精度 混合精度（"
 has out "每步耗时（"
 has out "吞吐 "
 lacks out "time per step"
