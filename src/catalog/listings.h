@@ -1,5 +1,5 @@
 // The catalog listings as request -> result: `gpuplan gpus` and `gpuplan models` (and the serve
-// API) call these and render the result (io/catalog_json.h for JSON). The data directory is
+// API) call these and render the result (fit/render/catalog_json.h for JSON). The data directory is
 // the whole request.
 #pragma once
 

@@ -11,7 +11,7 @@
 
 #include "catalog/gpu_catalog.h"
 #include "check/report.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 
 namespace gpuplan {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "catalog/gpu_catalog.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 
 namespace gpuplan {
 

@@ -11,7 +11,8 @@
 #include <set>
 #include <unistd.h>
 
-#include "check/gpu_metrics.h"
+#include "check/benchmark_formulas.h"
+#include "telemetry/pcie.h"
 #include "check/sold_as.h"
 #include "check/suite.h"
 

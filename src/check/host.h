@@ -12,6 +12,7 @@
 #include "check/expect.h"
 #include "check/report.h"
 #include "check/thresholds.h"
+#include "telemetry/proc.h"  // CpuTimes, ReadCpuTimes, StealFraction
 
 namespace gpuplan {
 
@@ -30,18 +31,6 @@ struct HostTexts {
 HostInfo ParseHostInfo(const HostTexts& texts);
 // Reads this machine's files (proc_root "/proc", os_release "/etc/os-release").
 HostInfo ReadHostInfo(const std::string& proc_root = "/proc", const std::string& os_release = "/etc/os-release");
-
-// The aggregate `cpu` line of /proc/stat, in USER_HZ ticks (proc(5)).
-struct CpuTimes {
-  bool valid = false;
-  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-  uint64_t Total() const { return user + nice + system + idle + iowait + irq + softirq + steal; }
-};
-CpuTimes ParseCpuTimes(const std::string& proc_stat);
-CpuTimes ReadCpuTimes(const std::string& proc_root = "/proc");
-// Steal ticks over all ticks between two readings; nullopt when either reading is invalid or
-// no time passed.
-std::optional<double> StealFraction(const CpuTimes& before, const CpuTimes& after);
 
 // The CPU throughput test: the same integer work loop on one thread, then on `threads`
 // threads at once; the speed-up is the ratio of the total rates.

@@ -60,7 +60,7 @@ struct HostInfo {
 // One GPU's telemetry while a GPU test ran, one sample per `interval_s` (`--sample-interval`):
 // what the report's page plots for the burn-in. Index i of every vector is the same sample; a
 // value NVML did not give is nullopt. `clock_event_seconds` counts each reason bit on its own
-// (check/gpu_metrics.h ClockEventSeconds) over the samples after `warmup_s`.
+// (check/benchmark_formulas.h ClockEventSeconds) over the samples after `warmup_s`.
 struct GpuCurve {
   std::string test;   // "burn_in", "gemm", ...
   int gpu = -1;

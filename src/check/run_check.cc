@@ -11,7 +11,7 @@
 #include "check/sold_as.h"
 #include "check/suite.h"
 #include "core/error.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "read/file_text.h"
 #include "read/json_fields.h"
 #include "telemetry/nvidia_smi.h"

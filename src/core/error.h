@@ -2,7 +2,7 @@
 //
 // InputError: the user's input (a file, a flag, a name) is wrong. It carries where:
 // file, line (1-based, 0 = unknown) and field, and the names the user may have meant
-// (suggestions), so every front end can print one clear line or a JSON object (io/error_json.h)
+// (suggestions), so every front end can print one clear line or a JSON object (format/error_json.h)
 // and map it to exit code 2 (CLI) or HTTP 400 (server).
 #pragma once
 
@@ -53,7 +53,7 @@ class NegativeAnswer : public std::runtime_error {
 std::string FormatLocation(const std::string& file, int line, const std::string& field);
 
 // What went wrong, in the terms every front end reports: the CLI's exit code and one line
-// (or, with --json, io/error_json.h), the server's status code.
+// (or, with --json, format/error_json.h), the server's status code.
 enum class ErrorKind {
   kNegative,     // 1: the answer is no (does not fit, no feasible plan, check failed)
   kInput,        // 2: a file, flag value or name is wrong

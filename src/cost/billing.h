@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "cost/usage.h"
 
 namespace gpuplan {

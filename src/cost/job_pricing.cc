@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "cost/calendar.h"
+#include "catalog/calendar.h"
 #include "read/time_text.h"
 
 namespace gpuplan {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/money.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "cost/optimizer.h"
 #include "fit/search.h"
 

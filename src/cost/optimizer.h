@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/money.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "cost/usage.h"
 
 namespace gpuplan {
@@ -44,7 +44,7 @@ struct CostItems {
 // Reserved instances of one offer held for one calendar term.
 struct ReservedTerm {
   std::string offer;
-  int64_t start = 0;       // local hours (cost/calendar.h)
+  int64_t start = 0;       // local hours (catalog/calendar.h)
   int64_t end = 0;
   int64_t instances = 0;
   bool after_trace = false;  // paid only because of a minimum term running past the trace

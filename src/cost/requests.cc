@@ -8,8 +8,8 @@
 
 #include "core/civil.h"
 #include "core/error.h"
-#include "cost/calendar.h"
-#include "cost/fit_job.h"
+#include "catalog/calendar.h"
+#include "fit/fit_request.h"
 #include "read/file_text.h"
 #include "read/json_fields.h"
 #include "read/time_text.h"
@@ -309,13 +309,14 @@ double TokensPerGpuSecond(const TcoRequest& r, const Gpu& gpu, const GpuCatalog&
   f.max_gpus_given = true;
   f.objective = "gpu-hours";
   f.presets_only = r.presets_only;
-  const FitJobResult fit = RunFit(f, catalog, data_dir);
-  if (!fit.search || !fit.search->training || fit.search->training->ranked.empty()) {
+  const FitInputs in = PrepareFit(f, data_dir);
+  const FitSearch search = SearchFit(f, in, SearchOptionsOf(f, in, catalog));
+  if (!search.training || search.training->ranked.empty()) {
     throw InputError("the " + r.task + " job of " + r.model + " fits on no layout of up to 8 x " + gpu.name +
                          ": no speed ratio (give --speed-ratio)",
                      "", 0, "--model");
   }
-  const Candidate& c = fit.search->training->ranked.front();
+  const Candidate& c = search.training->ranked.front();
   return c.time.tokens_per_second / static_cast<double>(c.layout.gpus);
 }
 

@@ -1,6 +1,6 @@
 // The cost jobs as request -> result functions: `gpuplan cost breakeven | compare | optimize |
 // tco` and any other front end (the serve API) fill a request, call Run*, and render the result
-// (io/cost_json.h for JSON). Every default of these jobs is defined here, once; a front end
+// (cost/render/cost_json.h for JSON). Every default of these jobs is defined here, once; a front end
 // binds its options to these fields and does not restate them.
 //
 // Lifetime: offers point into the GpuCatalog passed to Run* (`Offer::gpu` is a `const Gpu*`).
@@ -16,7 +16,7 @@
 
 #include "catalog/gpu_catalog.h"
 #include "cost/billing.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "cost/optimizer.h"
 #include "cost/tco.h"
 #include "cost/usage.h"

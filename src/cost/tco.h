@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "cost/optimizer.h"
 #include "cost/usage.h"
 

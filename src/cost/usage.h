@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cost/calendar.h"
+#include "catalog/calendar.h"
 
 namespace gpuplan {
 

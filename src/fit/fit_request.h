@@ -1,6 +1,6 @@
 // The fit job as a request: `gpuplan fit` and any other front end (the serve API) fill a
-// FitRequest; cost/fit_job.h runs it (it prices with an offers file, so the function lives one
-// layer up) and io/fit_json.h maps the result to JSON. Every default of the fit options is
+// FitRequest; plan/fit_job.h runs it (it prices with an offers file, so the function lives one
+// layer up) and fit/render/fit_json.h maps the result to JSON. Every default of the fit options is
 // defined here, once; a front end binds its options to these fields and does not restate them.
 // Errors name the CLI's flags (--gpus, --flash-attn, --epochs, ...).
 //
@@ -120,7 +120,7 @@ struct FitInputs {
 };
 FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir);
 
-// The search's options without offers (cost/fit_job.h adds their prices). Throws InputError
+// The search's options without offers (plan/fit_job.h adds their prices). Throws InputError
 // for an unknown card or objective.
 SearchOptions SearchOptionsOf(const FitRequest& r, const FitInputs& in, const GpuCatalog& catalog);
 
@@ -148,7 +148,7 @@ struct FitSearch {
   bool Found() const;
 };
 
-// What a front end renders (cost/fit_job.h adds the job's price).
+// What a front end renders (plan/fit_job.h adds the job's price).
 struct FitResult {
   LoadedModel model;
   Workload workload;  // the request's (a single fit's own, after ForCard, is in `single`)

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "meter/processes.h"
 #include "telemetry/nvml_source.h"
 

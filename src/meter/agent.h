@@ -110,7 +110,7 @@ struct MeterAgentRequest {
   bool verbose = false;  // the CLI prints one line per tick (OnTick)
   MeterLatest* latest = nullptr;  // updated after every tick when set
   StoreOptions store;  // the rest of the store's options (flush_seconds and the interval are set from above)
-  // For the service around the agent (serve/meter_service.h), not RunMeter itself:
+  // For the service around the agent (meter/meter_service.h), not RunMeter itself:
   std::string listen;      // "ADDR:PORT" for Prometheus /metrics; empty: no endpoint
   std::string token_file;  // a file holding the bearer token /metrics requires (needed off loopback)
   std::string alerts;      // alerts file (docs/meter-alerts.md): rules and webhooks

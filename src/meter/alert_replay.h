@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "catalog/gpu_catalog.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "meter/alerts.h"
 #include "meter/store.h"
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "core/money.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "meter/sample.h"
 
 namespace gpuplan {
@@ -41,7 +41,7 @@ struct AlertRules {
   // Price of one billed GPU-hour (the offer's instance price / its GPUs): alerts name the money
   // per hour an idle card costs. Absent: the alert says the price is unknown.
   std::optional<Money> gpu_hour_price;
-  // The offer's night window (on demand and spot offers; cost/offer.h): inside it a GPU-hour costs
+  // The offer's night window (on demand and spot offers; catalog/offer.h): inside it a GPU-hour costs
   // gpu_hour_price x its factor. Hours of the day are local, `price_utc_offset_minutes` from UTC
   // (the offers file's time zone).
   std::optional<NightDiscount> night;

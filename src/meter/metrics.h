@@ -2,7 +2,7 @@
 // GPU and counters derived from the samples the agent has seen since it started (billed, idle
 // and busy seconds, idle money), the month's cost and projection, and the agent's own health.
 // MeterMetrics accumulates them tick by tick (the agent calls Observe); the /metrics handler
-// takes a copy (Snapshot) under the lock and renders it (src/io/meter_prometheus.h). Prometheus
+// takes a copy (Snapshot) under the lock and renders it (src/meter/render/meter_prometheus.h). Prometheus
 // scrapes the latest state; the agent never replays samples with timestamps (the exporter
 // guidelines: a daemon with its own timer exposes state and counters).
 #pragma once

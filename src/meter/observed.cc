@@ -12,7 +12,7 @@
 #include "core/civil.h"
 #include "core/error.h"
 #include "core/names.h"
-#include "cost/calendar.h"
+#include "catalog/calendar.h"
 #include "read/time_text.h"
 
 namespace gpuplan {

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "cost/billing.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "cost/usage.h"
 #include "meter/sample.h"
 #include "meter/store.h"

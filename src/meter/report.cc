@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "core/money.h"
 #include "core/names.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "read/time_text.h"
 
 namespace gpuplan {

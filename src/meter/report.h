@@ -1,6 +1,6 @@
 // `gpuplan meter report` and `gpuplan meter export` as request -> result functions
 // (docs/meter.md). A front end (the CLI, the serve API) fills a request, calls Run*, and renders
-// the result (io/meter_json.h, io/meter_text.h; the export is CSV text already). Every default
+// the result (meter/render/meter_json.h, meter/render/meter_text.h; the export is CSV text already). Every default
 // of these jobs is defined here, once.
 //
 // The report reads the store read-only: per group (a GPU, a user, a job or a pod) the busy,

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "catalog/gpu_catalog.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "meter/store.h"
 
 namespace gpuplan {

@@ -20,8 +20,8 @@
 #include <sstream>
 #include <thread>
 
-#include "check/gpu_metrics.h"
-#include "check/host.h"
+#include "telemetry/pcie.h"
+#include "telemetry/proc.h"
 #include "core/error.h"
 #include "read/file_text.h"
 #include "telemetry/nvml_source.h"
@@ -289,7 +289,7 @@ WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus) {
 }
 
 std::optional<double> PcieLinkBytesPerSecond(int generation, int lanes) {
-  const auto gb_s = PcieTheoryGBs(generation, lanes);  // check/gpu_metrics.h: the same PCI-SIG rates
+  const auto gb_s = PcieTheoryGBs(generation, lanes);  // telemetry/pcie.h: the PCI-SIG rates
   return gb_s ? std::optional<double>(*gb_s * 1e9) : std::nullopt;
 }
 

@@ -105,7 +105,7 @@ WatchResult RunWatch(const WatchRequest& request);
 WatchSummary SummarizeWatch(const std::vector<WatchSample>& series, int cpus);
 WatchDiagnosis DiagnoseWatch(const WatchSummary& summary, int gpus, std::size_t samples, const std::string& gpu_skip);
 
-// One direction of a PCIe link in bytes per second: check's PcieTheoryGBs (the PCI-SIG lane rates
+// One direction of a PCIe link in bytes per second: telemetry's PcieTheoryGBs (the PCI-SIG lane rates
 // after line coding, times the lanes) in bytes; nullopt for a generation it does not know.
 std::optional<double> PcieLinkBytesPerSecond(int generation, int lanes);
 // One direction of one NVLink, bytes per second: 25 GB/s for NVLink 2, 3 and 4 (V100, A100, H100/H200:

@@ -29,7 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "serve/http_server.h"
+#include "http/http_server.h"
 #include "serve/serve_options.h"
 
 namespace gpuplan {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "io/check_json.h"
+#include "check/render/check_json.h"
 #include "read/json_fields.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -7,7 +7,7 @@
 #include "core/civil.h"
 #include "core/error.h"
 #include "cost/billing.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const gpuplan::GpuCatalog cat = gpuplan::GpuCatalog::Load(GPUPLAN_DATA_DIR "/gpus.yaml");

@@ -23,7 +23,7 @@
 #include "meter/sample.h"
 #include "meter/store.h"
 #include "serve/api.h"
-#include "serve/http_server.h"
+#include "http/http_server.h"
 
 namespace {
 

@@ -24,7 +24,7 @@ expect_exit 0 "dashboard is JSON" -- jq -e '.panels | length > 0' "$deploy/meter
 # Every panel query names a metric that the agent exports or a rule records.
 recorded=$(yq -r '.groups[].rules[].record // empty' "$deploy/meter/gpuplan-rules.yml")
 for m in $(jq -r '.panels[].targets[].expr' "$deploy/meter/grafana-dashboard.json" | grep -oE '[A-Za-z_:][A-Za-z0-9_:]*' | grep -E '^(DCGM_|gpuplan_|team:)' | sort -u); do
-  if echo "$recorded" | grep -qx "$m" || grep -q "\"$m\"" "$(dirname "$0")/../../src/io/meter_prometheus.cc"; then ok; else bad "dashboard uses $m, which nothing exports or records"; fi
+  if echo "$recorded" | grep -qx "$m" || grep -q "\"$m\"" "$(dirname "$0")/../../src/meter/render/meter_prometheus.cc"; then ok; else bad "dashboard uses $m, which nothing exports or records"; fi
 done
 
 expect_exit 0 "daemonset parses" -- yq -e '.kind == "DaemonSet"' "$deploy/meter/kubernetes-daemonset.yaml"

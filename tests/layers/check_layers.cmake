@@ -1,32 +1,55 @@
-# The layers test: every folder of src/ is a layer, and a file may include headers of its own
-# layer and the layers below it only. Run by ctest (tests/CMakeLists.txt) or by hand:
+# The layers test: every folder of src/ is a layer that names exactly the layers it uses
+# (gpuplan_add_layer ... USES in the top-level CMakeLists.txt). It fails when
+#   - a folder of src/ is in no layer,
+#   - a file includes a header of a layer its own layer does not name (an undeclared edge),
+#   - a layer names a layer none of its files include (a declared edge that is not there),
+#   - a layer uses one declared after it (the order of the declarations is bottom-up, so the
+#     graph has no cycle),
+#   - DOC is given and its generated block (between "<!-- layers:begin -->" and
+#     "<!-- layers:end -->") differs from the graph; with -DUPDATE=1 the block is rewritten.
+# Run by ctest (tests/CMakeLists.txt) or by hand:
 #
-#   cmake -DSOURCE_DIR=. -DLAYERS=core,read,catalog,fit,cost,io -P tests/layers/check_layers.cmake
+#   cmake -DSOURCE_DIR=. -DGRAPH="core:|read:core|fit:core,read" [-DDOC=docs/architecture.md] \
+#         -P tests/layers/check_layers.cmake
 #
-# LAYERS lists the folders of src/ bottom-up, as GPUPLAN_LAYER_DIRS in the top-level
-# CMakeLists.txt does. The link checks there catch a call into a higher layer; this catches an
-# include of one, which they miss when the header is used only for inline code, types or macros.
+# GRAPH lists "layer:used,used" bottom-up, separated by "|". The link checks in CMakeLists.txt
+# catch a call into an undeclared layer; this catches an include of one, which they miss when
+# the header is used only for inline code, types or macros.
 cmake_minimum_required(VERSION 3.25)
 
-if(NOT DEFINED SOURCE_DIR OR NOT DEFINED LAYERS)
-  message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<repo> -DLAYERS=core,read,... -P check_layers.cmake")
+if(NOT DEFINED SOURCE_DIR OR NOT DEFINED GRAPH)
+  message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<repo> -DGRAPH=\"core:|read:core|...\" [-DDOC=<md>] -P check_layers.cmake")
 endif()
 get_filename_component(SOURCE_DIR "${SOURCE_DIR}" ABSOLUTE)
-string(REPLACE "," ";" layers "${LAYERS}")
+string(REPLACE "|" ";" entries_of_graph "${GRAPH}")
 
 set(problems "")
-file(GLOB entries LIST_DIRECTORIES true RELATIVE ${SOURCE_DIR}/src ${SOURCE_DIR}/src/*)
-foreach(entry IN LISTS entries)
-  if(IS_DIRECTORY ${SOURCE_DIR}/src/${entry} AND NOT entry IN_LIST layers)
-    string(APPEND problems "src/${entry}/ is in no layer: add it to GPUPLAN_LAYER_DIRS in CMakeLists.txt\n")
+set(layers "")
+foreach(entry IN LISTS entries_of_graph)
+  if(NOT entry MATCHES "^([a-z]+):([a-z,]*)$")
+    message(FATAL_ERROR "GRAPH entry '${entry}' is not layer:used,used")
+  endif()
+  set(layer ${CMAKE_MATCH_1})
+  string(REPLACE "," ";" used "${CMAKE_MATCH_2}")
+  foreach(u IN LISTS used)
+    if(NOT u IN_LIST layers)
+      string(APPEND problems "layer ${layer} uses ${u}, which is not declared before it (cycle or order)\n")
+    endif()
+  endforeach()
+  list(APPEND layers ${layer})
+  set(uses_${layer} ${used})
+endforeach()
+
+file(GLOB dirs LIST_DIRECTORIES true RELATIVE ${SOURCE_DIR}/src ${SOURCE_DIR}/src/*)
+foreach(dir IN LISTS dirs)
+  if(IS_DIRECTORY ${SOURCE_DIR}/src/${dir} AND NOT dir IN_LIST layers)
+    string(APPEND problems "src/${dir}/ is in no layer: declare it with gpuplan_add_layer in CMakeLists.txt\n")
   endif()
 endforeach()
 
 set(checked 0)
-set(below "")
 foreach(layer IN LISTS layers)
-  list(APPEND below ${layer})  # this layer and the ones below it
-  list(FIND layers ${layer} level)
+  set(included "")
   file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/src/${layer}/*.h ${SOURCE_DIR}/src/${layer}/*.cc)
   list(SORT files)
   foreach(file IN LISTS files)
@@ -42,23 +65,91 @@ foreach(layer IN LISTS layers)
         continue()
       endif()
       set(folder ${CMAKE_MATCH_1})
-      list(FIND layers ${folder} to)
-      if(to EQUAL -1)
+      if(folder STREQUAL layer)
+        continue()
+      endif()
+      list(APPEND included ${folder})
+      if(NOT folder IN_LIST layers)
         string(APPEND problems "${file}: #include \"${header}\": src/${folder}/ is not a layer\n")
-      elseif(to GREATER level)
-        list(JOIN below ", " allowed)
+      elseif(NOT folder IN_LIST uses_${layer})
+        list(JOIN uses_${layer} ", " allowed)
+        if(allowed STREQUAL "")
+          set(allowed "nothing")
+        endif()
         string(APPEND problems
-               "${file}: #include \"${header}\": ${layer} is below ${folder}; it may include ${allowed} only\n")
+               "${file}: #include \"${header}\": ${layer} does not use ${folder}; it uses ${allowed} (CMakeLists.txt USES)\n")
       endif()
     endforeach()
+  endforeach()
+  foreach(u IN LISTS uses_${layer})
+    if(NOT u IN_LIST included)
+      string(APPEND problems "layer ${layer} names ${u} in USES, but none of its files includes a header of it\n")
+    endif()
   endforeach()
 endforeach()
 
 if(checked EQUAL 0)
-  message(FATAL_ERROR "no sources found under ${SOURCE_DIR}/src for the layers ${LAYERS}")
+  message(FATAL_ERROR "no sources found under ${SOURCE_DIR}/src for the layers ${layers}")
 endif()
+
+# The block docs/architecture.md shows: the declared sets, and a drawing of the graph without
+# the edges implied by others (a -> c is left out when a -> b -> ... -> c).
+set(block "| layer | uses (exactly, as declared) |\n|---|---|\n")
+set(edges "")
+foreach(layer IN LISTS layers)
+  set(reach_${layer} "")
+  foreach(u IN LISTS uses_${layer})
+    list(APPEND reach_${layer} ${u} ${reach_${u}})
+  endforeach()
+  list(REMOVE_DUPLICATES reach_${layer})
+  list(JOIN uses_${layer} ", " shown)
+  if(shown STREQUAL "")
+    set(shown "(nothing)")
+  endif()
+  string(APPEND block "| ${layer} | ${shown} |\n")
+  foreach(u IN LISTS uses_${layer})
+    set(implied FALSE)
+    foreach(v IN LISTS uses_${layer})
+      if(NOT v STREQUAL u AND u IN_LIST reach_${v})
+        set(implied TRUE)
+      endif()
+    endforeach()
+    if(NOT implied)
+      string(APPEND edges "  ${layer} --> ${u}\n")
+    endif()
+  endforeach()
+endforeach()
+string(APPEND block "\n```mermaid\ngraph BT\n${edges}```\n")
+
+if(DEFINED DOC)
+  file(READ ${DOC} doc)
+  set(begin "<!-- layers:begin (generated by tests/layers/check_layers.cmake from CMakeLists.txt) -->\n")
+  set(end "<!-- layers:end -->")
+  string(FIND "${doc}" "${begin}" at_begin)
+  string(FIND "${doc}" "${end}" at_end)
+  if(at_begin EQUAL -1 OR at_end EQUAL -1)
+    string(APPEND problems "${DOC}: no generated layers block (${begin} ... ${end})\n")
+  else()
+    string(LENGTH "${begin}" begin_length)
+    math(EXPR from "${at_begin} + ${begin_length}")
+    math(EXPR length "${at_end} - ${from}")
+    string(SUBSTRING "${doc}" ${from} ${length} shown_block)
+    if(NOT shown_block STREQUAL block)
+      if(UPDATE)
+        string(SUBSTRING "${doc}" 0 ${from} head)
+        string(SUBSTRING "${doc}" ${at_end} -1 tail)
+        file(WRITE ${DOC} "${head}${block}${tail}")
+        message(STATUS "rewrote the layers block of ${DOC}")
+      else()
+        string(APPEND problems "${DOC}: the layers block differs from CMakeLists.txt's graph "
+                               "(rerun with -DUPDATE=1 to regenerate it); expected:\n${block}\n")
+      endif()
+    endif()
+  endif()
+endif()
+
 if(problems)
   message(FATAL_ERROR "layer violations (docs/architecture.md):\n${problems}")
 endif()
-list(JOIN layers " <- " chain)
-message(STATUS "layers ok: ${chain} (${checked} files)")
+list(JOIN layers " " shown_layers)
+message(STATUS "layers ok: ${shown_layers} (${checked} files)")

@@ -33,7 +33,7 @@
 #include "core/error.h"
 #include "meter/sample.h"
 #include "meter/store.h"
-#include "serve/http_server.h"
+#include "http/http_server.h"
 
 namespace gpuplan {
 namespace {

@@ -9,13 +9,14 @@
 #include <algorithm>
 #include <string>
 
-#include "check/gpu_metrics.h"
+#include "check/benchmark_formulas.h"
+#include "telemetry/pcie.h"
 #include "core/error.h"
 #include "check/gpu_tests.h"
 #include "check/thresholds.h"
 #include "check/worker_protocol.h"
 #include "check/worker_runner.h"
-#include "io/check_json.h"
+#include "check/render/check_json.h"
 #include "test_paths.h"
 
 namespace gpuplan {

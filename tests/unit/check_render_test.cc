@@ -1,4 +1,4 @@
-// Markdown and HTML forms of check reports, comparisons and merges (src/io/check_markdown.h,
+// Markdown and HTML forms of check reports, comparisons and merges (src/check/render/check_markdown.h,
 // check_html.h). The reports are built by hand below; every expected line is written out from
 // those inputs (80 GiB = 85899345920 bytes, "0x233110DE" is device 0x2331 of vendor 0x10de, ...).
 // The last tests open the HTML in headless Chromium, when it is installed, to see that a real
@@ -19,8 +19,8 @@
 #include "check/compare.h"
 #include "check/report.h"
 #include "ci_skip.h"
-#include "io/check_html.h"
-#include "io/check_markdown.h"
+#include "check/render/check_html.h"
+#include "check/render/check_markdown.h"
 
 namespace gpuplan {
 namespace {

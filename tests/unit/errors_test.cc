@@ -8,7 +8,7 @@
 #include "catalog/model_loader.h"
 #include "core/error.h"
 #include "fit/memory_model.h"
-#include "io/error_json.h"
+#include "format/error_json.h"
 #include "test_paths.h"
 
 namespace gpuplan {

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "cost/fit_job.h"
+#include "plan/fit_job.h"
 #include "fit/fit_request.h"
-#include "io/fit_job_json.h"
+#include "plan/render/fit_job_json.h"
 #include "test_paths.h"
 
 namespace gpuplan {

@@ -1,4 +1,4 @@
-// The HTTP wrapper's error answers (src/serve/http_server.h), in process through
+// The HTTP wrapper's error answers (src/http/http_server.h), in process through
 // HttpServer::Answer: no socket, the same gate, routes and error mapping as a connection.
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "core/work_budget.h"
 #include "read/json_fields.h"
-#include "serve/http_server.h"
+#include "http/http_server.h"
 
 namespace gpuplan {
 namespace {

@@ -19,7 +19,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "io/meter_prometheus.h"
+#include "meter/render/meter_prometheus.h"
 #include "meter/agent.h"
 #include "meter/monitor.h"
 #include "meter/processes.h"

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "io/meter_json.h"
+#include "meter/render/meter_json.h"
 #include "meter/agent.h"
 #include "meter/alert_replay.h"
 #include "meter/monitor.h"

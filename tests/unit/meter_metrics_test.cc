@@ -1,4 +1,4 @@
-// The agent's Prometheus state (meter/metrics.h) and its text exposition (io/meter_prometheus.h):
+// The agent's Prometheus state (meter/metrics.h) and its text exposition (meter/render/meter_prometheus.h):
 // counters worked by hand, dcgm-exporter's names, units and labels, and the format's escaping
 // and naming rules (docs/meter-metrics.md).
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "io/meter_prometheus.h"
+#include "meter/render/meter_prometheus.h"
 #include "meter/metrics.h"
 
 namespace gpuplan {

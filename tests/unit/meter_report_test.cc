@@ -1,5 +1,5 @@
 // The meter's money of observed use and its reports (src/meter/observed.h, report.h; renderers
-// src/io/meter_json.h, meter_text.h) on real SQLite stores in a temporary folder under the
+// src/meter/render/meter_json.h, meter_text.h) on real SQLite stores in a temporary folder under the
 // current directory. Each store is built from samples constructed here with known busy and idle
 // hours; every expected figure is worked out by hand in the comment beside it.
 //
@@ -23,12 +23,12 @@
 #include "core/civil.h"
 #include "core/error.h"
 #include "cost/billing.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "cost/requests.h"
 #include "cost/usage.h"
-#include "io/meter_json.h"
-#include "io/meter_text.h"
-#include "io/text_lang.h"
+#include "meter/render/meter_json.h"
+#include "meter/render/meter_text.h"
+#include "format/text_lang.h"
 #include "read/messages.h"
 #include "meter/observed.h"
 #include "meter/report.h"

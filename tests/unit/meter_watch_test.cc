@@ -14,7 +14,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "io/meter_watch.h"
+#include "meter/render/meter_watch.h"
 #include "meter/watch.h"
 #include "test_paths.h"
 

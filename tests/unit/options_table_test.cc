@@ -18,7 +18,7 @@
 #include "cli_options.h"
 #include "core/error.h"
 #include "cost/cost_options.h"
-#include "cost/fit_job.h"
+#include "plan/fit_job.h"
 #include "doc_table.h"
 #include "fit/fit_options.h"
 #include "test_paths.h"

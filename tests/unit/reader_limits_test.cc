@@ -13,7 +13,7 @@
 
 #include "check/worker_protocol.h"
 #include "core/error.h"
-#include "io/check_json.h"
+#include "check/render/check_json.h"
 #include "read/file_text.h"
 #include "read/json_depth.h"
 #include "read/json_fields.h"

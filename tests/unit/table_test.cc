@@ -1,6 +1,6 @@
-// Table renderer (src/io/table.h): every expected line below is written out by hand, column by
+// Table renderer (src/format/table.h): every expected line below is written out by hand, column by
 // column, from the declared widths, alignments and gaps.
-#include "io/table.h"
+#include "format/table.h"
 
 #include <gtest/gtest.h>
 

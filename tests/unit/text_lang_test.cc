@@ -19,13 +19,13 @@
 #include "check/sold_as.h"
 #include "check/thresholds.h"
 #include "core/error.h"
-#include "cost/offer.h"
+#include "catalog/offer.h"
 #include "cost/usage.h"
-#include "io/check_json.h"
-#include "io/check_text.h"
-#include "io/meter_watch.h"
-#include "io/table.h"
-#include "io/text_lang.h"
+#include "check/render/check_json.h"
+#include "check/render/check_text.h"
+#include "meter/render/meter_watch.h"
+#include "format/table.h"
+#include "format/text_lang.h"
 #include "meter/report.h"
 #include "meter/watch.h"
 #include "read/file_text.h"
@@ -332,7 +332,7 @@ TEST(TranslatedErrors, UnknownGpuKeepsTheFieldAndTheSuggestions) {
 
 TEST(TranslatedErrors, NegativePriceInAnOffersFileNamesFileLineAndField) {
   // The price is on line 6; the offer's fields are named by its id. The bounds are those of
-  // offers' prices (src/cost/offer.cc: 1e-9 to 1e12, printed with %g).
+  // offers' prices (src/catalog/offer.cc: 1e-9 to 1e12, printed with %g).
   const std::string yaml =
       "currency: CNY\n"
       "offers:\n"

@@ -1,0 +1,252 @@
+#include "check/render/check_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "check/render/check_markdown.h"
+#include "format/table.h"
+#include "format/text_lang.h"
+
+namespace gpuplan {
+namespace {
+
+// A number with its unit; the unit's words (GPUs, lanes, errors...) in the text language. The
+// number is written as the Markdown and HTML reports write it (Number: 24564, not 2.456e+04).
+std::string SaidWithUnit(double v, const std::string& unit) {
+  return check_cells::Number(v) + (unit.empty() ? "" : " " + SayMessage(unit));
+}
+
+std::string Measured(const CheckResult& r) {
+  if (r.measured) {
+    return SaidWithUnit(*r.measured, r.unit);
+  }
+  return SayMessage(r.measured_text);
+}
+
+std::string Expected(const CheckResult& r) {
+  if (!r.expected_text.empty()) {
+    return SayMessage(r.expected_text);
+  }
+  if (r.expected) {
+    return SaidWithUnit(*r.expected, r.unit);
+  }
+  return {};
+}
+
+// A test of the suite by its name in the text language (the name itself is what --tests takes).
+std::string TestName(const std::string& test) { return Say("check.test." + test, test); }
+
+std::string Where(const CheckResult& r) {
+  std::string w = r.node.empty() ? "" : r.node + " ";
+  return w + (r.gpu >= 0 ? fmt::format("GPU {}", r.gpu) : Say("cli.check.host", "host"));
+}
+
+// The columns a status takes: the widest of the five in the text language (5 in English).
+int64_t StatusWidth() {
+  int64_t w = 0;
+  for (const char* s : {"PASS", "WARN", "FAIL", "SKIP", "ERROR"}) {
+    w = std::max(w, DisplayWidth(SayStatus(s)));
+  }
+  return w;
+}
+
+}  // namespace
+
+std::string CheckResultLine(const CheckResult& r) {
+  std::string line = PadRight(SayStatus(ToString(r.status)), StatusWidth()) + " " + PadRight(r.name, 24) + " " +
+                     PadRight(Where(r), 8);
+  const std::string m = Measured(r);
+  const std::string e = Expected(r);
+  if (!m.empty()) {
+    line += " " + m;
+  }
+  if (!e.empty()) {
+    line += SayFormat("cli.check.expected", " (expected {})", {e});
+  }
+  if (!r.evidence.empty()) {
+    line += "  " + SayMessage(r.evidence);
+  }
+  if (!r.advice.empty() && (r.status == CheckStatus::kFail || r.status == CheckStatus::kWarn || r.status == CheckStatus::kError)) {
+    line += "\n      -> " + SayMessage(r.advice);
+  }
+  return line;
+}
+
+void CheckLiveView::OnStart(const CheckReport& report, const std::vector<std::string>& tests) {
+  out_ << SayFormat("cli.check.start", "gpuplan check ({}): {}",
+                    {Say("cli.check.mode." + report.mode, report.mode),
+                     report.source.empty() ? Say("cli.check.no_source", "no GPU source") : SayMessage(report.source)})
+       << "\n";
+  if (!report.expect.empty()) {
+    out_ << (report.offer_id.empty() ? SayFormat("cli.check.ordered", "ordered: {}", {report.expect})
+                                     : SayFormat("cli.check.ordered_offer", "ordered: {} (offer {})",
+                                                 {report.expect, report.offer_id}))
+         << "\n";
+  }
+  for (const auto& n : report.notes) {
+    out_ << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+  }
+  std::string names;
+  for (const auto& t : tests) {
+    names += (names.empty() ? "" : Say("cli.list_sep", ", ")) + TestName(t);
+  }
+  out_ << Say("cli.check.tests", "tests: ") << names << "\n";
+  // Results known before any test ran (no driver).
+  for (; printed_ < report.tests.size(); ++printed_) {
+    out_ << "  " << CheckResultLine(report.tests[printed_]) << "\n";
+  }
+  out_.flush();
+}
+
+void CheckLiveView::OnTestStart(const std::string& test, int index, int total) {
+  ClearProgress();
+  out_ << fmt::format("[{}/{}] {}\n", index + 1, total, TestName(test));
+  out_.flush();
+  last_percent_ = -1;
+}
+
+void CheckLiveView::OnProgress(const std::string& test, double fraction) {
+  if (!tty_) {
+    return;
+  }
+  const int percent = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 100);
+  if (percent == last_percent_) {
+    return;
+  }
+  last_percent_ = percent;
+  const int filled = percent * 30 / 100;
+  out_ << "\r  " << TestName(test) << " [" << std::string(static_cast<std::size_t>(filled), '#')
+       << std::string(static_cast<std::size_t>(30 - filled), '.') << "] " << percent << "%";
+  out_.flush();
+  progress_shown_ = true;
+}
+
+void CheckLiveView::ClearProgress() {
+  if (progress_shown_) {
+    out_ << "\r\033[K";
+    progress_shown_ = false;
+  }
+}
+
+void CheckLiveView::OnTestDone(const CheckReport& report, const std::string& /*test*/) {
+  ClearProgress();
+  for (; printed_ < report.tests.size(); ++printed_) {
+    out_ << "  " << CheckResultLine(report.tests[printed_]) << "\n";
+  }
+  out_.flush();
+}
+
+void CheckLiveView::OnFinish(const CheckReport& report) {
+  ClearProgress();
+  OnTestDone(report, "");
+  CheckSummaryToText(report, out_);
+  out_.flush();
+}
+
+void CheckSummaryToText(const CheckReport& report, std::ostream& out) {
+  std::map<CheckStatus, int> n;
+  for (const auto& t : report.tests) {
+    ++n[t.status];
+  }
+  out << SayFormat("cli.check.summary", "verdict: {} ({} PASS, {} WARN, {} FAIL, {} SKIP, {} ERROR; exit {})",
+                   {SayStatus(ToString(report.verdict)), std::to_string(n[CheckStatus::kPass]),
+                    std::to_string(n[CheckStatus::kWarn]), std::to_string(n[CheckStatus::kFail]),
+                    std::to_string(n[CheckStatus::kSkip]), std::to_string(n[CheckStatus::kError]),
+                    std::to_string(report.ExitCode())})
+      << "\n";
+}
+
+void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
+  std::vector<Column> cols = {Column("", 26)};
+  for (std::size_t i = 0; i < c.machines.size(); ++i) {
+    cols.emplace_back(fmt::format("#{}", i + 1), 22, Align::kLeft, "  ");
+  }
+  const Table t(cols);
+  auto row = [&](const std::string& head, auto cell) {
+    std::vector<std::string> cells = {head};
+    for (const auto& m : c.machines) {
+      cells.push_back(cell(m));
+    }
+    t.PrintRow(out, cells);
+  };
+  t.PrintHeader(out);
+  row(Say("cli.check.cmp.machine", "machine"), [](const ComparedMachine& m) { return m.label; });
+  row(Say("cli.check.cmp.file", "file"), [](const ComparedMachine& m) { return m.file; });
+  row(Say("cli.check.cmp.card", "card"),
+      [](const ComparedMachine& m) { return fmt::format("{} x {}", m.gpus, m.card.empty() ? "?" : m.card); });
+  row(Say("cli.check.cmp.verdict", "verdict"), [](const ComparedMachine& m) { return SayStatus(ToString(m.verdict)); });
+  row(Say("cli.check.cmp.complete", "complete"), [](const ComparedMachine& m) {
+    return m.incomplete.empty() ? Say("cli.check.cmp.complete_yes", "yes") : Say("cli.check.cmp.complete_no", "NO (see notes)");
+  });
+  row(Say("cli.check.cmp.offer", "offer"),
+      [](const ComparedMachine& m) { return m.offer_id.empty() ? std::string("-") : m.offer_id; });
+  const std::string cur = c.currency.empty() ? "" : " " + c.currency;
+  auto money = [&](const std::optional<double>& v) { return v ? fmt::format("{:.2f}{}", *v, cur) : std::string("-"); };
+  row(Say("cli.check.cmp.price_per_hour", "price per hour"),
+      [&](const ComparedMachine& m) { return money(m.price_per_hour); });
+  row(Say("cli.check.cmp.per_pflop_hour", "per bf16 PFLOP-hour"),
+      [&](const ComparedMachine& m) { return money(m.per_bf16_pflop_hour); });
+  row(Say("cli.check.cmp.per_storage_hour", "per storage TB/s-hour"),
+      [&](const ComparedMachine& m) { return money(m.per_storage_tb_s_hour); });
+  row(Say("cli.check.cmp.rank", "rank"),
+      [](const ComparedMachine& m) { return m.rank > 0 ? std::to_string(m.rank) : std::string("-"); });
+  out << "\n";
+  t.PrintHeader(out);
+  for (const auto& r : c.rows) {
+    std::vector<std::string> cells = {r.test};
+    for (const auto& cell : r.cells) {
+      if (!cell) {
+        cells.push_back(Say("cli.check.cmp.not_run", "not run"));
+        continue;
+      }
+      std::string v = cell->measured ? SaidWithUnit(*cell->measured, r.unit) : SayMessage(cell->text);
+      if (DisplayWidth(v) > 14) {
+        v = CutToWidth(v, 13) + "~";
+      }
+      cells.push_back(fmt::format("{} {}", SayStatus(ToString(cell->status)), v));
+    }
+    t.PrintRow(out, cells);
+  }
+  if (!c.rank_basis.empty()) {
+    out << "\n" << SayFormat("cli.check.cmp.ranked_by", "ranked by {} (lower is better)", {SayMessage(c.rank_basis)})
+        << "\n";
+  }
+  for (const auto& n : c.notes) {
+    out << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+  }
+}
+
+void MergeToText(const MergeResult& m, std::ostream& out) {
+  std::size_t gpus = 0;
+  for (const auto& n : m.merged.nodes) {
+    gpus += n.gpus.size();
+  }
+  out << SayFormat("cli.check.merge.summary", "{} nodes, {} GPUs, {} results; outliers at |modified z| > {}: {}",
+                   {std::to_string(m.nodes), std::to_string(gpus), std::to_string(m.merged.tests.size()),
+                    fmt::format("{:g}", m.outlier_z), std::to_string(m.outliers.size())})
+      << "\n";
+  for (const auto& i : m.incomplete) {
+    out << SayFormat("cli.check.merge.incomplete", "incomplete node report: {} ({}): {}",
+                     {i.label, i.file, SayMessage(i.reason)})
+        << "\n";
+  }
+  for (const auto& o : m.outliers) {
+    out << "  "
+        << SayFormat("cli.check.merge.outlier", "{} {}{}: {} {} against a median of {} over {} (z = {})",
+                     {o.test, o.node, o.gpu >= 0 ? fmt::format(" GPU {}", o.gpu) : std::string(),
+                      check_cells::Number(o.value), o.unit, check_cells::Number(o.median), std::to_string(o.peers),
+                      fmt::format("{:.1f}", o.z)})
+        << "\n";
+  }
+  for (const auto& t : m.merged.tests) {
+    if (t.status == CheckStatus::kFail || t.status == CheckStatus::kError ||
+        (t.status == CheckStatus::kWarn && t.name.rfind("outlier_", 0) != 0)) {
+      out << "  " << CheckResultLine(t) << "\n";
+    }
+  }
+  CheckSummaryToText(m.merged, out);
+}
+
+}  // namespace gpuplan

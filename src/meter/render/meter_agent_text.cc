@@ -1,0 +1,78 @@
+#include "meter/render/meter_agent_text.h"
+
+#include <fmt/format.h>
+
+#include "core/civil.h"
+#include "format/text_lang.h"
+
+namespace gpuplan {
+
+std::string UtcTimeText(int64_t time_ms) {
+  const int64_t seconds = time_ms >= 0 ? time_ms / 1000 : (time_ms - 999) / 1000;
+  const int64_t ms = time_ms - seconds * 1000;
+  const int64_t days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400;
+  const int64_t in_day = seconds - days * 86400;
+  const CivilDate d = CivilFromDays(days);
+  std::string text = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", d.year, d.month, d.day, in_day / 3600,
+                                 (in_day / 60) % 60, in_day % 60);
+  if (ms != 0) {
+    text += fmt::format(".{:03}", ms);
+  }
+  return text + "Z";
+}
+
+void MeterAgentText::OnStart(const std::string& source, const TraceHeader& machine) {
+  err_ << "meter: "
+       << SayFormat("cli.meter.agent.sampling", "sampling {} GPU{} from {}",
+                    {std::to_string(machine.gpus.size()), machine.gpus.size() == 1 ? "" : "s", source})
+       << "\n";
+  err_.flush();
+}
+
+void MeterAgentText::OnTick(const TraceStep& step, int64_t tick) {
+  if (!verbose_) {
+    return;
+  }
+  int busy = 0;
+  for (const GpuSample& g : step.gpus) {
+    if (g.utilization_gpu.value_or(0) > 0) {
+      ++busy;
+    }
+  }
+  // One line per tick, flushed: tests read the last tick sampled before a kill.
+  out_ << "tick " << tick << " sampled " << UtcTimeText(step.time_ms) << " time_ms " << step.time_ms << " gpus "
+       << step.gpus.size() << " busy " << busy << " processes " << step.processes.size() << std::endl;
+}
+
+void MeterAgentText::OnStoreBehind(const FlushStatus& status) {
+  err_ << "meter: "
+       << SayFormat("cli.meter.agent.behind", "the store is behind, samples wait in memory: {}",
+                    {SayMessage(status.reason)})
+       << std::endl;
+}
+
+void MeterAgentText::OnStoreCaughtUp(const FlushStatus& status) {
+  err_ << "meter: "
+       << SayFormat("cli.meter.agent.caught_up", "the store caught up ({} samples written in the last flush)",
+                    {std::to_string(status.written)})
+       << std::endl;
+}
+
+void MeterAgentText::OnMessage(const std::string& line) { err_ << "meter: " << SayMessage(line) << std::endl; }
+
+void MeterAgentText::OnStop(const MeterRunSummary& s) {
+  const std::string ticks = std::to_string(s.ticks);
+  out_ << (s.first_ms && s.last_ms ? SayFormat("cli.meter.agent.ticks_from_to", "{} ticks from {} to {}",
+                                               {ticks, UtcTimeText(*s.first_ms), UtcTimeText(*s.last_ms)})
+                                   : SayFormat("cli.meter.agent.ticks", "{} ticks", {ticks}))
+       << SayFormat("cli.meter.agent.stop", ": {} rows written, {} lost at exit, {} dropped",
+                    {std::to_string(s.store.written), std::to_string(s.buffered_at_exit),
+                     std::to_string(s.store.dropped_overflow + s.store.dropped_too_old)})
+       << (s.resumed_after_steps > 0
+               ? SayFormat("cli.meter.agent.resumed", ", resumed: {} steps already in the store skipped",
+                           {std::to_string(s.resumed_after_steps)})
+               : "")
+       << (s.stopped ? Say("cli.meter.agent.stopped", " (stopped)") : "") << std::endl;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,115 @@
+#include "meter/render/meter_alerts_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/civil.h"
+#include "core/money.h"
+#include "format/table.h"
+#include "format/text_lang.h"
+#include "read/time_text.h"
+
+namespace gpuplan {
+namespace {
+
+std::string HourText(int64_t ms, int zone) {
+  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
+}
+
+std::string ClockText(int minute_of_day) { return fmt::format("{:02d}:{:02d}", minute_of_day / 60, minute_of_day % 60); }
+
+std::string MinuteText(int64_t ms, int zone) {
+  return FormatLocalMinute(FloorDiv(ms, kMillisecondsPerMinute) + zone) + FormatUtcOffset(zone);
+}
+
+std::string Hours(double h) { return h >= 9.95 || h == 0 ? fmt::format("{:.0f}", h) : fmt::format("{:.1f}", h); }
+
+}  // namespace
+
+void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
+  const int zone = a.utc_offset_minutes;
+  std::map<std::string, int> counts;
+  for (const Alert& x : a.alerts) {
+    ++counts[ToString(x.kind)];
+  }
+  std::string by_kind;
+  for (const auto& [kind, n] : counts) {
+    by_kind += (by_kind.empty() ? "" : ", ") + fmt::format("{} {}", n, Say("alert." + kind, kind));
+  }
+  os << SayFormat("cli.meter.alerts_head", "meter alerts {} .. {}: {} alert{}{}",
+                  {HourText(a.from_ms, zone), HourText(a.to_ms, zone), std::to_string(a.alerts.size()),
+                   a.alerts.size() == 1 ? "" : "s", by_kind.empty() ? "" : " (" + by_kind + ")"})
+     << "\n";
+  const AlertRules& r = a.rules;
+  const auto g = [](double v) { return fmt::format("{:g}", v); };
+  os << SayFormat("cli.meter.alerts_rules", "rules: idle {} min, under {}% utilisation {} min, throttling {} min, repeat every {} min",
+                  {g(r.idle_minutes), g(r.low_util_percent), g(r.low_util_minutes), g(r.throttle_minutes), g(r.repeat_minutes)});
+  if (r.gpu_hour_price) {
+    os << SayFormat("cli.meter.alerts_price", ", {} {}/GPU-hour",
+                    {fmt::format("{:.2f}", r.gpu_hour_price->amount), r.gpu_hour_price->currency});
+    if (r.night) {
+      os << SayFormat("cli.meter.alerts_night", " ({}-{} night x{})",
+                      {ClockText(r.night->from_minute), ClockText(r.night->to_minute), g(r.night->factor)});
+    }
+  }
+  if (r.monthly_budget) {
+    os << SayFormat("cli.meter.alerts_budget", ", budget {} a month", {r.monthly_budget->Format()});
+  }
+  os << (a.offer ? SayFormat("cli.meter.alerts_offer", " (offer {})", {*a.offer}) : std::string()) << "\n";
+  for (const Alert& x : a.alerts) {
+    const std::string severity = Say("cli.meter.severity." + x.severity, x.severity);
+    os << MinuteText(x.at_ms, zone) << "  " << severity
+       << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 9 - DisplayWidth(severity))), ' ')
+       << SayMessage(x.summary) << (x.repeat ? Say("cli.meter.alerts_still", " (still)") : "") << "\n";
+  }
+  // What would be sent: incidents (start, escalation, end) and a digest a day, not every reminder.
+  std::size_t incidents = 0;
+  for (const AlertNotification& n : a.notifications) {
+    incidents += n.type == "start" ? 1 : 0;
+  }
+  if (!a.notifications.empty()) {
+    os << SayMessage(fmt::format("{} alerts in {} incidents: {} notifications to send (start, escalation, end, a "
+                                 "daily digest)",
+                                 a.alerts.size(), incidents, a.notifications.size()))
+       << "\n";
+    for (const AlertNotification& n : a.notifications) {
+      const std::string type = Say("cli.meter.notification." + n.type, n.type);
+      os << MinuteText(n.at_ms, zone) << "  " << type
+         << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 11 - DisplayWidth(type))), ' ')
+         << SayMessage(n.summary) << "\n";
+    }
+  }
+  for (const auto& n : a.notes) {
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+  }
+}
+
+void MeterTimelineToText(std::ostream& os, const MeterTimeline& t) {
+  const int zone = t.utc_offset_minutes;
+  os << SayFormat("cli.meter.timeline_head", "meter timeline {} .. {}, one slot per {}",
+                  {HourText(t.from_ms, zone), HourText(t.to_ms, zone), Say("cli.meter.step." + t.step, t.step)})
+     << "\n";
+  std::vector<Column> cols = {{Say("cli.meter.col.from", "from"), 22},
+                              {Say("cli.meter.col.busy", "busy h"), 8, Align::kRight},
+                              {Say("cli.meter.col.idle", "idle h"), 8, Align::kRight}};
+  if (t.priced) {
+    cols.push_back({Say("cli.meter.col.money", "money"), 14, Align::kRight});
+    cols.push_back({Say("cli.meter.col.idle_money", "idle money"), 14, Align::kRight});
+  }
+  const Table table(cols);
+  table.PrintHeader(os);
+  for (const auto& s : t.slots) {
+    std::vector<std::string> cells = {HourText(s.from_ms, zone), Hours(s.total.busy_hours), Hours(s.total.idle_hours)};
+    if (t.priced) {
+      cells.push_back(Money{s.total.money, t.currency}.Format());
+      cells.push_back(Money{s.total.idle_money, t.currency}.Format());
+    }
+    table.PrintRow(os, cells);
+  }
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,36 @@
+// The fit job, request to result, with its prices: `gpuplan fit` (and the serve API) fill a
+// FitRequest (fit/fit_request.h) and call RunFit; fit/render/fit_json.h maps the result to JSON. It
+// lives in src/cost because an offers file prices the job, the serving plan or the search.
+//
+// Lifetime: the result's Gpu pointers (and offers) point into `catalog`, which the caller owns
+// and keeps alive as long as the result.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "catalog/gpu_catalog.h"
+#include "cost/job_pricing.h"
+#include "fit/fit_request.h"
+
+namespace gpuplan {
+
+struct FitJobResult : FitResult {
+  std::string offers;             // the offers file the request named (empty: none)
+  std::optional<JobPrice> job;    // single training job with tokens, priced on the offers
+  std::string price_note;         // why a single training job could not be priced
+  bool start_default = false;     // the job's start is DefaultJobStart (no --start given)
+  bool interruptible = false;     // the request let spot run the job
+  std::optional<int64_t> search_start_minute;  // a training search priced from this start (local minutes)
+  std::string JobBasis() const;   // "cheapest rental from <offers> for <n> GPUs"
+  // fits (single) or found (search), and a job that was priced could be served: exit 0, else 1
+  bool Positive() const { return FitResult::Positive() && (!job || job->plan.feasible); }
+};
+
+// Single fit or search (FitRequest::IsSearch). With r.offers: a search ranks only the file's
+// cards at their cheapest rental (an inference one priced for the month after `now`); one card
+// prices the training job (with tokens, from `start`) or the serving plan. Throws InputError
+// naming the flag, or what LoadModel throws.
+FitJobResult RunFit(const FitRequest& r, const GpuCatalog& catalog, const std::string& data_dir);
+
+}  // namespace gpuplan

@@ -1,0 +1,219 @@
+#include "plan/render/fit_job_json.h"
+
+#include <fmt/format.h>
+
+#include "fit/render/fit_json.h"
+#include "read/time_text.h"
+
+namespace gpuplan {
+namespace {
+
+nlohmann::json ModelHeader(const ModelSpec& m) {
+  return {{"name", m.name},
+          {"architecture", m.architecture},
+          {"params_total", m.ParamsTotal()},
+          {"params_active", m.ParamsActive()}};
+}
+
+nlohmann::json HourlyCost(const InferencePlan& p) {
+  return {{"amount", p.cost_per_hour.amount}, {"currency", p.cost_per_hour.currency}, {"per", "hour"},
+          {"basis", p.cost_basis}};
+}
+
+nlohmann::json SingleToJson(const FitJobResult& r) {
+  const FitSingle& s = *r.single;
+  nlohmann::json j = FitToJson(r.model.spec, s.workload, s.layout, s.gpu, s.memory, s.suggestions);
+  if (s.training) {
+    j["time"] = TrainingTimeToJson(*s.training);
+  }
+  if (r.job) {
+    j["cost"] = JobPriceToJson(r);
+  }
+  if (!r.price_note.empty()) {
+    j["notes"].push_back(r.price_note);
+  }
+  if (s.plan) {
+    // (beside the KV cache figures FitToJson puts there)
+    j["inference"].update(InferenceToJson(*s.plan, s.shown, s.workload.concurrency, r.qps, r.latency_ms));
+  }
+  if (r.model.checkpoint) {
+    j["checkpoint"] = CheckpointToJson(*r.model.checkpoint);
+  }
+  return j;
+}
+
+nlohmann::json InferenceSearchToJson(const FitJobResult& r) {
+  const FitSearch& s = *r.search;
+  const InferenceSearch& x = *s.inference;
+  nlohmann::json j;
+  j["model"] = ModelHeader(r.model.spec);
+  j["model"]["params_trainable"] = 0;
+  j["search"] = {{"evaluated", x.evaluated}, {"objective", ToString(s.options.objective)},
+                 {"pinned", PinnedToJson(s.options.pinned)}};
+  j["fits"] = !x.ranked.empty();
+  j["candidates"] = nlohmann::json::array();
+  for (const auto& p : x.ranked) {
+    nlohmann::json c = {{"gpu", p.gpu->name},       {"gpus", p.gpus_total},
+                        {"tp", p.layout.tp},        {"pp", p.layout.pp},
+                        {"replicas", p.replicas},   {"memory_per_gpu_total", static_cast<int64_t>(p.memory.per_gpu.Total().value)}};
+    c["inference"] = InferenceToJson(p, p.time, p.workload.concurrency, r.qps, r.latency_ms);
+    c["cost"] = HourlyCost(p);
+    j["candidates"].push_back(c);
+  }
+  j["best_per_gpu"] = nlohmann::json::array();
+  for (const auto& p : x.best_per_gpu) {
+    j["best_per_gpu"].push_back({{"gpu", p.gpu->name},
+                                 {"gpus", p.gpus_total},
+                                 {"tp", p.layout.tp},
+                                 {"pp", p.layout.pp},
+                                 {"replicas", p.replicas},
+                                 {"concurrency", p.workload.concurrency},
+                                 {"bound", p.bound},
+                                 {"cost", HourlyCost(p)}});
+  }
+  if (x.ranked.empty()) {
+    j["closest"] = x.closest;
+  }
+  j["search"]["notes"] = x.notes;
+  if (r.model.checkpoint) {
+    j["checkpoint"] = CheckpointToJson(*r.model.checkpoint);
+  }
+  return j;
+}
+
+nlohmann::json TrainingSearchToJson(const FitJobResult& r) {
+  const FitSearch& s = *r.search;
+  const SearchResult& x = *s.training;
+  nlohmann::json j;
+  if (!x.ranked.empty()) {
+    const Candidate& b = x.ranked.front();
+    j = FitToJson(r.model.spec, b.workload, b.layout, b.gpu, b.memory, {});
+    j["time"] = TrainingTimeToJson(b.time);
+    if (r.search_start_minute) {  // priced on offers: what `cost optimize --usage` needs to price the same job
+      j["cost"] = {{"amount", b.cost.amount},
+                   {"currency", b.cost.currency},
+                   {"start", JobMinuteText(*r.search_start_minute)},
+                   {"start_default", r.start_default},
+                   {"interruptible", r.interruptible},
+                   {"basis", b.cost_basis},
+                   {"feasible", true}};
+    }
+  } else {
+    j["model"] = ModelHeader(r.model.spec);
+    j["fits"] = false;
+    j["closest"] = x.closest;
+    if (!x.unserved.empty()) {
+      j["unserved"] = x.unserved;
+    }
+  }
+  j["search"] = {{"evaluated", x.evaluated},
+                 {"fitting", x.fitting},
+                 {"objective", ToString(s.options.objective)},
+                 {"margin", s.options.margin},
+                 {"max_gpus", s.options.max_gpus},
+                 {"pinned", PinnedToJson(s.options.pinned)},
+                 {"notes", x.notes}};
+  if (r.model.checkpoint) {
+    j["checkpoint"] = CheckpointToJson(*r.model.checkpoint);
+  }
+  j["candidates"] = nlohmann::json::array();
+  for (const auto& c : x.ranked) {
+    j["candidates"].push_back(CandidateToJson(c));
+  }
+  if (r.offers.empty()) {  // (with offers only the re-priced candidates carry a rental cost)
+    j["best_per_gpu"] = nlohmann::json::array();
+    for (const auto& c : x.best_per_gpu) {
+      j["best_per_gpu"].push_back(CandidateToJson(c));
+    }
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json CheckpointToJson(const CheckpointSummary& c) {
+  return {{"files", c.files}, {"params", c.params}, {"bytes", c.bytes}, {"params_by_dtype", c.params_by_dtype}};
+}
+
+nlohmann::json PinnedToJson(const SearchPins& p) {
+  nlohmann::json j = nlohmann::json::object();
+  if (p.gpus) j["gpus"] = *p.gpus;
+  if (p.tp) j["tp"] = *p.tp;
+  if (p.pp) j["pp"] = *p.pp;
+  if (p.ep) j["ep"] = *p.ep;
+  if (p.vpp) j["vpp"] = *p.vpp;
+  if (p.zero) j["zero"] = *p.zero;
+  if (p.micro_batch) j["micro_batch"] = *p.micro_batch;
+  if (p.recompute) j["recompute"] = ToString(*p.recompute);
+  if (p.sp) j["sp"] = *p.sp;
+  if (p.offload_optimizer) j["offload_optimizer"] = *p.offload_optimizer;
+  if (p.offload_params) j["offload_params"] = *p.offload_params;
+  return j;
+}
+
+nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& t, int64_t concurrency, double qps,
+                               double latency_ms) {
+  nlohmann::json j;
+  if (!p.fits) {
+    j["serving"] = nullptr;  // not even one sequence of the context fits next to the weights
+    return j;
+  }
+  j["prefill_seconds"] = t.prefill_seconds;
+  j["time_to_first_token_seconds"] = t.prefill_seconds;
+  j["per_token_latency_seconds"] = t.decode_step_seconds;
+  j["decode_tokens_per_second"] = t.decode_tokens_per_second;
+  j["decode_tokens_per_second_per_gpu"] = t.decode_tokens_per_second_per_gpu;
+  j["decode_memory_bound"] = t.memory_bound;
+  j["requests_per_second_per_replica"] = t.requests_per_second;
+  j["replica_seconds_per_request"] = t.replica_seconds_per_request;
+  j["concurrency"] = concurrency;
+  if (qps > 0 || latency_ms > 0) {
+    j["sizing"] = {{"qps", qps},
+                   {"latency_ms", latency_ms},
+                   {"meets_latency", p.meets_latency},
+                   {"concurrency_per_replica", p.workload.concurrency},
+                   {"max_concurrency", p.max_concurrency},
+                   {"requests_per_second_per_replica", p.time.requests_per_second},
+                   {"prefill_seconds_per_request", p.time.prefill_seconds},
+                   {"decode_seconds_per_request", p.time.replica_seconds_per_request - p.time.prefill_seconds},
+                   {"prefill_share", p.prefill_share},
+                   {"bound", p.bound},
+                   {"replicas", p.replicas},
+                   {"gpus_needed", p.gpus_total},
+                   {"cost_per_hour",
+                    {{"amount", p.cost_per_hour.amount}, {"currency", p.cost_per_hour.currency}, {"basis", p.cost_basis}}}};
+  }
+  return j;
+}
+
+std::string JobMinuteText(int64_t minute) {
+  return FormatLocalHour(minute / 60).substr(0, 11) + fmt::format("{:02d}:{:02d}", (minute / 60) % 24, minute % 60);
+}
+
+nlohmann::json JobPriceToJson(const FitJobResult& r) {
+  const JobPrice& job = *r.job;
+  nlohmann::json price = {{"amount", job.plan.feasible ? nlohmann::json(job.total.amount) : nlohmann::json()},
+                          {"currency", job.total.currency},
+                          {"start", JobMinuteText(job.start_minute)},
+                          {"start_default", r.start_default},
+                          {"interruptible", job.interruptible},
+                          {"basis", r.JobBasis()},
+                          {"feasible", job.plan.feasible}};
+  if (!job.plan.feasible) {
+    price["unserved"] = job.unserved;
+  }
+  if (job.night_total) {
+    price["night_start"] = JobMinuteText(*job.night_start_minute);
+    price["night_amount"] = job.night_total->amount;
+  }
+  return price;
+}
+
+nlohmann::json FitJobToJson(const FitJobResult& r) {
+  if (r.single) {
+    return SingleToJson(r);
+  }
+  return r.search->inference ? InferenceSearchToJson(r) : TrainingSearchToJson(r);
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,30 @@
+// JSON form of the fit job's result (plan/fit_job.h): the one mapping of `gpuplan fit --json`
+// for a single fit, a training search and an inference search, used by the CLI and the server.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/safetensors.h"
+#include "plan/fit_job.h"
+#include "fit/search.h"
+
+namespace gpuplan {
+
+nlohmann::json CheckpointToJson(const CheckpointSummary& c);
+// The layout dimensions a search kept as given.
+nlohmann::json PinnedToJson(const SearchPins& p);
+// A serving plan: `shown` holds the figures at `concurrency` (the one asked for); with a rate or
+// latency target (qps or latency_ms > 0) a "sizing" block has the plan's own. {"serving": null}
+// when not one sequence fits.
+nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& shown, int64_t concurrency, double qps,
+                               double latency_ms);
+// "YYYY-MM-DD HH:MM" of local minutes since the epoch (JobPrice's start_minute).
+std::string JobMinuteText(int64_t minute);
+// The single job's price (r.job set): amount, currency, start, basis, feasible, night start.
+nlohmann::json JobPriceToJson(const FitJobResult& r);
+nlohmann::json FitJobToJson(const FitJobResult& r);
+
+}  // namespace gpuplan

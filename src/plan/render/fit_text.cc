@@ -1,0 +1,433 @@
+// Text rendering of the fit job's result (plan/fit_job.h): what `gpuplan fit` prints without
+// --json: the memory table of one layout with its step time, price and inference sizing, or the
+// ranked layouts of a training or inference search.
+#include "plan/render/fit_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/money.h"
+#include "plan/render/fit_job_json.h"  // JobMinuteText
+#include "format/table.h"
+#include "format/text_lang.h"
+
+namespace gpuplan {
+namespace {
+
+std::string Gib(Bytes b) { return fmt::format("{:.2f}", b.gib()); }
+
+std::string Count(int64_t n) {
+  // 8030261248 -> "8,030,261,248 (8.03 B)"
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return fmt::format("{} ({:.2f} B)", out, static_cast<double>(n) / 1e9);
+}
+
+void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const Layout& l, const Gpu* gpu,
+                const MemoryEstimate& e, const std::vector<Suggestion>& sug) {
+  os << SayFormat("cli.fit.model", "model      {} ({}), {} layers, hidden {}",
+                  {m.name, m.model_type, std::to_string(m.layers), std::to_string(m.hidden)})
+     << "\n";
+  os << SayFormat("cli.fit.params", "params     total {}   active/token {}", {Count(e.params_total), Count(e.params_active)});
+  if (IsTraining(w.task)) {
+    os << SayFormat("cli.fit.trainable", "   trainable {}", {Count(e.params_trainable)});
+  }
+  os << "\n";
+  // The options' values as typed in English (they are what the flags take), named in Chinese.
+  const auto named = [](const std::string& key, const std::string& value) {
+    return TextLanguage() == Lang::kZh ? Say(key, value) : value;
+  };
+  os << SayFormat("cli.fit.task", "task       {}", {named("task." + std::string(ToString(w.task)), ToString(w.task))});
+  if (IsTraining(w.task)) {
+    const std::string precision =
+        w.precision == Precision::kMixed && gpu != nullptr
+            ? (TextLanguage() == Lang::kZh ? fmt::format("混合精度（{}）", HalfDtype(*gpu))
+                                           : fmt::format("mixed ({})", HalfDtype(*gpu)))
+            : named("precision." + std::string(ToString(w.precision)), ToString(w.precision));
+    os << SayFormat("cli.fit.training", ", precision {}, optimizer {}, seq {}, micro-batch {}, recompute {}, flash-attn {}",
+                    {precision, ToString(w.optimizer), std::to_string(w.seq), std::to_string(w.micro_batch),
+                     named("fit.recompute." + std::string(ToString(w.recompute)), ToString(w.recompute)),
+                     named(w.flash_attn ? "cli.on" : "cli.off", w.flash_attn ? "on" : "off")});
+  } else {
+    os << SayFormat("cli.fit.inference", ", weights {}, kv {}, context {}, concurrency {}",
+                    {ToString(w.weight_dtype), ToString(w.kv_dtype), std::to_string(w.context),
+                     std::to_string(w.concurrency)});
+  }
+  os << "\n";
+  os << SayFormat("cli.fit.layout", "layout     {} x {}: tp={} pp={} dp={}{} zero={}{}{}",
+                  {std::to_string(l.gpus), gpu ? gpu->name : Say("cli.fit.any_gpu", "(any GPU)"), std::to_string(l.tp),
+                   std::to_string(l.pp), std::to_string(l.dp()), l.ep > 1 ? fmt::format(" ep={}", l.ep) : "",
+                   std::to_string(l.zero), l.offload_optimizer ? " offload-optimizer" : "",
+                   l.offload_params ? " offload-params" : ""})
+     << "\n";
+  os << "\n" << Say("fit.text.memory_per_gpu", "memory per GPU (GiB)")
+     << (l.pp > 1 ? fmt::format(", {} pipeline stage", e.peak_stage) : "") << "\n";
+  const auto& p = e.per_gpu;
+  const std::pair<const char*, Bytes> rows[] = {{"weights", p.weights},     {"gradients", p.gradients},
+                                                {"optimizer", p.optimizer}, {"activations", p.activations},
+                                                {"kv_cache", p.kv_cache},   {"overhead", p.overhead}};
+  // Padded by display columns: a CJK character is two columns wide, fmt counts it as one.
+  const auto label = [](const std::string& key, const std::string& english) {
+    const std::string text = Say(key, english);
+    return text + std::string(static_cast<std::size_t>(std::max<int64_t>(0, 12 - DisplayWidth(text))), ' ');
+  };
+  for (const auto& [name, b] : rows) {
+    os << fmt::format("  {} {:>10}\n", label(std::string("mem.") + name, name), Gib(b));
+  }
+  os << fmt::format("  {} {:>10}\n", label("mem.total", "total"), Gib(p.Total()));
+  // docs/memory-model.md §8.4: the three numbers.
+  os << fmt::format("  {} {:>10}\n", Say("fit.text.peak_allocated", "peak allocated (torch.cuda.max_memory_allocated)"),
+                    Gib(e.peak_allocated));
+  os << fmt::format("  {} {:>10}\n", Say("fit.text.nvidia_smi", "nvidia-smi (peak reserved + CUDA context + NCCL)"),
+                    Gib(e.nvidia_smi));
+  if (e.load_peak > e.nvidia_smi) {
+    os << fmt::format("  {} {:>10}\n", Say("fit.text.load_peak", "load-time peak (higher than the steady state)"),
+                      Gib(e.load_peak));
+  }
+  if (e.cpu_offload.value > 0) {
+    os << "  " << SayFormat("cli.fit.cpu_offload", "(CPU RAM per GPU for offloaded states: {} GiB)", {Gib(e.cpu_offload)})
+       << "\n";
+  }
+  if (!IsTraining(w.task)) {
+    os << "  " << SayFormat("cli.fit.kv_per_sequence", "kv cache per sequence: {} GiB", {Gib(e.kv_per_sequence)});
+    if (e.max_concurrency) {
+      os << SayFormat("cli.fit.max_concurrency", "; max concurrency that fits: {}", {std::to_string(*e.max_concurrency)});
+    }
+    os << "\n";
+    if (e.kv_cache_tokens && e.server_concurrency) {
+      os << "  "
+         << SayFormat("cli.fit.server_kv", "server KV cache: {} tokens; maximum concurrency for {} tokens per request: {}x",
+                      {fmt::format("{}", *e.kv_cache_tokens), std::to_string(w.context),
+                       fmt::format("{:.2f}", *e.server_concurrency)})
+         << "\n";
+    }
+  }
+  if (gpu != nullptr) {
+    const Bytes cap(static_cast<double>(gpu->memory_bytes));
+    const bool fits = Fits(e, *gpu);
+    // Judged on what nvidia-smi would show (§8.4), with the margin left on the card.
+    const Bytes shown = e.nvidia_smi.value > 0 ? e.nvidia_smi : p.Total();
+    os << "\n"
+       << SayFormat("fit.text.verdict_line", "{0}: {1} GiB of {2} GiB ({3}%) on {4}; margin (nvidia-smi view) {5} GiB",
+                    {fits ? Say("fit.verdict.fits", "FITS") : Say("fit.verdict.nofit", "DOES NOT FIT"), Gib(shown),
+                     Gib(cap), fmt::format("{:.0f}", 100.0 * shown.value / cap.value), gpu->name, Gib(cap - shown)})
+       << "\n";
+    if (!fits) {
+      if (sug.empty()) {
+        os << Say("fit.text.no_change", "no single or paired change found that fits; try a larger cluster") << "\n";
+      } else {
+        os << Say("fit.text.changes", "smallest changes that fit (each checked by the model):") << "\n";
+        for (const auto& s : sug) {
+          os << "  - "
+             << SayFormat("cli.fit.suggestion", "{}: {} of {} GiB per GPU",
+                          {SayMessage(s.change), Gib(s.estimate.per_gpu.Total()),
+                           Gib(Bytes(static_cast<double>(s.gpu->memory_bytes)))})
+             << "\n      -> " << s.result << "\n";
+        }
+      }
+    }
+  }
+  for (const auto& n : e.notes) {
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+  }
+}
+
+void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& net) {
+  os << "\n"
+     << SayFormat("cli.fit.time_per_step",
+                  "time per step ({} sequences = {} micro-batches per data-parallel rank; network {}, {} Gb/s per node, {})",
+                  {std::to_string(t.global_batch), std::to_string(t.micro_batches), net.name,
+                   fmt::format("{:g}", net.node_gbps), SayMessage(net.basis)})
+     << "\n";
+  // A label padded by display columns, its seconds right-aligned in 10.
+  const auto line = [&os](int indent, int width, const std::string& label, double seconds, const std::string& rest) {
+    os << std::string(static_cast<std::size_t>(indent), ' ') << PadRight(label, width)
+       << fmt::format(" {:>10.3f} s", seconds) << rest << "\n";
+  };
+  line(2, 28, Say("cli.fit.compute", "compute"), t.compute_seconds,
+       "   " + SayFormat("cli.fit.compute_peak", "({}% of dense peak achieved by the step's kernels)",
+                         {fmt::format("{:.0f}", 100 * t.efficiency)}));
+  if (!t.attention_kernel.empty()) {  // per-operation costs (docs/time-model.md §3); not with --mfu
+    line(4, 26, Say("cli.fit.kernel_gemm", "matmuls (GEMM)"), t.gemm_seconds,
+         "   " + SayFormat("cli.fit.kernel_gemm_rate", "(large shapes at {}% of peak: {})",
+                           {fmt::format("{:.1f}", 100 * t.gemm_fraction), t.gemm_basis}));
+    line(4, 26, Say("cli.fit.kernel_attention", "attention core") + " (" + t.attention_kernel + ")",
+         t.attention_seconds, "");
+    line(4, 26, Say("cli.fit.kernel_elementwise", "norms, activations, loss") + " (" + t.elementwise_kernels + ")",
+         t.elementwise_seconds, "");
+    line(4, 26, Say("cli.fit.kernel_optimizer", "optimizer step"), t.optimizer_seconds, "");
+  }
+  line(2, 28, Say("cli.fit.communication", "communication (exposed)"), t.communication_seconds, "");
+  line(4, 26, Say("cli.fit.tensor_parallel", "tensor parallel"), t.tp_seconds, "");
+  line(4, 26, Say("cli.fit.pipeline_p2p", "pipeline p2p"), t.pp_seconds, "");
+  line(4, 26, Say("cli.fit.expert_all_to_all", "expert all-to-all"), t.moe_seconds, "");
+  line(4, 26, Say("cli.fit.data_parallel", "data parallel, exposed"), t.dp_exposed_seconds,
+       "   " + SayFormat("cli.fit.data_parallel_hidden", "(of {} s, the rest hidden behind compute)",
+                         {fmt::format("{:.3f}", t.dp_seconds)}));
+  if (t.dp_node_link_bytes > 0) {
+    os << "    " << PadRight(Say("cli.fit.across_nodes", "data parallel across nodes"), 26)
+       << SayFormat("cli.fit.across_nodes_gb", " {} GB per step each way over each node's network link",
+                    {fmt::format("{:>10.2f}", t.dp_node_link_bytes / 1e9)})
+       << "\n";
+  }
+  line(2, 28, Say("cli.fit.bubble", "pipeline bubble"), t.bubble_seconds, "");
+  line(2, 28, Say("cli.fit.step", "step"), t.step_seconds, "");
+  os << SayFormat("cli.fit.throughput", "throughput {} tokens/s, MFU {}%, bottleneck: {}",
+                  {fmt::format("{:.0f}", t.tokens_per_second), fmt::format("{:.1f}", 100 * t.mfu), SayMessage(t.bottleneck)})
+     << "\n";
+  if (t.bottleneck == "communication") {
+    os << "  "
+       << Say("cli.fit.communication_limits",
+              "communication, not compute, limits this layout: a faster network (--network) or less data parallelism "
+              "across nodes would help")
+       << "\n";
+  }
+  if (t.total_hours) {
+    os << SayFormat("cli.fit.job_hours", "job: {} hours wall clock, {} GPU-hours",
+                    {fmt::format("{:.1f}", *t.total_hours), fmt::format("{:.0f}", *t.gpu_hours)})
+       << "\n";
+  }
+}
+
+void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTime& t, const Workload& w, double qps,
+                    double latency_ms) {
+  if (!p.fits) {
+    return;
+  }
+  os << "\n"
+     << SayFormat("cli.fit.inference_time",
+                  "inference at concurrency {}: time to first token {} s, per-token latency {} ms ({}), {} output "
+                  "tokens/s per replica, {} per GPU",
+                  {std::to_string(w.concurrency), fmt::format("{:.3f}", t.prefill_seconds),
+                   fmt::format("{:.1f}", 1000 * t.decode_step_seconds),
+                   t.memory_bound ? Say("cli.fit.memory_bound", "memory-bandwidth bound")
+                                  : Say("cli.fit.compute_bound", "compute bound"),
+                   fmt::format("{:.0f}", t.decode_tokens_per_second),
+                   fmt::format("{:.0f}", t.decode_tokens_per_second_per_gpu)})
+     << "\n";
+  if (qps > 0 || latency_ms > 0) {
+    if (!p.meets_latency) {
+      os << SayFormat("cli.fit.latency_not_met", "latency target {} ms per token is not met even at concurrency 1",
+                      {fmt::format("{:.0f}", latency_ms)})
+         << "\n";
+      return;
+    }
+    if (qps > 0) {
+      os << SayFormat("cli.fit.request_cost",
+                      "each request costs a replica {} ms of prefill + {} ms of its share of decode steps ({}% "
+                      "prefill): {} requests/s per replica",
+                      {fmt::format("{:.1f}", 1000 * p.time.prefill_seconds),
+                       fmt::format("{:.1f}", 1000 * (p.time.replica_seconds_per_request - p.time.prefill_seconds)),
+                       fmt::format("{:.0f}", 100 * p.prefill_share), fmt::format("{:.2f}", p.time.requests_per_second)})
+         << "\n";
+    }
+    os << SayFormat("cli.fit.replicas", "for {} requests/s: {} replica(s) at concurrency {} = {} GPUs, {} per hour ({}); bound: {}",
+                    {fmt::format("{:g}", qps), std::to_string(p.replicas), std::to_string(p.workload.concurrency),
+                     std::to_string(p.gpus_total), p.cost_per_hour.Format(), SayMessage(p.cost_basis), SayMessage(p.bound)})
+       << "\n";
+  }
+}
+
+void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
+  const FitSearch& s = *res.search;
+  const SearchOptions& so = s.options;
+  const InferenceSearch& r = *s.inference;
+  const std::string& currency = s.currency;
+  os << SayFormat("cli.fit.evaluated", "{} layouts evaluated; ranked by {}{}",
+                  {std::to_string(r.evaluated), Say(std::string("objective.") + ToString(so.objective), ToString(so.objective)),
+                   so.pinned.Any() ? SayFormat("cli.fit.kept", "; kept as given: {}", {so.pinned.Describe()}) : ""})
+     << "\n";
+  const Align rt = Align::kRight;
+  const Table table({{"#", 3, rt},
+                     {"GPU", 24},
+                     {Say("cli.fit.col.gpus", "GPUs"), 5, rt},
+                     {"tp", 4, rt},
+                     {Say("cli.fit.col.replicas", "replicas"), 8, rt},
+                     {Say("cli.fit.col.concurrency", "concurrency"), 11, rt},
+                     {Say("cli.fit.col.ttft", "TTFT s"), 10, rt},
+                     {"ms/token", 12, rt},
+                     {currency + "/h", 10, rt},
+                     {Say("cli.fit.col.bound", "bound"), 0, Align::kLeft, "  "}});
+  auto header = [&] { table.PrintHeader(os); };
+  auto row = [&](std::size_t i, const InferencePlan& p) {
+    table.PrintRow(
+        os, {fmt::format("{}", i + 1), p.gpu->name, fmt::format("{}", p.gpus_total), fmt::format("{}", p.layout.tp),
+             fmt::format("{}", p.replicas), fmt::format("{}", p.workload.concurrency),
+             fmt::format("{:.3f}", p.time.prefill_seconds), fmt::format("{:.1f}", 1000 * p.time.decode_step_seconds),
+             fmt::format("{:.0f}", p.cost_per_hour.amount), SayMessage(p.bound)});
+  };
+  header();
+  for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
+    row(i, r.ranked[i]);
+  }
+  if (so.gpus.size() > 1 && s.cards_named && !r.best_per_gpu.empty()) {
+    os << Say("cli.fit.best_of_each_card", "best of each card:") << "\n";
+    header();
+    for (std::size_t i = 0; i < r.best_per_gpu.size(); ++i) {
+      row(i, r.best_per_gpu[i]);
+    }
+  }
+  if (r.ranked.empty()) {
+    os << SayFormat("cli.fit.none_meets", "no GPU type meets the request; closest: {}", {SayMessage(r.closest)}) << "\n";
+  }
+  for (const auto& n : r.notes) {
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+  }
+}
+
+void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
+  const FitSearch& s = *res.search;
+  const SearchOptions& so = s.options;
+  const SearchResult& r = *s.training;
+  const bool offers = !res.offers.empty();
+  const std::string& currency = s.currency;
+  os << SayFormat("cli.fit.evaluated_training", "{} layouts evaluated, {} fit with a {}% margin; ranked by {}{}{}",
+                  {std::to_string(r.evaluated), std::to_string(r.fitting), fmt::format("{:.0f}", 100 * so.margin),
+                   Say(std::string("objective.") + ToString(so.objective), ToString(so.objective)),
+                   res.tokens > 0 ? SayFormat("cli.fit.for_tokens", " for {} tokens", {fmt::format("{:.3g}", res.tokens)})
+                                  : Say("cli.fit.per_million", " per million tokens"),
+                   so.pinned.Any() ? SayFormat("cli.fit.kept", "; kept as given: {}", {so.pinned.Describe()}) : ""})
+     << "\n";
+  const Align rt = Align::kRight;
+  const Table table({{"#", 3, rt},
+                     {"GPU", 22},
+                     {Say("cli.fit.col.gpus", "GPUs"), 5, rt},
+                     {"tp", 3, rt},
+                     {"pp", 3, rt},
+                     {"cp", 3, rt},
+                     {"dp", 4, rt},
+                     {"zero", 4, rt},
+                     {Say("cli.fit.col.recompute", "recompute"), 10, rt},
+                     {"mb", 3, rt},
+                     {Say("cli.fit.col.memory", "mem GiB"), 8, rt},
+                     {Say("cli.fit.col.step", "step s"), 8, rt},
+                     {Say("cli.fit.col.compute", "comp s"), 7, rt},
+                     {Say("cli.fit.col.communication", "comm s"), 7, rt},
+                     {Say("cli.fit.col.bubble", "bubble"), 7, rt},
+                     {"tokens/s", 10, rt},
+                     {"MFU", 6, rt},
+                     {res.tokens > 0 ? Say("cli.fit.col.hours", "hours") : Say("cli.fit.col.hours_per_mtok", "h/Mtok"), 10, rt},
+                     {currency, 12, rt}});
+  if (!r.ranked.empty()) {
+    table.PrintHeader(os);
+  }
+  auto row = [&](std::size_t i, const Candidate& c) {
+    const double hours = c.time.total_hours ? *c.time.total_hours : 1e6 / c.time.tokens_per_second / 3600.0;
+    table.PrintRow(
+        os,
+        {fmt::format("{}", i + 1), c.gpu->name, fmt::format("{}", c.layout.gpus), fmt::format("{}", c.layout.tp),
+         fmt::format("{}", c.layout.pp), fmt::format("{}", c.layout.cp), fmt::format("{}", c.layout.dp()),
+         fmt::format("{}", c.layout.zero),
+         std::string(ToString(c.workload.recompute)), fmt::format("{}", c.workload.micro_batch),
+         fmt::format("{:.1f}", c.memory.per_gpu.Total().gib()), fmt::format("{:.2f}", c.time.step_seconds),
+         fmt::format("{:.2f}", c.time.compute_seconds), fmt::format("{:.2f}", c.time.communication_seconds),
+         fmt::format("{:.2f}", c.time.bubble_seconds), fmt::format("{:.0f}", c.time.tokens_per_second),
+         fmt::format("{:.1f}%", 100 * c.time.mfu), fmt::format("{:.2f}", hours), fmt::format("{:.0f}", c.cost.amount)});
+  };
+  for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
+    row(i, r.ranked[i]);
+  }
+  if (!r.ranked.empty()) {
+    const auto& b = r.ranked.front();
+    os << SayFormat("cli.fit.best", "best: compute {} s + communication {} s + bubble {} s per step; bottleneck {}",
+                    {fmt::format("{:.2f}", b.time.compute_seconds), fmt::format("{:.2f}", b.time.communication_seconds),
+                     fmt::format("{:.2f}", b.time.bubble_seconds), SayMessage(b.time.bottleneck)})
+       << "\n";
+    for (std::size_t i = so.top; i < r.ranked.size(); ++i) {
+      const auto& c = r.ranked[i];
+      os << "  "
+         << SayFormat("cli.fit.lost", "#{} {} x {} tp={} pp={} cp={} zero={} lost: {}",
+                      {std::to_string(i + 1), std::to_string(c.layout.gpus), c.gpu->name, std::to_string(c.layout.tp),
+                       std::to_string(c.layout.pp), std::to_string(c.layout.cp), std::to_string(c.layout.zero),
+                       SayMessage(WhyLost(c, b, so.objective))})
+         << "\n";
+    }
+    if (!offers && so.gpus.size() > 1 && s.cards_named) {
+      os << Say("cli.fit.best_layout_of_each_card", "best layout of each card:") << "\n";
+      for (std::size_t i = 0; i < r.best_per_gpu.size(); ++i) {
+        row(i, r.best_per_gpu[i]);
+      }
+      for (const Gpu* gpu : so.gpus) {
+        if (std::none_of(r.best_per_gpu.begin(), r.best_per_gpu.end(),
+                         [&](const Candidate& c) { return c.gpu == gpu; })) {
+          os << "    " << SayFormat("cli.fit.no_layout_fits_card", "{}: no layout fits", {gpu->name}) << "\n";
+        }
+      }
+    }
+    os << SayFormat("cli.fit.network", "network between nodes: {} ({})",
+                    {NetworkFor(so.time, *b.gpu).name, SayMessage(NetworkFor(so.time, *b.gpu).basis)})
+       << "\n";
+    os << (offers ? SayFormat("cli.fit.costs", "costs: {}", {SayMessage(b.cost_basis)})
+                  : Say("cli.fit.illustrative", "CNY figures use the catalog's illustrative per-card-hour prices, not offers."))
+       << "\n";
+  } else if (!r.unserved.empty()) {
+    os << SayFormat("cli.fit.unserved", "layouts fit, but no offer can run the job: {}", {SayMessage(r.unserved)})
+       << "\n";
+  } else {
+    os << SayFormat("cli.fit.no_layout_fits", "no layout fits; closest: {}", {SayMessage(r.closest)}) << "\n";
+  }
+  for (const auto& n : r.notes) {
+    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+  }
+}
+
+void PrintSingle(std::ostream& os, const FitJobResult& res) {
+  const FitSingle& s = *res.single;
+  const auto& ckpt = res.model.checkpoint;
+  if (ckpt) {
+    os << SayFormat("cli.fit.checkpoint", "checkpoint {} safetensors file(s): {} parameters, {} GiB",
+                    {std::to_string(ckpt->files), Count(ckpt->params),
+                     fmt::format("{:.2f}", Bytes(static_cast<double>(ckpt->bytes)).gib())})
+       << "\n";
+  }
+  PrintTable(os, res.model.spec, s.workload, s.layout, s.gpu, s.memory, s.suggestions);
+  if (s.training) {
+    PrintTrainingTime(os, *s.training, s.network);
+  }
+  if (res.job && !res.job->plan.feasible) {
+    os << SayFormat("cli.fit.unpriced", "cost: none, no offer can run the job: {}", {SayMessage(res.job->unserved)})
+       << "\n";
+  } else if (res.job) {
+    const JobPrice& job = *res.job;
+    os << SayFormat("cli.fit.cost", "cost: {} ({}, starting {})",
+                    {job.total.Format(), SayMessage(res.JobBasis()), JobMinuteText(job.start_minute)})
+       << "\n";
+    if (job.night_total) {
+      os << "  "
+         << SayFormat("cli.fit.night", "starting at the night window ({}) would cost {}, saving {}",
+                      {JobMinuteText(*job.night_start_minute), job.night_total->Format(),
+                       Money{job.total.amount - job.night_total->amount, job.total.currency}.Format()})
+         << "\n";
+    }
+  }
+  if (!res.price_note.empty()) {
+    os << Say("cli.note", "note: ") << SayMessage(res.price_note) << "\n";
+  }
+  if (s.plan) {
+    PrintInference(os, *s.plan, s.shown, s.workload, res.qps, res.latency_ms);
+  }
+}
+
+}  // namespace
+
+void FitJobToText(std::ostream& os, const FitJobResult& res) {
+  if (res.single) {
+    PrintSingle(os, res);
+  } else if (res.search->inference) {
+    PrintInferenceSearch(os, res);
+  } else {
+    PrintTrainingSearch(os, res);
+  }
+}
+
+}  // namespace gpuplan
