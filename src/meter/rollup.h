@@ -1,0 +1,204 @@
+// The meter store's roll-up arithmetic, without SQLite: the interval each sample stands for,
+// busy / active / idle time, energy across counter resets, sums, counts, min / max, and the
+// merging of buckets (minutes into hours, a range's rows into one per process).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "meter/sample.h"
+#include "meter/store.h"
+
+namespace gpuplan::rollup {
+
+inline constexpr int64_t kMilliwattsPerWatt = 1000;
+
+// `t` rounded down to a multiple of `width` (towards minus infinity); `t` when width <= 0.
+int64_t FloorTo(int64_t t, int64_t width);
+
+inline int64_t AsInt64(uint64_t v) { return static_cast<int64_t>(v); }  // bit-preserving
+inline uint64_t AsUint64(int64_t v) { return static_cast<uint64_t>(v); }
+
+template <typename T>
+void KeepMin(std::optional<T>& into, const std::optional<T>& v) {
+  if (v && (!into || *v < *into)) {
+    into = v;
+  }
+}
+template <typename T>
+void KeepMax(std::optional<T>& into, const std::optional<T>& v) {
+  if (v && (!into || *v > *into)) {
+    into = v;
+  }
+}
+// The later / earlier of two optional times (either when the other is absent).
+std::optional<int64_t> Later(std::optional<int64_t> a, std::optional<int64_t> b);
+std::optional<int64_t> Earlier(std::optional<int64_t> a, std::optional<int64_t> b);
+
+// sum / n / scale; none when n <= 0.
+std::optional<double> MeanOf(int64_t sum, int64_t n, double scale = 1);
+
+// One raw GPU sample as stored (power in mW, the device by its row id).
+struct GpuRow {
+  int64_t time_ms = 0;
+  int gpu = 0;
+  std::optional<int64_t> device_id;
+  std::optional<int> util_gpu;
+  std::optional<int> util_mem;
+  std::optional<uint64_t> mem_used;
+  std::optional<uint64_t> mem_total;
+  std::optional<int64_t> power_mw;
+  std::optional<uint64_t> energy_mj;
+  std::optional<int> temp_c;
+  std::optional<int> sm_clock_mhz;
+  std::optional<uint64_t> clock_events;
+};
+
+// A sample as stored (power rounded to whole mW; the uuid is stored as `device_id`) and back
+// (`uuid`: the device's uuid, when known).
+GpuRow RowOf(const GpuSample& s, std::optional<int64_t> device_id);
+GpuSample SampleOf(const GpuRow& r, std::optional<std::string> uuid);
+
+// A GPU roll-up row with its device id (the public GpuRollup carries the uuid).
+struct GpuAcc {
+  GpuRollup r;
+  std::optional<int64_t> device_id;
+};
+
+// One process (by its row id) on one GPU over a bucket.
+struct ProcessAcc {
+  int64_t bucket_ms = 0;
+  int gpu = 0;
+  int64_t process_id = 0;
+  int64_t first_ms = 0;
+  int64_t last_ms = 0;
+  int64_t samples = 0;
+  int64_t observed_ms = 0;
+  int64_t mem_n = 0;
+  int64_t mem_sum = 0;
+  std::optional<uint64_t> mem_max;
+};
+
+// How long a sample stands for: the time since the previous sample of its GPU (or of its
+// process on that GPU) when that is at most max_gap_ms, else nominal_ms (the sampling
+// interval): a gap longer than max_gap_ms is not observed time.
+struct IntervalRules {
+  int64_t max_gap_ms = 10000;
+  int64_t nominal_ms = 1000;
+};
+int64_t IntervalMs(std::optional<int64_t> previous_ms, int64_t time_ms, const IntervalRules& rules);
+
+// The previous sample of a GPU, as far as the interval and the energy counter need it.
+struct GpuPrevious {
+  int64_t time_ms = 0;
+  std::optional<uint64_t> energy_mj;
+};
+// What one GPU sample adds: its interval, and the energy its counter advanced over it (mJ; 0
+// when the sample has a counter but the previous one is too far or has none; a counter that
+// went down was reset, e.g. by a driver reload, and counted from 0 since: its new value).
+struct GpuStep {
+  int64_t dt_ms = 0;
+  std::optional<uint64_t> energy_mj;
+};
+GpuStep StepOf(const std::optional<GpuPrevious>& previous, const GpuRow& s, const IntervalRules& rules);
+
+// Adds one sample over `dt_ms` into a bucket: observed time; busy time when `busy`; active time
+// when utilisation > 0; the counts, sums, min / max of each field the sample has; the energy;
+// the OR of the clock-event masks; the device id of the latest sample that had one.
+void AddSample(GpuAcc& a, const GpuRow& s, int64_t dt_ms, std::optional<uint64_t> energy_delta, bool busy);
+void MergeAcc(GpuAcc& into, const GpuAcc& more);
+// Adds `more` (same process and GPU) into `into`: first / last widen, counts and sums add.
+void MergeProcess(ProcessAcc& into, const ProcessAcc& more);
+// Likewise for a process's rows with their identity (ProcessesSeen).
+void MergeUse(ProcessUse& into, const ProcessUse& more);
+// The public row of a process bucket.
+ProcessUse UseOf(const ProcessAcc& a, const ProcessIdentity& who);
+
+using GpuKey = std::pair<int64_t, int>;                // bucket, gpu
+using ProcessKey = std::tuple<int64_t, int, int64_t>;  // bucket, gpu, process id
+
+// Bucket widths besides the roll-ups' 60,000 and 3,600,000 ms.
+inline constexpr int64_t kPerSample = 0;    // one row per sample, in the order added
+inline constexpr int64_t kWholeRange = -1;  // one row per GPU (per process and GPU) over the range
+
+// The buckets of the samples in [from_ms, to_ms): one per width_ms, or kPerSample, kWholeRange.
+struct Bucketing {
+  int64_t from_ms = 0;
+  int64_t to_ms = 0;
+  int64_t width_ms = kPerSample;
+  int64_t BucketOf(int64_t t) const { return width_ms == kWholeRange ? from_ms : FloorTo(t, width_ms); }
+  // The width a row records: the range's length for kWholeRange.
+  int64_t RowWidth() const { return width_ms == kWholeRange ? to_ms - from_ms : width_ms; }
+};
+
+// The times at which a process was on each GPU, added in time order.
+class ProcessPresence {
+ public:
+  void Add(int gpu, int64_t time_ms);
+  // A process sample on `gpu` in (after_ms, upto_ms].
+  bool Any(int gpu, int64_t after_ms, int64_t upto_ms) const;
+
+ private:
+  std::map<int, std::vector<int64_t>> times_;
+};
+
+// Rows rolled up from raw samples: bucketed (`gpus`, `processes`) or, for kPerSample, one per
+// sample in the order added (`gpu_rows`, `process_rows`).
+struct Computed {
+  std::map<GpuKey, GpuAcc> gpus;
+  std::vector<GpuAcc> gpu_rows;
+  std::map<ProcessKey, ProcessAcc> processes;
+  std::vector<ProcessAcc> process_rows;
+};
+
+// Rolls up GPU samples given in time order (then GPU). Before a GPU's first sample, say what
+// preceded the range (SetPrevious; none when nothing lies within max_gap_ms before it). A sample
+// is busy when its utilisation is > 0 or a process was on its GPU during its interval.
+class GpuRollupBuilder {
+ public:
+  GpuRollupBuilder(const Bucketing& bucketing, const IntervalRules& rules, const ProcessPresence& presence,
+                   Computed& out)
+      : bucketing_(bucketing), rules_(rules), presence_(presence), out_(out) {}
+  bool NeedsPrevious(int gpu) const { return previous_.find(gpu) == previous_.end(); }
+  void SetPrevious(int gpu, std::optional<GpuPrevious> previous) { previous_[gpu] = previous; }
+  void Add(const GpuRow& s);
+
+ private:
+  Bucketing bucketing_;
+  IntervalRules rules_;
+  const ProcessPresence& presence_;
+  Computed& out_;
+  std::map<int, std::optional<GpuPrevious>> previous_;
+};
+
+// Likewise for process samples (time, GPU, process row id, GPU memory), in time order.
+class ProcessRollupBuilder {
+ public:
+  ProcessRollupBuilder(const Bucketing& bucketing, const IntervalRules& rules, Computed& out)
+      : bucketing_(bucketing), rules_(rules), out_(out) {}
+  bool NeedsPrevious(int gpu, int64_t process_id) const {
+    return previous_.find({gpu, process_id}) == previous_.end();
+  }
+  void SetPrevious(int gpu, int64_t process_id, std::optional<int64_t> previous_ms) {
+    previous_[{gpu, process_id}] = previous_ms;
+  }
+  void Add(int64_t time_ms, int gpu, int64_t process_id, std::optional<uint64_t> gpu_memory);
+
+ private:
+  Bucketing bucketing_;
+  IntervalRules rules_;
+  Computed& out_;
+  std::map<std::pair<int, int64_t>, std::optional<int64_t>> previous_;
+};
+
+// Adds a minute row into the hour that holds it (a new hour starts as the minute, its bucket
+// moved to the hour's start).
+void AddMinuteToHour(std::map<GpuKey, GpuAcc>& hours, const GpuAcc& minute);
+void AddMinuteToHour(std::map<ProcessKey, ProcessAcc>& hours, const ProcessAcc& minute);
+
+}  // namespace gpuplan::rollup
