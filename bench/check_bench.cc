@@ -14,9 +14,9 @@
 #include "catalog/gpu_catalog.h"
 #include "check/check_request.h"
 #include "check/compare.h"
-#include "io/check_html.h"
-#include "io/check_json.h"
-#include "io/check_markdown.h"
+#include "check/render/check_html.h"
+#include "check/render/check_json.h"
+#include "check/render/check_markdown.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // src/check/worker_protocol.h) and nothing else there. Every CUDA, cuBLASLt and NCCL call is
 // checked: a failure prints one error line naming the API's error, the expression and file:line,
 // and exits 3. Every measurement is verified before it is printed (counts of wrong values are
-// part of the line); the parent does the arithmetic (src/check/gpu_metrics.h) from the raw
+// part of the line); the parent does the arithmetic (src/check/benchmark_formulas.h) from the raw
 // counts and times printed here.
 #pragma once
 

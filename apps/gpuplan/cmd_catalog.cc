@@ -1,13 +1,13 @@
 // gpuplan gpus / models / frameworks: the library lists the catalogs (catalog/listings.h,
-// fit/framework.h), this file renders them (io/catalog_json.h, io/catalog_text.h).
+// fit/framework.h), this file renders them (fit/render/catalog_json.h, fit/render/catalog_text.h).
 #include <iostream>
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/listings.h"
 #include "commands.h"
-#include "io/catalog_json.h"
-#include "io/catalog_text.h"
-#include "io/frameworks_text.h"
+#include "fit/render/catalog_json.h"
+#include "fit/render/catalog_text.h"
+#include "fit/render/frameworks_text.h"
 
 namespace gpuplan::cli {
 

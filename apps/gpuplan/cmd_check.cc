@@ -1,6 +1,6 @@
 // gpuplan check | check compare | check merge: flags into the requests of check/check_request.h
 // and check/compare.h, the library runs them (RunCheck, CompareReports, MergeReports), and src/io
-// renders: the live view (io/check_text.h) and the report files (io/check_files.h).
+// renders: the live view (check/render/check_text.h) and the report files (check/render/check_files.h).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,9 +14,9 @@
 #include "check/compare.h"
 #include "cli_options.h"
 #include "commands.h"
-#include "io/check_files.h"
-#include "io/check_json.h"
-#include "io/check_text.h"
+#include "check/render/check_files.h"
+#include "check/render/check_json.h"
+#include "check/render/check_text.h"
 
 namespace gpuplan::cli {
 

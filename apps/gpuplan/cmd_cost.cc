@@ -1,5 +1,5 @@
 // gpuplan cost breakeven | compare | optimize | tco: flags into the requests of cost/requests.h,
-// the library runs them, and io/cost_json.h or io/cost_text.h renders the results.
+// the library runs them, and cost/render/cost_json.h or cost/render/cost_text.h renders the results.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -9,8 +9,8 @@
 #include "commands.h"
 #include "cost/cost_options.h"
 #include "cost/requests.h"
-#include "io/cost_json.h"
-#include "io/cost_text.h"
+#include "cost/render/cost_json.h"
+#include "cost/render/cost_text.h"
 
 namespace gpuplan::cli {
 namespace {

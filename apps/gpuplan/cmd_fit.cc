@@ -1,5 +1,5 @@
 // gpuplan fit: flags into a FitRequest (fit/fit_request.h), the library runs it (RunFit,
-// cost/fit_job.h), and io/fit_job_json.h or io/fit_text.h renders the result.
+// plan/fit_job.h), and plan/render/fit_job_json.h or plan/render/fit_text.h renders the result.
 #include <unistd.h>
 
 #include <iostream>
@@ -8,11 +8,11 @@
 #include "catalog/listings.h"
 #include "cli_options.h"
 #include "commands.h"
-#include "cost/fit_job.h"
+#include "plan/fit_job.h"
 #include "fit/fit_options.h"
 #include "fit/fit_request.h"
-#include "io/fit_job_json.h"
-#include "io/fit_text.h"
+#include "plan/render/fit_job_json.h"
+#include "plan/render/fit_text.h"
 
 namespace gpuplan::cli {
 namespace {

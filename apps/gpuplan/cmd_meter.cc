@@ -1,6 +1,6 @@
 // gpuplan meter report | export | timeline | alerts | run | record | watch | compare: flags into
 // the requests of meter/report.h, meter/alert_replay.h, meter/agent.h and meter/watch.h, the library runs them (the agent as the
-// service of serve/meter_service.h: alerts and /metrics), and src/io renders.
+// service of meter/meter_service.h: alerts and /metrics), and src/io renders.
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,15 +12,15 @@
 #include "catalog/gpu_catalog.h"
 #include "cli_options.h"
 #include "commands.h"
-#include "io/meter_agent_text.h"
-#include "io/meter_alerts_text.h"
-#include "io/meter_json.h"
-#include "io/meter_text.h"
-#include "io/text_lang.h"
+#include "meter/render/meter_agent_text.h"
+#include "meter/render/meter_alerts_text.h"
+#include "meter/render/meter_json.h"
+#include "meter/render/meter_text.h"
+#include "format/text_lang.h"
 #include "meter/meter_options.h"
 #include "meter/report.h"
-#include "io/meter_watch.h"
-#include "serve/meter_service.h"
+#include "meter/render/meter_watch.h"
+#include "meter/meter_service.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 

@@ -11,8 +11,8 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/names.h"
-#include "io/error_json.h"
-#include "io/text_lang.h"
+#include "format/error_json.h"
+#include "format/text_lang.h"
 #include "read/messages.h"
 
 namespace gpuplan::cli {
@@ -42,7 +42,7 @@ bool AskedForJson(int argc, char** argv) {
   return false;
 }
 
-// With --json the error is a JSON object on stdout (io/error_json.h), else one line on stderr;
+// With --json the error is a JSON object on stdout (format/error_json.h), else one line on stderr;
 // when stdout cannot be written the line goes to stderr all the same.
 int Report(const ErrorReport& r, bool json) {
   if (json) {
