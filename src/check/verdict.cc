@@ -41,7 +41,7 @@ void Error(CheckResult& r, const std::string& evidence, const std::string& advic
 }
 
 bool AtLeast(CheckResult& r, double value, double threshold, CheckStatus below, const std::string& advice) {
-  const bool ok = !(value < threshold);
+  const bool ok = value >= threshold;
   if (ok) {
     r.status = CheckStatus::kPass;
   } else {
@@ -51,7 +51,7 @@ bool AtLeast(CheckResult& r, double value, double threshold, CheckStatus below, 
 }
 
 bool AtMost(CheckResult& r, double value, double limit, CheckStatus above, const std::string& advice) {
-  const bool ok = !(value > limit);
+  const bool ok = value <= limit;
   if (ok) {
     r.status = CheckStatus::kPass;
   } else {

@@ -25,10 +25,11 @@ void Error(CheckResult& r, const std::string& evidence, const std::string& advic
 void SetStatus(CheckResult& r, CheckStatus status, const std::string& advice = {});
 
 // PASS when `value` >= `threshold` (exactly at it passes), else `below` (FAIL unless told) with
-// `advice`. Returns whether it passed.
+// `advice` (a NaN value does not pass). Returns whether it passed.
 bool AtLeast(CheckResult& r, double value, double threshold, CheckStatus below = CheckStatus::kFail,
              const std::string& advice = {});
-// PASS when `value` <= `limit` (exactly at it passes), else `above` (WARN unless told) with `advice`.
+// PASS when `value` <= `limit` (exactly at it passes), else `above` (WARN unless told) with
+// `advice` (a NaN value does not pass). Returns whether it passed.
 bool AtMost(CheckResult& r, double value, double limit, CheckStatus above = CheckStatus::kWarn,
             const std::string& advice = {});
 // `measured` as a share of `expected` (0 when expected <= 0): FAIL below `fail_share`, WARN below
