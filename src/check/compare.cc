@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "check/cells.h"
+#include "check/verdict.h"
 #include "core/error.h"
 #include "core/names.h"
 
@@ -352,10 +354,9 @@ MergeResult MergeReports(const std::vector<NamedReport>& reports, const MergeRep
     }
     if (inc) {
       // The node's missing results must not read as a pass: a result of its own says so.
-      CheckResult t;
-      t.name = "node_report";
-      t.node = label;
-      t.status = inc->environment_problem ? CheckStatus::kError : CheckStatus::kFail;
+      CheckResult t = Make("node_report", -1, label);
+      // ERROR when the node could not read its GPUs (an environment problem), else FAIL.
+      SetStatus(t, inc->environment_problem ? CheckStatus::kError : CheckStatus::kFail);
       t.measured_text = r.finished.empty() ? "incomplete" : "no results";
       t.expected_text = "complete, with results";
       t.expectation_source = "an incomplete or empty node report makes the merge incomplete (docs/check.md §7)";
@@ -429,21 +430,19 @@ MergeResult MergeReports(const std::vector<NamedReport>& reports, const MergeRep
         continue;
       }
       Outlier o{t->name, t->node, t->gpu, *t->measured, med, spread, z, t->unit, static_cast<int>(g.size())};
-      CheckResult r;
-      r.name = "outlier_" + t->name;
-      r.gpu = t->gpu;
-      r.node = t->node;
-      r.status = CheckStatus::kWarn;
+      CheckResult r = Make("outlier_" + t->name, t->gpu, t->node);
       r.measured = *t->measured;
       r.expected = med;
       r.unit = t->unit;
       r.expected_text = fmt::format("median of {} results", g.size());
-      r.expectation_source = fmt::format("modified z-score, |z| > {:g} (docs/check.md §7)", req.outlier_z);
-      r.evidence = fmt::format("{}{}: {} = {:.4g} {} against a median of {:.4g} over {} results ({} the peers, modified z = {:.1f})",
+      r.expectation_source =
+          fmt::format("modified z-score, |z| > {} (docs/check.md §7)", check_cells::Number(req.outlier_z, 6));
+      r.evidence = fmt::format("{}{}: {} = {} {} against a median of {} over {} results ({} the peers, modified z = {:.1f})",
                                t->node, t->gpu >= 0 ? fmt::format(" GPU {}", t->gpu) : std::string(), t->name,
-                               *t->measured, t->unit, med, g.size(), z < 0 ? "below" : "above", z);
-      r.advice = "one slow or odd GPU or node holds back every synchronous job on the cluster: re-run check on it "
-                 "and ask the provider";
+                               check_cells::Number(*t->measured), t->unit, check_cells::Number(med), g.size(),
+                               z < 0 ? "below" : "above", z);
+      Warn(r, "one slow or odd GPU or node holds back every synchronous job on the cluster: re-run check on it "
+              "and ask the provider");
       out.outliers.push_back(o);
       flagged.push_back(std::move(r));
     }

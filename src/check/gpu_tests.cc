@@ -15,6 +15,8 @@
 #include "telemetry/pcie.h"
 #include "check/sold_as.h"
 #include "check/suite.h"
+#include "check/cells.h"
+#include "check/verdict.h"
 
 namespace gpuplan {
 namespace {
@@ -35,25 +37,17 @@ constexpr double kPlannedNccl = 120;
 constexpr double kPlannedBurnExtra = 20;    // after the burn-in's own seconds
 constexpr const char* kNcclMaxBytes = "1073741824";  // 1 GiB, nccl-tests' usual top
 
-CheckResult Make(const std::string& name, int gpu, const std::string& node) {
-  CheckResult r;
-  r.name = name;
-  r.gpu = gpu;
-  r.node = node;
-  return r;
-}
-
 std::string CardName(const GpuTarget& t) { return t.card != nullptr ? t.card->name : std::string("unknown card"); }
 
 // PASS / WARN / FAIL of `measured` against `peak` x fractions; fills expected and the texts.
 void JudgeFraction(CheckResult& r, double measured, double peak, double warn, double fail, const std::string& what) {
   r.measured = measured;
   r.expected = warn * peak;
-  r.expected_text = fmt::format(">= {:.2f} x {:.4g} {} ({}; FAIL below {:.2f} x)", warn, peak, r.unit, what, fail);
-  const double frac = peak > 0 ? measured / peak : 0;
-  r.status = frac < fail ? CheckStatus::kFail : frac < warn ? CheckStatus::kWarn : CheckStatus::kPass;
-  r.evidence += fmt::format("{}{:.4g} {} = {:.3f} of {} {:.4g} {}", r.evidence.empty() ? "" : "; ", measured, r.unit,
-                            frac, what, peak, r.unit);
+  r.expected_text = fmt::format(">= {:.2f} x {} {} ({}; FAIL below {:.2f} x)", warn, check_cells::Number(peak), r.unit,
+                                what, fail);
+  const double frac = Fraction(r, measured, peak, warn, fail);
+  r.evidence += fmt::format("{}{} {} = {:.3f} of {} {} {}", r.evidence.empty() ? "" : "; ", check_cells::Number(measured),
+                            r.unit, frac, what, check_cells::Number(peak), r.unit);
 }
 
 std::vector<const WorkerLine*> Lines(const WorkerRun& run, WorkerLineType type, const std::string& name) {
@@ -137,15 +131,13 @@ std::string NormalizePciBusId(const std::string& id) {
 std::optional<CheckResult> JudgeWorkerRun(const WorkerRun& run, const std::string& test, const std::string& worker_test,
                                           const std::vector<GpuEvent>& xids, const std::string& node) {
   CheckResult r = Make(test, run.command.gpu, node);
-  r.status = CheckStatus::kFail;
+  Fail(r);
   r.expected_text = "the worker finishes with verified results";
   const std::string who = run.command.gpu >= 0 ? fmt::format("the {} worker of GPU {}", worker_test, run.command.gpu)
                                                : fmt::format("the {} worker (all GPUs)", worker_test);
   std::vector<std::string> why;
   if (!run.start_error.empty()) {
-    r.status = CheckStatus::kError;
-    r.evidence = who + " could not be started: " + run.start_error;
-    r.advice = "point --worker at a gpu-worker built for this machine (it is built where nvcc is found)";
+    Error(r, who + " could not be started: " + run.start_error, "point --worker at a gpu-worker built for this machine (it is built where nvcc is found)");
     return r;
   }
   if (run.timed_out) {
@@ -223,17 +215,15 @@ std::vector<CheckResult> JudgeMemory(const WorkerRun& run, const GpuTarget& t, c
       r.expected_text = fmt::format(">= {:.2f} x {:.0f} MiB ({})", th.memory_usable_fail_fraction,
                                     static_cast<double>(t.card->memory_bytes) / kMiB, t.card->name);
       r.expectation_source = "catalog: " + t.card->name;
-      r.status = allocated < want ? CheckStatus::kFail : CheckStatus::kPass;
-      if (r.status == CheckStatus::kFail) {
-        r.advice = "less usable memory than the card has: other processes on the GPU (see memory used in the "
-                   "inventory), a cut-down card, or a virtualised slice";
-      }
+      AtLeast(r, allocated, want, CheckStatus::kFail,
+              "less usable memory than the card has: other processes on the GPU (see memory used in the "
+              "inventory), a cut-down card, or a virtualised slice");
     } else {
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.expected_text = "no catalog card to judge against";
     }
     if (free_before > 0 && allocated < th.memory_alloc_min_free_fraction * free_before) {
-      r.status = CheckStatus::kFail;
+      Fail(r);
       r.evidence += fmt::format("; below {:.2f} of the free memory: allocations failed early",
                                 th.memory_alloc_min_free_fraction);
     }
@@ -258,12 +248,13 @@ std::vector<CheckResult> JudgeMemory(const WorkerRun& run, const GpuTarget& t, c
     if (const auto first = l.Text("first_mismatch")) {
       r.evidence += "; first: " + *first;
     }
-    r.status = bad > 0 || words <= 0 ? CheckStatus::kFail : CheckStatus::kPass;
     if (words <= 0) {
       r.evidence += "; nothing was checked";
     }
-    if (bad > 0) {
-      r.advice = "memory returns other values than written: a faulty card; ask for a replacement";
+    if (bad > 0 || words <= 0) {
+      Fail(r, bad > 0 ? "memory returns other values than written: a faulty card; ask for a replacement" : "");
+    } else {
+      Pass(r);
     }
     out.push_back(r);
   }
@@ -282,7 +273,7 @@ std::vector<CheckResult> JudgeBandwidth(const WorkerRun& run, const GpuTarget& t
     const double secs = l->Number("seconds").value_or(0);
     const double mismatches = l->Number("mismatches").value_or(0);
     if (!k || elements == 0 || width == 0 || !(secs > 0)) {
-      r.status = CheckStatus::kFail;
+      Fail(r);
       r.evidence = "the worker's stream line lacks kernel, elements, element_bytes or seconds: " + l->text;
       out.push_back(r);
       continue;
@@ -300,11 +291,11 @@ std::vector<CheckResult> JudgeBandwidth(const WorkerRun& run, const GpuTarget& t
                     "datasheet " + t.card->memory_type);
     } else {
       r.measured = gbs;
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.expected_text = "no catalog bandwidth to judge against";
     }
     if (mismatches > 0) {
-      r.status = CheckStatus::kFail;
+      Fail(r);
       r.evidence += fmt::format("; {:.0f} elements held wrong values after the kernels", mismatches);
       r.advice = "wrong results from a memory kernel: a faulty card";
     } else if (r.status != CheckStatus::kPass) {
@@ -371,7 +362,7 @@ std::vector<CheckResult> JudgeGemm(const WorkerRun& run, const GpuTarget& t, con
       }
     } else {
       r.measured = tf;
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.expected_text = "no dense " + p + " figure in the catalog for " + CardName(t) + ": shown, not judged";
     }
   };
@@ -390,8 +381,7 @@ std::vector<CheckResult> JudgeGemm(const WorkerRun& run, const GpuTarget& t, con
       judge(r, p, a.best);
       r.evidence += "; " + verify + "; all shapes (TFLOPS): " + shapes;
       if (a.mismatches > 0 || a.samples <= 0) {
-        r.status = CheckStatus::kFail;
-        r.advice = a.mismatches > 0 ? "the card computes wrong GEMM results: faulty, do not use" : "nothing was verified";
+        Fail(r, a.mismatches > 0 ? "the card computes wrong GEMM results: faulty, do not use" : "nothing was verified");
       }
       out.push_back(r);
     }
@@ -402,15 +392,14 @@ std::vector<CheckResult> JudgeGemm(const WorkerRun& run, const GpuTarget& t, con
                                a.layer_flop, a.layer_seconds);
       judge(r, p, a.layer_flop / a.layer_seconds / 1e12);
       if (a.mismatches > 0) {
-        r.status = CheckStatus::kFail;
+        Fail(r);
       }
       out.push_back(r);
     }
   }
   for (const WorkerLine* s : Lines(run, WorkerLineType::kSkip, "gemm")) {
     CheckResult r = Make("gemm_" + s->Text("precision").value_or("?"), t.gpu, t.node);
-    r.status = CheckStatus::kSkip;
-    r.evidence = "not measured: " + s->Text("reason").value_or("the worker skipped it");
+    Skip(r, "not measured: " + s->Text("reason").value_or("the worker skipped it"));
     out.push_back(r);
   }
   return out;
@@ -450,22 +439,21 @@ std::vector<CheckResult> JudgePcie(const WorkerRun& alone, const WorkerRun* toge
         r.measured = gbs;
         const double base = alone_gbs.count(dir) ? alone_gbs[dir] : *theory;
         r.expected = th.pcie_shared_warn_fraction * base;
-        r.expected_text = fmt::format(">= {:.2f} x {:.4g} GB/s (this GPU alone)", th.pcie_shared_warn_fraction, base);
-        r.status = gbs < th.pcie_shared_warn_fraction * base ? CheckStatus::kWarn : CheckStatus::kPass;
-        r.evidence += fmt::format("; every GPU copying at once: {:.4g} GB/s = {:.3f} of this GPU alone", gbs,
-                                  base > 0 ? gbs / base : 0.0);
-        if (r.status == CheckStatus::kWarn) {
-          r.advice = "GPUs share a PCIe uplink: loading data into all GPUs at once is slower than one at a time";
-        }
+        r.expected_text = fmt::format(">= {:.2f} x {} GB/s (this GPU alone)", th.pcie_shared_warn_fraction,
+                                      check_cells::Number(base));
+        AtLeast(r, gbs, th.pcie_shared_warn_fraction * base, CheckStatus::kWarn,
+                "GPUs share a PCIe uplink: loading data into all GPUs at once is slower than one at a time");
+        r.evidence += fmt::format("; every GPU copying at once: {} GB/s = {:.3f} of this GPU alone",
+                                  check_cells::Number(gbs), base > 0 ? gbs / base : 0.0);
       }
     } else {
       r.measured = gbs;
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.expected_text = mem == "pinned" ? "the link's generation and width were not measured: shown, not judged"
                                         : "no threshold: pageable copies are shown beside pinned ones";
     }
     if (l.Number("mismatches").value_or(0) > 0) {
-      r.status = CheckStatus::kFail;
+      Fail(r);
       r.evidence += fmt::format("; {:.0f} bytes differed after the round trip", l.Number("mismatches").value_or(0));
       r.advice = "data changed on its way over PCIe: a faulty link or card";
     }
@@ -490,17 +478,17 @@ std::vector<CheckResult> JudgePcie(const WorkerRun& alone, const WorkerRun* toge
     r.expected = *gen;
     r.unit = "gen";
     const bool low = *gen_under_load < *gen || *width_under_load < *width;
-    r.status = low ? CheckStatus::kFail : CheckStatus::kPass;
     r.evidence = fmt::format("highest PCIe generation and width NVML reported while the copies ran: gen{} x{}; the "
                              "link can do gen{} x{}",
                              *gen_under_load, *width_under_load, *gen, *width);
     if (low) {
-      r.advice = "the link trains below its maximum under load: reseat the card or check the riser and BIOS "
-                 "(an idle link training down is normal, a busy one is not)";
+      Fail(r, "the link trains below its maximum under load: reseat the card or check the riser and BIOS "
+              "(an idle link training down is normal, a busy one is not)");
+    } else {
+      Pass(r);
     }
   } else {
-    r.status = CheckStatus::kSkip;
-    r.evidence = "not measured: NVML gave no current or maximum PCIe generation and width during the copies";
+    Skip(r, "not measured: NVML gave no current or maximum PCIe generation and width during the copies");
   }
   out.push_back(r);
   return out;
@@ -587,29 +575,30 @@ std::vector<CheckResult> JudgeP2p(const WorkerRun& run, const std::vector<GpuTar
       JudgeFraction(r, *row.min_on, theory->first, th.p2p_warn_fraction, th.p2p_fail_fraction, theory->second);
     } else if (row.min_on) {
       r.measured = *row.min_on;
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.expected_text = "no NVLink or PCIe figure to judge against";
     } else {
-      r.status = CheckStatus::kFail;
+      Fail(r);
       r.evidence = "no copy with P2P access on was measured; " + r.evidence;
     }
     if (!row.no_access.empty()) {
-      r.status = t != nullptr && t->snapshot.nvlink_up.value_or(0) > 0 ? CheckStatus::kFail : CheckStatus::kWarn;
       r.evidence += "; no peer access to GPU(s) " + join(row.no_access);
+      // Without NVLink up, GPUs reaching each other through the host is a WARN; with it, a FAIL.
+      SetStatus(r, t != nullptr && t->snapshot.nvlink_up.value_or(0) > 0 ? CheckStatus::kFail : CheckStatus::kWarn);
       r.advice = "GPUs that cannot reach each other directly go through host memory: check NVLink, the fabric "
                  "manager (NVSwitch systems) and the IOMMU/ACS settings";
     }
     if (row.mismatches > 0) {
-      r.status = CheckStatus::kFail;
+      Fail(r);
       r.evidence += fmt::format("; {:.0f} bytes arrived wrong", row.mismatches);
       r.advice = "data corrupted between GPUs: a faulty link";
     }
     out.push_back(r);
     CheckResult lat = Make("p2p_latency", src, node);
     lat.unit = "us";
-    lat.status = row.max_lat_us ? CheckStatus::kPass : CheckStatus::kSkip;
     if (row.max_lat_us) {
       lat.measured = *row.max_lat_us;
+      Pass(lat);
     }
     lat.expected_text = "shown, not judged (copy-engine latency of a 4-byte copy)";
     lat.evidence = "highest latency to a peer with P2P on; all (us): " + join(row.lat);
@@ -678,15 +667,14 @@ std::vector<CheckResult> JudgeNccl(const WorkerRun& run, const std::vector<GpuTa
       }
     } else if (a.peak) {
       r.measured = *a.peak;
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.expected_text = "no NVLink or PCIe figure to judge against";
     } else {
-      r.status = CheckStatus::kSkip;
-      r.evidence = fmt::format("not measured: no message of at least {:.0f} bytes", th.nccl_judged_min_bytes);
+      Skip(r, fmt::format("not measured: no message of at least {:.0f} bytes", th.nccl_judged_min_bytes));
     }
     r.evidence += "; sweep (bytes busbw GB/s): " + sweep;
     if (a.wrong > 0) {
-      r.status = CheckStatus::kFail;
+      Fail(r);
       r.evidence += fmt::format("; {:.0f} wrong elements in the results", a.wrong);
       r.advice = "NCCL returned wrong data: a faulty GPU or link";
     }
@@ -694,8 +682,7 @@ std::vector<CheckResult> JudgeNccl(const WorkerRun& run, const std::vector<GpuTa
   }
   for (const WorkerLine* s : Lines(run, WorkerLineType::kSkip, "nccl")) {
     CheckResult r = Make("nccl", -1, gpus.empty() ? std::string() : gpus.front().node);
-    r.status = CheckStatus::kSkip;
-    r.evidence = "not measured: " + s->Text("reason").value_or("the worker skipped it");
+    Skip(r, "not measured: " + s->Text("reason").value_or("the worker skipped it"));
     out.push_back(r);
   }
   return out;
@@ -729,12 +716,13 @@ std::vector<CheckResult> JudgeBurn(const WorkerRun& run, const GpuTarget& t, con
                              "with a checked reference ({:.0f} wrong elements) and sampled entries with the CPU "
                              "reference ({:.0f} wrong)",
                              gemms, secs, last->Number("elapsed").value_or(secs), mism, ref);
-    e.status = (mism + ref) > 0 || gemms <= 0 ? CheckStatus::kFail : CheckStatus::kPass;
     if (gemms <= 0) {
       e.evidence += "; no GEMM completed";
     }
-    if (e.status == CheckStatus::kFail) {
-      e.advice = "silent data corruption under load: the card is faulty, ask for a replacement";
+    if ((mism + ref) > 0 || gemms <= 0) {
+      Fail(e, "silent data corruption under load: the card is faulty, ask for a replacement");
+    } else {
+      Pass(e);
     }
     out.push_back(e);
     CheckResult f = Make("burn_in_tflops", t.gpu, t.node);
@@ -751,15 +739,14 @@ std::vector<CheckResult> JudgeBurn(const WorkerRun& run, const GpuTarget& t, con
       JudgeFraction(f, tf, *peak, th.gemm_warn_fraction, th.gemm_fail_fraction, "dense bf16 peak");
     } else {
       f.measured = tf;
-      f.status = gemms > 0 ? CheckStatus::kPass : CheckStatus::kFail;
+      SetStatus(f, gemms > 0 ? CheckStatus::kPass : CheckStatus::kFail);
       f.expected_text = "no dense bf16 figure in the catalog: shown, not judged";
     }
     out.push_back(f);
   }
   if (curve == nullptr || curve->t.empty()) {
     CheckResult r = Make("burn_in_throttle", t.gpu, t.node);
-    r.status = CheckStatus::kSkip;
-    r.evidence = "not measured: no NVML samples during the burn-in";
+    Skip(r, "not measured: no NVML samples during the burn-in");
     out.push_back(r);
     return out;
   }
@@ -783,7 +770,13 @@ std::vector<CheckResult> JudgeBurn(const WorkerRun& run, const GpuTarget& t, con
     r.evidence = fmt::format("seconds in each clock-event reason after the first {:.1f} s (warm-up) of {} samples, "
                              "each reason counted on its own: {}",
                              curve->warmup_s, curve->t.size(), each.empty() ? "none" : each);
-    r.status = hw > 0 ? CheckStatus::kFail : sw_thermal > 0 ? CheckStatus::kWarn : CheckStatus::kPass;
+    if (hw > 0) {
+      Fail(r);
+    } else if (sw_thermal > 0) {
+      Warn(r);
+    } else {
+      Pass(r);
+    }
     if (r.status != CheckStatus::kPass) {
       r.advice = hw > 0 ? "the board or host slows the GPU (power brake, hardware slowdown, overheating): cooling or "
                           "power delivery of this server is not adequate; ask the provider"
@@ -812,8 +805,7 @@ std::vector<CheckResult> JudgeBurn(const WorkerRun& run, const GpuTarget& t, con
       }
     }
     if (hottest < 0) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: NVML gave no temperature during the burn-in";
+      Skip(r, "not measured: NVML gave no temperature during the burn-in");
     } else {
       r.measured = hottest;
       const auto slowdown = t.snapshot.temperature_slowdown_c;
@@ -821,13 +813,13 @@ std::vector<CheckResult> JudgeBurn(const WorkerRun& run, const GpuTarget& t, con
       r.expected_text = fmt::format("<= {} C{}", th.burn_temperature_warn_c,
                                     slowdown ? fmt::format(" (FAIL at the card's slowdown threshold {} C)", *slowdown)
                                              : std::string());
-      r.status = slowdown && hottest >= *slowdown                  ? CheckStatus::kFail
-                 : hottest > th.burn_temperature_warn_c ? CheckStatus::kWarn
-                                                                   : CheckStatus::kPass;
-      r.evidence = fmt::format("hottest of {} samples: {:.0f} C", curve->temperature_c.size(), hottest);
-      if (r.status != CheckStatus::kPass) {
-        r.advice = "the GPU runs hot under sustained load: cooling of this chassis is marginal";
+      const std::string hot = "the GPU runs hot under sustained load: cooling of this chassis is marginal";
+      if (slowdown && hottest >= *slowdown) {
+        Fail(r, hot);
+      } else {
+        AtMost(r, hottest, th.burn_temperature_warn_c, CheckStatus::kWarn, hot);
       }
+      r.evidence = fmt::format("hottest of {} samples: {:.0f} C", curve->temperature_c.size(), hottest);
     }
     out.push_back(r);
   }
@@ -836,8 +828,7 @@ std::vector<CheckResult> JudgeBurn(const WorkerRun& run, const GpuTarget& t, con
     r.unit = "W";
     const std::vector<double> p = after_warmup(curve->power_w);
     if (p.size() < 2) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: fewer than two power samples after the warm-up";
+      Skip(r, "not measured: fewer than two power samples after the warm-up");
     } else {
       double mean = 0;
       for (double x : p) mean += x;
@@ -847,14 +838,12 @@ std::vector<CheckResult> JudgeBurn(const WorkerRun& run, const GpuTarget& t, con
       const double cv = mean > 0 ? std::sqrt(var / static_cast<double>(p.size() - 1)) / mean : 0;
       r.measured = mean;
       r.expected_text = fmt::format("coefficient of variation <= {:.2f}", th.burn_power_cv_warn);
-      r.status = cv > th.burn_power_cv_warn ? CheckStatus::kWarn : CheckStatus::kPass;
+      AtMost(r, cv, th.burn_power_cv_warn, CheckStatus::kWarn,
+             "power swings under a steady load: unstable power delivery or clocks stepping up and down");
       r.evidence = fmt::format("mean {:.0f} W over {} samples after the warm-up, coefficient of variation {:.3f}{}", mean,
                                p.size(), cv,
                                t.snapshot.power_limit ? fmt::format(", limit {:.0f} W", *t.snapshot.power_limit)
                                                       : std::string());
-      if (r.status == CheckStatus::kWarn) {
-        r.advice = "power swings under a steady load: unstable power delivery or clocks stepping up and down";
-      }
     }
     out.push_back(r);
   }
@@ -863,12 +852,11 @@ std::vector<CheckResult> JudgeBurn(const WorkerRun& run, const GpuTarget& t, con
     r.unit = "MHz";
     std::vector<double> c = after_warmup(curve->sm_clock_mhz);
     if (c.empty()) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: no SM clock samples after the warm-up";
+      Skip(r, "not measured: no SM clock samples after the warm-up");
     } else {
       std::sort(c.begin(), c.end());
       r.measured = c[c.size() / 2];
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.expected_text = "shown, not judged (throttling is judged by burn_in_throttle)";
       r.evidence = fmt::format("SM clock after the warm-up: median {:.0f} MHz, lowest {:.0f}, highest {:.0f}{}",
                                c[c.size() / 2], c.front(), c.back(),
@@ -927,10 +915,8 @@ std::vector<GpuTarget> Targets(const CheckContext& c) {
 }
 
 std::vector<CheckResult> SkipAll(const std::string& test, const std::string& why) {
-  CheckResult r;
-  r.name = test;
-  r.status = CheckStatus::kSkip;
-  r.evidence = "not measured: " + why;
+  CheckResult r = Make(test, -1, {});
+  Skip(r, "not measured: " + why);
   return {r};
 }
 

@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "read/file_text.h"
+#include "check/cells.h"
+#include "check/verdict.h"
 
 namespace gpuplan {
 namespace {
@@ -239,10 +241,9 @@ std::vector<CheckResult> JudgeHost(const HostInfo& info, int gpu_count, uint64_t
   std::vector<CheckResult> out;
   const std::string dflt = "default (docs/check.md §4)";
   {
-    CheckResult r;
-    r.name = "cpu_model";
+    CheckResult r = Make("cpu_model", -1, {});
     if (info.cpu_model || info.cpu_threads) {
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.measured_text = fmt::format("{}: {} socket(s), {} cores, {} threads{}", info.cpu_model.value_or("unknown CPU"),
                                     info.cpu_sockets ? std::to_string(*info.cpu_sockets) : "?",
                                     info.cpu_cores ? std::to_string(*info.cpu_cores) : "?",
@@ -250,129 +251,111 @@ std::vector<CheckResult> JudgeHost(const HostInfo& info, int gpu_count, uint64_t
                                     info.virtual_machine.value_or(false) ? " (virtual machine)" : "");
       r.evidence = "read from /proc/cpuinfo";
     } else {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: /proc/cpuinfo unreadable";
+      Skip(r, "not measured: /proc/cpuinfo unreadable");
     }
     out.push_back(r);
   }
   // The logical CPUs present against the offer's promise (providers sell vCPUs).
   if (promised_cores) {
-    CheckResult r;
-    r.name = "cpu_cores_promised";
+    CheckResult r = Make("cpu_cores_promised", -1, {});
     r.unit = "vCPUs";
     r.expected = *promised_cores;
     r.expectation_source = "offer (cpu_cores)";
     if (!info.cpu_threads) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: /proc/cpuinfo unreadable";
+      Skip(r, "not measured: /proc/cpuinfo unreadable");
     } else {
       r.measured = *info.cpu_threads;
-      r.status = *info.cpu_threads >= *promised_cores ? CheckStatus::kPass : CheckStatus::kFail;
+      AtLeast(r, *info.cpu_threads, *promised_cores, CheckStatus::kFail,
+              "ask the provider for the CPUs in the offer");
       r.evidence = fmt::format("{} logical CPUs online, the offer promises {}", *info.cpu_threads, *promised_cores);
-      if (r.status == CheckStatus::kFail) {
-        r.advice = "ask the provider for the CPUs in the offer";
-      }
     }
     out.push_back(r);
   }
   {
-    CheckResult r;
-    r.name = "cpu_cores_per_gpu";
+    CheckResult r = Make("cpu_cores_per_gpu", -1, {});
     r.unit = "cores/GPU";
     r.expected = th.cpu_cores_per_gpu_warn;
     r.expected_text = fmt::format(">= {}", th.cpu_cores_per_gpu_warn);
     r.expectation_source = dflt;
     const std::optional<int> cores = info.cpu_cores ? info.cpu_cores : info.cpu_threads;
     if (gpu_count <= 0) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "no GPUs seen: no per-GPU ratio";
+      Skip(r, "no GPUs seen: no per-GPU ratio");
     } else if (!cores) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: core count unknown";
+      Skip(r, "not measured: core count unknown");
     } else {
       const double per = static_cast<double>(*cores) / gpu_count;
       r.measured = per;
-      r.status = per >= th.cpu_cores_per_gpu_warn ? CheckStatus::kPass : CheckStatus::kWarn;
+      AtLeast(r, per, th.cpu_cores_per_gpu_warn, CheckStatus::kWarn,
+              "data loading and tokenisation run on the CPU: too few cores per GPU starve the GPUs");
       r.evidence = fmt::format("{} {} for {} GPUs", *cores, info.cpu_cores ? "physical cores" : "logical CPUs", gpu_count);
-      if (r.status == CheckStatus::kWarn) {
-        r.advice = "data loading and tokenisation run on the CPU: too few cores per GPU starve the GPUs";
-      }
     }
     out.push_back(r);
   }
   {
-    CheckResult r;
-    r.name = "ram_per_gpu_memory";
+    CheckResult r = Make("ram_per_gpu_memory", -1, {});
     r.unit = "x GPU memory";
     r.expected = th.ram_per_gpu_memory_warn;
     r.expected_text = fmt::format(">= {} x total GPU memory", th.ram_per_gpu_memory_warn);
     r.expectation_source = dflt;
     if (gpu_count <= 0 || gpu_memory_total == 0) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "no GPU memory seen: no ratio";
+      Skip(r, "no GPU memory seen: no ratio");
     } else if (!info.memory_bytes) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: no MemTotal in /proc/meminfo";
+      Skip(r, "not measured: no MemTotal in /proc/meminfo");
     } else {
       const double ratio = static_cast<double>(*info.memory_bytes) / static_cast<double>(gpu_memory_total);
       r.measured = ratio;
-      r.status = ratio >= th.ram_per_gpu_memory_warn ? CheckStatus::kPass : CheckStatus::kWarn;
+      AtLeast(r, ratio, th.ram_per_gpu_memory_warn, CheckStatus::kWarn,
+              "loading a checkpoint or offloading optimizer state needs host RAM at least the size of GPU memory");
       r.evidence = fmt::format("host RAM {} against {} of GPU memory on {} GPUs", Gib(*info.memory_bytes),
                                Gib(gpu_memory_total), gpu_count);
-      if (r.status == CheckStatus::kWarn) {
-        r.advice = "loading a checkpoint or offloading optimizer state needs host RAM at least the size of GPU memory";
-      }
     }
     out.push_back(r);
   }
   {
-    CheckResult r;
-    r.name = "cpu_steal";
+    CheckResult r = Make("cpu_steal", -1, {});
     r.unit = "%";
     r.expected = th.steal_warn_fraction * 100;
-    r.expected_text = fmt::format("< {:g}% (FAIL from {:g}%)", th.steal_warn_fraction * 100, th.steal_fail_fraction * 100);
+    r.expected_text = fmt::format("< {}% (FAIL from {}%)", check_cells::Number(th.steal_warn_fraction * 100, 6),
+                                  check_cells::Number(th.steal_fail_fraction * 100, 6));
     r.expectation_source = dflt;
     if (!steal) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: /proc/stat unreadable or no time passed";
+      Skip(r, "not measured: /proc/stat unreadable or no time passed");
     } else {
       r.measured = *steal * 100;
-      r.status = *steal >= th.steal_fail_fraction  ? CheckStatus::kFail
-                 : *steal >= th.steal_warn_fraction ? CheckStatus::kWarn
-                                                    : CheckStatus::kPass;
       r.evidence = fmt::format("{:.2f}% of CPU time was stolen by the hypervisor during the check (/proc/stat)",
                                *steal * 100);
-      if (r.status != CheckStatus::kPass) {
-        r.advice = "the virtual machine shares its physical cores with others: ask for dedicated cores";
+      const std::string dedicated = "the virtual machine shares its physical cores with others: ask for dedicated cores";
+      if (*steal >= th.steal_fail_fraction) {
+        Fail(r, dedicated);
+      } else if (*steal >= th.steal_warn_fraction) {
+        Warn(r, dedicated);
+      } else {
+        Pass(r);
       }
     }
     out.push_back(r);
   }
   {
-    CheckResult r;
-    r.name = "cpu_throughput";
+    CheckResult r = Make("cpu_throughput", -1, {});
     r.unit = "x one thread";
     const std::optional<int> cores = info.cpu_cores ? info.cpu_cores : info.cpu_threads;
     if (tp.single_rate <= 0 || !cores) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured";
+      Skip(r, "not measured");
     } else {
       // Independent cores give a speed-up equal to their number; hyperthreads add little to
       // integer work, so the physical cores are the yardstick.
       const int yard = std::min(*cores, tp.threads);
       r.measured = tp.SpeedUp();
       r.expected = th.cpu_throughput_warn_fraction * yard;
-      r.expected_text = fmt::format(">= {:g} x {} cores", th.cpu_throughput_warn_fraction, yard);
+      r.expected_text = fmt::format(">= {} x {} cores", check_cells::Number(th.cpu_throughput_warn_fraction, 6), yard);
       r.expectation_source = dflt;
-      r.status = tp.SpeedUp() >= *r.expected ? CheckStatus::kPass : CheckStatus::kWarn;
+      AtLeast(r, tp.SpeedUp(), *r.expected, CheckStatus::kWarn,
+              "the cores are shared or throttled: compare with the steal time and ask the provider");
       r.evidence = fmt::format("{} threads together did {:.1f}x the work of one thread ({} cores present{})", tp.threads,
                                tp.SpeedUp(), *cores, info.virtual_machine.value_or(false)
                                                          ? "; a virtual machine whose vCPUs are hyperthread pairs "
                                                            "reaches about 0.6x of its vCPU count"
                                                          : "");
-      if (r.status == CheckStatus::kWarn) {
-        r.advice = "the cores are shared or throttled: compare with the steal time and ask the provider";
-      }
     }
     r.seconds = tp.seconds;
     out.push_back(r);

@@ -10,6 +10,7 @@
 #include "check/check_request.h"
 #include "check/sold_as.h"
 #include "check/suite.h"
+#include "check/verdict.h"
 #include "core/error.h"
 #include "catalog/offer.h"
 #include "read/file_text.h"
@@ -72,11 +73,8 @@ void ReadFitFile(const CheckRequest& req, CheckContext& ctx) {
 }
 
 CheckResult EnvironmentResult(const std::string& what) {
-  CheckResult r;
-  r.name = "gpu_driver";
-  r.status = CheckStatus::kError;
-  r.evidence = what;
-  r.advice = "install the NVIDIA driver (or run where it is), or judge a capture with --from-nvidia-smi FILE";
+  CheckResult r = Make("gpu_driver", -1, {});
+  Error(r, what, "install the NVIDIA driver (or run where it is), or judge a capture with --from-nvidia-smi FILE");
   return r;
 }
 
@@ -247,10 +245,8 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& e) {
-      CheckResult r;
-      r.name = t->name;
-      r.status = CheckStatus::kError;
-      r.evidence = std::string("the test stopped: ") + e.what();
+      CheckResult r = Make(t->name, -1, {});
+      Error(r, std::string("the test stopped: ") + e.what(), "");
       results = {r};
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -20,6 +20,8 @@
 #include <thread>
 
 #include "core/error.h"
+#include "check/cells.h"
+#include "check/verdict.h"
 
 namespace gpuplan {
 namespace {
@@ -287,14 +289,20 @@ StorageResult MeasureStorage(const StorageRequest& req) {
   return res;
 }
 
+namespace {
+// The figures of the storage verdicts: 3 significant digits (6 for settings), never an exponent
+// for an ordinary magnitude (check_cells::Number).
+std::string N3(double v) { return check_cells::Number(v, 3); }
+std::string N6(double v) { return check_cells::Number(v, 6); }
+}  // namespace
+
 std::vector<CheckResult> JudgeStorage(const StorageResult& s, const std::optional<StorageNeed>& need,
                                       const std::optional<uint64_t>& checkpoint_bytes, const CheckThresholds& th) {
   std::vector<CheckResult> out;
   const std::string dflt = "default (docs/check.md §5)";
   const std::string how = fmt::format("{} threads reading {} in {}; {}", s.threads, s.read_from, s.dir, s.cache_bypass);
   auto base = [&](const std::string& name) {
-    CheckResult r;
-    r.name = name;
+    CheckResult r = Make(name, -1, {});
     r.unit = "GB/s";
     r.seconds = s.seconds / 2;
     return r;
@@ -303,10 +311,9 @@ std::vector<CheckResult> JudgeStorage(const StorageResult& s, const std::optiona
   {
     CheckResult r = base("storage_seq_read");
     if (!measured) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: " + s.not_measured;
+      Skip(r, "not measured: " + s.not_measured);
     } else {
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.measured = s.sequential_bytes_per_s / 1e9;
       r.evidence = "4 MiB blocks, " + how + " (judged against training in storage_feeds_training)";
     }
@@ -315,10 +322,9 @@ std::vector<CheckResult> JudgeStorage(const StorageResult& s, const std::optiona
   {
     CheckResult r = base("storage_random_read");
     if (!measured) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: " + s.not_measured;
+      Skip(r, "not measured: " + s.not_measured);
     } else {
-      r.status = CheckStatus::kPass;
+      Pass(r);
       r.measured = s.random_bytes_per_s / 1e9;
       r.evidence = fmt::format("{} KiB blocks at random places, {:.0f} reads/s, {} (judged against training in "
                                "storage_feeds_training)",
@@ -330,11 +336,9 @@ std::vector<CheckResult> JudgeStorage(const StorageResult& s, const std::optiona
     CheckResult r = base("storage_feeds_training");
     r.expectation_source = "the training rate given (--samples-per-second x --bytes-per-sample, or --fit)";
     if (!need || !(need->BytesPerSecond() > 0)) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "no training rate given: --samples-per-second and --bytes-per-sample, or --fit FILE";
+      Skip(r, "no training rate given: --samples-per-second and --bytes-per-sample, or --fit FILE");
     } else if (!measured) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: " + s.not_measured;
+      Skip(r, "not measured: " + s.not_measured);
     } else {
       // Samples of 1 MiB and more are read as streams; smaller ones at random (a shuffled
       // dataset reads one sample at a time).
@@ -344,20 +348,18 @@ std::vector<CheckResult> JudgeStorage(const StorageResult& s, const std::optiona
       const double ratio = have / want;
       r.measured = have / 1e9;
       r.expected = want / 1e9;
-      r.expected_text = fmt::format(">= {:.3g} GB/s (PASS from {:g}x headroom)", want / 1e9, th.storage_warn_fraction);
-      r.status = ratio < th.storage_fail_fraction   ? CheckStatus::kFail
-                 : ratio < th.storage_warn_fraction ? CheckStatus::kWarn
-                                                    : CheckStatus::kPass;
+      r.expected_text = fmt::format(">= {} GB/s (PASS from {}x headroom)", N3(want / 1e9), N6(th.storage_warn_fraction));
+      Fraction(r, have, want, th.storage_warn_fraction, th.storage_fail_fraction);
       const std::string pattern = sequential ? "sequential" : fmt::format("random {} KiB", s.random_block / 1024);
       if (ratio < 1) {
         r.evidence = fmt::format(
-            "storage delivers {:.3g} GB/s ({} reads), training needs {:.3g} GB/s ({:g} samples/s x {:.0f} bytes): "
+            "storage delivers {} GB/s ({} reads), training needs {} GB/s ({} samples/s x {:.0f} bytes): "
             "the GPUs would wait {:.0f}% of the time",
-            have / 1e9, pattern, want / 1e9, need->samples_per_second, need->bytes_per_sample, (1 - ratio) * 100);
+            N3(have / 1e9), pattern, N3(want / 1e9), N6(need->samples_per_second), need->bytes_per_sample, (1 - ratio) * 100);
         r.advice = "copy the dataset to local NVMe, pack small samples into shards, or add data-loader workers";
       } else {
-        r.evidence = fmt::format("storage delivers {:.3g} GB/s ({} reads), training needs {:.3g} GB/s: {:.1f}x headroom",
-                                 have / 1e9, pattern, want / 1e9, ratio);
+        r.evidence = fmt::format("storage delivers {} GB/s ({} reads), training needs {} GB/s: {:.1f}x headroom",
+                                 N3(have / 1e9), pattern, N3(want / 1e9), ratio);
         if (r.status == CheckStatus::kWarn) {
           r.advice = "little headroom: other jobs on the same storage or a checkpoint write will make the GPUs wait";
         }
@@ -369,29 +371,27 @@ std::vector<CheckResult> JudgeStorage(const StorageResult& s, const std::optiona
     out.push_back(r);
   }
   {
-    CheckResult r;
-    r.name = "disk_free";
+    CheckResult r = Make("disk_free", -1, {});
     r.unit = "GB";
     if (!s.free_bytes) {
-      r.status = CheckStatus::kSkip;
-      r.evidence = "not measured: statvfs failed on " + s.dir;
+      Skip(r, "not measured: statvfs failed on " + s.dir);
     } else {
       r.measured = static_cast<double>(*s.free_bytes) / 1e9;
       if (checkpoint_bytes && *checkpoint_bytes > 0) {
         const double want = th.disk_free_checkpoints * static_cast<double>(*checkpoint_bytes);
         r.expected = want / 1e9;
-        r.expected_text = fmt::format(">= {:g} checkpoints of {:.3g} GB", th.disk_free_checkpoints, static_cast<double>(*checkpoint_bytes) / 1e9);
+        r.expected_text = fmt::format(">= {} checkpoints of {} GB", N6(th.disk_free_checkpoints),
+                                      N3(static_cast<double>(*checkpoint_bytes) / 1e9));
         r.expectation_source = dflt;
-        r.status = static_cast<double>(*s.free_bytes) >= want ? CheckStatus::kPass : CheckStatus::kWarn;
-        r.evidence = fmt::format("{:.3g} GB free on the file system of {}; one checkpoint of the fit is {:.3g} GB",
-                                 static_cast<double>(*s.free_bytes) / 1e9, s.dir, static_cast<double>(*checkpoint_bytes) / 1e9);
-        if (r.status == CheckStatus::kWarn) {
-          r.advice = "a full disk kills the run at the next checkpoint: ask for more disk or keep fewer checkpoints";
-        }
+        AtLeast(r, static_cast<double>(*s.free_bytes), want, CheckStatus::kWarn,
+                "a full disk kills the run at the next checkpoint: ask for more disk or keep fewer checkpoints");
+        r.evidence = fmt::format("{} GB free on the file system of {}; one checkpoint of the fit is {} GB",
+                                 N3(static_cast<double>(*s.free_bytes) / 1e9), s.dir,
+                                 N3(static_cast<double>(*checkpoint_bytes) / 1e9));
       } else {
-        r.status = CheckStatus::kPass;
-        r.evidence = fmt::format("{:.3g} GB free on the file system of {} (no checkpoint size to hold it to: give --fit)",
-                                 static_cast<double>(*s.free_bytes) / 1e9, s.dir);
+        Pass(r);
+        r.evidence = fmt::format("{} GB free on the file system of {} (no checkpoint size to hold it to: give --fit)",
+                                 N3(static_cast<double>(*s.free_bytes) / 1e9), s.dir);
       }
     }
     out.push_back(r);

@@ -7,6 +7,7 @@
 
 #include "check/gpu_tests.h"
 #include "check/sold_as.h"
+#include "check/verdict.h"
 
 namespace gpuplan {
 namespace {
@@ -27,10 +28,8 @@ std::vector<CheckResult> RunInventory(CheckContext& c) {
 
 std::vector<CheckResult> RunStorage(CheckContext& c) {
   if (c.request.data.empty()) {
-    CheckResult r;
-    r.name = "storage_read";
-    r.status = CheckStatus::kSkip;
-    r.evidence = "no dataset folder given (--data DIR)";
+    CheckResult r = Make("storage_read", -1, {});
+    Skip(r, "no dataset folder given (--data DIR)");
     return {r};
   }
   StorageRequest sr;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "check/cells.h"
 #include "check/render/check_markdown.h"
 
 namespace gpuplan {
@@ -218,20 +219,21 @@ void ReportBody(const CheckReport& r, std::ostream& out) {
   HeaderRow(out, header);
   out << "<tbody>\n";
   for (const auto& t : r.tests) {
-    out << "<tr class=\"result\" data-status=\"" << ToString(t.status) << "\" data-test=\"";
-    H(out, t.name);
+    const cc::ResultCells c = cc::CellsOf(t);
+    out << "<tr class=\"result\" data-status=\"" << c.status << "\" data-test=\"";
+    H(out, c.test);
     out << "\"><td>";
     Status(out, t.status);
     out << "</td>";
-    Td(out, t.name);
-    Td(out, cc::Gpu(t));
+    Td(out, c.test);
+    Td(out, c.gpu);
     if (several) {
-      Td(out, t.node.empty() ? "-" : t.node);
+      Td(out, c.node.empty() ? "-" : c.node);
     }
-    Td(out, cc::Measured(t));
-    Td(out, cc::Expected(t));
-    Td(out, t.evidence);
-    Td(out, t.advice);
+    Td(out, c.MeasuredCell());
+    Td(out, c.ExpectedCell());
+    Td(out, c.evidence);
+    Td(out, c.advice);
     out << "</tr>\n";
   }
   out << "</tbody></table>\n";

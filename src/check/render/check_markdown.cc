@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cmath>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -65,62 +64,6 @@ std::string OptUnit(const std::optional<double>& v, const std::string& unit) {
 }
 
 }  // namespace
-
-std::string Number(double v) {
-  if (std::isfinite(v) && std::fabs(v) >= 1e4 && std::fabs(v) < 1e15) {
-    return fmt::format("{:.0f}", v);
-  }
-  return fmt::format("{:.4g}", v);
-}
-
-std::string WithUnit(double v, const std::string& unit) { return unit.empty() ? Number(v) : Number(v) + " " + unit; }
-
-std::string StatusClass(CheckStatus s) {
-  switch (s) {
-    case CheckStatus::kPass: return "pass";
-    case CheckStatus::kWarn: return "warn";
-    case CheckStatus::kFail: return "fail";
-    case CheckStatus::kSkip: return "skip";
-    case CheckStatus::kError: return "error";
-  }
-  return "error";
-}
-
-std::string Gpu(const CheckResult& r) { return r.gpu >= 0 ? std::to_string(r.gpu) : "host"; }
-
-std::string Measured(const CheckResult& r) {
-  if (r.measured) {
-    return WithUnit(*r.measured, r.unit);
-  }
-  return r.measured_text.empty() ? kMissing : r.measured_text;
-}
-
-std::string Expected(const CheckResult& r) {
-  if (!r.expected_text.empty()) {
-    return r.expected_text;
-  }
-  return r.expected ? WithUnit(*r.expected, r.unit) : kMissing;
-}
-
-std::string Where(const CheckResult& r, bool with_node) {
-  std::string s = with_node && !r.node.empty() ? r.node + " " : "";
-  return s + (r.gpu >= 0 ? fmt::format("GPU {}", r.gpu) : "host");
-}
-
-std::string Problem(const CheckResult& r) {
-  std::string s = "measured " + Measured(r) + ", expected " + Expected(r);
-  auto sentence = [&](const std::string& text) {
-    if (text.empty()) {
-      return;
-    }
-    const char last = s.back();
-    s += last == '.' || last == '!' || last == '?' ? " " : ". ";
-    s += text;
-  };
-  sentence(r.evidence);
-  sentence(r.advice.empty() ? "" : "Advice: " + r.advice);
-  return s;
-}
 
 std::string Counts(const std::vector<CheckResult>& tests) {
   constexpr std::array<CheckStatus, 5> kOrder = {CheckStatus::kPass, CheckStatus::kWarn, CheckStatus::kFail,
@@ -534,14 +477,15 @@ void ReportBody(const CheckReport& r, std::ostream& out) {
   }
   Header(out, cells);
   for (const auto& t : r.tests) {
-    cells = {ToString(t.status), t.name, cc::Gpu(t)};
+    const cc::ResultCells c = cc::CellsOf(t);
+    cells = {c.status, c.test, c.gpu};
     if (several) {
-      cells.push_back(t.node.empty() ? "-" : t.node);
+      cells.push_back(c.node.empty() ? "-" : c.node);
     }
-    cells.push_back(cc::Measured(t));
-    cells.push_back(cc::Expected(t));
-    cells.push_back(t.evidence);
-    cells.push_back(t.advice);
+    cells.push_back(c.MeasuredCell());
+    cells.push_back(c.ExpectedCell());
+    cells.push_back(c.evidence);
+    cells.push_back(c.advice);
     Row(out, cells);
   }
 }

@@ -7,8 +7,9 @@
 // report for a merge. Model text is escaped for Markdown: '|', '<' and newlines.
 //
 // The plain-text cells below (check_cells) are shared with the HTML form (check_html.h), so the
-// two files always show the same values: "-" for anything not measured, numbers to 4
-// significant digits, memory in GiB with one decimal.
+// two files always show the same values: "-" for anything not measured, numbers by
+// check_cells::Number, memory in GiB with one decimal. A result's own row (status, measured,
+// expected, ...) is the cell model of check/cells.h, which the terminal text uses too.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "check/cells.h"
 #include "check/compare.h"
 #include "check/report.h"
 #include "telemetry/snapshot.h"
@@ -31,24 +33,6 @@ namespace check_cells {
 
 // Label and value of a fact shown as one line or one table row.
 using Fact = std::pair<std::string, std::string>;
-
-// 4 significant digits ("3350", "0.9124", "1.5e-05"); whole numbers from 10^4 to 10^15 in full
-// ("98900", not "9.89e+04"), which is more readable and not less exact.
-std::string Number(double v);
-// "3350 GB/s"; the number alone when the unit is empty.
-std::string WithUnit(double v, const std::string& unit);
-// A status in lower case, "pass" ... "error" (the HTML form's CSS class suffix).
-std::string StatusClass(CheckStatus s);
-
-// The results table's cells of one result.
-std::string Gpu(const CheckResult& r);       // "0", "host" (gpu < 0)
-std::string Measured(const CheckResult& r);  // number with unit, else measured_text, else "-"
-std::string Expected(const CheckResult& r);  // expected_text, else number with unit, else "-"
-// Where a problem is: "GPU 1", "host", with "node-a " in front when `with_node`.
-std::string Where(const CheckResult& r, bool with_node);
-// A problem's line after its status, test and place: "measured x8, expected x16. EVIDENCE.
-// Advice: ADVICE" (a sentence's full stop added where the text has none).
-std::string Problem(const CheckResult& r);
 
 // The report's facts, in order: mode, source, ordered, card, offer, started, finished, tool,
 // and the count of results by status. Empty facts are left out (finished: "(running)").

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "check/cells.h"
 #include "check/render/check_markdown.h"
 #include "format/table.h"
 #include "format/text_lang.h"
@@ -13,26 +14,18 @@ namespace gpuplan {
 namespace {
 
 // A number with its unit; the unit's words (GPUs, lanes, errors...) in the text language. The
-// number is written as the Markdown and HTML reports write it (Number: 24564, not 2.456e+04).
+// number is written as every check renderer writes it (check_cells::Number: 24564, not 2.456e+04).
 std::string SaidWithUnit(double v, const std::string& unit) {
   return check_cells::Number(v) + (unit.empty() ? "" : " " + SayMessage(unit));
 }
 
-std::string Measured(const CheckResult& r) {
-  if (r.measured) {
-    return SaidWithUnit(*r.measured, r.unit);
+// A measured or expected cell of the cell model (check/cells.h) in the text language: a
+// number keeps its figure and says its unit, a text is said whole; empty when there is nothing.
+std::string Said(const check_cells::Figure& f, const std::string& unit) {
+  if (f.value.empty()) {
+    return {};
   }
-  return SayMessage(r.measured_text);
-}
-
-std::string Expected(const CheckResult& r) {
-  if (!r.expected_text.empty()) {
-    return SayMessage(r.expected_text);
-  }
-  if (r.expected) {
-    return SaidWithUnit(*r.expected, r.unit);
-  }
-  return {};
+  return f.number ? f.value + (unit.empty() ? "" : " " + SayMessage(unit)) : SayMessage(f.value);
 }
 
 // A test of the suite by its name in the text language (the name itself is what --tests takes).
@@ -55,21 +48,22 @@ int64_t StatusWidth() {
 }  // namespace
 
 std::string CheckResultLine(const CheckResult& r) {
-  std::string line = PadRight(SayStatus(ToString(r.status)), StatusWidth()) + " " + PadRight(r.name, 24) + " " +
+  const check_cells::ResultCells c = check_cells::CellsOf(r);
+  std::string line = PadRight(SayStatus(c.status), StatusWidth()) + " " + PadRight(c.test, 24) + " " +
                      PadRight(Where(r), 8);
-  const std::string m = Measured(r);
-  const std::string e = Expected(r);
+  const std::string m = Said(c.measured, c.unit);
+  const std::string e = Said(c.expected, c.unit);
   if (!m.empty()) {
     line += " " + m;
   }
   if (!e.empty()) {
     line += SayFormat("cli.check.expected", " (expected {})", {e});
   }
-  if (!r.evidence.empty()) {
-    line += "  " + SayMessage(r.evidence);
+  if (!c.evidence.empty()) {
+    line += "  " + SayMessage(c.evidence);
   }
-  if (!r.advice.empty() && (r.status == CheckStatus::kFail || r.status == CheckStatus::kWarn || r.status == CheckStatus::kError)) {
-    line += "\n      -> " + SayMessage(r.advice);
+  if (!c.advice.empty() && (r.status == CheckStatus::kFail || r.status == CheckStatus::kWarn || r.status == CheckStatus::kError)) {
+    line += "\n      -> " + SayMessage(c.advice);
   }
   return line;
 }
