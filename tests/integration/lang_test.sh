@@ -225,7 +225,7 @@ call = re.compile(r'Say(?:Format)?\(\s*"([a-z0-9_.\-]+)",\s*((?:"(?:[^"\\]|\\.)*
 literal = re.compile(r'"((?:[^"\\]|\\.)*)"')
 bad = 0
 seen = 0
-for path in glob.glob(root + "/src/io/*.cc") + glob.glob(root + "/apps/gpuplan/*.cc"):
+for path in glob.glob(root + "/src/**/*.cc", recursive=True) + glob.glob(root + "/apps/gpuplan/*.cc"):
     for key, english in call.findall(open(path, encoding="utf-8").read()):
         seen += 1
         english = "".join(literal.findall(english)).encode().decode("unicode_escape")
