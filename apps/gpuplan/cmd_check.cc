@@ -1,5 +1,5 @@
 // gpuplan check | check compare | check merge: flags into the requests of check/check_request.h
-// and check/compare.h, the library runs them (RunCheck, CompareReports, MergeReports), and src/io
+// and check/compare.h, the library runs them (RunCheck, CompareReports, MergeReports), and check/render
 // renders: the live view (check/render/check_text.h) and the report files (check/render/check_files.h).
 #include <unistd.h>
 

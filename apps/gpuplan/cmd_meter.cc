@@ -1,6 +1,6 @@
 // gpuplan meter report | export | timeline | alerts | run | record | watch | compare: flags into
 // the requests of meter/report.h, meter/alert_replay.h, meter/agent.h and meter/watch.h, the library runs them (the agent as the
-// service of meter/meter_service.h: alerts and /metrics), and src/io renders.
+// service of meter/meter_service.h: alerts and /metrics), and meter/render renders.
 #include <signal.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// gpuplan: plan, price, check and meter rented GPU servers. Thin front end over gpuplan_core.
+// gpuplan: plan, price, check and meter rented GPU servers. Thin front end over gpuplan_library.
 #include <cstdlib>
 #include <cstring>
 #include <iostream>

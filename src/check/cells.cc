@@ -12,15 +12,6 @@ namespace {
 constexpr const char* kMissing = "-";
 }  // namespace
 
-std::string Number(double v, int digits) {
-  std::string s = fmt::format("{:.{}g}", v, digits);
-  // %g turns to an exponent once the digits cannot hold the whole part (98900 at 4 digits);
-  // such a number is written in full instead, which is more readable and not less exact.
-  if (std::isfinite(v) && std::fabs(v) < 1e15 && s.find("e+") != std::string::npos) {
-    s = fmt::format("{:.0f}", v);
-  }
-  return s;
-}
 
 std::string WithUnit(double v, const std::string& unit) { return unit.empty() ? Number(v) : Number(v) + " " + unit; }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "check/report.h"
+#include "format/numbers.h"
 
 namespace gpuplan {
 namespace check_cells {
@@ -14,7 +15,7 @@ namespace check_cells {
 // magnitude below 10^15 that the digits cannot hold: 98900 reads "98900", not "9.89e+04".
 // Every figure of a check result goes through this: the cells below and the numbers the
 // verdicts of src/check write into their expected and evidence texts.
-std::string Number(double v, int digits = 4);
+inline std::string Number(double v, int digits = 4) { return FormatNumber(v, digits); }  // format/numbers.h
 // "3350 GB/s"; the number alone when the unit is empty.
 std::string WithUnit(double v, const std::string& unit);
 // A status in lower case, "pass" ... "error" (the HTML form's CSS class suffix).

@@ -1,6 +1,6 @@
 // `gpuplan check` as a request -> result job: the CLI (apps/gpuplan/cmd_check.cc) and any other
 // front end fill a CheckRequest (from the options table, check/check_options.h), call RunCheck
-// and render the CheckReport (src/io). Every default of the command is here, once.
+// and render the CheckReport (check/render). Every default of the command is here, once.
 #pragma once
 
 #include <functional>

@@ -2,7 +2,7 @@
 // test by test; with an offers file, the price and money per unit of measured work, and the
 // provider terms beside the measured health) and `gpuplan check merge` (the nodes of one
 // cluster in one report, outlier nodes and GPUs flagged by robust statistics, docs/check.md §7).
-// The reports are read by src/io (ReportFromJson) and rendered there.
+// The reports are read by check/render/check_json.h (ReportFromJson) and rendered there.
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
 // The result model of `gpuplan check`: every measurement with its expectation, status and
-// evidence, the inventory it was judged on, and the suite's verdict. One model; src/io renders
+// evidence, the inventory it was judged on, and the suite's verdict. One model; check/render renders
 // it as JSON (the report file, complete after every test), Markdown, HTML and the live terminal
 // view. Field meanings are defined in docs/check.md.
 #pragma once

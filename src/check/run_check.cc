@@ -11,6 +11,7 @@
 #include "check/sold_as.h"
 #include "check/suite.h"
 #include "check/verdict.h"
+#include "format/times.h"
 #include "core/error.h"
 #include "catalog/offer.h"
 #include "read/file_text.h"
@@ -22,14 +23,6 @@
 namespace gpuplan {
 namespace {
 
-std::string NowIso() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // Bytes a training checkpoint takes (docs/check.md §5.3): the weights in bf16 (2 bytes per
 // parameter; only the adapter for LoRA/QLoRA) and, for Adam-family optimisers, the fp32 master
@@ -97,7 +90,7 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
   CheckReport rep;
   rep.tool_version = req.tool_version;
   rep.mode = ToString(ctx.mode);
-  rep.started = NowIso();
+  rep.started = UtcNowIso();
 
   // Input first: nothing runs on a bad request.
   if (req.quick && req.full) {
@@ -279,7 +272,7 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
     obs.OnTestDone(rep, t->name);
     ++index;
   }
-  rep.finished = NowIso();
+  rep.finished = UtcNowIso();
   obs.OnFinish(rep);
   return rep;
 }

@@ -23,6 +23,7 @@
 #include "telemetry/pcie.h"
 #include "telemetry/proc.h"
 #include "core/error.h"
+#include "format/times.h"
 #include "read/file_text.h"
 #include "telemetry/nvml_source.h"
 
@@ -197,14 +198,6 @@ DiskNet ReadDiskNet(const std::string& proc_root) {
   return d;
 }
 
-std::string IsoNow() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string Fmt(const char* format, double v) {
   char buf[64];
@@ -428,7 +421,7 @@ WatchResult RunWatch(const WatchRequest& q) {
   WatchResult r;
   r.command = q.command;
   r.interval_seconds = q.interval_seconds;
-  r.started = IsoNow();
+  r.started = UtcNowIso();
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) {
     r.hostname = host;

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "format/numbers.h"
 #include "read/file_text.h"
 #include "read/json_fields.h"
 #include "telemetry/snapshot_json.h"
@@ -16,7 +17,7 @@ namespace {
 
 template <typename T>
 json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
+  return OptionalToJson(v);
 }
 
 CheckStatus StatusFromText(const std::string& s, const std::string& file, const std::string& where) {

@@ -1,5 +1,7 @@
 #include "fit/render/fit_json.h"
 
+#include "format/numbers.h"
+
 #include <cmath>
 
 namespace gpuplan {
@@ -7,7 +9,7 @@ namespace {
 
 int64_t Round(Bytes b) { return static_cast<int64_t>(std::llround(b.value)); }
 
-nlohmann::json OptionalNumber(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json OptionalNumber(const std::optional<double>& v) { return OptionalToJson(v); }
 
 }  // namespace
 

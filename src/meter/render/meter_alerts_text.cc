@@ -9,6 +9,7 @@
 
 #include "core/civil.h"
 #include "core/money.h"
+#include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 #include "read/time_text.h"
@@ -26,7 +27,7 @@ std::string MinuteText(int64_t ms, int zone) {
   return FormatLocalMinute(FloorDiv(ms, kMillisecondsPerMinute) + zone) + FormatUtcOffset(zone);
 }
 
-std::string Hours(double h) { return h >= 9.95 || h == 0 ? fmt::format("{:.0f}", h) : fmt::format("{:.1f}", h); }
+std::string Hours(double h) { return FormatHours(h); }
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "core/civil.h"
 #include "core/money.h"
+#include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 #include "read/time_text.h"
@@ -18,7 +19,7 @@ std::string TimeText(int64_t ms, int zone) {
   return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
 }
 
-std::string Hours(double h) { return h >= 9.95 || h == 0 ? fmt::format("{:.0f}", h) : fmt::format("{:.1f}", h); }
+std::string Hours(double h) { return FormatHours(h); }
 
 // "12/3/5/30/50": the share of observed time in each utilisation bucket, in %.
 std::string Distribution(const UtilisationDistribution& u) {

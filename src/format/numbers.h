@@ -1,0 +1,27 @@
+// Numbers, hours and optional values as every renderer writes them: one formatter each, so a
+// figure reads the same in the terminal, Markdown, HTML and JSON texts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace gpuplan {
+
+// `digits` significant digits, without an exponent for ordinary magnitudes: %g turns to an
+// exponent once the digits cannot hold the whole part (98900 at 4 digits), and such a number
+// is written in full instead (98900, not 9.89e+04), which is more readable and not less exact.
+// Below 1e-4 or from 1e15 on, %g's exponent stays (1.52e-05, 3e+15).
+std::string FormatNumber(double v, int digits = 4);
+
+// Hours as the meter's tables show them: whole hours from 9.95 on (and 0), one decimal below.
+std::string FormatHours(double h);
+
+// An optional value in JSON: the value, or null.
+template <typename T>
+nlohmann::json OptionalToJson(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,17 @@
+#include "format/times.h"
+
+#include <chrono>
+#include <ctime>
+
+namespace gpuplan {
+
+std::string UtcNowIso() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace gpuplan
