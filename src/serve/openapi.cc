@@ -3,6 +3,10 @@
 // validates the answer against the schema here, so the document cannot drift from the server.
 #include "serve/api.h"
 
+#include <map>
+
+#include "meter/meter_options.h"
+
 namespace gpuplan {
 namespace {
 
@@ -40,6 +44,26 @@ json Query(const std::string& name, const std::string& what, const std::string& 
     q["example"] = example;
   }
   return q;
+}
+
+// A meter route's query parameters, from the options table its handler reads the query with
+// (MeterQuery in api.cc): every key but the server's own files (db, offers, alerts), each with
+// the table's help, kind and choices, so the document cannot drift from what the server takes.
+// `examples`: the example value per key the document shows (and tests/serve sends).
+template <typename Req>
+json QueryOf(const OptionTable<Req>& table, const std::map<std::string, std::string>& examples) {
+  json out = json::array();
+  for (const auto& o : table) {
+    if (o.key == "db" || o.key == "offers" || o.key == "alerts") {
+      continue;
+    }
+    json q = Query(o.key, o.help, examples.count(o.key) != 0 ? examples.at(o.key) : "");
+    if (!o.check.choices.empty()) {
+      q["schema"]["enum"] = o.check.choices;
+    }
+    out.push_back(std::move(q));
+  }
+  return out;
 }
 
 // Small offers, as an offers file's text (docs/offers.md).
@@ -340,16 +364,13 @@ json OpenApiDocument() {
       {"get",
        {{"summary", "gpuplan meter report --json over the server's --meter-db"},
         {"parameters",
-         {Query("from", "start (2026-03-01T09:00, 2026-03-01 or 2026-03)", "2026-03-01"),
-          Query("to", "end, exclusive", "2026-03-02"), Query("by", "gpu | user | job | pod", "gpu"),
-          Query("offer", "the offer id in the server's --meter-offers", "")}},
+         QueryOf(MeterReportOptionTable(), {{"from", "2026-03-01"}, {"to", "2026-03-02"}, {"by", "gpu"}})},
         {"responses", WithErrors({{"200", Ok("the report", Ref("MeterReport"))}}, false)}}}};
   paths["/api/meter/export"] = {
       {"get",
        {{"summary", "gpuplan meter export: the measured use as the usage CSV gpuplan cost reads"},
         {"parameters",
-         {Query("from", "start", "2026-03-01"), Query("to", "end, exclusive", "2026-03-02"),
-          Query("basis", "busy | allocated", "busy")}},
+         QueryOf(MeterExportOptionTable(), {{"from", "2026-03-01"}, {"to", "2026-03-02"}, {"basis", "busy"}})},
         {"responses",
          WithErrors({{"200", {{"description", "timestamp,gpus"}, {"content", {{"text/csv", {{"schema", {{"type", "string"}}}}}}}}}},
                     false)}}}};
@@ -359,9 +380,7 @@ json OpenApiDocument() {
         {"description", "Each slot's `total` is the `total` of `gpuplan meter report --from SLOT --to SLOT_END "
                         "--json` (at most 744 slots, from one read of the database)."},
         {"parameters",
-         {Query("from", "start (2026-03-01T09:00, 2026-03-01 or 2026-03)", "2026-03-01"),
-          Query("to", "end, exclusive", "2026-03-02"), Query("step", "hour (default) | day", "hour"),
-          Query("offer", "the offer id in the server's --meter-offers", "")}},
+         QueryOf(MeterTimelineOptionTable(), {{"from", "2026-03-01"}, {"to", "2026-03-02"}, {"step", "hour"}})},
         {"responses", WithErrors({{"200", Ok("the slots", Ref("MeterTimeline"))}}, false)}}}};
   paths["/api/meter/alerts"] = {
       {"get",
@@ -369,9 +388,7 @@ json OpenApiDocument() {
         {"description", "The rules are the server's --meter-alerts file's (else the defaults), the GPU-hour price "
                         "and the budget's projection its --meter-offers'."},
         {"parameters",
-         {Query("from", "start (2026-03-01T09:00, 2026-03-01 or 2026-03)", "2026-03-01"),
-          Query("to", "end, exclusive", "2026-03-02"),
-          Query("offer", "the offer id in the server's --meter-offers", "")}},
+         QueryOf(MeterAlertsOptionTable(), {{"from", "2026-03-01"}, {"to", "2026-03-02"}})},
         {"responses", WithErrors({{"200", Ok("the alerts", Ref("MeterAlerts"))}}, false)}}}};
   paths["/api/check/compare"] = {
       {"post",

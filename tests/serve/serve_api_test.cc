@@ -979,5 +979,29 @@ TEST_F(ServeApiTest, EveryRouteOfTheOpenApiDocumentAnswersAsDescribed) {
   EXPECT_GE(checked, 16);
 }
 
+// The meter routes' query parameters come from the options tables the handlers read the query
+// with. Expected by hand from docs/cli.md's flags of each command, less the server's own files
+// (--db, --offers, --alerts): the document names exactly what the server takes.
+TEST_F(ServeApiTest, MeterQueryParametersAreTheCommandsFlags) {
+  const json doc = Body(Get("/api/openapi.json"));
+  const std::map<std::string, std::vector<std::string>> expected = {
+      {"/api/meter/report", {"from", "to", "by", "offer"}},
+      {"/api/meter/export", {"from", "to", "basis"}},
+      {"/api/meter/timeline", {"from", "to", "step", "offer"}},
+      {"/api/meter/alerts", {"from", "to", "offer"}},
+  };
+  for (const auto& [path, names] : expected) {
+    std::vector<std::string> shown;
+    for (const auto& p : doc["paths"][path]["get"]["parameters"]) {
+      EXPECT_EQ(p["in"], "query") << path;
+      shown.push_back(p["name"].get<std::string>());
+    }
+    EXPECT_EQ(shown, names) << path;
+  }
+  // A choice is typed with its values: --by gpu | user | job | pod.
+  const json by = doc["paths"]["/api/meter/report"]["get"]["parameters"][2];
+  EXPECT_EQ(by["schema"]["enum"], json({"gpu", "user", "job", "pod"}));
+}
+
 }  // namespace
 }  // namespace gpuplan
