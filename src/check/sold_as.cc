@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "check/verdict.h"
+#include "format/numbers.h"
 
 namespace gpuplan {
 namespace {
@@ -166,7 +167,7 @@ CheckResult JudgeMemoryTotal(const GpuView& v, CheckResult r) {
   const double want = ExpectedMemoryBytes(*v.ref, g, &note);
   r.measured = static_cast<double>(*g.memory_total) / kMiB;
   r.expected = want / kMiB;
-  r.expected_text = fmt::format(">= {:.0f} x {:.0f} MiB", th.memory_total_fail_fraction, want / kMiB);
+  r.expected_text = fmt::format(">= {} x {:.0f} MiB", FormatNumber(th.memory_total_fail_fraction), want / kMiB);
   r.evidence = fmt::format("{}: memory total {:.0f} MiB; {} has {:.0f} MiB{}", v.origin, *r.measured, v.ref->name,
                            want / kMiB, note);
   AtLeast(r, static_cast<double>(*g.memory_total), th.memory_total_fail_fraction * want, CheckStatus::kFail,

@@ -112,6 +112,8 @@ TEST(SoldAs, CutDownMemory) {
   // 20480 MiB of 40960 MiB: half, below 97%.
   const auto& r = Find(Judge("edited/a100-cut-down-memory.xml", "A100 40GB SXM", true), "gpu_memory_total");
   EXPECT_EQ(r.status, CheckStatus::kFail);
+  // The threshold reads as the default share, 0.97 (docs/check.md), not rounded to "1".
+  EXPECT_EQ(r.expected_text.rfind(">= 0.97 x ", 0), 0u) << r.expected_text;
 }
 
 TEST(SoldAs, UncorrectableEccAndPendingRemap) {
