@@ -6,7 +6,6 @@
 #include <random>
 
 #include "catalog/gpu_catalog.h"
-#include "core/civil.h"
 #include "cost/optimizer.h"
 
 namespace {
@@ -35,7 +34,7 @@ OfferSet ThirtyOffers(const GpuCatalog& cat) {
     o->stopped_fee_ratio = i % 3 == 0 ? 0.1 : 0.0;
     o->recreate_minutes = i % 3 == 0 ? 20 : 0;  // keep-or-release decided per idle gap
     o->releasable = i != 3;                     // one offer (with a stopped fee) that cannot be released
-    if (i % 2 == 0) o->night = NightDiscount{22 * 60, 8 * 60, 0.7};
+    if (i % 2 == 0) o->night = NightDiscount{std::chrono::hours{22}, std::chrono::hours{8}, 0.7};
   }
   for (int i = 0; i < 5; ++i) {
     Offer* o = add("spot" + std::to_string(i), BillingMode::kSpot, 12 * u(rng));
@@ -46,7 +45,7 @@ OfferSet ThirtyOffers(const GpuCatalog& cat) {
 
 UsageTrace YearTrace() {
   UsageTrace t;
-  t.start_hour = DaysFromCivil(2027, 1, 1) * 24;  // calendar months and weeks from 2027-01-01
+  t.start_hour = CivilHour(2027, 1, 1);  // calendar months and weeks from 2027-01-01
   std::mt19937 rng(2);
   for (int h = 0; h < 8760; ++h) {
     UsageHour x;

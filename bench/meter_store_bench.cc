@@ -341,7 +341,7 @@ void BM_ReportGpuYear(benchmark::State& state) {
   q.to = "2024-12-31";
   q.offers = offers;
   q.by = state.range(0) == 0 ? "gpu" : "job";
-  q.now = (kT0 + 366 * kDay) / 1000;
+  q.now = date::floor<std::chrono::seconds>(FromUnixMillis(kT0 + 366 * kDay));
   std::size_t groups = 0;
   for (auto _ : state) {
     const MeterReport r = RunMeterReport(q, catalog);
@@ -389,9 +389,9 @@ void BM_TimelineWeekByHour(benchmark::State& state) {
         r.db = db;
         r.offers = q.offers;
         r.offer = q.offer;
-        const int64_t hour = 1772409600000 / kHour + h;  // 2026-03-02T00:00Z
+        const LocalHour hour = CivilHour(2026, 3, 2) + std::chrono::hours{h};  // 2026-03-02T00:00Z
         r.from = FormatLocalHour(hour) + "Z";
-        r.to = FormatLocalHour(hour + 1) + "Z";
+        r.to = FormatLocalHour(hour + std::chrono::hours{1}) + "Z";
         benchmark::DoNotOptimize(RunMeterReport(r, catalog).total.money);
         ++slots;
       }

@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git jq yq ccache sqlite3 curl
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libglpk-dev libpugixml-dev libsqlite3-dev
+  libhowardhinnant-date-dev tzdata   # civil calendar and IANA time zones (core/time.h)
   libcpp-httplib-dev libssl-dev   # HTTP client/server (webhooks, serve, /metrics) and HMAC signing
   libgtest-dev libgmock-dev libbenchmark-dev
   librust-nvml-wrapper-sys-dev   # bindgen output of the real nvml.h: tests/abi checks our NVML declarations

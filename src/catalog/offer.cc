@@ -9,7 +9,6 @@
 #include <iterator>
 #include <set>
 
-#include "core/civil.h"
 #include "core/enum_names.h"
 #include "core/error.h"
 #include "core/names.h"
@@ -47,10 +46,9 @@ E ParseChoice(const YAML::Node& n, const std::string& field, const std::string& 
                        n.IsScalar() ? n.Scalar() : "a structure");
 }
 
-int ParseClock(const YAML::Node& n, const std::string& field, const std::string& file) {
-  int minute = 0;
-  if (n.IsScalar() && ParseTimeOfDay(n.Scalar(), &minute)) {
-    return minute;
+std::chrono::minutes ParseClock(const YAML::Node& n, const std::string& field, const std::string& file) {
+  if (const auto m = n.IsScalar() ? ParseTimeOfDay(n.Scalar()) : std::nullopt) {
+    return *m;
   }
   throw InputError("expected a time of day HH:MM", file, YamlLine(n), field);
 }
@@ -84,7 +82,7 @@ double GranularityHours(Granularity g) {
 }
 
 bool NightDiscount::Contains(int hour_of_day) const {
-  const int minute = hour_of_day * 60;
+  const std::chrono::minutes minute = std::chrono::hours{hour_of_day};
   if (from_minute <= to_minute) {
     return minute >= from_minute && minute < to_minute;
   }
@@ -142,8 +140,11 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
   }
   if (top.Has("timezone")) {
     const std::string tz = top.Str("timezone", true);
-    if (!ParseUtcOffset(tz, &set.utc_offset_minutes)) {
-      top.Fail("timezone", "expected a UTC offset in whole hours such as +08:00, or Asia/Shanghai, got '" + tz + "'");
+    if (const auto z = ParseZone(tz)) {
+      set.zone = *z;
+    } else {
+      top.Fail("timezone", "expected a UTC offset in whole hours such as +08:00, or a time zone such as "
+                           "Asia/Shanghai (the tz database's names), got '" + tz + "'");
     }
   }
   YAML::Node list = root["offers"];
@@ -230,7 +231,7 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
       d.from_minute = ParseClock(nr->Node("from"), nr->path() + "from", file);
       d.to_minute = ParseClock(nr->Node("to"), nr->path() + "to", file);
       d.factor = nr->Num("factor", true, 1, 0, 1);
-      if (d.from_minute % 60 != 0 || d.to_minute % 60 != 0) {
+      if (d.from_minute % std::chrono::hours{1} != std::chrono::minutes{0} || d.to_minute % std::chrono::hours{1} != std::chrono::minutes{0}) {
         nr->Fail("from", "night windows are billed by the hour: use whole hours");
       }
       o.night = d;
@@ -328,16 +329,15 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
         if (!m.Has(key)) {
           continue;
         }
-        int64_t hour = 0;
-        int hod = 0;
         const std::string text = m.Str(key, true);
-        if (text.size() != 10 || !ParseIsoHour(text + "T00:00", set.utc_offset_minutes, &hour, &hod)) {
+        const auto day = ParseIsoDay(text);
+        if (!day) {
           m.Fail(key, "expected a date YYYY-MM-DD, got '" + text + "'");
         }
         if (std::string(key) == "from") {
-          s.from_hour = hour;
+          s.from_hour = LocalHour{*day};
         } else {
-          s.to_hour = hour + 24;  // the last day covered, whole
+          s.to_hour = LocalHour{*day + date::days{1}};  // the last day covered, whole
         }
       }
       if (s.from_hour && s.to_hour && *s.to_hour <= *s.from_hour) {
@@ -367,14 +367,15 @@ bool Subsidy::Applies(const Offer& o) const {
          (providers.empty() || std::find(providers.begin(), providers.end(), o.provider) != providers.end());
 }
 
-bool Subsidy::Covers(int64_t h) const { return (!from_hour || h >= *from_hour) && (!to_hour || h < *to_hour); }
+bool Subsidy::Covers(LocalHour h) const { return (!from_hour || h >= *from_hour) && (!to_hour || h < *to_hour); }
 
-int64_t Subsidy::PeriodOf(int64_t h) const {
+int64_t Subsidy::PeriodOf(LocalHour h) const {
   if (per == CapPeriod::kTotal) {
     return 0;
   }
-  const CivilDate d = CivilFromDays(FloorDiv(h, 24));
-  return per == CapPeriod::kYear ? d.year : d.year * 12 + d.month - 1;
+  const date::year_month_day d = DateOf(h);
+  const int64_t year = static_cast<int>(d.year());
+  return per == CapPeriod::kYear ? year : year * 12 + static_cast<unsigned>(d.month()) - 1;
 }
 
 OfferSet LoadOffers(const std::string& path, const GpuCatalog& catalog) {

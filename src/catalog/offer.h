@@ -26,8 +26,8 @@ inline constexpr double kHoursPerMonth = 730.0;
 double GranularityHours(Granularity g);
 
 struct NightDiscount {
-  int from_minute = 0;  // minutes after midnight, local time
-  int to_minute = 0;    // window may wrap midnight (22:00-08:00)
+  std::chrono::minutes from_minute{0};  // after midnight, local time
+  std::chrono::minutes to_minute{0};    // window may wrap midnight (22:00-08:00)
   double factor = 1.0;  // price multiplier inside the window
   bool Contains(int hour_of_day) const;
   double HoursPerDay() const;
@@ -102,19 +102,19 @@ struct Subsidy {
   bool covers_all = false;               // false: compute (the price, no add-ons or fees); true: all billed
   std::optional<double> cap;             // per `per`, in the file's currency
   CapPeriod per = CapPeriod::kTotal;
-  std::optional<int64_t> from_hour;      // local hour of the first day covered
-  std::optional<int64_t> to_hour;        // local hour after the last day covered
+  std::optional<LocalHour> from_hour;    // 00:00 of the first day covered
+  std::optional<LocalHour> to_hour;      // 00:00 of the day after the last day covered
   int line = 0;
   bool Applies(const Offer& o) const;
-  bool Covers(int64_t local_hour) const;  // within [from, to)
+  bool Covers(LocalHour h) const;  // within [from, to)
   // The period a local hour's spend counts against for the cap (month or year index, 0 in total).
-  int64_t PeriodOf(int64_t local_hour) const;
+  int64_t PeriodOf(LocalHour h) const;
 };
 const char* ToString(CapPeriod p);
 
 struct OfferSet {
   std::string currency = "CNY";
-  int utc_offset_minutes = kDefaultUtcOffsetMinutes;  // `timezone:`; night windows and terms are in it
+  Zone zone = DefaultZone();  // `timezone:`; night windows and terms are in its wall clock
   std::vector<Offer> offers;
   std::vector<Subsidy> subsidies;
   std::string file;

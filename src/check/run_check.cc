@@ -11,7 +11,7 @@
 #include "check/sold_as.h"
 #include "check/suite.h"
 #include "check/verdict.h"
-#include "format/times.h"
+#include "read/time_text.h"
 #include "core/error.h"
 #include "catalog/offer.h"
 #include "read/file_text.h"

@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/civil.h"
 
 namespace gpuplan {
 
 double ReservedTermPrice(const Offer& o) { return o.price * (1.0 + o.addon_fee_ratio); }
 
-double ReservedTermFixedFees(const Offer& o, int64_t term_start, int64_t term_end) {
+double ReservedTermFixedFees(const Offer& o, LocalHour term_start, LocalHour term_end) {
   const double monthly = o.MonthlyFixedFees();
   if (monthly == 0) {
     return 0;
@@ -20,33 +19,28 @@ double ReservedTermFixedFees(const Offer& o, int64_t term_start, int64_t term_en
     case BillingMode::kYearly: return 12.0 * monthly;
     case BillingMode::kMonthly: return monthly;
     default: {
-      const CivilDate c = CivilFromDays(term_start / 24);
-      const double days = static_cast<double>(term_end - term_start) / 24.0;
-      return monthly * days / DaysInMonth(c.year, c.month);
+      const date::year_month_day c = DateOf(term_start);
+      const double days = static_cast<double>(HoursBetween(term_start, term_end)) / 24.0;
+      return monthly * days / DaysInMonth(static_cast<int>(c.year()), static_cast<unsigned>(c.month()));
     }
   }
 }
 
-double ReservedCostPerMonth(const Offer& o, int64_t month_start) {
-  const int64_t month_end = AddMonths(month_start, 1);
-  const double hours = static_cast<double>(month_end - month_start);
+double ReservedCostPerMonth(const Offer& o, LocalHour month_start) {
+  const LocalHour month_end = AddMonths(month_start, 1);
+  const double hours = static_cast<double>(HoursBetween(month_start, month_end));
   switch (o.mode) {
     case BillingMode::kYearly: return ReservedTermCost(o, month_start, AddMonths(month_start, 12)) / 12.0;
     case BillingMode::kMonthly: return ReservedTermCost(o, month_start, month_end);
-    case BillingMode::kWeekly: return ReservedTermCost(o, month_start, month_start + 168) * hours / 168.0;
-    case BillingMode::kDaily: return ReservedTermCost(o, month_start, month_start + 24) * hours / 24.0;
+    case BillingMode::kWeekly: return ReservedTermCost(o, month_start, month_start + std::chrono::hours{168}) * hours / 168.0;
+    case BillingMode::kDaily: return ReservedTermCost(o, month_start, month_start + std::chrono::hours{24}) * hours / 24.0;
     default: return 0;
   }
 }
 
-int64_t MonthStartOf(int64_t local_hour) {
-  const CivilDate c = CivilFromDays(FloorDiv(local_hour, 24));
-  return DaysFromCivil(c.year, c.month, 1) * 24;
-}
-
-double ReservedCostPerHour(const Offer& o, int64_t local_hour) {
-  const int64_t month_start = MonthStartOf(local_hour);
-  const auto month_hours = static_cast<double>(AddMonths(month_start, 1) - month_start);
+double ReservedCostPerHour(const Offer& o, LocalHour local_hour) {
+  const LocalHour month_start = MonthStartOf(local_hour);
+  const auto month_hours = static_cast<double>(HoursBetween(month_start, AddMonths(month_start, 1)));
   return ReservedCostPerMonth(o, month_start) / month_hours;
 }
 
@@ -145,7 +139,7 @@ IdleCosts IdleInstanceCosts(const Offer& o, const std::vector<int64_t>& instance
   return c;
 }
 
-InstanceBill BillInstanceHours(const Offer& o, int64_t start_hour, const std::vector<double>& minutes, double work,
+InstanceBill BillInstanceHours(const Offer& o, LocalHour start_hour, const std::vector<double>& minutes, double work,
                                bool force_release) {
   InstanceBill b;
   const std::size_t n = minutes.size();
@@ -157,10 +151,13 @@ InstanceBill BillInstanceHours(const Offer& o, int64_t start_hour, const std::ve
     const double day = InstanceDayCharge(o, work);
     const double day_fixed = 24.0 * HourlyFixedFee(o);
     for (std::size_t t = 0; t < n;) {
-      const int64_t d = FloorDiv(start_hour + static_cast<int64_t>(t), 24);
+      auto day_of = [&](std::size_t k) {
+        return date::floor<date::days>(start_hour + std::chrono::hours{static_cast<int64_t>(k)});
+      };
+      const LocalDay d = day_of(t);
       std::size_t end = t;
       bool used = false;
-      while (end < n && FloorDiv(start_hour + static_cast<int64_t>(end), 24) == d) {
+      while (end < n && day_of(end) == d) {
         used |= minutes[end] > 0;
         ++end;
       }
@@ -182,8 +179,7 @@ InstanceBill BillInstanceHours(const Offer& o, int64_t start_hour, const std::ve
     if (minutes[t] <= 0) {
       continue;
     }
-    const int64_t h = start_hour + static_cast<int64_t>(t);
-    const int hod = static_cast<int>(h - FloorDiv(h, 24) * 24);
+    const int hod = HourOfDay(start_hour + std::chrono::hours{static_cast<int64_t>(t)});
     const InstanceHourCharge c = ChargeInstanceHour(o, hod, minutes[t], work);
     b.hour_cost[t] = c.Total();
     b.hour_billed[t] = c.billed_hours;
@@ -196,12 +192,12 @@ InstanceBill BillInstanceHours(const Offer& o, int64_t start_hour, const std::ve
   return b;
 }
 
-double MonthlyCostPerGpu(const Offer& o, double hours, int64_t month_start) {
+double MonthlyCostPerGpu(const Offer& o, double hours, LocalHour month_start) {
   const double g = o.gpus_per_instance;
   if (IsReserved(o.mode)) {
     return ReservedCostPerMonth(o, month_start) / g;
   }
-  const auto month_hours = static_cast<double>(AddMonths(month_start, 1) - month_start);
+  const auto month_hours = static_cast<double>(HoursBetween(month_start, AddMonths(month_start, 1)));
   double billed = hours;
   const double unit = o.granularity == Granularity::kDay ? 24.0 : o.granularity == Granularity::kHour ? 1.0 : 0.0;
   if (unit > 0 && hours > 0) {
@@ -223,7 +219,7 @@ double MonthlyCostPerGpu(const Offer& o, double hours, int64_t month_start) {
   return (price * work + HourlyFixedFee(o) * billed + RetentionPerHour(o) * idle) / g;
 }
 
-double MonthlySubsidyPerGpu(const OfferSet& set, const Offer& o, double hours, int64_t month_start) {
+double MonthlySubsidyPerGpu(const OfferSet& set, const Offer& o, double hours, LocalHour month_start) {
   double back = 0;
   for (const auto& s : set.subsidies) {
     if (!s.Applies(o) || !s.Covers(month_start)) {
@@ -247,9 +243,9 @@ double MonthlySubsidyPerGpu(const OfferSet& set, const Offer& o, double hours, i
   return back;
 }
 
-std::vector<BreakevenPair> Breakeven(const OfferSet& set, int64_t month_start) {
+std::vector<BreakevenPair> Breakeven(const OfferSet& set, LocalHour month_start) {
   std::vector<BreakevenPair> out;
-  const auto month_hours = static_cast<double>(AddMonths(month_start, 1) - month_start);
+  const auto month_hours = static_cast<double>(HoursBetween(month_start, AddMonths(month_start, 1)));
   auto cost = [&](const Offer& o, double h) {
     return MonthlyCostPerGpu(o, h, month_start) - MonthlySubsidyPerGpu(set, o, h, month_start);
   };

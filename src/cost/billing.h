@@ -16,20 +16,18 @@ namespace gpuplan {
 // the term price with add-on fees, and the fixed fees (storage, bandwidth, priced per month) for
 // the months the term spans (a year 12, a month 1, a week 7 / days of its month, a day 1 / days).
 double ReservedTermPrice(const Offer& o);
-double ReservedTermFixedFees(const Offer& o, int64_t term_start, int64_t term_end);
-inline double ReservedTermCost(const Offer& o, int64_t term_start, int64_t term_end) {
+double ReservedTermFixedFees(const Offer& o, LocalHour term_start, LocalHour term_end);
+inline double ReservedTermCost(const Offer& o, LocalHour term_start, LocalHour term_end) {
   return ReservedTermPrice(o) + ReservedTermFixedFees(o, term_start, term_end);
 }
 // A reserved offer's cost per calendar month when held continuously (a yearly term / 12, a
 // weekly term x the month's hours / 168): what break-even compares.
-double ReservedCostPerMonth(const Offer& o, int64_t month_start);
+double ReservedCostPerMonth(const Offer& o, LocalHour month_start);
 // The same spread over the month's hours: what one reserved instance costs for the local hour
 // `local_hour` (ReservedCostPerMonth of the calendar month holding it / that month's hours). The
 // meter prorates a reserved offer to a report range with it: the term is paid whether used or
 // not, so every hour of the range costs its share.
-double ReservedCostPerHour(const Offer& o, int64_t local_hour);
-// The calendar month holding a local hour: the local hour of its 1st, 00:00.
-int64_t MonthStartOf(int64_t local_hour);
+double ReservedCostPerHour(const Offer& o, LocalHour local_hour);
 
 // Granularity rule: instance-hours billed for `minutes` of use inside one hour (second: exact;
 // minute: whole minutes; hour: the whole hour; day: the caller bills whole days).
@@ -101,7 +99,7 @@ struct InstanceBill {
   IdleCosts idle;                   // gaps between uses (retention, re-creation)
   double Total() const { return compute + fixed_fees + idle.retention + idle.recreate; }
 };
-InstanceBill BillInstanceHours(const Offer& o, int64_t start_hour, const std::vector<double>& minutes,
+InstanceBill BillInstanceHours(const Offer& o, LocalHour start_hour, const std::vector<double>& minutes,
                                double work = 1.0, bool force_release = false);
 
 // One offer alone, per GPU, for a calendar month in which each GPU is used `hours` hours:
@@ -109,12 +107,12 @@ InstanceBill BillInstanceHours(const Offer& o, int64_t start_hour, const std::ve
 // billing unit (one block a month), the night discount on the share of hours in the window
 // (uniform use over the day), spot rework, fixed fees while the instance exists, and retention
 // to the month's end when the offer cannot be released.
-double MonthlyCostPerGpu(const Offer& o, double hours, int64_t month_start);
+double MonthlyCostPerGpu(const Offer& o, double hours, LocalHour month_start);
 
 // What the offers file's subsidies pay back on one GPU of `o` used `hours` in the calendar month
 // from `month_start` (break-even's view: each subsidy's share of the eligible cost, a monthly cap
 // taken per GPU, yearly and total caps not applied).
-double MonthlySubsidyPerGpu(const OfferSet& set, const Offer& o, double hours, int64_t month_start);
+double MonthlySubsidyPerGpu(const OfferSet& set, const Offer& o, double hours, LocalHour month_start);
 
 struct BreakevenPair {
   std::string gpu;
@@ -129,7 +127,7 @@ struct BreakevenPair {
 
 // Every pair of offers of the same GPU in different billing modes, for the calendar month
 // starting at `month_start`.
-std::vector<BreakevenPair> Breakeven(const OfferSet& offers, int64_t month_start);
+std::vector<BreakevenPair> Breakeven(const OfferSet& offers, LocalHour month_start);
 
 // The hours per calendar month the k-th GPU of a trace is busy (k = 1 .. ceil(peak)): the
 // load-duration curve, which break-even compares with each pair's hours. A trace that is not

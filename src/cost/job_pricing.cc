@@ -1,6 +1,7 @@
 #include "cost/job_pricing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 
@@ -35,7 +36,7 @@ OfferSet OffersFor(const OfferSet& offers, const Gpu* gpu) {
   OfferSet mine;
   mine.currency = offers.currency;
   mine.file = offers.file;
-  mine.utc_offset_minutes = offers.utc_offset_minutes;
+  mine.zone = offers.zone;
   mine.subsidies = offers.subsidies;
   for (const auto& o : offers.offers) {
     if (o.gpu == gpu) {
@@ -59,28 +60,28 @@ std::string WhyUnserved(const OfferSet& card_offers, bool interruptible) {
   return "no offer in " + card_offers.file + " can serve the job on " + card;
 }
 
-JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_t start_minute, bool interruptible) {
+JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, LocalMinute start_minute,
+                  bool interruptible) {
   JobPrice r;
   r.start_minute = start_minute;
   r.interruptible = interruptible;
-  const int zone = card_offers.utc_offset_minutes;
+  const Zone& zone = card_offers.zone;
   r.plan = OptimizeRental(card_offers, UsageFromJob(gpus, hours, start_minute, zone, interruptible));
   r.total = {r.plan.feasible ? r.plan.cost.Total() : 0.0, card_offers.currency};
   if (!r.plan.feasible) {
     r.unserved = WhyUnserved(card_offers, interruptible);
   }
   // The night window's next opening at or after the start.
-  std::optional<int> opens;
+  std::optional<std::chrono::minutes> opens;
   for (const auto& o : card_offers.offers) {
     if (o.night && (!opens || o.night->from_minute < *opens)) {
       opens = o.night->from_minute;
     }
   }
   if (opens && r.plan.feasible) {
-    const int64_t day = (start_minute >= 0 ? start_minute : start_minute - 1439) / 1440;
-    int64_t at = day * 1440 + *opens;
+    LocalMinute at = LocalMinute{date::floor<date::days>(start_minute)} + *opens;
     if (at < start_minute) {
-      at += 1440;
+      at += date::days{1};
     }
     if (at != start_minute) {
       const Plan night = OptimizeRental(card_offers, UsageFromJob(gpus, hours, at, zone, interruptible));
@@ -93,15 +94,14 @@ JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_
   return r;
 }
 
-ServicePrice PriceService(const OfferSet& card_offers, double gpus, int64_t month_start) {
+ServicePrice PriceService(const OfferSet& card_offers, double gpus, LocalHour month_start) {
   ServicePrice s;
-  const int64_t end = AddMonths(month_start, 1);
-  UsageTrace u = UsageFromJob(gpus, static_cast<double>(end - month_start), month_start * 60,
-                              card_offers.utc_offset_minutes);
+  const auto hours = static_cast<double>(HoursBetween(month_start, AddMonths(month_start, 1)));
+  UsageTrace u = UsageFromJob(gpus, hours, LocalMinute{month_start}, card_offers.zone);
   s.plan = OptimizeRental(card_offers, u);
   const double month = s.plan.feasible ? s.plan.cost.Total() : 0.0;
   s.per_month = {month, card_offers.currency};
-  s.per_hour = {month / static_cast<double>(end - month_start), card_offers.currency};
+  s.per_hour = {month / hours, card_offers.currency};
   return s;
 }
 
@@ -129,9 +129,8 @@ double LowestRatePerGpuHour(const OfferSet& card_offers) {
 }
 
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
-                               std::size_t keep, std::optional<int64_t> start, bool interruptible) {
-  const int64_t start_minute =
-      start ? *start : ParseJobStart("", offers.utc_offset_minutes, static_cast<int64_t>(std::time(nullptr)));
+                               std::size_t keep, std::optional<LocalMinute> start, bool interruptible) {
+  const LocalMinute start_minute = start ? *start : DefaultJobStart(offers.zone, UtcNow());
   const double t = tokens > 0 ? tokens : 1e6;
   // Ranked by cost, every card and count is priced through its fastest layout as well (the
   // cheapest of that card and count: SearchResult::fastest_per_count), so the search's per-card-
@@ -191,13 +190,7 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
     c.cost = p.total;
     costs.insert(std::upper_bound(costs.begin(), costs.end(), p.total.amount), p.total.amount);
     c.cost_basis = "cheapest rental from " + offers.file + " (" + offers.currency + "), starting " +
-                   FormatLocalHour(start_minute / 60).substr(0, 11) +
-                   [&] {
-                     char buf[8];
-                     std::snprintf(buf, sizeof buf, "%02d:%02d", static_cast<int>((start_minute / 60) % 24),
-                                   static_cast<int>(start_minute % 60));
-                     return std::string(buf);
-                   }();
+                   FormatLocalMinute(start_minute);
     if (p.night_total) {
       c.cost_basis += "; starting at the night window would cost " + p.night_total->Format();
     }
@@ -206,10 +199,13 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
     }
     priced.push_back(std::move(c));
   }
-  // Equal prices (a job within one billing unit): the faster first, then the fewer GPUs.
-  std::stable_sort(priced.begin(), priced.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.score != b.score) {
-      return a.score < b.score;
+  // Equal prices to the cent (a job within one billing unit; per-second billing of the same
+  // GPU-hours): the faster first, then the fewer GPUs. Compared in cents, not as doubles, so the
+  // order does not hang on rounding in the last bits of the price.
+  const auto cents = [](double v) { return std::llround(v * 100.0); };
+  std::stable_sort(priced.begin(), priced.end(), [&cents](const Candidate& a, const Candidate& b) {
+    if (cents(a.score) != cents(b.score)) {
+      return cents(a.score) < cents(b.score);
     }
     if (a.time.tokens_per_second != b.time.tokens_per_second) {
       return a.time.tokens_per_second > b.time.tokens_per_second;
@@ -235,7 +231,8 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
       rows.push_back(priced[i]);
     }
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&cents](const Candidate& a, const Candidate& b) { return cents(a.score) < cents(b.score); });
   if (rows.empty() && !unserved.empty()) {
     r.unserved = unserved;  // layouts fit, but no offer may run them: that, not memory, is the reason
   }
@@ -247,7 +244,7 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
 namespace gpuplan {
 
 void PricePlansWithOffers(std::vector<InferencePlan>& plans, const OfferSet& offers, Objective objective,
-                          int64_t month_start) {
+                          LocalHour month_start) {
   std::vector<InferencePlan> priced;
   for (auto& p : plans) {
     const OfferSet mine = OffersFor(offers, p.gpu);

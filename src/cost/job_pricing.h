@@ -25,9 +25,9 @@ OfferSet OffersFor(const OfferSet& offers, const Gpu* gpu);
 struct JobPrice {
   Money total;
   Plan plan;                  // the cheapest rental for the job (whole instances, calendar terms)
-  int64_t start_minute = 0;   // local minutes since the epoch, offers' zone
+  LocalMinute start_minute{};  // the offers' wall clock
   // When an offer has a night window: the same job started at the window's next opening.
-  std::optional<int64_t> night_start_minute;
+  std::optional<LocalMinute> night_start_minute;
   std::optional<Money> night_total;
   bool interruptible = false;
   std::string unserved;       // why no offer can run the job (plan infeasible)
@@ -37,7 +37,7 @@ struct JobPrice {
 // card), billed by the rules of cost/billing.h through the rental optimiser. `interruptible`: the
 // job checkpoints, so spot may run it (with its rework, docs/cost-model.md §3). When no offer may
 // serve the job, plan.feasible is false and `unserved` says why; total is then not a price.
-JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, int64_t start_minute,
+JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, LocalMinute start_minute,
                   bool interruptible = false);
 
 // Why `card_offers` cannot serve a job (PriceJob's plan infeasible), in one sentence.
@@ -50,7 +50,7 @@ struct ServicePrice {
   Money per_hour;
   Plan plan;
 };
-ServicePrice PriceService(const OfferSet& card_offers, double gpus, int64_t month_start);
+ServicePrice PriceService(const OfferSet& card_offers, double gpus, LocalHour month_start);
 
 // The lowest price per GPU-hour any of `card_offers` can deliver (a reserved term's price over its
 // longest length in hours, an hourly offer's cheapest hour, add-ons included, per GPU of the
@@ -65,13 +65,13 @@ double LowestRatePerGpuHour(const OfferSet& card_offers);
 // A candidate no offer may serve (spot only, the job not interruptible) is dropped; when none is
 // left, r.closest says why.
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
-                               std::size_t keep, std::optional<int64_t> start_minute = std::nullopt,
+                               std::size_t keep, std::optional<LocalMinute> start_minute = std::nullopt,
                                bool interruptible = false);
 
 // Re-prices serving plans as services on the offers file's cards (PriceService for the plan's
 // GPUs in the calendar month starting at `month_start`), drops plans on cards without offers,
 // and re-ranks by cost when the objective is cost.
 void PricePlansWithOffers(std::vector<InferencePlan>& plans, const OfferSet& offers, Objective objective,
-                          int64_t month_start);
+                          LocalHour month_start);
 
 }  // namespace gpuplan

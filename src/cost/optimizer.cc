@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "core/civil.h"
 #include "core/error.h"
 #include "core/work_budget.h"
 #include "cost/billing.h"
@@ -67,7 +66,7 @@ struct ReservedVars {
   const Offer* o = nullptr;
   std::size_t grid = 0;
   int64_t terms_in_trace = 0;
-  std::vector<int64_t> start;  // term starts, one more than columns
+  std::vector<LocalHour> start;  // term starts, one more than columns
   std::vector<int> col;
 };
 
@@ -86,7 +85,8 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
   Plan plan;
   plan.currency = set.currency;
   const std::size_t N = usage.hours.size();
-  const int64_t T0 = usage.start_hour;
+  const LocalHour T0 = usage.start_hour;
+  auto hour_at = [&](std::size_t t) { return T0 + std::chrono::hours{static_cast<int64_t>(t)}; };
   std::vector<const Offer*> reserved, hourly;
   const Gpu* gpu = nullptr;
   for (const auto& o : set.offers) {
@@ -138,9 +138,9 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
   std::vector<int> sig(N, 0);
   for (std::size_t g = 0; g < grids.size(); ++g) {
     int64_t k = 0;
-    int64_t next = TermStart(grids[g], T0, 1);
+    LocalHour next = TermStart(grids[g], T0, 1);
     for (std::size_t t = 0; t < N; ++t) {
-      const int64_t h = T0 + static_cast<int64_t>(t);
+      const LocalHour h = hour_at(t);
       while (h >= next) {
         ++k;
         next = TermStart(grids[g], T0, k + 1);
@@ -160,7 +160,7 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       subs.push_back(&s);
     }
   }
-  auto sub_state = [&](const Subsidy& s, int64_t local_hour) -> int64_t {
+  auto sub_state = [&](const Subsidy& s, LocalHour local_hour) -> int64_t {
     return s.Covers(local_hour) ? s.PeriodOf(local_hour) : -1;
   };
   for (std::size_t t = 1; t < N; ++t) {
@@ -169,14 +169,14 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       changed |= term_of_hour[g][t] != term_of_hour[g][t - 1];
     }
     for (const Subsidy* s : subs) {
-      const int64_t h = T0 + static_cast<int64_t>(t);
-      changed |= sub_state(*s, h) != sub_state(*s, h - 1);
+      const LocalHour h = hour_at(t);
+      changed |= sub_state(*s, h) != sub_state(*s, h - std::chrono::hours{1});
     }
     sig[t] = sig[t - 1] + (changed ? 1 : 0);
   }
-  std::vector<int64_t> hour_of_sig(static_cast<std::size_t>(sig[N - 1]) + 1, T0);  // a local hour of each
+  std::vector<LocalHour> hour_of_sig(static_cast<std::size_t>(sig[N - 1]) + 1, T0);  // a local hour of each
   for (std::size_t t = N; t-- > 0;) {
-    hour_of_sig[static_cast<std::size_t>(sig[t])] = T0 + static_cast<int64_t>(t);
+    hour_of_sig[static_cast<std::size_t>(sig[t])] = hour_at(t);
   }
 
   // Hourly offers: multi-GPU, day-billed and unreleasable ones get their own columns; the other
@@ -285,7 +285,7 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
   };
   // Adds a column's eligible spend (compute: the price without add-ons; all: everything the
   // column costs) to every subsidy that covers it at `local_hour`.
-  auto subsidize = [&](const Offer& o, int col, int64_t local_hour, double compute, double all) {
+  auto subsidize = [&](const Offer& o, int col, LocalHour local_hour, double compute, double all) {
     for (const Subsidy* s : subs) {
       if (!s->Applies(o) || !s->Covers(local_hour)) {
         continue;
@@ -445,8 +445,8 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
           it = day_col.emplace(key, p.AddCol(per_day, v.whole)).first;
           // A subsidy covers a day-billed instance's day where the day starts: compute is 24 h at
           // the price (no add-ons or fixed fees), all is the day's charge.
-          const int64_t local = T0 + static_cast<int64_t>(un.hour);
-          subsidize(*v.o, it->second, FloorDiv(local, 24) * 24, 24.0 * v.o->price * (1.0 + v.rework) * per_col, per_day);
+          const LocalHour day_start{date::floor<date::days>(hour_at(un.hour))};
+          subsidize(*v.o, it->second, day_start, 24.0 * v.o->price * (1.0 + v.rework) * per_col, per_day);
         }
         const int row = p.AddRow(GLP_LO, 0.0, 0.0);  // the day's instances >= this hour's use
         p.Set(row, it->second, 1.0);

@@ -44,8 +44,8 @@ struct CostItems {
 // Reserved instances of one offer held for one calendar term.
 struct ReservedTerm {
   std::string offer;
-  int64_t start = 0;       // local hours (catalog/calendar.h)
-  int64_t end = 0;
+  LocalHour start{};       // the offers' wall clock (catalog/calendar.h)
+  LocalHour end{};
   int64_t instances = 0;
   bool after_trace = false;  // paid only because of a minimum term running past the trace
 };

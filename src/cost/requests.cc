@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "core/civil.h"
 #include "core/error.h"
 #include "catalog/calendar.h"
 #include "fit/fit_request.h"
@@ -31,15 +30,15 @@ bool CompareResult::AnyFeasible() const {
   return std::any_of(strategies.begin(), strategies.end(), [](const auto& kv) { return kv.second.feasible; });
 }
 
-int64_t RequestedMonthStart(const CostRequest& r, int zone) {
+LocalHour RequestedMonthStart(const CostRequest& r, const Zone& zone) {
   if (r.month.empty()) {
-    return NextMonthStart(r.now ? *r.now : static_cast<int64_t>(std::time(nullptr)), zone);
+    return NextMonthStart(r.now ? *r.now : UtcNow(), zone);
   }
-  int64_t h = 0;
-  if (!ParseYearMonth(r.month, &h)) {
+  const auto h = ParseYearMonth(r.month);
+  if (!h) {
     throw InputError("expected a calendar month YYYY-MM, got '" + r.month + "'", "", 0, "--month");
   }
-  return h;
+  return *h;
 }
 
 OfferSet SelectOffers(const CostRequest& r, const GpuCatalog& cat) {
@@ -65,7 +64,7 @@ OfferSet SelectOffers(const CostRequest& r, const GpuCatalog& cat) {
 
 namespace {
 
-UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
+UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
   if (!r.usage.empty() && r.hours_per_month) {
     throw InputError("give either --usage or --hours-per-month", "", 0, "--usage");
   }
@@ -79,8 +78,8 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
                                    kHoursPerMonth, kHoursPerMonth, h),
                        "", 0, "--hours-per-month");
     }
-    const int64_t month = RequestedMonthStart(r, zone);
-    const auto len = static_cast<double>(AddMonths(month, 1) - month);
+    const LocalHour month = RequestedMonthStart(r, zone);
+    const auto len = static_cast<double>(HoursBetween(month, AddMonths(month, 1)));
     UsageTrace t = UsageFromHoursPerMonth(std::min(len, h * len / kHoursPerMonth), r.gpus, month, zone);
     if (len != kHoursPerMonth) {
       t.note += fmt::format(" ({:g} h per average month of 730 h, x{:.4f} for this month's {:g} h)", h,
@@ -105,7 +104,7 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
     // The job as fit priced it: from its start, interruptible or not (fit --json's cost.start,
     // cost.interruptible); a result priced without offers starts at the first hour of the month
     // (the requested or the next one).
-    int64_t start_minute = RequestedMonthStart(r, zone) * 60;
+    LocalMinute start_minute{RequestedMonthStart(r, zone)};
     bool interruptible = false;
     if (j.contains("cost") && j["cost"].is_object()) {
       const nlohmann::json& c = j["cost"];
@@ -115,7 +114,7 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, int zone) {
           if (s.size() != 16 || s[10] != 'T') {
             throw InputError(s);
           }
-          start_minute = ParseJobStart(s, zone, 0);
+          start_minute = ParseJobStart(s, zone, UtcSeconds{});
         } catch (const InputError&) {
           throw InputError("expected YYYY-MM-DDTHH:MM", r.usage, 0, "cost.start");
         }
@@ -148,17 +147,18 @@ UsageTrace ExtrapolateAsAsked(const UsageTrace& u, const std::string& extrapolat
 
 }  // namespace
 
-UsageTrace LoadRequestedUsage(const CostRequest& r, int zone) {
+UsageTrace LoadRequestedUsage(const CostRequest& r, const Zone& zone) {
   UsageTrace u = LoadUsageAsGiven(r, zone);
   if (r.extrapolate.empty()) {
     // A measured sample shorter than the month it starts in is priced as given; say so.
     if (!r.usage.empty() && !u.from_job && !u.hours.empty()) {
-      const int64_t day0 = FloorDiv(u.start_hour, 24) * 24;
-      if ((u.EndHour() - day0 + 23) / 24 < (AddMonths(day0, 1) - day0) / 24) {  // fewer days than the month
+      const LocalHour day0{date::floor<date::days>(u.start_hour)};
+      const int64_t days = (HoursBetween(day0, u.EndHour()) + 23) / 24;
+      if (days < HoursBetween(day0, AddMonths(day0, 1)) / 24) {  // fewer days than the month
         u.note += std::string(u.note.empty() ? "" : "; ") +
                   fmt::format("a sample of {} days, shorter than a month: priced as given (--extrapolate month "
                               "repeats its weeks over the month)",
-                              (u.EndHour() - day0 + 23) / 24);
+                              days);
       }
     }
     return u;
@@ -176,7 +176,7 @@ std::string CheaperSide(const BreakevenPair& p, double hours_per_month) {
 BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalog) {
   BreakevenResult b;
   b.offers = SelectOffers(r, catalog);
-  const int zone = b.offers.utc_offset_minutes;
+  const Zone& zone = b.offers.zone;
   std::optional<MeasuredBreakeven> measured;
   if (!r.usage.empty()) {
     MeasuredBreakeven m;
@@ -198,7 +198,7 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
                       ? RequestedMonthStart(r, zone)
                       : MonthStartOf(measured->usage.start_hour);
   b.month = FormatLocalHour(b.month_start).substr(0, 7);
-  b.month_hours = AddMonths(b.month_start, 1) - b.month_start;
+  b.month_hours = HoursBetween(b.month_start, AddMonths(b.month_start, 1));
   b.pairs = Breakeven(b.offers, b.month_start);
   // A cap per year or in total is the lab's, spread over months and GPUs the break-even does not
   // know: the share is taken in full (the break-even a GPU sees before the cap binds), said so.
@@ -241,7 +241,7 @@ CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
   const OfferSet set = SelectOffers(r, catalog);
   CompareResult c;
   c.currency = set.currency;
-  c.usage = LoadRequestedUsage(r, set.utc_offset_minutes);
+  c.usage = LoadRequestedUsage(r, set.zone);
   if (r.by.empty()) {
     c.strategies = PureStrategies(set, c.usage, r.Options());
     return c;
@@ -281,7 +281,7 @@ OptimizeResult RunOptimize(const OptimizeRequest& r, const GpuCatalog& catalog) 
   const OptimizeOptions oo = r.Options();
   OptimizeResult o;
   o.currency = set.currency;
-  o.usage = LoadRequestedUsage(r, set.utc_offset_minutes);
+  o.usage = LoadRequestedUsage(r, set.zone);
   o.pure = PureStrategies(set, o.usage, oo);
   o.plan = OptimizeRental(set, o.usage, oo, &o.pure);
   for (const auto& [mode, p] : o.pure) {
@@ -326,7 +326,7 @@ TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog, const std::s
   const OfferSet set = SelectOffers(r, catalog);
   TcoJobResult t;
   t.currency = set.currency;
-  t.usage = LoadRequestedUsage(r, set.utc_offset_minutes);
+  t.usage = LoadRequestedUsage(r, set.zone);
   for (const auto& [v, field] : {std::pair{r.own.card_price, "--card-price"},
                                  std::pair{r.own.depreciation_years, "--depreciation-years"}}) {
     if (!(v > 0)) {

@@ -33,7 +33,7 @@ struct CostRequest {
   double gpus = 1;                        // GPUs used, with hours_per_month
   std::string month;                      // calendar month YYYY-MM (empty: the month after `now`)
   std::string extrapolate;                // "", "month" or "year": usage is a sample to repeat
-  std::optional<int64_t> now;             // UTC seconds for the default month (unset: the clock)
+  std::optional<UtcSeconds> now;          // for the default month (unset: the clock)
   // The files' text, when a front end has it instead of a path (the serve API never reads a
   // file a request names); `offers` and `usage` then only name them in errors and results.
   std::optional<std::string> offers_text;
@@ -95,7 +95,7 @@ struct MeasuredBreakeven {
 struct BreakevenResult {
   OfferSet offers;  // the selected offers
   std::string month;  // YYYY-MM
-  int64_t month_start = 0;
+  LocalHour month_start{};
   int64_t month_hours = 0;
   std::vector<BreakevenPair> pairs;
   std::vector<CostCurve> curves;  // one per offer, in file order
@@ -150,11 +150,11 @@ struct TcoJobResult {
 };
 
 // The month the request names, else the month after `now` (or the clock) in the zone.
-int64_t RequestedMonthStart(const CostRequest& r, int utc_offset_minutes);
+LocalHour RequestedMonthStart(const CostRequest& r, const Zone& zone);
 // The offers file with only the offers for r.gpu when given. Throws InputError.
 OfferSet SelectOffers(const CostRequest& r, const GpuCatalog& catalog);
 // The usage the request names (CSV, fit --json job or hours per month), extrapolated when asked.
-UsageTrace LoadRequestedUsage(const CostRequest& r, int utc_offset_minutes);
+UsageTrace LoadRequestedUsage(const CostRequest& r, const Zone& zone);
 // Which offer of a pair is cheaper at `hours_per_month` (see MeasuredBreakeven::cheaper).
 std::string CheaperSide(const BreakevenPair& p, double hours_per_month);
 

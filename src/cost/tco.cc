@@ -108,12 +108,12 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
   // Utilisation at which buying and renting cost the same over the horizon (the same GPUs,
   // busy that share of every hour), by bisection on the busy share.
   auto diff = [&](double share) {
-    const int64_t month = usage.start_hour;
-    const auto month_hours = static_cast<double>(AddMonths(month, 1) - month);
+    const LocalHour month = usage.start_hour;
+    const auto month_hours = static_cast<double>(HoursBetween(month, AddMonths(month, 1)));
     // The bought cards busy `share` of every hour do the work of gpus x speed_ratio rented cards
     // busy as long.
     const UsageTrace u = RepeatMonths(
-        UsageFromHoursPerMonth(share * month_hours, capacity, month, usage.utc_offset_minutes), whole_months);
+        UsageFromHoursPerMonth(share * month_hours, capacity, month, usage.zone), whole_months);
     const Plan p = OptimizeRental(offers, u, opt);
     return BuyCost(own, gpu, gpus, horizon_months, share).Total() - p.cost.Total();
   };

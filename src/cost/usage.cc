@@ -5,7 +5,6 @@
 #include <map>
 #include <sstream>
 
-#include "core/civil.h"
 #include "core/error.h"
 #include "core/names.h"
 #include "read/csv.h"
@@ -42,7 +41,7 @@ double UsageTrace::Peak() const {
   return p;
 }
 
-UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, int zone) {
+UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, const Zone& zone) {
   std::stringstream in(text);
   std::string line;
   int line_no = 0;
@@ -71,14 +70,13 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, int z
                      std::max(line_no, 1), "header");
   }
   struct Row {
-    int64_t hour;
-    int hod;
+    LocalHour hour;
     DemandClass cls;
     double gpus;
     int deadline;
   };
   std::vector<Row> rows;
-  std::map<std::pair<int64_t, int>, int> seen;
+  std::map<std::pair<LocalHour, int>, int> seen;
   std::string first;
   while (std::getline(in, line)) {
     ++line_no;
@@ -88,7 +86,9 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, int z
     const auto cells = SplitCsvLine(line);
     auto cell = [&](int c) { return c >= 0 && c < static_cast<int>(cells.size()) ? cells[static_cast<std::size_t>(c)] : std::string(); };
     Row r{};
-    if (!ParseIsoHour(cell(c_time), zone, &r.hour, &r.hod)) {
+    if (const auto h = ParseIsoHour(cell(c_time), zone)) {
+      r.hour = *h;
+    } else {
       throw InputError("expected an ISO 8601 hour such as 2026-01-05T09:00 (offsets in whole hours), got '" + cell(c_time) + "'", file, line_no,
                        "timestamp");
     }
@@ -136,25 +136,25 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, int z
   if (rows.empty()) {
     throw InputError("no usage rows after the header", file, line_no, "gpus");
   }
-  int64_t lo = rows.front().hour, hi = rows.front().hour;
+  LocalHour lo = rows.front().hour, hi = rows.front().hour;
   for (const auto& r : rows) {
     lo = std::min(lo, r.hour);
     hi = std::max(hi, r.hour);
   }
-  if (hi - lo > 24 * 366 * 3) {
+  if (HoursBetween(lo, hi) > 24 * 366 * 3) {
     throw InputError("the trace spans more than three years", file, 0, "timestamp");
   }
   UsageTrace t;
   t.source = file;
   t.start = first;
   t.start_hour = lo;
-  t.utc_offset_minutes = zone;
-  t.hours.resize(static_cast<std::size_t>(hi - lo + 1));
+  t.zone = zone;
+  t.hours.resize(static_cast<std::size_t>(HoursBetween(lo, hi) + 1));
   for (std::size_t i = 0; i < t.hours.size(); ++i) {
-    t.hours[i].hour_of_day = static_cast<int>(((lo + static_cast<int64_t>(i)) % 24 + 24) % 24);
+    t.hours[i].hour_of_day = HourOfDay(t.HourAt(i));
   }
   for (const auto& r : rows) {
-    UsageHour& h = t.hours[static_cast<std::size_t>(r.hour - lo)];
+    UsageHour& h = t.hours[static_cast<std::size_t>(HoursBetween(lo, r.hour))];
     switch (r.cls) {
       case DemandClass::kSteady:
       case DemandClass::kBurst: h.firm += r.gpus; break;
@@ -168,38 +168,37 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, int z
   return t;
 }
 
-UsageTrace LoadUsageCsv(const std::string& path, int zone) { return ParseUsageCsv(ReadFileText(path), path, zone); }
+UsageTrace LoadUsageCsv(const std::string& path, const Zone& zone) { return ParseUsageCsv(ReadFileText(path), path, zone); }
 
 namespace {
-UsageTrace Empty(int64_t start_hour, std::size_t hours, int zone) {
+UsageTrace Empty(LocalHour start_hour, std::size_t hours, const Zone& zone) {
   UsageTrace t;
   t.start_hour = start_hour;
-  t.utc_offset_minutes = zone;
-  t.start = FormatLocalHour(start_hour) + FormatUtcOffset(zone);
+  t.zone = zone;
+  t.start = FormatLocalHour(start_hour) + FormatUtcOffsetAt(zone, start_hour);
   t.hours.resize(hours);
   for (std::size_t i = 0; i < hours; ++i) {
-    t.hours[i].hour_of_day = static_cast<int>((((start_hour + static_cast<int64_t>(i)) % 24) + 24) % 24);
+    t.hours[i].hour_of_day = HourOfDay(t.HourAt(i));
   }
   return t;
 }
 }  // namespace
 
-UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, int64_t month_start, int zone) {
-  const int64_t end = AddMonths(month_start, 1);
-  const auto len = static_cast<double>(end - month_start);
-  const CivilDate c = CivilFromDays(month_start / 24);
+UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, LocalHour month_start, const Zone& zone) {
+  const LocalHour end = AddMonths(month_start, 1);
+  const auto len = static_cast<double>(HoursBetween(month_start, end));
+  const std::string month = date::format("%Y-%m", month_start);
   if (!(hours_per_month >= 0 && hours_per_month <= len)) {
-    throw InputError(fmt::format("must be between 0 and {:g} (the hours of {:04d}-{:02d})", len, c.year, c.month), "",
-                     0, "--hours-per-month");
+    throw InputError(fmt::format("must be between 0 and {:g} (the hours of {})", len, month), "", 0,
+                     "--hours-per-month");
   }
   if (!(gpus > 0)) {
     throw InputError("must be positive", "", 0, "--gpus");
   }
   UsageTrace t = Empty(month_start, static_cast<std::size_t>(len), zone);
-  t.source = fmt::format("{:g} h per GPU in {:04d}-{:02d}", hours_per_month, c.year, c.month);
-  t.note = fmt::format("{:g} GPU{} busy {:g} h each in {:04d}-{:02d} ({:g} h), from 09:00 each day", gpus,
-                       gpus == 1 ? "" : "s",
-                       hours_per_month, c.year, c.month, len);
+  t.source = fmt::format("{:g} h per GPU in {}", hours_per_month, month);
+  t.note = fmt::format("{:g} GPU{} busy {:g} h each in {} ({:g} h), from 09:00 each day", gpus, gpus == 1 ? "" : "s",
+                       hours_per_month, month, len);
   // Fill working hours first (09:00 onwards each day), then the rest of each day.
   double left = hours_per_month;
   for (int pass = 0; pass < 24 && left > 0; ++pass) {
@@ -214,25 +213,25 @@ UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, int64_t m
   return t;
 }
 
-int64_t NextMonthStart(int64_t now_utc_seconds, int zone) {
-  const int64_t local_hour = (now_utc_seconds + zone * 60LL) / 3600;
-  const CivilDate c = CivilFromDays(local_hour / 24);
-  return AddMonths(DaysFromCivil(c.year, c.month, 1) * 24, 1);
+LocalHour NextMonthStart(UtcSeconds now, const Zone& zone) {
+  return AddMonths(MonthStartOf(zone.LocalHourOf(now)), 1);
 }
 
-UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute, int zone, bool interruptible) {
+UsageTrace UsageFromJob(double gpus, double hours, LocalMinute start, const Zone& zone, bool interruptible) {
   if (!(gpus > 0) || !(hours > 0) || hours > 24 * 366 * 3) {
     throw InputError("a job needs positive GPUs and hours (at most three years)", "", 0, "--usage");
   }
-  const int64_t first = start_minute >= 0 ? start_minute / 60 : -((-start_minute + 59) / 60);
-  const double end = static_cast<double>(start_minute) + hours * 60.0;
-  const auto n = static_cast<std::size_t>(std::ceil((end - static_cast<double>(first * 60)) / 60.0 - 1e-9));
-  UsageTrace t = Empty(first, n, zone);
+  const LocalHour first_hour = date::floor<std::chrono::hours>(start);
+  // Minutes from the first hour's start: the job runs [lead, lead + hours x 60).
+  const auto lead = static_cast<double>((start - LocalMinute{first_hour}).count());
+  const double end = lead + hours * 60.0;
+  const auto n = static_cast<std::size_t>(std::ceil(end / 60.0 - 1e-9));
+  UsageTrace t = Empty(first_hour, n, zone);
   t.source = "job";
   t.from_job = true;
   for (std::size_t i = 0; i < n; ++i) {
-    const double b = static_cast<double>((first + static_cast<int64_t>(i)) * 60);
-    const double overlap = std::min(b + 60.0, end) - std::max(b, static_cast<double>(start_minute));
+    const double b = 60.0 * static_cast<double>(i);
+    const double overlap = std::min(b + 60.0, end) - std::max(b, lead);
     (interruptible ? t.hours[i].interruptible : t.hours[i].firm) = gpus;
     t.hours[i].minutes = std::clamp(overlap, 0.0, 60.0);
   }
@@ -246,23 +245,23 @@ UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
   // Whole days from the sample's first day. A trace has no rows for hours without use, so a
   // sample whose last row falls within two days of a week boundary (a Friday evening, say) is
   // taken to run to that boundary.
-  const int64_t day0 = (u.start_hour >= 0 ? u.start_hour / 24 : -((-u.start_hour + 23) / 24)) * 24;
-  const int64_t days = (u.EndHour() - day0 + 23) / 24;
+  const LocalHour day0{date::floor<date::days>(u.start_hour)};
+  const int64_t days = (HoursBetween(day0, u.EndHour()) + 23) / 24;
   const int64_t weeks = days % 7 >= 5 ? days / 7 + 1 : days / 7;
   const int64_t sample_hours = weeks > 0 ? weeks * 168 : days * 24;
-  const int64_t end = TermStart(period, day0, 1);
+  const LocalHour end = TermStart(period, day0, 1);
   const char* what = period == TermUnit::kYear ? "year" : "month";
   if (u.EndHour() >= end) {
     UsageTrace same = u;
     same.note = fmt::format("not extrapolated: the trace already covers a {}", what);
     return same;
   }
-  UsageTrace t = Empty(day0, static_cast<std::size_t>(end - day0), u.utc_offset_minutes);
+  UsageTrace t = Empty(day0, static_cast<std::size_t>(HoursBetween(day0, end)), u.zone);
   t.source = u.source;
   for (std::size_t i = 0; i < t.hours.size(); ++i) {
-    const int64_t src = day0 + static_cast<int64_t>(i) % sample_hours;
+    const LocalHour src = day0 + std::chrono::hours{static_cast<int64_t>(i) % sample_hours};
     if (src >= u.start_hour && src < u.EndHour()) {
-      const UsageHour& h = u.hours[static_cast<std::size_t>(src - u.start_hour)];
+      const UsageHour& h = u.hours[static_cast<std::size_t>(HoursBetween(u.start_hour, src))];
       const int hod = t.hours[i].hour_of_day;
       t.hours[i] = h;
       t.hours[i].hour_of_day = hod;
@@ -271,7 +270,7 @@ UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
   std::string sample;
   if (weeks > 0) {
     sample = fmt::format("{} week{} measured ({} .. {})", weeks, weeks > 1 ? "s" : "", FormatLocalHour(day0).substr(0, 10),
-                         FormatLocalHour(day0 + sample_hours).substr(0, 10));
+                         FormatLocalHour(day0 + std::chrono::hours{sample_hours}).substr(0, 10));
     if (weeks * 7 < days) {
       sample += fmt::format(", the last {} day{} left out", days - weeks * 7, days - weeks * 7 > 1 ? "s" : "");
     }
@@ -280,14 +279,15 @@ UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
                          days > 1 ? "s" : "");
   }
   t.note = fmt::format("extrapolated to a {}: {} repeated to {} .. {} ({} days, x{:.2f})", what, sample,
-                       FormatLocalHour(day0).substr(0, 10), FormatLocalHour(end).substr(0, 10), (end - day0) / 24,
-                       static_cast<double>(end - day0) / static_cast<double>(sample_hours));
+                       FormatLocalHour(day0).substr(0, 10), FormatLocalHour(end).substr(0, 10),
+                       HoursBetween(day0, end) / 24,
+                       static_cast<double>(HoursBetween(day0, end)) / static_cast<double>(sample_hours));
   return t;
 }
 
 UsageTrace RepeatMonths(const UsageTrace& u, int64_t months) {
-  const int64_t end = AddMonths(u.start_hour, months);
-  UsageTrace r = Empty(u.start_hour, static_cast<std::size_t>(end - u.start_hour), u.utc_offset_minutes);
+  const LocalHour end = AddMonths(u.start_hour, months);
+  UsageTrace r = Empty(u.start_hour, static_cast<std::size_t>(HoursBetween(u.start_hour, end)), u.zone);
   r.source = u.source;
   r.note = u.note;
   for (std::size_t i = 0; i < r.hours.size(); ++i) {

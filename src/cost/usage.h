@@ -25,40 +25,41 @@ struct UsageHour {
 
 struct UsageTrace {
   std::vector<UsageHour> hours;  // consecutive hours from start_hour
-  int64_t start_hour = 0;        // local hours since 1970-01-01T00:00 of hours[0]
-  int utc_offset_minutes = kDefaultUtcOffsetMinutes;  // the zone of start_hour and hour_of_day
+  LocalHour start_hour{};        // the wall-clock hour of hours[0], in `zone`
+  Zone zone = DefaultZone();     // the zone of start_hour and hour_of_day
   std::string start;             // first timestamp as given
   std::string source;
   std::string note;              // how the trace was made (extrapolated, synthetic month, ...)
   bool from_job = false;         // one job (UsageFromJob): its hours are the usage, not a sample
-  int64_t EndHour() const { return start_hour + static_cast<int64_t>(hours.size()); }
+  LocalHour EndHour() const { return start_hour + std::chrono::hours{static_cast<int64_t>(hours.size())}; }
+  // The local hour of hours[i].
+  LocalHour HourAt(std::size_t i) const { return start_hour + std::chrono::hours{static_cast<int64_t>(i)}; }
   double TotalGpuHours() const;
   double Peak() const;
 };
 
 // CSV: header `timestamp,gpus` with optional `class` and `deadline_hours` columns; ISO 8601
 // hours ("2026-01-05T09:00", seconds and a Z or +08:00 suffix accepted). Timestamps with an
-// offset are converted to `utc_offset_minutes` (the offers' zone); timestamps without one are
+// offset are converted to `zone` (the offers' zone); timestamps without one are
 // taken to be in it. Several rows may share a timestamp (one per class); missing hours have no
 // demand.
-UsageTrace ParseUsageCsv(const std::string& text, const std::string& file,
-                         int utc_offset_minutes = kDefaultUtcOffsetMinutes);
-UsageTrace LoadUsageCsv(const std::string& path, int utc_offset_minutes = kDefaultUtcOffsetMinutes);
+UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, const Zone& zone = DefaultZone());
+UsageTrace LoadUsageCsv(const std::string& path, const Zone& zone = DefaultZone());
 
 // The calendar month starting at `month_start` (local hour of the 1st, 00:00) in which `gpus`
 // GPUs are busy `hours_per_month` hours each, filled from 09:00 each day (a lab's daytime use).
 // hours_per_month may be up to the month's length (744 in a 31-day month).
-UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, int64_t month_start,
-                                  int utc_offset_minutes = kDefaultUtcOffsetMinutes);
-// The calendar month after the one holding `now_utc_seconds`, in the given zone (the default
-// month of --hours-per-month).
-int64_t NextMonthStart(int64_t now_utc_seconds, int utc_offset_minutes);
+UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, LocalHour month_start,
+                                  const Zone& zone = DefaultZone());
+// The calendar month after the one holding `now`, in the given zone (the default month of
+// --hours-per-month).
+LocalHour NextMonthStart(UtcSeconds now, const Zone& zone);
 
-// A job of `gpus` GPUs running `hours` hours from `start_minute` (local minutes since the
-// epoch): every hour it touches holds all the GPUs, for the minutes it overlaps. `interruptible`
+// A job of `gpus` GPUs running `hours` hours from `start` (the zone's wall clock): every hour
+// it touches holds all the GPUs, for the minutes it overlaps. `interruptible`
 // (the job checkpoints and may be restarted): its demand may run on spot.
-UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute = 0,
-                        int utc_offset_minutes = kDefaultUtcOffsetMinutes, bool interruptible = false);
+UsageTrace UsageFromJob(double gpus, double hours, LocalMinute start = LocalMinute{},
+                        const Zone& zone = DefaultZone(), bool interruptible = false);
 
 // Scales a measured sample (say one or two weeks) to a whole calendar period from the day the
 // sample starts (TermUnit::kMonth or kYear) by repeating its whole weeks (the weekday shape is

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "catalog/gpu_catalog.h"
+#include "core/time.h"
 #include "catalog/model_loader.h"
 #include "fit/advisor.h"
 #include "fit/memory_model.h"
@@ -77,7 +78,7 @@ struct FitRequest {
   std::string offers;  // offers file: prices the job, the serving plan or the search
   std::string start;   // with offers: when the job starts (empty: DefaultJobStart, read/time_text.h)
   bool interruptible = false;  // with offers: the job checkpoints, so spot may run it
-  std::optional<int64_t> now;  // UTC seconds for `start` and the serving month (unset: the clock)
+  std::optional<UtcSeconds> now;  // for `start` and the serving month (unset: the clock)
 
   // A network front end (the serve API) never lets a request name a file on the server: the
   // model is a preset or a config.json's text, the offers are the file's text.

@@ -8,7 +8,6 @@
 #include <memory>
 #include <utility>
 
-#include "core/civil.h"
 #include "core/error.h"
 #include "meter/monitor.h"
 #include "meter/observed.h"
@@ -27,9 +26,7 @@ constexpr int64_t kLookBackGrowth = 4;
 int64_t FloorTo(int64_t t, int64_t width) { return FloorDiv(t, width) * width; }
 int64_t CeilTo(int64_t t, int64_t width) { return -FloorTo(-t, width); }
 
-std::string TimeText(int64_t ms, int zone) {
-  return FormatLocalMinute(FloorDiv(ms, kMillisecondsPerMinute) + zone) + FormatUtcOffset(zone);
-}
+std::string TimeText(int64_t ms, const Zone& zone) { return FormatZonedMinute(zone, FromUnixMillis(ms)); }
 
 // What the store holds that can be replayed: minute ticks in [data_from, raw_from), raw ticks
 // from raw_from on.
@@ -234,11 +231,11 @@ MeterAlerts RunMeterAlerts(const MeterAlertsRequest& r, const GpuCatalog& catalo
   }
   const std::optional<OfferSet>& offers = priced.offers;
   const Offer* offer = priced.offer;
-  out.utc_offset_minutes = priced.utc_offset_minutes;
+  out.zone = priced.zone;
   if (offer != nullptr) {
     out.offer = offer->id;
   }
-  const int zone = out.utc_offset_minutes;
+  const Zone& zone = out.zone;
   const TimeRange range = priced.range;
   out.from_ms = range.from_ms;
   out.to_ms = range.to_ms;

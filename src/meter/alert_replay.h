@@ -44,14 +44,14 @@ struct MeterAlertsRequest {
   std::string offers;  // offers file: the idle money (PricedAlertRules) and the budget's projection
   std::string offer;   // offer id; empty: the file's only offer
   std::string alerts;  // alerts file (docs/meter-alerts.md): its `rules:` (webhooks are not sent)
-  std::optional<int64_t> now;  // UTC seconds (tests); unset: the clock
+  std::optional<UtcSeconds> now;  // tests; unset: the clock
 };
 
 struct MeterAlerts {
   std::string db;
   int64_t from_ms = 0;  // [from_ms, to_ms), whole hours
   int64_t to_ms = 0;
-  int utc_offset_minutes = 0;  // the offers' zone, else UTC
+  Zone zone;                     // the offers' zone, else UTC
   AlertRules rules;            // as applied (with the offer's GPU-hour price)
   std::optional<std::string> offer;  // the offer's id
   // Where the replay began (before from_ms when a condition held at from_ms), and what it read.

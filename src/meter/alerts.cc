@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "core/civil.h"
 #include "core/error.h"
 #include "read/time_text.h"
 #include "read/yaml_fields.h"
@@ -116,9 +115,7 @@ std::optional<Money> AlertRules::GpuHourPriceAt(int64_t time_ms) const {
   }
   Money m = *gpu_hour_price;
   if (night) {
-    const int64_t local_hour = FloorDiv(time_ms + int64_t{price_utc_offset_minutes} * kMillisecondsPerMinute,
-                                        kMillisecondsPerHour);
-    if (night->Contains(static_cast<int>(local_hour - FloorDiv(local_hour, 24) * 24))) {
+    if (night->Contains(HourOfDay(price_zone.LocalHourOf(FromUnixMillis(time_ms))))) {
       m.amount *= night->factor;
     }
   }
@@ -130,10 +127,10 @@ std::optional<Money> AlertRules::GpuMoneyBetween(int64_t from_ms, int64_t to_ms)
     return std::nullopt;
   }
   Money total{0, gpu_hour_price->currency};
-  const int64_t offset = int64_t{price_utc_offset_minutes} * kMillisecondsPerMinute;
   for (int64_t t = from_ms; t < to_ms;) {
     // The end of this local hour, or `to_ms`.
-    const int64_t hour_end = (FloorDiv(t + offset, kMillisecondsPerHour) + 1) * kMillisecondsPerHour - offset;
+    const int64_t hour_end =
+        UnixMillis(price_zone.NextHourStart(FromUnixMillis(t)));
     const int64_t end = std::min(hour_end, to_ms);
     total.amount += GpuHourPriceAt(t)->amount * static_cast<double>(end - t) / kMillisecondsPerHour;
     t = end;
@@ -397,7 +394,7 @@ bool UseKind(AlertKind k) { return k == AlertKind::kIdleNoProcess || k == AlertK
 }  // namespace
 
 AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end_ms, bool exact,
-                              const AlertRules& rules, int zone) {
+                              const AlertRules& rules, const Zone& zone) {
   AlertNotification n = Notification("end", last);
   n.at_ms = end_ms;
   if (exact) {
@@ -406,7 +403,7 @@ AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end
       n.money = m;
     }
   }
-  const std::string at = FormatLocalMinute(FloorDiv(end_ms, 60000) + zone) + FormatUtcOffset(zone);
+  const std::string at = FormatZonedMinute(zone, FromUnixMillis(end_ms));
   const std::string what = first.kind == AlertKind::kIdleNoProcess ? "billed with no process" : "low utilisation";
   const std::string where = last.gpu >= 0 ? fmt::format("GPU {}", last.gpu) : "machine";
   n.summary = exact ? fmt::format("{}: {} ended at {} after {}{}", where, what, at, HoursText(n.minutes),
@@ -416,7 +413,7 @@ AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end
   return n;
 }
 
-AlertNotification DayDigest(int64_t day, const std::vector<const Alert*>& list, int64_t at_ms) {
+AlertNotification DayDigest(LocalDay day, const std::vector<const Alert*>& list, int64_t at_ms) {
   std::map<std::tuple<int, int, int64_t>, const Alert*> latest;
   int started = 0;
   for (const Alert* a : list) {
@@ -436,7 +433,7 @@ AlertNotification DayDigest(int64_t day, const std::vector<const Alert*>& list, 
   d.type = "digest";
   d.at_ms = at_ms;
   d.money = lost;
-  d.summary = fmt::format("digest {}: {} incident{} with alerts, {} new{}", FormatLocalHour(day * 24).substr(0, 10),
+  d.summary = fmt::format("digest {}: {} incident{} with alerts, {} new{}", FormatLocalHour(LocalHour{day}).substr(0, 10),
                           latest.size(), latest.size() == 1 ? "" : "s", started,
                           lost ? ", " + lost->Format() + " lost to idle and low use so far" : std::string());
   return d;
@@ -457,7 +454,7 @@ Alert NoticeAlert(const AlertNotification& n) {
 }
 
 std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, int64_t to_ms,
-                                                       const AlertRules& rules, int zone) {
+                                                       const AlertRules& rules, const Zone& zone) {
   std::map<std::tuple<int, int, int64_t>, std::vector<const Alert*>> incidents;
   std::vector<std::tuple<int, int, int64_t>> order;
   for (const Alert& a : alerts) {
@@ -487,12 +484,13 @@ std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>&
   }
   // A digest at the end of each local day that saw an alert: incidents open, new, and the money
   // lost so far by the incidents of the day (their latest figure by the day's end).
-  std::map<int64_t, std::vector<const Alert*>> by_day;
+  std::map<LocalDay, std::vector<const Alert*>> by_day;
   for (const Alert& a : alerts) {
-    by_day[FloorDiv(a.at_ms / 60000 + zone, 1440)].push_back(&a);
+    by_day[zone.LocalDayOf(FromUnixMillis(a.at_ms))].push_back(&a);
   }
   for (const auto& [day, list] : by_day) {
-    out.push_back(DayDigest(day, list, std::min(((day + 1) * 1440 - zone) * 60000, to_ms)));
+    const int64_t day_end = UnixMillis(zone.StartOf(day + date::days{1}));
+    out.push_back(DayDigest(day, list, std::min(day_end, to_ms)));
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const AlertNotification& a, const AlertNotification& b) { return a.at_ms < b.at_ms; });

@@ -42,10 +42,10 @@ struct AlertRules {
   // per hour an idle card costs. Absent: the alert says the price is unknown.
   std::optional<Money> gpu_hour_price;
   // The offer's night window (on demand and spot offers; catalog/offer.h): inside it a GPU-hour costs
-  // gpu_hour_price x its factor. Hours of the day are local, `price_utc_offset_minutes` from UTC
+  // gpu_hour_price x its factor. Hours of the day are local, in `price_zone`
   // (the offers file's time zone).
   std::optional<NightDiscount> night;
-  int price_utc_offset_minutes = 0;
+  Zone price_zone;
 
   // The price of one GPU-hour at `time_ms` (the night window applied); nullopt without a price.
   std::optional<Money> GpuHourPriceAt(int64_t time_ms) const;
@@ -108,10 +108,10 @@ bool SendAndUpdate(const Alert& a, IncidentState& s);
 // applied. Otherwise (a replay of alerts) end_ms is the latest it can be and the figures are the
 // last alert's, "at least".
 AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end_ms, bool exact,
-                              const AlertRules& rules, int utc_offset_minutes);
+                              const AlertRules& rules, const Zone& zone);
 // The digest of one local day (days since 1970-01-01 in the zone) from the alerts raised that
 // day, sent at `at_ms`: incidents with alerts, new ones, and the money lost to idle and low use.
-AlertNotification DayDigest(int64_t local_day, const std::vector<const Alert*>& day_alerts, int64_t at_ms);
+AlertNotification DayDigest(LocalDay local_day, const std::vector<const Alert*>& day_alerts, int64_t at_ms);
 // A notification as the webhook sender carries it (`notice` "end" or "digest").
 Alert NoticeAlert(const AlertNotification& n);
 
@@ -119,7 +119,7 @@ Alert NoticeAlert(const AlertNotification& n);
 // may still be open: no end). An end's time is the latest it can be: the condition cleared after
 // its last reminder and before the next one was due.
 std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, int64_t to_ms,
-                                                       const AlertRules& rules, int utc_offset_minutes);
+                                                       const AlertRules& rules, const Zone& zone);
 
 // An alert's own fields as JSON (docs/meter-alerts.md "generic" body): kind, severity, gpu (null for
 // the budget), since_ms, at_ms, minutes, money_per_hour and money ({amount, currency} or null),

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "core/civil.h"
 #include "meter/rightsize.h"
 #include "read/file_text.h"
 
@@ -19,8 +18,7 @@ MeterMonitorOptions LoadMeterMonitorOptions(const std::string& path) {
 
 AlertRules PricedAlertRules(AlertRules rules, const Offer& offer, const OfferSet& offers, int64_t time_ms) {
   if (!rules.gpu_hour_price) {
-    const int64_t local_hour =
-        FloorDiv(time_ms + int64_t{offers.utc_offset_minutes} * kMillisecondsPerMinute, kMillisecondsPerHour);
+    const LocalHour local_hour = offers.zone.LocalHourOf(FromUnixMillis(time_ms));
     const bool hourly = offer.mode == BillingMode::kOnDemand || offer.mode == BillingMode::kSpot;
     if (hourly) {
       // The day price (add-on fees included); the night window is applied hour by hour.
@@ -30,7 +28,7 @@ AlertRules PricedAlertRules(AlertRules rules, const Offer& offer, const OfferSet
     } else {
       rules.gpu_hour_price = Money{OfferGpuHourPrice(offer, local_hour), offers.currency};
     }
-    rules.price_utc_offset_minutes = offers.utc_offset_minutes;
+    rules.price_zone = offers.zone;
   }
   return rules;
 }
@@ -80,20 +78,20 @@ void MeterMonitor::SendEnds(int64_t time_ms) {
     const Alert& first = *incident.first;
     if (!engine_.Holds(first.kind, first.gpu, first.since_ms)) {
       incident.ended = true;
-      Notify(IncidentEnd(first, *incident.last, time_ms, /*exact=*/true, rules, rules.price_utc_offset_minutes));
+      Notify(IncidentEnd(first, *incident.last, time_ms, /*exact=*/true, rules, rules.price_zone));
     }
   }
   std::erase_if(incidents_, [](const auto& kv) { return kv.second.ended; });
 }
 
 void MeterMonitor::SendDigestOnANewDay(int64_t time_ms) {
-  const int zone = engine_.rules().price_utc_offset_minutes;
-  const int64_t day = FloorDiv(FloorDiv(time_ms, kMillisecondsPerMinute) + zone, 1440);
+  const Zone& zone = engine_.rules().price_zone;
+  const LocalDay day = zone.LocalDayOf(FromUnixMillis(time_ms));
   if (day_ && day > *day_) {
     if (!day_alerts_.empty()) {
       std::vector<const Alert*> list;
       for (const Alert& a : day_alerts_) list.push_back(&a);
-      Notify(DayDigest(*day_, list, ((*day_ + 1) * 1440 - zone) * kMillisecondsPerMinute));
+      Notify(DayDigest(*day_, list, UnixMillis(zone.StartOf(*day_ + date::days{1}))));
     }
     day_alerts_.clear();
   }

@@ -73,7 +73,7 @@ class MeterMonitor : public MeterObserver {
     bool ended = false;
   };
   std::map<std::tuple<int, int, int64_t>, OpenIncident> incidents_;
-  std::optional<int64_t> day_;      // the local day of the last tick (the offers' zone)
+  std::optional<LocalDay> day_;     // the local day of the last tick (the offers' zone)
   std::vector<Alert> day_alerts_;   // the alerts raised that day, for its digest
   MeterMetrics metrics_;
   WebhookSender sender_;

@@ -9,7 +9,6 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "core/civil.h"
 #include "core/error.h"
 #include "core/names.h"
 #include "catalog/calendar.h"
@@ -21,13 +20,9 @@ namespace {
 int64_t FloorHourMs(int64_t ms) { return FloorDiv(ms, kMillisecondsPerHour) * kMillisecondsPerHour; }
 int64_t CeilHourMs(int64_t ms) { return -FloorHourMs(-ms); }
 
-// The local hour (offers' zone, whole hours east of UTC) of the UTC hour starting at `ms`.
-int64_t LocalHourOf(int64_t ms, int zone_minutes) {
-  return FloorDiv(ms, kMillisecondsPerHour) + zone_minutes / 60;
-}
-int64_t MsOfLocalHour(int64_t local_hour, int zone_minutes) {
-  return (local_hour - zone_minutes / 60) * kMillisecondsPerHour;
-}
+// The local hour (offers' zone) of the UTC hour starting at `ms`, and back.
+LocalHour LocalHourOf(int64_t ms, const Zone& zone) { return zone.LocalHourOf(FromUnixMillis(ms)); }
+int64_t MsOfLocalHour(LocalHour local_hour, const Zone& zone) { return UnixMillis(zone.StartOf(local_hour)); }
 
 void AddUtilisation(GpuHourUse& h, const GpuRollup& r, int64_t ms) {
   if (ms <= 0) {
@@ -255,10 +250,10 @@ ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const Offer
   ObservedBill bill;
   bill.offer = &o;
   bill.currency = offers.currency;
-  bill.utc_offset_minutes = offers.utc_offset_minutes;
+  bill.zone = offers.zone;
   const std::size_t n = use.hours;
   const std::size_t gpus = use.gpus.size();
-  const int64_t start = LocalHourOf(use.from_ms, offers.utc_offset_minutes);
+  const LocalHour start = LocalHourOf(use.from_ms, offers.zone);
   const auto per = static_cast<std::size_t>(std::max(1, o.gpus_per_instance));
   bill.gpus.resize(gpus);
   for (std::size_t i = 0; i < gpus; ++i) {
@@ -294,7 +289,7 @@ ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const Offer
     if (IsReserved(o.mode)) {
       // The term is paid whether the instance is used or not: every hour costs its share.
       for (std::size_t t = 0; t < n; ++t) {
-        const double cost = ReservedCostPerHour(o, start + static_cast<int64_t>(t)) / members;
+        const double cost = ReservedCostPerHour(o, start + std::chrono::hours{static_cast<int64_t>(t)}) / members;
         for (std::size_t i = first; i < last; ++i) {
           GpuBill& g = bill.gpus[i];
           g.hour_cost[t] = cost;
@@ -366,23 +361,23 @@ std::optional<int64_t> StoreFirstMs(const MeterStore& store) {
 namespace {
 
 // The local hours of the month a projection to `to_ms` (a whole hour) covers.
-std::pair<int64_t, int64_t> MonthOf(int64_t to_ms, int zone) {
-  const int64_t last_hour = LocalHourOf(to_ms - kMillisecondsPerHour, zone);
-  const int64_t month_start = MonthStartOf(last_hour);
+std::pair<LocalHour, LocalHour> MonthOf(int64_t to_ms, const Zone& zone) {
+  const LocalHour last_hour = LocalHourOf(to_ms - kMillisecondsPerHour, zone);
+  const LocalHour month_start = MonthStartOf(last_hour);
   return {month_start, AddMonths(month_start, 1)};
 }
 
 }  // namespace
 
 int64_t ProjectMonthFrom(std::optional<int64_t> first_ms, const OfferSet& offers, int64_t to_ms) {
-  const int zone = offers.utc_offset_minutes;
+  const Zone& zone = offers.zone;
   const int64_t month_start = MsOfLocalHour(MonthOf(CeilHourMs(to_ms), zone).first, zone);
   return first_ms ? std::max(month_start, FloorHourMs(*first_ms)) : month_start;
 }
 
 std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& month_use, std::optional<int64_t> first_ms,
                                               const Offer& offer, const OfferSet& offers, int64_t to_ms) {
-  const int zone = offers.utc_offset_minutes;
+  const Zone& zone = offers.zone;
   to_ms = CeilHourMs(to_ms);
   if (!first_ms || FloorHourMs(*first_ms) >= to_ms) {
     return std::nullopt;
@@ -410,7 +405,7 @@ std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& month_use, std:
   p.projected = p.so_far + p.per_hour * p.remaining_hours;
   if (IsReserved(offer.mode)) {
     p.whole_term = true;
-    p.projected = p.per_hour * static_cast<double>(month_end - month_start);
+    p.projected = p.per_hour * static_cast<double>(HoursBetween(month_start, month_end));
   }
   return p;
 }
@@ -435,19 +430,19 @@ UsageBasis ParseUsageBasis(const std::string& text, const std::string& field) {
   throw InputError("expected busy or allocated, got '" + text + "'", "", 0, field);
 }
 
-UsageTrace UsageTraceFromObserved(const ObservedUse& use, int zone, UsageBasis basis) {
+UsageTrace UsageTraceFromObserved(const ObservedUse& use, const Zone& zone, UsageBasis basis) {
   UsageTrace t;
   t.start_hour = LocalHourOf(use.from_ms, zone);
-  t.utc_offset_minutes = zone;
-  t.start = FormatLocalHour(t.start_hour) + FormatUtcOffset(zone);
+  t.zone = zone;
+  t.start = FormatZonedMinute(zone, FromUnixMillis(use.from_ms));
   t.source = "meter";
   t.note = std::string("measured: GPU-hours ") + (basis == UsageBasis::kBusy ? "busy" : "allocated (observed)") +
            " per hour";
   t.hours.resize(use.hours);
   for (std::size_t h = 0; h < use.hours; ++h) {
     UsageHour& u = t.hours[h];
-    const int64_t local = t.start_hour + static_cast<int64_t>(h);
-    u.hour_of_day = static_cast<int>(local - FloorDiv(local, 24) * 24);
+    // The hour's own wall clock (across a daylight-saving change too).
+    u.hour_of_day = HourOfDay(LocalHourOf(use.from_ms + static_cast<int64_t>(h) * kMillisecondsPerHour, zone));
     int64_t ms = 0;
     for (const auto& gpu : use.use) {
       ms += basis == UsageBasis::kBusy ? gpu[h].busy_ms : gpu[h].observed_ms;
@@ -457,13 +452,16 @@ UsageTrace UsageTraceFromObserved(const ObservedUse& use, int zone, UsageBasis b
   return t;
 }
 
-UsageTrace UsageTraceFromStore(const MeterStore& store, const TimeRange& range, int zone, UsageBasis basis) {
+UsageTrace UsageTraceFromStore(const MeterStore& store, const TimeRange& range, const Zone& zone,
+                               UsageBasis basis) {
   return UsageTraceFromObserved(ReadObservedUse(store, range), zone, basis);
 }
 
 std::string UsageTraceToCsv(const UsageTrace& trace) {
   std::string out = "timestamp,gpus\n";
-  const std::string offset = FormatUtcOffset(trace.utc_offset_minutes);
+  // Each hour as the instant it began, with the offset then in force (the trace's hours are
+  // consecutive elapsed hours from its start).
+  const UtcMillis start = trace.zone.StartOf(trace.start_hour);
   for (std::size_t h = 0; h < trace.hours.size(); ++h) {
     // GPU-hours to 1/10,000 (0.36 s of one GPU), trailing zeros dropped.
     char num[64];
@@ -472,7 +470,7 @@ std::string UsageTraceToCsv(const UsageTrace& trace) {
     while (!v.empty() && v.back() == '0') v.pop_back();
     if (!v.empty() && v.back() == '.') v.pop_back();
     if (v == "-0") v = "0";
-    out += FormatLocalHour(trace.start_hour + static_cast<int64_t>(h)) + offset + "," + v + "\n";
+    out += FormatZonedMinute(trace.zone, start + std::chrono::hours{static_cast<int64_t>(h)}) + "," + v + "\n";
   }
   return out;
 }

@@ -124,7 +124,7 @@ struct GpuBill {
 struct ObservedBill {
   const Offer* offer = nullptr;  // the offer billed (into the caller's OfferSet)
   std::string currency;
-  int utc_offset_minutes = 0;
+  Zone zone;  // the offers' zone, else UTC
   std::vector<GpuBill> gpus;  // parallel to ObservedUse::gpus
   std::vector<std::string> notes;
   double Money() const;
@@ -176,9 +176,9 @@ UsageBasis ParseUsageBasis(const std::string& text, const std::string& field = "
 
 // The hourly trace cost reads (cost/usage.h) from observed use: one hour per hour of the range,
 // `firm` = the GPU-hours busy (or observed) in that hour summed over the GPUs (so 2 GPUs busy
-// for 30 minutes give 1), 60 minutes each, in the zone `utc_offset_minutes`.
-UsageTrace UsageTraceFromObserved(const ObservedUse& use, int utc_offset_minutes, UsageBasis basis);
-UsageTrace UsageTraceFromStore(const MeterStore& store, const TimeRange& range, int utc_offset_minutes,
+// for 30 minutes give 1), 60 minutes each, in `zone`.
+UsageTrace UsageTraceFromObserved(const ObservedUse& use, const Zone& zone, UsageBasis basis);
+UsageTrace UsageTraceFromStore(const MeterStore& store, const TimeRange& range, const Zone& zone,
                                UsageBasis basis = UsageBasis::kBusy);
 // The CSV `gpuplan cost --usage` reads (ParseUsageCsv): header `timestamp,gpus`, one row per
 // hour of the trace, zero rows included, timestamps with their offset ("2026-03-01T09:00+08:00").

@@ -11,7 +11,6 @@
 #include <set>
 #include <utility>
 
-#include "core/civil.h"
 #include "core/error.h"
 #include "core/money.h"
 #include "core/names.h"
@@ -27,18 +26,12 @@ constexpr double kMjPerKwh = 3.6e9;  // 1 kWh = 3.6 MJ = 3.6e9 mJ
 int64_t FloorHourMs(int64_t ms) { return FloorDiv(ms, kMillisecondsPerHour) * kMillisecondsPerHour; }
 int64_t CeilHourMs(int64_t ms) { return -FloorHourMs(-ms); }
 
-int64_t NowMs(const std::optional<int64_t>& now) {
-  return (now ? *now : static_cast<int64_t>(std::time(nullptr))) * kMillisecondsPerSecond;
-}
+int64_t NowMs(const std::optional<UtcSeconds>& now) { return UnixMillis(now ? *now : UtcNow()); }
 
 std::string Hours(double h) {
   char b[32];
   std::snprintf(b, sizeof b, h >= 9.95 || h == 0 ? "%.0f" : "%.1f", h);
   return b;
-}
-
-std::string FormatTimeMs(int64_t ms, int zone) {
-  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
 }
 
 // The one offer a report is priced with.
@@ -118,17 +111,17 @@ constexpr int64_t kEarliestRangeMs = 946684800000;
 // take 9 GB and half a minute (issue 26 req. 8: a work budget for every request).
 constexpr int64_t kLongestRangeMs = 1100LL * 24 * 3600 * 1000;
 
-void CheckRange(int64_t from, int64_t to, int zone) {
+void CheckRange(int64_t from, int64_t to, const Zone& zone) {
   if (from < kEarliestRangeMs) {
-    throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be 2000-01-01 or later (no meter holds earlier samples)",
+    throw InputError("--from (" + FormatZonedHour(zone, from) + ") must be 2000-01-01 or later (no meter holds earlier samples)",
                      "", 0, "--from");
   }
   if (from >= to) {
-    throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be before --to (" + FormatTimeMs(to, zone) + ")",
+    throw InputError("--from (" + FormatZonedHour(zone, from) + ") must be before --to (" + FormatZonedHour(zone, to) + ")",
                      "", 0, "--from");
   }
   if (to - from > kLongestRangeMs) {
-    throw InputError("the range from " + FormatTimeMs(from, zone) + " to " + FormatTimeMs(to, zone) +
+    throw InputError("the range from " + FormatZonedHour(zone, from) + " to " + FormatZonedHour(zone, to) +
                          " is longer than 1,100 days, the most one report reads; report it in parts",
                      "", 0, "--from");
   }
@@ -160,12 +153,12 @@ std::optional<std::pair<int64_t, int64_t>> StoreBounds(const MeterStore& store) 
 }
 
 // What the store holds, for the note when a range holds nothing.
-std::string StoreSpan(const MeterStore& store, int zone) {
+std::string StoreSpan(const MeterStore& store, const Zone& zone) {
   const auto b = StoreBounds(store);
   if (!b) {
     return "the store holds no samples";
   }
-  return "the store holds samples from " + FormatTimeMs(b->first, zone) + " to " + FormatTimeMs(CeilHourMs(b->second), zone);
+  return "the store holds samples from " + FormatZonedHour(zone, b->first) + " to " + FormatZonedHour(zone, CeilHourMs(b->second));
 }
 
 // The groups, total and idle lines of `rep` (by, priced, currency set) from the use of its range
@@ -387,19 +380,15 @@ MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field
   throw InputError("expected gpu, user, job or pod, got '" + text + "'", "", 0, field);
 }
 
-int64_t ParseMeterTime(const std::string& text, int zone, const std::string& field) {
-  int64_t hour = 0;
-  int hod = 0;
-  if (ParseYearMonth(text, &hour)) {
-    return (hour - zone / 60) * kMillisecondsPerHour;
+int64_t ParseMeterTime(const std::string& text, const Zone& zone, const std::string& field) {
+  if (const auto month = ParseYearMonth(text)) {
+    return UnixMillis(zone.StartOf(*month));
   }
-  int y = 0, m = 0, d = 0, n = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &m, &d, &n) == 3 && static_cast<std::size_t>(n) == text.size() &&
-      m >= 1 && m <= 12 && d >= 1 && d <= DaysInMonth(y, m)) {
-    return (DaysFromCivil(y, m, d) * 24 - zone / 60) * kMillisecondsPerHour;
+  if (const auto day = ParseIsoDay(text)) {
+    return UnixMillis(zone.StartOf(*day));
   }
-  if (ParseIsoHour(text, zone, &hour, &hod)) {
-    return (hour - zone / 60) * kMillisecondsPerHour;
+  if (const auto hour = ParseIsoHour(text, zone)) {
+    return UnixMillis(zone.StartOf(*hour));
   }
   throw InputError("expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "
                    "month 2026-03, got '" + text + "'",
@@ -413,7 +402,7 @@ double UtilisationDistribution::Total() const {
 }
 
 MeterPricedRange ResolveMeterPricedRange(const std::string& db, const std::string& offers, const std::string& offer,
-                                         const std::string& from, const std::string& to, std::optional<int64_t> now,
+                                         const std::string& from, const std::string& to, std::optional<UtcSeconds> now,
                                          const GpuCatalog& catalog) {
   if (db.empty()) {
     throw InputError("a meter database is required", "", 0, "--db");
@@ -422,11 +411,11 @@ MeterPricedRange ResolveMeterPricedRange(const std::string& db, const std::strin
   if (!offers.empty()) {
     p.offers = LoadOffers(offers, catalog);
     p.offer = &ChooseOffer(*p.offers, offer);
-    p.utc_offset_minutes = p.offers->utc_offset_minutes;
+    p.zone = p.offers->zone;
   } else if (!offer.empty()) {
     throw InputError("--offer needs --offers FILE", "", 0, "--offer");
   }
-  p.range = MeterReportRange(from, to, p.utc_offset_minutes, now);
+  p.range = MeterReportRange(from, to, p.zone, now);
   return p;
 }
 
@@ -437,8 +426,8 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
   rep.by = ParseMeterGroupBy(r.by);
   const std::optional<OfferSet>& offers = priced.offers;
   const Offer* offer = priced.offer;
-  rep.utc_offset_minutes = priced.utc_offset_minutes;
-  const int zone = rep.utc_offset_minutes;
+  rep.zone = priced.zone;
+  const Zone& zone = rep.zone;
   const TimeRange range = priced.range;
   rep.from_ms = range.from_ms;
   rep.to_ms = range.to_ms;
@@ -469,9 +458,8 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
                                   ""};
     if (offer->night && !IsReserved(offer->mode)) {
       rep.offer->night_rate = offer->price * (1.0 + offer->addon_fee_ratio) * offer->night->factor;
-      rep.offer->night_window = fmt::format("{:02d}:{:02d}-{:02d}:{:02d}", offer->night->from_minute / 60,
-                                            offer->night->from_minute % 60, offer->night->to_minute / 60,
-                                            offer->night->to_minute % 60);
+      rep.offer->night_window =
+          FormatTimeOfDay(offer->night->from_minute) + "-" + FormatTimeOfDay(offer->night->to_minute);
     }
     rep.notes.insert(rep.notes.end(), bill->notes.begin(), bill->notes.end());
     rep.projection = ProjectMonth(store, *offer, *offers, rep.to_ms);
@@ -480,8 +468,8 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
     rep.notes.push_back("right-sizing needs --offers and --offer (the card the jobs ran on and its price)");
   }
   if (!use.ObservedHours()) {
-    rep.notes.push_back("nothing was observed from " + FormatTimeMs(rep.from_ms, zone) + " to " +
-                        FormatTimeMs(rep.to_ms, zone) + "; " + StoreSpan(store, zone));
+    rep.notes.push_back("nothing was observed from " + FormatZonedHour(zone, rep.from_ms) + " to " +
+                        FormatZonedHour(zone, rep.to_ms) + "; " + StoreSpan(store, zone));
   }
   if (use.utilisation_from_hour_means > 0) {
     rep.notes.push_back(std::to_string(use.utilisation_from_hour_means) +
@@ -493,14 +481,13 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
   return rep;
 }
 
-TimeRange MeterReportRange(const std::string& from, const std::string& to, int zone, std::optional<int64_t> now_s) {
+TimeRange MeterReportRange(const std::string& from, const std::string& to, const Zone& zone,
+                           std::optional<UtcSeconds> now_s) {
   TimeRange range;
   const int64_t now = CeilHourMs(NowMs(now_s));
   range.to_ms = to.empty() ? now : std::min(now, CeilHourMs(ParseMeterTime(to, zone, "--to")));
   if (from.empty()) {
-    const int64_t last_local = FloorDiv(range.to_ms - 1, kMillisecondsPerHour) + zone / 60;
-    const CivilDate c = CivilFromDays(FloorDiv(last_local, 24));
-    range.from_ms = (DaysFromCivil(c.year, c.month, 1) * 24 - zone / 60) * kMillisecondsPerHour;
+    range.from_ms = UnixMillis(zone.StartOf(MonthStartOf(zone.LocalHourOf(FromUnixMillis(range.to_ms - 1)))));
   } else {
     range.from_ms = FloorHourMs(ParseMeterTime(from, zone, "--from"));
   }
@@ -519,7 +506,7 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
   tl.step = step;
   const std::optional<OfferSet>& offers = priced.offers;
   const Offer* offer = priced.offer;
-  tl.utc_offset_minutes = priced.utc_offset_minutes;
+  tl.zone = priced.zone;
   if (offers) {
     tl.priced = true;
     tl.currency = offers->currency;
@@ -568,9 +555,9 @@ MeterExport RunMeterExport(const MeterExportRequest& r, const GpuCatalog& catalo
   }
   MeterExport x;
   x.basis = ParseUsageBasis(r.basis, "--basis");
-  int zone = 0;
+  Zone zone;  // UTC
   if (!r.offers.empty()) {
-    zone = LoadOffers(r.offers, catalog).utc_offset_minutes;
+    zone = LoadOffers(r.offers, catalog).zone;
   }
   const MeterStore store = OpenForReading(r);
   const StoreExtent e = store.Extent();

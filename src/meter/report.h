@@ -38,7 +38,7 @@ const Offer& ChooseMeterOffer(const OfferSet& set, const std::string& id);
 // A report or export bound: "2026-03-01T09:00" (an ISO 8601 hour; seconds and a Z or +08:00
 // suffix accepted), "2026-03-01" (00:00 that day) or "2026-03" (00:00 on the 1st), in the zone
 // `utc_offset_minutes` unless it carries an offset. Returns UTC ms. InputError naming `field`.
-int64_t ParseMeterTime(const std::string& text, int utc_offset_minutes, const std::string& field);
+int64_t ParseMeterTime(const std::string& text, const Zone& zone, const std::string& field);
 
 struct MeterReportRequest {
   std::string db;          // the meter database (SQLite, opened read-only); required
@@ -47,7 +47,7 @@ struct MeterReportRequest {
   std::string by = "gpu";  // gpu | user | job | pod
   std::string offers;      // offers file (docs/offers.md); empty: no money. Its timezone is the report's
   std::string offer;       // offer id in it; empty: the file's only offer
-  std::optional<int64_t> now;  // UTC seconds (tests); unset: the clock
+  std::optional<UtcSeconds> now;  // tests; unset: the clock
   // The agent's sampling (StoreOptions: interval, longest gap still observed), for the samples
   // not rolled up yet (the last minute or so), whose observed time is computed when read; unset:
   // the store's defaults (1 s, 10 s). Rolled-up data does not depend on them.
@@ -117,7 +117,7 @@ struct MeterReport {
   std::string db;
   int64_t from_ms = 0;  // [from_ms, to_ms), whole hours (UTC ms)
   int64_t to_ms = 0;
-  int utc_offset_minutes = 0;  // the offers' zone, else UTC
+  Zone zone;                     // the offers' zone, else UTC
   MeterGroupBy by = MeterGroupBy::kGpu;
   std::vector<int> gpus;          // GPUs seen in the range
   // What the store holds, whatever the range: its first sample's hour and the hour after its last
@@ -146,8 +146,8 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
 // A report's range from its --from and --to (ParseMeterTime in the zone): [from, to) in whole
 // hours, `to` at most the hour after `now` (UTC seconds; unset: the clock), `from` empty: 00:00
 // on the 1st of the month holding `to`. InputError naming --from or --to.
-TimeRange MeterReportRange(const std::string& from, const std::string& to, int utc_offset_minutes,
-                           std::optional<int64_t> now);
+TimeRange MeterReportRange(const std::string& from, const std::string& to, const Zone& zone,
+                           std::optional<UtcSeconds> now);
 
 // What every read command of the meter (report, timeline, alerts) starts from: the database
 // required, the offers file read and its offer chosen (--offer needs --offers), and the range in
@@ -155,11 +155,11 @@ TimeRange MeterReportRange(const std::string& from, const std::string& to, int u
 struct MeterPricedRange {
   std::optional<OfferSet> offers;
   const Offer* offer = nullptr;
-  int utc_offset_minutes = 0;
+  Zone zone;  // the offers' zone, else UTC
   TimeRange range;
 };
 MeterPricedRange ResolveMeterPricedRange(const std::string& db, const std::string& offers, const std::string& offer,
-                                         const std::string& from, const std::string& to, std::optional<int64_t> now,
+                                         const std::string& from, const std::string& to, std::optional<UtcSeconds> now,
                                          const GpuCatalog& catalog);
 
 // Money and hours over time (`gpuplan meter timeline`, the usage page's chart): the range cut
@@ -174,7 +174,7 @@ struct MeterTimelineRequest {
   std::string step = "hour";  // hour | day
   std::string offers;
   std::string offer;
-  std::optional<int64_t> now;
+  std::optional<UtcSeconds> now;
   std::optional<double> sample_interval_seconds;
   std::optional<double> max_sample_gap_seconds;
 };
@@ -192,7 +192,7 @@ struct MeterTimeline {
   std::string db;
   int64_t from_ms = 0;
   int64_t to_ms = 0;
-  int utc_offset_minutes = 0;
+  Zone zone;  // the offers' zone, else UTC
   std::string step;  // "hour" or "day"
   bool priced = false;
   std::string currency;
@@ -209,7 +209,7 @@ struct MeterExportRequest {
   std::string to;              // ParseMeterTime; empty: the end of the last hour with data (at most now)
   std::string offers;          // optional: only its timezone is used (the CSV's offset); else UTC
   std::string basis = "busy";  // busy | allocated (UsageBasis)
-  std::optional<int64_t> now;  // UTC seconds (tests); unset: the clock
+  std::optional<UtcSeconds> now;  // tests; unset: the clock
   std::optional<double> sample_interval_seconds;  // as in MeterReportRequest
   std::optional<double> max_sample_gap_seconds;
 };

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <map>
 
-#include "core/civil.h"
 #include "core/money.h"
 #include "cost/billing.h"
 #include "meter/report.h"
@@ -36,21 +35,21 @@ std::string Money0(double v, const std::string& currency) { return Money{v, curr
 
 }  // namespace
 
-double OfferGpuHourPrice(const Offer& o, int64_t local_hour) {
-  const auto hour_of_day = static_cast<int>(local_hour - FloorDiv(local_hour, 24) * 24);
+double OfferGpuHourPrice(const Offer& o, LocalHour local_hour) {
+  const int hour_of_day = HourOfDay(local_hour);
   const double instance_hour = o.mode == BillingMode::kOnDemand || o.mode == BillingMode::kSpot
                                    ? o.HourlyPrice(hour_of_day)
                                    : ReservedCostPerHour(o, local_hour);
   return instance_hour / std::max(1, o.gpus_per_instance);
 }
 
-double OfferMeanGpuHourPrice(const Offer& o, const TimeRange& range, int utc_offset_minutes) {
-  const int64_t offset_ms = static_cast<int64_t>(utc_offset_minutes) * kMillisecondsPerMinute;
-  const int64_t first = FloorDiv(range.from_ms + offset_ms, kMillisecondsPerHour);
-  const int64_t last = std::max(first + 1, FloorDiv(range.to_ms + offset_ms + kMillisecondsPerHour - 1, kMillisecondsPerHour));
+double OfferMeanGpuHourPrice(const Offer& o, const TimeRange& range, const Zone& zone) {
+  // Every hour the range touches, each at its own wall-clock hour.
+  const int64_t first = FloorDiv(range.from_ms, kMillisecondsPerHour);
+  const int64_t last = std::max(first + 1, FloorDiv(range.to_ms + kMillisecondsPerHour - 1, kMillisecondsPerHour));
   double sum = 0;
   for (int64_t h = first; h < last; ++h) {
-    sum += OfferGpuHourPrice(o, h);
+    sum += OfferGpuHourPrice(o, zone.LocalHourOf(FromUnixMillis(h * kMillisecondsPerHour)));
   }
   return sum / static_cast<double>(last - first);
 }
@@ -63,7 +62,7 @@ std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRang
   }
   const Gpu& card = *offer->gpu;
   // Prices over the range's hours, night hours at their price: the jobs ran across the day.
-  const double price = OfferMeanGpuHourPrice(*offer, range, offers->utc_offset_minutes);
+  const double price = OfferMeanGpuHourPrice(*offer, range, offers->zone);
 
   Resolution res = Resolution::kMinute;
   std::vector<ProcessUse> procs = store.ProcessesSeen(res, range);
@@ -152,7 +151,7 @@ std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRang
         if (static_cast<double>(o.gpu->memory_bytes) < need_memory || share < need_share) {
           continue;
         }
-        const double p = OfferMeanGpuHourPrice(o, range, offers->utc_offset_minutes);
+        const double p = OfferMeanGpuHourPrice(o, range, offers->zone);
         if (p >= price) {
           continue;
         }

@@ -54,10 +54,10 @@ std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRang
 // One GPU-hour of an offer at `local_hour` (hours since the epoch in the offers' time zone): on
 // demand and spot Offer::HourlyPrice of that hour of the day (add-on fees, the night window),
 // reserved modes their month's price spread over its hours (ReservedCostPerHour), per GPU.
-double OfferGpuHourPrice(const Offer& o, int64_t local_hour);
-// The mean of OfferGpuHourPrice over the hours of `range` (UTC milliseconds) in a zone `utc_offset_minutes`
+double OfferGpuHourPrice(const Offer& o, LocalHour local_hour);
+// The mean of OfferGpuHourPrice over the hours of `range` (UTC milliseconds) in `zone`
 // from UTC: what an hour of a job spread over the range costs, night hours at their price.
-double OfferMeanGpuHourPrice(const Offer& o, const TimeRange& range, int utc_offset_minutes);
+double OfferMeanGpuHourPrice(const Offer& o, const TimeRange& range, const Zone& zone);
 
 // "1g.10gb" -> {1, 10e9 bytes}: the slice's compute sevenths and its memory (the profile's
 // nominal GB, which is below what NVIDIA gives: the check errs towards not fitting).

@@ -23,7 +23,7 @@
 #include "telemetry/pcie.h"
 #include "telemetry/proc.h"
 #include "core/error.h"
-#include "format/times.h"
+#include "read/time_text.h"
 #include "read/file_text.h"
 #include "telemetry/nvml_source.h"
 

@@ -11,7 +11,7 @@
 namespace gpuplan {
 namespace {
 
-int64_t Now(const FitRequest& r) { return r.now ? *r.now : static_cast<int64_t>(std::time(nullptr)); }
+UtcSeconds Now(const FitRequest& r) { return r.now ? *r.now : UtcNow(); }
 
 // The offers file, or its text when the request carries it (the serve API).
 OfferSet OffersOf(const FitRequest& r, const GpuCatalog& catalog) {
@@ -40,11 +40,11 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
   if (offers) {
     s.currency = offers->currency;
     if (s.inference) {  // a service on the file's cards, priced for next month around the clock
-      const int64_t month = NextMonthStart(Now(r), offers->utc_offset_minutes);
+      const LocalHour month = NextMonthStart(Now(r), offers->zone);
       PricePlansWithOffers(s.inference->ranked, *offers, s.options.objective, month);
       PricePlansWithOffers(s.inference->best_per_gpu, *offers, s.options.objective, month);
     } else {
-      out.search_start_minute = ParseJobStart(r.start, offers->utc_offset_minutes, Now(r));
+      out.search_start_minute = ParseJobStart(r.start, offers->zone, Now(r));
       PriceCandidatesWithOffers(*s.training, *offers, s.options.objective, in.tokens, s.options.top + 3,
                                 out.search_start_minute, r.interruptible);
       for (Candidate& c : s.training->ranked) {
@@ -67,10 +67,10 @@ void PriceSingle(const FitRequest& r, const GpuCatalog& catalog, FitJobResult& o
   }
   if (s.training && s.training->total_hours) {
     out.job = PriceJob(mine, static_cast<double>(s.layout.gpus), *s.training->total_hours,
-                       ParseJobStart(r.start, mine.utc_offset_minutes, Now(r)), r.interruptible);
+                       ParseJobStart(r.start, mine.zone, Now(r)), r.interruptible);
   } else if (s.plan && s.plan->fits) {
     std::vector<InferencePlan> one{*s.plan};
-    PricePlansWithOffers(one, mine, Objective::kTime, NextMonthStart(Now(r), mine.utc_offset_minutes));
+    PricePlansWithOffers(one, mine, Objective::kTime, NextMonthStart(Now(r), mine.zone));
     if (!one.empty()) {
       s.plan = one.front();
     }

@@ -1,133 +1,225 @@
 #include "read/time_text.h"
 
-#include <fmt/format.h>
+#include <date/date.h>
 
 #include <cstdio>
+#include <sstream>
 
-#include "core/civil.h"
 #include "core/error.h"
 
 namespace gpuplan {
 
-std::string FormatLocalHour(int64_t local_hour) {
-  const int64_t days = FloorDiv(local_hour, 24);
-  const CivilDate c = CivilFromDays(days);
-  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:00", c.year, c.month, c.day, local_hour - days * 24);
-}
+namespace {
 
-std::string FormatLocalMinute(int64_t local_minute) {
-  const int64_t hour = FloorDiv(local_minute, 60);
-  std::string s = FormatLocalHour(hour);
-  return s.substr(0, s.size() - 2) + fmt::format("{:02d}", local_minute - hour * 60);
-}
+using std::chrono::minutes;
+using std::chrono::seconds;
 
-std::string FormatUtcOffset(int minutes) {
-  const int a = minutes < 0 ? -minutes : minutes;
-  return fmt::format("{}{:02d}:{:02d}", minutes < 0 ? '-' : '+', a / 60, a % 60);
-}
-
-bool ParseUtcOffset(const std::string& s, int* minutes) {
-  if (s == "Z" || s == "UTC" || s == "utc") {
-    *minutes = 0;
+// Reads all of `s` with date::parse's format `fmt` into `tp`; false unless every character was read.
+template <class TimePoint>
+bool ParseAll(const std::string& s, const char* fmt, TimePoint* tp, std::string* rest = nullptr) {
+  std::istringstream in(s);
+  in >> date::parse(fmt, *tp);
+  if (in.fail()) {
+    return false;
+  }
+  std::string tail;
+  std::getline(in, tail, '\0');
+  if (rest != nullptr) {
+    *rest = tail;
     return true;
   }
-  if (s == "Asia/Shanghai" || s == "CST" || s == "China") {
-    *minutes = kChinaStandardTimeMinutes;
-    return true;
-  }
-  int h = 0, m = 0, n = 0;
-  char sign = 0;
-  if (std::sscanf(s.c_str(), "%c%2d:%2d%n", &sign, &h, &m, &n) != 3 || static_cast<std::size_t>(n) != s.size() ||
-      (sign != '+' && sign != '-') || h > 14 || m != 0) {
-    return false;
-  }
-  *minutes = (sign == '-' ? -1 : 1) * h * 60;
-  return true;
+  return tail.empty();
 }
 
-bool ParseYearMonth(const std::string& s, int64_t* local_hour) {
-  int y = 0, m = 0, n = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d%n", &y, &m, &n) != 2 || static_cast<std::size_t>(n) != s.size() || m < 1 ||
-      m > 12 || y < 1970 || y > 2200) {
-    return false;
+// "Z" or "+HH:MM"/"-HH:MM" (hours <= 14): the offset; nullopt for anything else.
+std::optional<minutes> ParseOffsetSuffix(const std::string& s) {
+  if (s == "Z") {
+    return minutes{0};
   }
-  *local_hour = DaysFromCivil(y, m, 1) * 24;
-  return true;
-}
-
-bool ParseIsoHour(const std::string& s, int zone, int64_t* hour, int* hour_of_day) {
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
-  char sep = 0;
-  int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c%2d:%2d%n", &y, &mo, &d, &sep, &h, &mi, &consumed) < 6) {
-    return false;
+  if (s.size() != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':') {
+    return std::nullopt;
   }
-  std::string rest = s.substr(static_cast<std::size_t>(consumed));
-  if (!rest.empty() && rest[0] == ':') {
-    int more = 0;
-    if (std::sscanf(rest.c_str(), ":%2d%n", &sec, &more) != 1) {
-      return false;
+  for (std::size_t i : {1u, 2u, 4u, 5u}) {
+    if (s[i] < '0' || s[i] > '9') {
+      return std::nullopt;
     }
-    rest = rest.substr(static_cast<std::size_t>(more));
   }
-  int offset = zone;
-  if (!rest.empty() && !ParseUtcOffset(rest, &offset)) {
-    return false;
+  const int h = (s[1] - '0') * 10 + (s[2] - '0');
+  const int m = (s[4] - '0') * 10 + (s[5] - '0');
+  if (h > 14 || m > 59) {
+    return std::nullopt;
   }
-  if ((sep != 'T' && sep != ' ') || mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo) || h > 23 || mi != 0 ||
-      sec != 0) {
-    return false;
-  }
-  *hour = DaysFromCivil(y, mo, d) * 24 + h + (zone - offset) / 60;
-  *hour_of_day = static_cast<int>(((*hour % 24) + 24) % 24);
-  return true;
+  return minutes{(s[0] == '-' ? -1 : 1) * (h * 60 + m)};
 }
 
-bool ParseTimeOfDay(const std::string& s, int* minute_of_day) {
-  int h = -1, m = -1;
-  char colon = 0;
-  if (std::sscanf(s.c_str(), "%d%c%d", &h, &colon, &m) == 3 && colon == ':' && h >= 0 && h <= 24 && m >= 0 &&
-      m < 60 && !(h == 24 && m > 0)) {
-    *minute_of_day = h * 60 + m;
-    return true;
-  }
-  return false;
+}  // namespace
+
+std::string FormatUtcOffset(minutes offset) { return Zone::FixedOffset(offset).Name(); }
+
+std::string FormatUtcOffsetAt(const Zone& zone, LocalHour h) {
+  return FormatUtcOffset(zone.OffsetAt(zone.ToUtc(date::local_time<std::chrono::milliseconds>{h})));
 }
 
-int64_t DefaultJobStart(int zone, int64_t now_utc_seconds) {
-  const int64_t local_seconds = now_utc_seconds + zone * 60LL;
-  const CivilDate today = CivilFromDays(FloorDiv(local_seconds, 86400));
-  int64_t y = today.year;
-  int m = today.month;
-  if (++m > 12) {
-    m = 1;
-    ++y;
+std::optional<Zone> ParseZone(const std::string& s) {
+  if (s == "Z" || s == "UTC" || s == "utc") {
+    return Zone::FixedOffset(minutes{0});
   }
-  const int64_t first = DaysFromCivil(y, m, 1);
-  // 1970-01-01 was a Thursday: (days + 3) mod 7 is 0 on Mondays.
-  const int64_t weekday = ((first + 3) % 7 + 7) % 7;
-  const int64_t monday = first + (7 - weekday) % 7;
-  return (monday * 24 + 9) * 60;
+  if (s == "CST" || s == "China") {
+    return ChinaStandardTime();
+  }
+  if (const auto off = ParseOffsetSuffix(s)) {
+    if (off->count() % 60 != 0) {
+      return std::nullopt;
+    }
+    return Zone::FixedOffset(*off);
+  }
+  if (s == "Asia/Shanghai") {  // the default zone, also without a tz database on the machine
+    if (auto z = Zone::Named(s)) {
+      return z;
+    }
+    return ChinaStandardTime();
+  }
+  auto z = Zone::Named(s);
+  if (z && z->OffsetAt(UtcMillis{date::floor<std::chrono::milliseconds>(std::chrono::system_clock::now())})
+                   .count() %
+               60 !=
+           0) {
+    return std::nullopt;
+  }
+  return z;
 }
 
-int64_t ParseJobStart(const std::string& s, int zone, int64_t now_utc_seconds) {
-  const int64_t now_local_minute = (now_utc_seconds + zone * 60LL) / 60;
+std::string FormatLocalHour(LocalHour h) { return date::format("%Y-%m-%dT%H:00", h); }
+
+std::string FormatLocalMinute(LocalMinute m) { return date::format("%Y-%m-%dT%H:%M", m); }
+
+std::string FormatZonedMinute(const Zone& zone, UtcMillis t) {
+  return FormatLocalMinute(zone.LocalMinuteOf(t)) + FormatUtcOffset(zone.OffsetAt(t));
+}
+
+std::string FormatZonedHour(const Zone& zone, UtcMillis t) {
+  return FormatLocalHour(zone.LocalHourOf(t)) + FormatUtcOffset(zone.OffsetAt(t));
+}
+
+std::string FormatUtcIso(UtcSeconds t) { return date::format("%Y-%m-%dT%H:%M:%SZ", t); }
+
+std::string FormatUtcIso(UtcMillis t) {
+  const UtcSeconds whole = date::floor<seconds>(t);
+  return whole == t ? FormatUtcIso(whole) : date::format("%Y-%m-%dT%H:%M:%SZ", t);
+}
+
+std::optional<IsoTime> ParseIsoTime(const std::string& text) {
+  if (text.size() < 16 || (text[10] != 'T' && text[10] != ' ')) {
+    return std::nullopt;
+  }
+  std::string s = text;
+  s[10] = 'T';
+  IsoTime t;
+  std::string rest;
+  if (!ParseAll(s, "%Y-%m-%dT%H:%M", &t.wall, &rest)) {
+    return std::nullopt;
+  }
+  if (!rest.empty() && rest[0] == ':') {
+    // Seconds: exactly two digits.
+    if (rest.size() < 3 || rest[1] < '0' || rest[1] > '5' || rest[2] < '0' || rest[2] > '9') {
+      return std::nullopt;
+    }
+    t.wall += seconds{(rest[1] - '0') * 10 + (rest[2] - '0')};
+    rest = rest.substr(3);
+  }
+  if (!rest.empty()) {
+    t.offset = ParseOffsetSuffix(rest);
+    if (!t.offset) {
+      return std::nullopt;
+    }
+  }
+  return t;
+}
+
+std::optional<LocalHour> ParseIsoHour(const std::string& s, const Zone& zone) {
+  const auto t = ParseIsoTime(s);
+  if (!t) {
+    return std::nullopt;
+  }
+  if (date::floor<std::chrono::hours>(t->wall) != t->wall) {
+    return std::nullopt;  // not on the hour
+  }
+  if (!t->offset) {
+    return date::floor<std::chrono::hours>(t->wall);
+  }
+  const UtcMillis instant{t->wall.time_since_epoch() - *t->offset};
+  const auto local = zone.ToLocal(instant);
+  const LocalHour hour = date::floor<std::chrono::hours>(local);
+  if (hour != local) {
+    return std::nullopt;  // on the hour where it was written, not in the zone (a half-hour zone)
+  }
+  return hour;
+}
+
+std::optional<LocalHour> ParseYearMonth(const std::string& s) {
+  date::year_month ym;
+  std::istringstream in(s);
+  in >> date::parse("%Y-%m", ym);
+  if (in.fail() || in.peek() != std::char_traits<char>::eof()) {
+    return std::nullopt;
+  }
+  if (ym.year() < date::year{1970} || ym.year() > date::year{2200}) {
+    return std::nullopt;
+  }
+  return LocalHour{LocalDay{ym / date::day{1}}};
+}
+
+std::optional<LocalDay> ParseIsoDay(const std::string& s) {
+  LocalDay d;
+  if (s.size() != 10 || !ParseAll(s, "%Y-%m-%d", &d)) {
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::string FormatTimeOfDay(minutes m) {
+  const auto h = static_cast<int>(m.count() / 60 % 100);  // at most 24:00
+  const auto mm = static_cast<int>(m.count() % 60);
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%02d:%02d", h, mm);
+  return buf;
+}
+
+std::optional<minutes> ParseTimeOfDay(const std::string& s) {
+  if (s == "24:00") {
+    return minutes{24 * 60};
+  }
+  minutes m{};
+  if (s.empty() || s.size() > 5 || !ParseAll(s, "%H:%M", &m)) {
+    return std::nullopt;
+  }
+  return m;
+}
+
+LocalMinute DefaultJobStart(const Zone& zone, UtcSeconds now) {
+  const date::year_month_day today{date::floor<date::days>(zone.LocalHourOf(now))};
+  const date::year_month next = date::year_month{today.year(), today.month()} + date::months{1};
+  // 09:00 on the first Monday of that month.
+  const LocalDay monday{next / date::Monday[1]};
+  return LocalMinute{monday} + std::chrono::hours{9};
+}
+
+LocalMinute ParseJobStart(const std::string& s, const Zone& zone, UtcSeconds now) {
   if (s.empty()) {
-    return DefaultJobStart(zone, now_utc_seconds);
+    return DefaultJobStart(zone, now);
   }
+  const LocalMinute now_local = zone.LocalMinuteOf(now);
   if (s == "now") {
-    return now_local_minute;
+    return now_local;
   }
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, n = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d%n", &y, &mo, &d, &h, &mi, &n) == 5 &&
-      static_cast<std::size_t>(n) == s.size() && mo >= 1 && mo <= 12 && d >= 1 && d <= DaysInMonth(y, mo) && h < 24 &&
-      mi < 60) {
-    return (DaysFromCivil(y, mo, d) * 24 + h) * 60 + mi;
+  LocalMinute at;
+  if (s.size() == 16 && ParseAll(s, "%Y-%m-%dT%H:%M", &at)) {
+    return at;
   }
-  if (std::sscanf(s.c_str(), "%2d:%2d%n", &h, &mi, &n) == 2 && static_cast<std::size_t>(n) == s.size() && h >= 0 &&
-      h < 24 && mi >= 0 && mi < 60) {
-    const int64_t today = now_local_minute / 1440;
-    return today * 1440 + h * 60 + mi;
+  if (s.size() == 5) {
+    if (const auto tod = ParseTimeOfDay(s); tod && *tod < std::chrono::hours{24}) {
+      return LocalMinute{date::floor<date::days>(now_local)} + *tod;
+    }
   }
   throw InputError("expected HH:MM, YYYY-MM-DDTHH:MM or now, got '" + s + "'", "", 0, "--start");
 }

@@ -1,43 +1,75 @@
-// Times as text: ISO 8601 hours, UTC offsets, months and times of day read from inputs (usage
-// CSV, offers YAML, flags) and written back. Times are "local hours" (or minutes): whole hours
-// since 1970-01-01T00:00 in one fixed UTC offset (docs/cost-model.md §0).
+// Times as text, read and written once: ISO 8601 times, months, days, times of day and zones of
+// the inputs (usage CSV, offers YAML, flags, query strings) and of every output. Parsing is
+// date::parse's (Howard Hinnant's date library, the model of C++20's std::chrono::parse); the
+// values are core/time.h's typed times.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "core/time.h"
 
 namespace gpuplan {
 
-// China Standard Time (Asia/Shanghai, no daylight saving), the one named zone gpuplan knows.
-inline constexpr int kChinaStandardTimeMinutes = 8 * 60;
+// "+08:00" for an offset.
+std::string FormatUtcOffset(std::chrono::minutes offset);
+// The zone's offset in force at a wall-clock hour, as "+08:00" (the earlier of a repeated hour).
+std::string FormatUtcOffsetAt(const Zone& zone, LocalHour h);
+// A zone: "+08:00", "-05:00", "Z", "UTC", an IANA name of the tz database ("Asia/Shanghai",
+// "Europe/Berlin", with its daylight saving), or "CST"/"China" (+08:00). Nullopt for anything
+// else, for an offset that is not whole hours and for a zone whose offset now is not (gpuplan
+// bills whole local hours: docs/cost-model.md §0).
+std::optional<Zone> ParseZone(const std::string& s);
 
-// "2026-03-01T09:00" for a local hour; "+08:00" for an offset.
-std::string FormatLocalHour(int64_t local_hour);
-// "2026-03-01T09:30" for a local minute (minutes since 1970-01-01T00:00 in the zone).
-std::string FormatLocalMinute(int64_t local_minute);
-std::string FormatUtcOffset(int minutes);
-// "+08:00", "-05:00", "Z", "UTC", "Asia/Shanghai" (the one named zone gpuplan knows, CST with no
-// daylight saving); false for anything else or an offset that is not whole hours.
-bool ParseUtcOffset(const std::string& s, int* minutes);
-// "2026-03" -> local hour of 2026-03-01T00:00.
-bool ParseYearMonth(const std::string& s, int64_t* local_hour);
+// "2026-03-01T09:00" for a local hour, "2026-03-01T09:30" for a local minute.
+std::string FormatLocalHour(LocalHour h);
+std::string FormatLocalMinute(LocalMinute m);
+// An instant on the zone's clock with the offset in force: "2026-03-01T09:30+08:00"; the hour
+// holding it: "2026-03-01T09:00+08:00".
+std::string FormatZonedMinute(const Zone& zone, UtcMillis t);
+std::string FormatZonedHour(const Zone& zone, UtcMillis t);
+inline std::string FormatZonedMinute(const Zone& zone, int64_t unix_ms) {
+  return FormatZonedMinute(zone, FromUnixMillis(unix_ms));
+}
+inline std::string FormatZonedHour(const Zone& zone, int64_t unix_ms) {
+  return FormatZonedHour(zone, FromUnixMillis(unix_ms));
+}
+// "2026-12-03T21:15:00Z".
+std::string FormatUtcIso(UtcSeconds t);
+// "2026-12-03T21:15:00.250Z"; whole seconds as FormatUtcIso.
+std::string FormatUtcIso(UtcMillis t);
+// Now in UTC to the second, as FormatUtcIso writes it.
+inline std::string UtcNowIso() { return FormatUtcIso(UtcNow()); }
 
-// Local hour (and its hour of day) of an ISO 8601 timestamp on the hour, in the zone `zone`
-// (minutes east of UTC): "2026-01-05T09:00" or with a space, seconds (":00") and a Z or
-// "+08:00" suffix accepted; a timestamp with an offset is converted, one without is taken as is.
-// False when it is not such a timestamp.
-bool ParseIsoHour(const std::string& s, int zone, int64_t* hour, int* hour_of_day);
+// The one ISO 8601 reader: "2026-01-05T09:00" or with a space, optional seconds, and an optional
+// "Z" or "+08:00" suffix (the wall clock and the offset it was written with).
+struct IsoTime {
+  date::local_time<std::chrono::seconds> wall;
+  std::optional<std::chrono::minutes> offset;
+};
+std::optional<IsoTime> ParseIsoTime(const std::string& s);
 
-// "HH:MM" (00:00 .. 24:00) -> minutes since midnight; false for anything else.
-bool ParseTimeOfDay(const std::string& s, int* minute_of_day);
+// The wall-clock hour in `zone` of a timestamp on the hour: one with an offset is that instant
+// on the zone's clock, one without is taken as written. Nullopt when it is not such a timestamp.
+std::optional<LocalHour> ParseIsoHour(const std::string& s, const Zone& zone);
+// "2026-03" -> 2026-03-01T00:00 (years 1970-2200).
+std::optional<LocalHour> ParseYearMonth(const std::string& s);
+// "2026-03-01" -> that day.
+std::optional<LocalDay> ParseIsoDay(const std::string& s);
+// A time since midnight as "HH:MM".
+std::string FormatTimeOfDay(std::chrono::minutes m);
+// "HH:MM" (00:00 .. 24:00) -> the time since midnight.
+std::optional<std::chrono::minutes> ParseTimeOfDay(const std::string& s);
 
-// --start: "HH:MM" (today, in the offers' zone), "YYYY-MM-DDTHH:MM", "now", or empty for the
-// convention below. Returns local minutes since the epoch. Throws InputError naming --start.
-int64_t ParseJobStart(const std::string& s, int utc_offset_minutes, int64_t now_utc_seconds);
+// --start: "HH:MM" (today, in the zone), "YYYY-MM-DDTHH:MM", "now", or empty for the convention
+// below. Throws InputError naming --start.
+LocalMinute ParseJobStart(const std::string& s, const Zone& zone, UtcSeconds now);
 
 // The start of a job given no --start: 09:00 on the first Monday of the calendar month after
-// `now` (a working morning, the same answer all month: docs/cost-model.md §8). Local minutes.
-int64_t DefaultJobStart(int utc_offset_minutes, int64_t now_utc_seconds);
+// `now` in the zone (a working morning, the same answer all month: docs/cost-model.md §8).
+LocalMinute DefaultJobStart(const Zone& zone, UtcSeconds now);
 // What DefaultJobStart means, for the answer's basis line.
 inline constexpr const char* kDefaultJobStartText = "no --start: 09:00 on the first Monday of next month";
 

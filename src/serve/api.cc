@@ -12,7 +12,6 @@
 #include "catalog/listings.h"
 #include "check/compare.h"
 #include "check/report.h"
-#include "core/civil.h"
 #include "core/error.h"
 #include "core/work_budget.h"
 #include "cost/cost_options.h"

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "catalog/gpu_catalog.h"
-#include "core/civil.h"
 #include "core/error.h"
 #include "cost/billing.h"
 #include "catalog/offer.h"
@@ -14,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     const auto set = gpuplan::ParseOffers(text, "fuzz.yaml", cat);
-    const int64_t feb = gpuplan::DaysFromCivil(2027, 2, 1) * 24;  // the shortest month
+    const gpuplan::LocalHour feb = gpuplan::CivilHour(2027, 2, 1);  // the shortest month
     for (const auto& o : set.offers) {
       (void)gpuplan::MonthlyCostPerGpu(o, 100, feb);
     }

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "core/civil.h"
 #include "core/error.h"
+#include "core/time.h"
 #include "meter/sample.h"
 #include "meter/store.h"
 #include "serve/api.h"
@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 // GPU 0 sampled once a minute on 2026-03-01 from 10:00 UTC: 60 minutes busy at 50 % with a
 // process, then 30 idle.
 void MakeMeterDb(const std::string& path) {
-  const int64_t start = (gpuplan::DaysFromCivil(2026, 3, 1) * 24 + 10) * gpuplan::kMillisecondsPerHour;
+  const int64_t start = (gpuplan::CivilDay(2026, 3, 1).time_since_epoch().count() * 24 + 10) * gpuplan::kMillisecondsPerHour;
   std::vector<gpuplan::GpuSample> gpu;
   std::vector<gpuplan::ProcessSample> procs;
   for (int m = 0; m < 90; ++m) {

@@ -21,39 +21,33 @@ bool FourDigitYear(const std::string& formatted) { return formatted.size() == 16
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using gpuplan::Zone;
   const std::string text(reinterpret_cast<const char*>(data), size);
-  int minutes = 0;
-  if (gpuplan::ParseUtcOffset(text, &minutes)) {
-    Require(minutes % 60 == 0 && minutes >= -14 * 60 && minutes <= 14 * 60);
-    int again = 1;
-    Require(gpuplan::ParseUtcOffset(gpuplan::FormatUtcOffset(minutes), &again) && again == minutes);
+  if (const auto zone = gpuplan::ParseZone(text); zone && zone->IsFixed()) {
+    const auto m = zone->OffsetAt(gpuplan::UtcMillis{}).count();
+    Require(m % 60 == 0 && m >= -14 * 60 && m <= 14 * 60);
+    const auto again = gpuplan::ParseZone(gpuplan::FormatUtcOffset(std::chrono::minutes{m}));
+    Require(again && *again == *zone);
   }
-  int64_t hour = 0;
-  if (gpuplan::ParseYearMonth(text, &hour)) {
-    int64_t again = -1;
-    Require(gpuplan::ParseYearMonth(gpuplan::FormatLocalHour(hour).substr(0, 7), &again) && again == hour);
+  if (const auto month = gpuplan::ParseYearMonth(text)) {
+    Require(gpuplan::ParseYearMonth(gpuplan::FormatLocalHour(*month).substr(0, 7)) == month);
   }
-  for (const int zone : {0, gpuplan::kChinaStandardTimeMinutes, -5 * 60}) {
-    int hour_of_day = -1;
-    if (gpuplan::ParseIsoHour(text, zone, &hour, &hour_of_day)) {
-      Require(hour_of_day >= 0 && hour_of_day < 24 && ((hour % 24) + 24) % 24 == hour_of_day);
-      int64_t again = -1;
-      int again_of_day = -1;
-      const std::string formatted = gpuplan::FormatLocalHour(hour);
-      Require(!FourDigitYear(formatted) ||
-              (gpuplan::ParseIsoHour(formatted, zone, &again, &again_of_day) && again == hour));
+  for (const Zone& zone : {Zone::FixedOffset(std::chrono::minutes{0}), gpuplan::ChinaStandardTime(),
+                           Zone::FixedOffset(std::chrono::hours{-5})}) {
+    if (const auto hour = gpuplan::ParseIsoHour(text, zone)) {
+      const std::string formatted = gpuplan::FormatLocalHour(*hour);
+      Require(!FourDigitYear(formatted) || gpuplan::ParseIsoHour(formatted, zone) == hour);
     }
   }
-  int minute_of_day = -1;
-  if (gpuplan::ParseTimeOfDay(text, &minute_of_day)) {
-    Require(minute_of_day >= 0 && minute_of_day <= 24 * 60);
+  if (const auto tod = gpuplan::ParseTimeOfDay(text)) {
+    Require(tod->count() >= 0 && tod->count() <= 24 * 60);
   }
   try {
-    const int64_t now = 1772359200;  // 2026-03-01T10:00Z
-    const int64_t start = gpuplan::ParseJobStart(text, gpuplan::kChinaStandardTimeMinutes, now);
+    const gpuplan::UtcSeconds now{std::chrono::seconds{1772359200}};  // 2026-03-01T10:00Z
+    const gpuplan::LocalMinute start = gpuplan::ParseJobStart(text, gpuplan::ChinaStandardTime(), now);
     const std::string formatted = gpuplan::FormatLocalMinute(start);
     Require(!FourDigitYear(formatted) ||
-            gpuplan::ParseJobStart(formatted, gpuplan::kChinaStandardTimeMinutes, now) == start);
+            gpuplan::ParseJobStart(formatted, gpuplan::ChinaStandardTime(), now) == start);
   } catch (const gpuplan::InputError&) {
   }
   return 0;

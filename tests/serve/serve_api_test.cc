@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 
 #include <gtest/gtest.h>
+
+#include "core/time.h"
 #include <httplib.h>
 
 #include <chrono>
@@ -29,7 +31,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/civil.h"
 #include "core/error.h"
 #include "meter/sample.h"
 #include "meter/store.h"
@@ -198,7 +199,7 @@ class ServeApiTest : public ::testing::Test {
   // 12:00-13:00 idle at 0 % with no process (60 samples). By hand: 3 observed hours, 2 busy,
   // 1 idle.
   static void MakeMeterDb(const std::string& path) {
-    const int64_t start = (DaysFromCivil(2026, 3, 1) * 24 + 10) * kMillisecondsPerHour;
+    const int64_t start = (CivilDay(2026, 3, 1).time_since_epoch().count() * 24 + 10) * kMillisecondsPerHour;
     std::vector<GpuSample> gpu;
     std::vector<ProcessSample> procs;
     for (int m = 0; m < 180; ++m) {

@@ -8,7 +8,6 @@
 #include <random>
 
 #include "catalog/gpu_catalog.h"
-#include "core/civil.h"
 #include "core/error.h"
 #include "cost/billing.h"
 #include "plan/fit_job.h"
@@ -20,6 +19,7 @@
 #include "cost/usage.h"
 #include "read/time_text.h"
 #include "test_paths.h"
+#include "test_time.h"
 
 namespace gpuplan {
 namespace {
@@ -37,11 +37,11 @@ Offer Make(const std::string& id, BillingMode mode, double price, int gpus = 1) 
 }
 
 // 2027-04-01T00:00 local (a 30-day month), where the hand-worked traces start.
-const int64_t kApril2027 = DaysFromCivil(2027, 4, 1) * 24;
+const int64_t kApril2027 = test::Days(2027, 4, 1) * 24;
 
 UsageTrace Trace(const std::vector<double>& firm, const std::vector<double>& inter = {}, int64_t start = kApril2027) {
   UsageTrace t;
-  t.start_hour = start;
+  t.start_hour = test::Hour(start);
   for (std::size_t i = 0; i < firm.size(); ++i) {
     UsageHour h;
     h.hour_of_day = static_cast<int>(i % 24);
@@ -56,28 +56,28 @@ TEST(Billing, BreakevenIsMonthlyOverHourly) {
   // DOMAIN.md section 2: T = P / h. Monthly 25,000 per GPU, on-demand 50 per GPU-hour: 500 h.
   OfferSet s;
   s.offers = {Make("m", BillingMode::kMonthly, 25000), Make("od", BillingMode::kOnDemand, 50)};
-  const auto pairs = Breakeven(s, kApril2027);
+  const auto pairs = Breakeven(s, test::Hour(kApril2027));
   ASSERT_EQ(pairs.size(), 1u);
   ASSERT_TRUE(pairs[0].hours_per_month.has_value());
   EXPECT_NEAR(*pairs[0].hours_per_month, 500.0, 1e-6);
   // A 10% stopped-instance fee costs nothing when the instance can be released when idle...
   s.offers[1].stopped_fee_ratio = 0.1;
-  EXPECT_NEAR(*Breakeven(s, kApril2027)[0].hours_per_month, 500.0, 1e-6);
+  EXPECT_NEAR(*Breakeven(s, test::Hour(kApril2027))[0].hours_per_month, 500.0, 1e-6);
   // ... but when it cannot, the idle rest of April (720 h) is paid at 5 per hour:
   // 50 H + 5 (720 - H) = 25000 -> H = (25000 - 3600) / 45.
   s.offers[1].releasable = false;
-  EXPECT_NEAR(*Breakeven(s, kApril2027)[0].hours_per_month, (25000.0 - 3600.0) / 45.0, 1e-6);
+  EXPECT_NEAR(*Breakeven(s, test::Hour(kApril2027))[0].hours_per_month, (25000.0 - 3600.0) / 45.0, 1e-6);
   // In March (744 h) the idle rest is 24 h longer: H = (25000 - 3720) / 45.
-  EXPECT_NEAR(*Breakeven(s, DaysFromCivil(2027, 3, 1) * 24)[0].hours_per_month, (25000.0 - 3720.0) / 45.0, 1e-6);
+  EXPECT_NEAR(*Breakeven(s, test::Hour(test::Days(2027, 3, 1) * 24))[0].hours_per_month, (25000.0 - 3720.0) / 45.0, 1e-6);
   // Add-on fees of 5% on the monthly price move it up by 5%: 26250 / 50 (without the stopped fee).
   s.offers[1].stopped_fee_ratio = 0;
   s.offers[1].releasable = true;
   s.offers[0].addon_fee_ratio = 0.05;
-  EXPECT_NEAR(*Breakeven(s, kApril2027)[0].hours_per_month, 525.0, 1e-6);
+  EXPECT_NEAR(*Breakeven(s, test::Hour(kApril2027))[0].hours_per_month, 525.0, 1e-6);
   // Daily granularity: 500 h bills 504 h (21 days), so the break-even is the first day boundary
   // past 26250/50 = 525 h -> billed 528 h; the cost crosses inside the day starting at 504 h.
   s.offers[1].granularity = Granularity::kDay;
-  EXPECT_NEAR(*Breakeven(s, kApril2027)[0].hours_per_month, 504.0, 1e-6);
+  EXPECT_NEAR(*Breakeven(s, test::Hour(kApril2027))[0].hours_per_month, 504.0, 1e-6);
 }
 
 // The shipped offers in March 2027: monthly 21,900 x 1.06 + 500 GB x 0.35 = 23,389; on demand 53
@@ -86,7 +86,7 @@ TEST(Billing, BreakevenIsMonthlyOverHourly) {
 // used by day only it is 23,389 / 53 = 441.30 h, and the answer says so.
 TEST(Billing, BreakevenWithANightWindowGivesTheDaytimeFigure) {
   const OfferSet s = LoadOffers(test::DataDir() + "/offers/nanjing-a100.yaml", Cat());
-  const auto pairs = Breakeven(s, DaysFromCivil(2027, 3, 1) * 24);
+  const auto pairs = Breakeven(s, test::Hour(test::Days(2027, 3, 1) * 24));
   const auto p = std::find_if(pairs.begin(), pairs.end(), [](const BreakevenPair& x) {
     return x.from->id == "nj-a100-on-demand" && x.to->id == "nj-a100-monthly";
   });
@@ -101,7 +101,7 @@ TEST(Billing, BreakevenWithANightWindowGivesTheDaytimeFigure) {
 TEST(Billing, YearlyVersusMonthlyNeverCross) {
   OfferSet s;
   s.offers = {Make("y", BillingMode::kYearly, 12 * 20000), Make("m", BillingMode::kMonthly, 25000)};
-  const auto pairs = Breakeven(s, kApril2027);
+  const auto pairs = Breakeven(s, test::Hour(kApril2027));
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_FALSE(pairs[0].hours_per_month.has_value());
   EXPECT_NE(pairs[0].note.find("y is cheaper"), std::string::npos);
@@ -134,15 +134,17 @@ double BruteForce(const OfferSet& s, const UsageTrace& u, int cap) {
       continue;
     }
     // Term starts by hand: days and weeks are 24 and 168 hours; months by the civil calendar.
+    const int64_t h0 = test::Count(u.start_hour);
     auto start = [&](int64_t k) -> int64_t {
-      if (o.mode == BillingMode::kDaily) return u.start_hour + 24 * k;
-      if (o.mode == BillingMode::kWeekly) return u.start_hour + 168 * k;
-      const CivilDate c = CivilFromDays(u.start_hour / 24);
-      const int64_t m = c.month - 1 + k * (o.mode == BillingMode::kYearly ? 12 : 1);
-      return DaysFromCivil(c.year + m / 12, static_cast<int>(m % 12) + 1, c.day) * 24 + u.start_hour % 24;
+      if (o.mode == BillingMode::kDaily) return h0 + 24 * k;
+      if (o.mode == BillingMode::kWeekly) return h0 + 168 * k;
+      const date::year_month_day c{date::sys_days{date::days{h0 / 24}}};
+      const int64_t m = static_cast<unsigned>(c.month()) - 1 + k * (o.mode == BillingMode::kYearly ? 12 : 1);
+      return test::Days(static_cast<int>(c.year()) + static_cast<int>(m / 12), static_cast<unsigned>(m % 12) + 1,
+                        static_cast<unsigned>(c.day())) * 24 + h0 % 24;
     };
     int64_t terms = 0;
-    while (start(terms) < u.EndHour()) ++terms;
+    while (start(terms) < test::Count(u.EndHour())) ++terms;
     for (int64_t a = 0; a < terms; ++a) {
       for (int64_t b = a + o.min_terms - 1; b < std::max(terms, a + o.min_terms); ++b) {
         types.push_back({&o, start(a), start(b + 1), static_cast<double>(b - a + 1) * o.price * (1 + o.addon_fee_ratio)});
@@ -157,7 +159,7 @@ double BruteForce(const OfferSet& s, const UsageTrace& u, int cap) {
     bool feasible = true;
     for (std::size_t t = 0; t < u.hours.size() && cost < best; ++t) {
       const auto& h = u.hours[t];
-      const int64_t at = u.start_hour + static_cast<int64_t>(t);
+      const int64_t at = test::Count(u.start_hour) + static_cast<int64_t>(t);
       double R = 0;
       for (std::size_t i = 0; i < types.size(); ++i) {
         if (at >= types[i].from && at < types[i].to) R += n[i] * types[i].o->gpus_per_instance;
@@ -204,7 +206,7 @@ TEST(Optimizer, EqualsBruteForceOnRandomMultiTermInstances) {
     s.offers.push_back(Make("weekly", BillingMode::kWeekly, 1500 + 5000 * unit(rng), 1 + static_cast<int>(rng() % 2)));
     s.offers.push_back(Make("od", BillingMode::kOnDemand, 20 + 40 * unit(rng)));
     if (seed % 2 == 0) {
-      s.offers.back().night = NightDiscount{22 * 60, 8 * 60, 0.5 + 0.5 * unit(rng)};
+      s.offers.back().night = NightDiscount{std::chrono::hours{22}, std::chrono::hours{8}, 0.5 + 0.5 * unit(rng)};
     }
     Offer spot = Make("spot", BillingMode::kSpot, 10 + 20 * unit(rng));
     spot.spot = SpotTerms{0.02 + 0.1 * unit(rng), 10, 5};
@@ -271,7 +273,7 @@ TEST(Optimizer, MatchesTheLoadDurationCurve) {
 TEST(Optimizer, DeferrableWorkMovesIntoTheNightWindow) {
   OfferSet s;
   s.offers = {Make("od", BillingMode::kOnDemand, 50)};
-  s.offers[0].night = NightDiscount{22 * 60, 8 * 60, 0.7};
+  s.offers[0].night = NightDiscount{std::chrono::hours{22}, std::chrono::hours{8}, 0.7};
   UsageTrace u = Trace(std::vector<double>(24, 0.0));
   u.hours[14].deferrable = 4;  // 4 GPU-hours at 14:00 that may wait 10 hours (until 23:59)
   u.hours[14].deadline_hours = 10;
@@ -435,7 +437,7 @@ TEST(Offers, SubsidiesAreStrictAndChangeTheChoice) {
   // One GPU 400 hours in April 2027 (720 h): on demand 400 x 50 = 20,000 beats a monthly term,
   // 21,900. A 30% voucher on monthly makes the term 15,330, the cheaper; the same voucher on
   // on-demand makes that 14,000 instead.
-  const UsageTrace u = UsageFromHoursPerMonth(400, 1, kApril2027);
+  const UsageTrace u = UsageFromHoursPerMonth(400, 1, test::Hour(kApril2027));
   OfferSet none = ParseOffers(base.substr(0, base.find("subsidies:")), "o.yaml", Cat());
   EXPECT_NEAR(OptimizeRental(none, u).cost.Total(), 20000, 1e-6);
   const OfferSet on_monthly = ParseOffers(base + "  - {id: v, share: 0.3, modes: [monthly]}\n", "o.yaml", Cat());
@@ -497,14 +499,14 @@ namespace {
 // Calendar months 2027-01 .. 2027-06 (181 days), working days Monday to Friday.
 UsageTrace LabSixMonths() {
   UsageTrace t;
-  t.start_hour = DaysFromCivil(2027, 1, 1) * 24;
+  t.start_hour = test::Hour(test::Days(2027, 1, 1) * 24);
   std::mt19937 rng(2025);
-  const auto hours = static_cast<int>((DaysFromCivil(2027, 7, 1) - DaysFromCivil(2027, 1, 1)) * 24);
+  const auto hours = static_cast<int>((test::Days(2027, 7, 1) - test::Days(2027, 1, 1)) * 24);
   for (int h = 0; h < hours; ++h) {
     UsageHour x;
     x.hour_of_day = h % 24;
     const int day = h / 24;
-    const bool workday = Weekday(DaysFromCivil(2027, 1, 1) + day) < 5;
+    const bool workday = test::Weekday(test::Days(2027, 1, 1) + day) < 5;
     const bool working_hours = x.hour_of_day >= 9 && x.hour_of_day < 21;
     x.firm = 4 + (workday && working_hours ? static_cast<double>(rng() % 9) : 0.0);
     x.interruptible = (!working_hours && day % 3 == 0) ? 2 : 0;
@@ -645,7 +647,7 @@ TEST(Optimizer, TaskBillingHasNoRetentionFee) {
   EXPECT_NEAR(p.cost.Total(), 3 * 50.0, 1e-9);
   // And in break-even: a task-billed on-demand offer pays nothing while idle.
   s.offers[0].releasable = false;
-  EXPECT_NEAR(MonthlyCostPerGpu(s.offers[0], 100, kApril2027), 100 * 50.0, 1e-9);
+  EXPECT_NEAR(MonthlyCostPerGpu(s.offers[0], 100, test::Hour(kApril2027)), 100 * 50.0, 1e-9);
 }
 
 }  // namespace
@@ -659,21 +661,21 @@ TEST(Calendar, MonthsFollowTheCivilCalendar) {
   EXPECT_EQ(DaysInMonth(2027, 2), 28);
   EXPECT_EQ(DaysInMonth(2028, 2), 29);
   EXPECT_EQ(DaysInMonth(2027, 3), 31);
-  EXPECT_EQ(Weekday(DaysFromCivil(2027, 1, 1)), 4);
-  EXPECT_EQ(Weekday(DaysFromCivil(2027, 3, 1)), 0);
-  const int64_t jan31 = DaysFromCivil(2027, 1, 31) * 24 + 9;
-  EXPECT_EQ(AddMonths(jan31, 1), DaysFromCivil(2027, 2, 28) * 24 + 9);  // clamped
-  EXPECT_EQ(AddMonths(jan31, 2), DaysFromCivil(2027, 3, 31) * 24 + 9);  // from the anchor, not chained
-  EXPECT_EQ(AddMonths(DaysFromCivil(2028, 2, 29) * 24, 12), DaysFromCivil(2029, 2, 28) * 24);
-  const int64_t mar = DaysFromCivil(2027, 3, 1) * 24;
-  EXPECT_EQ(TermIndex(TermUnit::kMonth, mar, mar + 743), 0);  // March has 744 hours
-  EXPECT_EQ(TermIndex(TermUnit::kMonth, mar, mar + 744), 1);
-  EXPECT_EQ(TermStart(TermUnit::kYear, mar, 1), DaysFromCivil(2028, 3, 1) * 24);
-  EXPECT_EQ(FormatLocalHour(mar + 9), "2027-03-01T09:00");
-  int off = 0;
-  EXPECT_TRUE(ParseUtcOffset("+08:00", &off));
-  EXPECT_EQ(off, 480);
-  EXPECT_FALSE(ParseUtcOffset("+05:30", &off));  // hourly traces need whole-hour offsets
+  EXPECT_EQ(test::Weekday(test::Days(2027, 1, 1)), 4);
+  EXPECT_EQ(test::Weekday(test::Days(2027, 3, 1)), 0);
+  const int64_t jan31 = test::Days(2027, 1, 31) * 24 + 9;
+  EXPECT_EQ(test::Count(AddMonths(test::Hour(jan31), 1)), test::Days(2027, 2, 28) * 24 + 9);  // clamped
+  EXPECT_EQ(test::Count(AddMonths(test::Hour(jan31), 2)), test::Days(2027, 3, 31) * 24 + 9);  // from the anchor
+  EXPECT_EQ(test::Count(AddMonths(test::Hour(test::Days(2028, 2, 29) * 24), 12)), test::Days(2029, 2, 28) * 24);
+  const int64_t mar = test::Days(2027, 3, 1) * 24;
+  EXPECT_EQ(TermIndex(TermUnit::kMonth, test::Hour(mar), test::Hour(mar + 743)), 0);  // March has 744 hours
+  EXPECT_EQ(TermIndex(TermUnit::kMonth, test::Hour(mar), test::Hour(mar + 744)), 1);
+  EXPECT_EQ(test::Count(TermStart(TermUnit::kYear, test::Hour(mar), 1)), test::Days(2028, 3, 1) * 24);
+  EXPECT_EQ(FormatLocalHour(test::Hour(mar + 9)), "2027-03-01T09:00");
+  const auto off = ParseZone("+08:00");
+  ASSERT_TRUE(off.has_value());
+  EXPECT_EQ(off->OffsetAt(UtcMillis{}).count(), 480);
+  EXPECT_FALSE(ParseZone("+05:30").has_value());  // hourly traces need whole-hour offsets
 }
 
 OfferSet MonthlyAndOnDemand() {
@@ -687,15 +689,15 @@ TEST(Calendar, ThirtyOneDayMonthIsOneMonthlyTerm) {
   // since on demand would cost 744 x 50 = 37,200 and 720 x 50 = 36,000. The old 730-hour month
   // billed March as two terms (or one term + 14 on-demand hours = 22,600).
   const OfferSet s = MonthlyAndOnDemand();
-  const Plan march = OptimizeRental(s, Trace(std::vector<double>(744, 1.0), {}, DaysFromCivil(2027, 3, 1) * 24));
+  const Plan march = OptimizeRental(s, Trace(std::vector<double>(744, 1.0), {}, test::Days(2027, 3, 1) * 24));
   const Plan april = OptimizeRental(s, Trace(std::vector<double>(720, 1.0), {}, kApril2027));
   EXPECT_NEAR(march.cost.Total(), 21900.0, 1e-6);
   EXPECT_NEAR(april.cost.Total(), 21900.0, 1e-6);
   // --hours-per-month 744 is a full March.
-  const UsageTrace full = UsageFromHoursPerMonth(744, 1, DaysFromCivil(2027, 3, 1) * 24);
+  const UsageTrace full = UsageFromHoursPerMonth(744, 1, test::Hour(test::Days(2027, 3, 1) * 24));
   EXPECT_EQ(full.hours.size(), 744u);
   EXPECT_NEAR(full.TotalGpuHours(), 744.0, 1e-9);
-  EXPECT_THROW(UsageFromHoursPerMonth(744, 1, kApril2027), InputError);  // April has 720 h
+  EXPECT_THROW(UsageFromHoursPerMonth(744, 1, test::Hour(kApril2027)), InputError);  // April has 720 h
 }
 
 TEST(Optimizer, ReservesMonthByMonthForTheBusyMonth) {
@@ -708,9 +710,9 @@ TEST(Optimizer, ReservesMonthByMonthForTheBusyMonth) {
   //   March's 2 extra GPUs for 100 h: 2 x 100 x 50 = 10,000 on demand < 2 x 21,900.
   // Total = 13 x 21,900 + 10,000 = 294,700. Holding 8 monthly GPUs all six months would cost
   // 1,051,200; one monthly GPU plus May on demand 6 x 21,900 + 7 x 37,200 + 10,000 = 401,800.
-  const int64_t jan = DaysFromCivil(2027, 1, 1) * 24;
-  const int64_t mar = DaysFromCivil(2027, 3, 1) * 24, may = DaysFromCivil(2027, 5, 1) * 24;
-  const int64_t jul = DaysFromCivil(2027, 7, 1) * 24;
+  const int64_t jan = test::Days(2027, 1, 1) * 24;
+  const int64_t mar = test::Days(2027, 3, 1) * 24, may = test::Days(2027, 5, 1) * 24;
+  const int64_t jul = test::Days(2027, 7, 1) * 24;
   std::vector<double> firm(static_cast<std::size_t>(jul - jan), 1.0);
   for (int64_t h = may; h < may + 744; ++h) firm[static_cast<std::size_t>(h - jan)] += 7;
   for (int64_t h = mar + 9; h < mar + 9 + 100; ++h) firm[static_cast<std::size_t>(h - jan)] += 2;
@@ -720,7 +722,7 @@ TEST(Optimizer, ReservesMonthByMonthForTheBusyMonth) {
   EXPECT_NEAR(p.cost.on_demand, 10000.0, 1e-6);
   ASSERT_EQ(p.reserved_terms.size(), 6u);
   for (const auto& t : p.reserved_terms) {
-    EXPECT_EQ(t.instances, t.start == may ? 8 : 1) << FormatLocalHour(t.start);
+    EXPECT_EQ(t.instances, test::Count(t.start) == may ? 8 : 1) << FormatLocalHour(t.start);
   }
   // Never above renting each month's peak monthly (the pure monthly strategy: 1+1+3+1+8+1 = 15
   // terms = 328,500) nor all on demand.
@@ -736,9 +738,9 @@ TEST(Optimizer, MinimumTermsAreHonoured) {
   // - May's 7 extra GPUs: a reservation covering May is 3 terms = 65,700 per GPU, more than
   //   May on demand (744 x 50 = 37,200): on demand, 7 x 37,200 = 260,400.
   // Total 391,800 (without the minimum: 8 terms in May, 294,700 - 10,000, see above).
-  const int64_t jan = DaysFromCivil(2027, 1, 1) * 24;
-  const int64_t may = DaysFromCivil(2027, 5, 1) * 24, jun = DaysFromCivil(2027, 6, 1) * 24;
-  const int64_t jul = DaysFromCivil(2027, 7, 1) * 24;
+  const int64_t jan = test::Days(2027, 1, 1) * 24;
+  const int64_t may = test::Days(2027, 5, 1) * 24, jun = test::Days(2027, 6, 1) * 24;
+  const int64_t jul = test::Days(2027, 7, 1) * 24;
   std::vector<double> firm(static_cast<std::size_t>(jul - jan), 1.0);
   for (int64_t h = may; h < may + 744; ++h) firm[static_cast<std::size_t>(h - jan)] += 7;
   OfferSet s = MonthlyAndOnDemand();
@@ -757,7 +759,7 @@ TEST(Optimizer, MinimumTermsAreHonoured) {
   // A longer demand makes the commitment worth it: June alone at 3 months vs on demand... a
   // 4-month trace Jun..Sep at 1 GPU: 4 terms (Jun-Aug + Sep) = 87,600 vs 122 x 24 x 50 = 146,400.
   s.offers[0].min_terms = 3;
-  const int64_t oct = DaysFromCivil(2027, 10, 1) * 24;
+  const int64_t oct = test::Days(2027, 10, 1) * 24;
   const Plan q = OptimizeRental(s, Trace(std::vector<double>(static_cast<std::size_t>(oct - jun), 1.0), {}, jun));
   EXPECT_NEAR(q.cost.Total(), 4 * 21900.0, 1e-6);
   // Held 4 months although the last start (July) would commit to Jul..Sep: 4 terms, none after the trace.
@@ -770,7 +772,7 @@ TEST(Usage, ExtrapolatesMeasuredWeeksToTheMonth) {
   // Two measured weeks from Monday 2027-03-01: one GPU 09:00-17:00 (8 h) on weekdays. Repeated
   // to March (31 days: 23 weekdays, Mar 29-31 are Monday-Wednesday): 23 x 8 = 184 GPU-hours.
   UsageTrace sample;
-  sample.start_hour = DaysFromCivil(2027, 3, 1) * 24;
+  sample.start_hour = test::Hour(test::Days(2027, 3, 1) * 24);
   for (int h = 0; h < 14 * 24; ++h) {
     UsageHour x;
     x.hour_of_day = h % 24;
@@ -779,7 +781,7 @@ TEST(Usage, ExtrapolatesMeasuredWeeksToTheMonth) {
     sample.hours.push_back(x);
   }
   const UsageTrace month = Extrapolate(sample, TermUnit::kMonth);
-  EXPECT_EQ(month.start_hour, DaysFromCivil(2027, 3, 1) * 24);
+  EXPECT_EQ(test::Count(month.start_hour), test::Days(2027, 3, 1) * 24);
   EXPECT_EQ(month.hours.size(), 744u);
   EXPECT_NEAR(month.TotalGpuHours(), 184.0, 1e-9);
   EXPECT_NE(month.note.find("2 weeks measured (2027-03-01 .. 2027-03-15)"), std::string::npos) << month.note;
@@ -814,7 +816,7 @@ TEST(Billing, LevelHoursCountFractionalDemand) {
 TEST(Usage, CsvOffsetsAreConvertedToTheOffersZone) {
   // 01:00Z is 09:00 in Shanghai (+08:00); a timestamp without an offset is already local.
   const UsageTrace u = ParseUsageCsv("timestamp,gpus\n2027-03-01T01:00Z,2\n2027-03-01T10:00,1\n", "u.csv");
-  EXPECT_EQ(u.start_hour, DaysFromCivil(2027, 3, 1) * 24 + 9);
+  EXPECT_EQ(test::Count(u.start_hour), test::Days(2027, 3, 1) * 24 + 9);
   EXPECT_EQ(u.hours[0].hour_of_day, 9);
   EXPECT_EQ(u.hours.size(), 2u);
 }
@@ -825,7 +827,7 @@ TEST(Optimizer, AJobOfWholeInstancesForPartOfAnHour) {
   // have rented 4 instances for the whole hour: 1,600); billed by the hour: 7 x 400 = 2,800.
   OfferSet s;
   s.offers = {Make("node", BillingMode::kOnDemand, 400, 8)};
-  const UsageTrace job = UsageFromJob(56, 0.5, (kApril2027 + 9) * 60 + 30);
+  const UsageTrace job = UsageFromJob(56, 0.5, test::Minute((kApril2027 + 9) * 60 + 30));
   ASSERT_EQ(job.hours.size(), 1u);
   EXPECT_NEAR(job.TotalGpuHours(), 28.0, 1e-9);
   EXPECT_NEAR(OptimizeRental(s, job).cost.Total(), 1400.0, 1e-9);
@@ -848,15 +850,15 @@ TEST(JobPricing, StartTimeAndTheNightWindow) {
   // Started at the night window's next opening (22:00 the same day): 2 x 37.1 = 74.2.
   const OfferSet s = LoadOffers(test::DataDir() + "/offers/nanjing-a100.yaml", Cat());
   const int64_t two_pm = (kApril2027 + 14) * 60;
-  const JobPrice p = PriceJob(s, 1, 2, two_pm);
+  const JobPrice p = PriceJob(s, 1, 2, test::Minute(two_pm));
   ASSERT_TRUE(p.plan.feasible);
   EXPECT_NEAR(p.total.amount, 106.0, 1e-6);
   EXPECT_EQ(p.total.currency, "CNY");
   ASSERT_TRUE(p.night_total.has_value());
-  EXPECT_EQ(*p.night_start_minute, (kApril2027 + 22) * 60);
+  EXPECT_EQ(test::Count(*p.night_start_minute), (kApril2027 + 22) * 60);
   EXPECT_NEAR(p.night_total->amount, 74.2, 1e-6);
   // At 00:00 (the old implicit start) the same job silently got the night rate.
-  EXPECT_NEAR(PriceJob(s, 1, 2, kApril2027 * 60).total.amount, 74.2, 1e-6);
+  EXPECT_NEAR(PriceJob(s, 1, 2, test::Minute(kApril2027 * 60)).total.amount, 74.2, 1e-6);
 }
 
 TEST(JobPricing, ServiceAroundTheClockForAMonth) {
@@ -864,7 +866,7 @@ TEST(JobPricing, ServiceAroundTheClockForAMonth) {
   // 1,113 per GPU-day, 33,390 per GPU-month, more than a monthly term with its add-on and
   // storage (21,900 x 1.06 + 500 x 0.35 = 23,389). 2 x 23,389 = 46,778 a month, /720 an hour.
   const OfferSet s = LoadOffers(test::DataDir() + "/offers/nanjing-a100.yaml", Cat());
-  const ServicePrice p = PriceService(s, 2, kApril2027);
+  const ServicePrice p = PriceService(s, 2, test::Hour(kApril2027));
   EXPECT_NEAR(p.per_month.amount, 46778.0, 1e-6);
   EXPECT_NEAR(p.per_hour.amount, 46778.0 / 720.0, 1e-9);
 }
@@ -881,32 +883,32 @@ offers:
 )",
                                  "spot.yaml", Cat());
   const int64_t nine = (kApril2027 + 9) * 60;
-  const JobPrice firm = PriceJob(s, 1, 10, nine);
+  const JobPrice firm = PriceJob(s, 1, 10, test::Minute(nine));
   EXPECT_FALSE(firm.plan.feasible);
   EXPECT_NE(firm.unserved.find("only spot offers rent A100 80GB SXM in spot.yaml"), std::string::npos) << firm.unserved;
   EXPECT_NE(firm.unserved.find("--interruptible"), std::string::npos);
-  const JobPrice spot = PriceJob(s, 1, 10, nine, true);
+  const JobPrice spot = PriceJob(s, 1, 10, test::Minute(nine), true);
   ASSERT_TRUE(spot.plan.feasible);
   EXPECT_NEAR(spot.total.amount, 131.95, 0.01);
   EXPECT_TRUE(spot.interruptible);
 }
 
 TEST(JobPricing, StartParsing) {
-  const int64_t now = (DaysFromCivil(2027, 4, 1) * 24 + 6) * 3600 + 15 * 60;  // 06:15 UTC = 14:15 +08:00
+  const int64_t now = (test::Days(2027, 4, 1) * 24 + 6) * 3600 + 15 * 60;  // 06:15 UTC = 14:15 +08:00
   // No --start: 09:00 on the first Monday of next month, whatever the hour or day of this one.
   // 2027-01-01 is a Friday, so 2027-02-01 and 2027-03-01 are Mondays, 2027-04-01 a Thursday and
   // 2027-05-01 a Saturday: the first Monday of May 2027 is the 3rd.
-  EXPECT_EQ(ParseJobStart("", 480, now), (DaysFromCivil(2027, 5, 3) * 24 + 9) * 60);
-  EXPECT_EQ(ParseJobStart("", 480, now + 20 * 86400), (DaysFromCivil(2027, 5, 3) * 24 + 9) * 60);
+  EXPECT_EQ(test::Count(ParseJobStart("", test::Offset(480), test::Seconds(now))), (test::Days(2027, 5, 3) * 24 + 9) * 60);
+  EXPECT_EQ(test::Count(ParseJobStart("", test::Offset(480), test::Seconds(now + 20 * 86400))), (test::Days(2027, 5, 3) * 24 + 9) * 60);
   // In December the next month is January of the next year: 2027-01-04 (the 1st is a Friday).
-  const int64_t december = (DaysFromCivil(2026, 12, 3) * 24 + 3) * 3600;
-  EXPECT_EQ(ParseJobStart("", 480, december), (DaysFromCivil(2027, 1, 4) * 24 + 9) * 60);
+  const int64_t december = (test::Days(2026, 12, 3) * 24 + 3) * 3600;
+  EXPECT_EQ(test::Count(ParseJobStart("", test::Offset(480), test::Seconds(december))), (test::Days(2027, 1, 4) * 24 + 9) * 60);
   // A month starting on a Monday starts there (March 2027).
-  EXPECT_EQ(ParseJobStart("", 480, (DaysFromCivil(2027, 2, 10) * 24) * 3600), (DaysFromCivil(2027, 3, 1) * 24 + 9) * 60);
-  EXPECT_EQ(ParseJobStart("now", 480, now), (kApril2027 + 14) * 60 + 15);
-  EXPECT_EQ(ParseJobStart("09:30", 480, now), (kApril2027 + 9) * 60 + 30);
-  EXPECT_EQ(ParseJobStart("2027-05-02T23:00", 480, now), (DaysFromCivil(2027, 5, 2) * 24 + 23) * 60);
-  EXPECT_THROW(ParseJobStart("25:00", 480, now), InputError);
+  EXPECT_EQ(test::Count(ParseJobStart("", test::Offset(480), test::Seconds((test::Days(2027, 2, 10) * 24) * 3600))), (test::Days(2027, 3, 1) * 24 + 9) * 60);
+  EXPECT_EQ(test::Count(ParseJobStart("now", test::Offset(480), test::Seconds(now))), (kApril2027 + 14) * 60 + 15);
+  EXPECT_EQ(test::Count(ParseJobStart("09:30", test::Offset(480), test::Seconds(now))), (kApril2027 + 9) * 60 + 30);
+  EXPECT_EQ(test::Count(ParseJobStart("2027-05-02T23:00", test::Offset(480), test::Seconds(now))), (test::Days(2027, 5, 2) * 24 + 23) * 60);
+  EXPECT_THROW(ParseJobStart("25:00", test::Offset(480), test::Seconds(now)), InputError);
 }
 
 // The cost search against brute force: every layout that fits, priced one by one with PriceJob.
@@ -931,11 +933,11 @@ offers:
   o.max_gpus = 64;
   o.objective = Objective::kCost;
   o.price_per_card_hour = CardHourPrices(offers);
-  const int64_t start = (DaysFromCivil(2027, 3, 1) * 24 + 9) * 60;  // a Monday, 09:00
+  const int64_t start = (test::Days(2027, 3, 1) * 24 + 9) * 60;  // a Monday, 09:00
   o.top = 5;
   o.keep_extra = 3 * o.top;
   SearchResult exact = SearchTraining(test::Llama8b(), w, o);
-  PriceCandidatesWithOffers(exact, offers, Objective::kCost, o.tokens, o.top + 3, start);
+  PriceCandidatesWithOffers(exact, offers, Objective::kCost, o.tokens, o.top + 3, test::Minute(start));
   ASSERT_FALSE(exact.ranked.empty());
 
   // Brute force: every layout pinned in full, one search each (so no ranking rule can hide one).
@@ -963,7 +965,7 @@ offers:
                   continue;  // a pinned micro-batch grows the 64-sequence batch: another job
                 }
                 const JobPrice p = PriceJob(offers, static_cast<double>(c.layout.gpus),
-                                            o.tokens / c.time.tokens_per_second / 3600, start);
+                                            o.tokens / c.time.tokens_per_second / 3600, test::Minute(start));
                 if (p.plan.feasible) {
                   best = std::min(best, p.total.amount);
                   ++priced;
@@ -987,7 +989,7 @@ offers:
   o.pinned.tp = 1;
   o.pinned.pp = 1;
   SearchResult pinned = SearchTraining(test::Llama8b(), w, o);
-  PriceCandidatesWithOffers(pinned, offers, Objective::kCost, o.tokens, o.top + 3, start);
+  PriceCandidatesWithOffers(pinned, offers, Objective::kCost, o.tokens, o.top + 3, test::Minute(start));
   EXPECT_GE(pinned.ranked.size(), 6u);
 }
 
@@ -1036,7 +1038,7 @@ TEST(Requests, FitJsonCarriesTheJobToOptimize) {
     const OptimizeResult opt = RunOptimize(o, Cat());
     ASSERT_TRUE(opt.plan.feasible);
     EXPECT_NEAR(opt.plan.cost.Total(), fit.job->total.amount, 1e-6);
-    EXPECT_EQ(opt.usage.start_hour, (kApril2027 + 14));
+    EXPECT_EQ(test::Count(opt.usage.start_hour), (kApril2027 + 14));
     // Interruptible, the shipped file's spot offer (12 CNY an hour) runs it for less than the
     // day rate of 53; not interruptible, spot may not.
     EXPECT_EQ(opt.plan.spot_gpu_hours.empty(), !interruptible);
@@ -1105,7 +1107,7 @@ TEST(Requests, CompareFourGpusFourHundredHours) {
 TEST(Requests, BreakevenDefaultMonthComesFromNow) {
   BreakevenRequest r;
   r.offers = kNanjing;
-  r.now = (DaysFromCivil(2027, 2, 15) * 24 + 4) * 3600;  // 2027-02-15T04:00Z: the next month is March
+  r.now = test::Seconds((test::Days(2027, 2, 15) * 24 + 4) * 3600);  // 2027-02-15T04:00Z: the next month is March
   BreakevenResult b = RunBreakeven(r, Cat());
   EXPECT_EQ(b.month, "2027-03");
   EXPECT_EQ(b.month_hours, 744);

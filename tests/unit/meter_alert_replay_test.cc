@@ -226,7 +226,7 @@ TEST_F(WeekStore, BudgetThresholdsOnceAMonthFromTheOffersProjection) {
     EXPECT_EQ(budget_alerts[1].severity, "critical");
     ASSERT_TRUE(a.rules.gpu_hour_price.has_value());
     EXPECT_DOUBLE_EQ(a.rules.gpu_hour_price->amount, 30.0);
-    EXPECT_EQ(a.utc_offset_minutes, 8 * 60);
+    EXPECT_EQ(a.zone.OffsetAt(UtcMillis{}).count(), 8 * 60);
   }
 }
 

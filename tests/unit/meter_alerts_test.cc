@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "test_time.h"
 #include "core/error.h"
 #include "meter/alerts.h"
 #include "meter/metrics.h"
@@ -83,8 +84,8 @@ TEST(MeterAlerts, IdleMoneyFollowsTheNightWindowHourByHour) {
   AlertRules r;
   r.idle_minutes = 120;
   r.gpu_hour_price = Money{12, "CNY"};
-  r.night = NightDiscount{22 * 60, 8 * 60, 0.5};
-  r.price_utc_offset_minutes = 480;
+  r.night = NightDiscount{std::chrono::hours{22}, std::chrono::hours{8}, 0.5};
+  r.price_zone = test::Offset(480);
   AlertEngine e(r);
   std::vector<Alert> got;
   for (int m = 13 * 60; m <= 15 * 60; ++m) {
@@ -111,19 +112,19 @@ TEST(MeterAlerts, AnOffersPriceCarriesItsAddOnFeesAndNightWindow) {
   o.price = 30;
   o.addon_fee_ratio = 0.2;
   o.gpus_per_instance = 2;
-  o.night = NightDiscount{22 * 60, 8 * 60, 0.5};
+  o.night = NightDiscount{std::chrono::hours{22}, std::chrono::hours{8}, 0.5};
   OfferSet set;
   set.currency = "CNY";
-  set.utc_offset_minutes = 480;
+  set.zone = test::Offset(480);
   const AlertRules r = PricedAlertRules(AlertRules{}, o, set, 0);
   EXPECT_DOUBLE_EQ(r.gpu_hour_price->amount, 18);
   EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(4 * kMillisecondsPerHour)->amount, 18);   // 12:00 local
   EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(15 * kMillisecondsPerHour)->amount, 9);   // 23:00 local
-  EXPECT_DOUBLE_EQ(OfferGpuHourPrice(o, 23), 9);
-  EXPECT_DOUBLE_EQ(OfferGpuHourPrice(o, 24 + 12), 18);
+  EXPECT_DOUBLE_EQ(OfferGpuHourPrice(o, test::Hour(23)), 9);
+  EXPECT_DOUBLE_EQ(OfferGpuHourPrice(o, test::Hour(24 + 12)), 18);
   // A local day, 00:00-24:00 (16:00 UTC the day before to 16:00 UTC): 10 night hours at 9 and 14 day
   // hours at 18 = 342 / 24 = 14.25 a GPU-hour on average.
-  EXPECT_DOUBLE_EQ(OfferMeanGpuHourPrice(o, {16 * kMillisecondsPerHour, 40 * kMillisecondsPerHour}, 480), 14.25);
+  EXPECT_DOUBLE_EQ(OfferMeanGpuHourPrice(o, {16 * kMillisecondsPerHour, 40 * kMillisecondsPerHour}, test::Offset(480)), 14.25);
   // /metrics prices each sample at its time: 1 s idle at 23:00 local costs 9 / 3600.
   MeterMetrics m;
   m.SetPricing(r);
@@ -482,7 +483,7 @@ TEST(MeterIncidents, TheLiveAgentSendsTheEndAndTheDigest) {
   Listener l;
   MeterMonitorOptions o;
   o.rules.gpu_hour_price = Money{10, "CNY"};
-  o.rules.price_utc_offset_minutes = 480;
+  o.rules.price_zone = test::Offset(480);
   o.webhooks = {{"generic", WebhookFormat::kGeneric, l.Url("/hook"), ""}};
   const int64_t t0 = 1803913200000;  // 2027-03-01T15:00Z = 23:00 +08:00
   {

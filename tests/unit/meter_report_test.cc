@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "core/civil.h"
 #include "core/error.h"
 #include "cost/billing.h"
 #include "catalog/offer.h"
@@ -30,6 +29,8 @@
 #include "meter/render/meter_text.h"
 #include "format/text_lang.h"
 #include "read/messages.h"
+#include "read/time_text.h"
+#include "test_time.h"
 #include "meter/observed.h"
 #include "meter/report.h"
 #include "meter/sample.h"
@@ -45,11 +46,11 @@ constexpr int64_t kMin = kMillisecondsPerMinute;
 constexpr int64_t kHr = kMillisecondsPerHour;
 
 // A local hour in China Standard Time (+08:00, the offers' zone below) as UTC milliseconds.
-int64_t Cst(int y, int m, int d, int hour = 0) { return (DaysFromCivil(y, m, d) * 24 + hour - 8) * kHr; }
+int64_t Cst(int y, unsigned m, unsigned d, int hour = 0) { return (test::Days(y, m, d) * 24 + hour - 8) * kHr; }
 // 2027-03-01T00:00+08:00: a Monday, the 1st of a 31-day month (744 h).
 const int64_t kMarch = Cst(2027, 3, 1);
 
-int64_t Seconds(int64_t ms) { return ms / 1000; }
+UtcSeconds Seconds(int64_t ms) { return test::Seconds(ms / 1000); }
 
 // Samples of one machine, built run by run.
 class Machine {
@@ -152,9 +153,9 @@ class MeterReportTest : public ::testing::Test {
     MeterReportRequest r;
     r.db = db;
     r.offers = offers;
-    r.from = FormatLocalHour(from / kHr + 8) + "+08:00";
-    r.to = FormatLocalHour(to / kHr + 8) + "+08:00";
-    r.now = Seconds(to) + 7 * 24 * 3600;  // a week later: the range is in the past
+    r.from = FormatLocalHour(test::Hour(from / kHr + 8)) + "+08:00";
+    r.to = FormatLocalHour(test::Hour(to / kHr + 8)) + "+08:00";
+    r.now = Seconds(to) + std::chrono::hours{7 * 24};  // a week later: the range is in the past
     r.sample_interval_seconds = 60;
     r.max_sample_gap_seconds = 90;
     return r;
@@ -218,7 +219,7 @@ offers:
                                  "o.yaml", test::Catalog());
   // A span of 36 local hours from 12:00 of day D: used 5 minutes at 13:00 of D only. Day D's
   // block (24 x 10 = 240) is billed for its 12 hours inside the span: 120; day D+1 unused: 0.
-  const int64_t start = DaysFromCivil(2027, 3, 1) * 24 + 12;
+  const LocalHour start = test::Hour(test::Days(2027, 3, 1) * 24 + 12);
   std::vector<double> minutes(36, 0.0);
   minutes[1] = 5;
   const InstanceBill b = BillInstanceHours(s.offers[0], start, minutes);
@@ -557,20 +558,20 @@ TEST_F(MeterReportTest, ExportIsTheUsageCsvCostReads) {
   std::getline(lines, first);
   EXPECT_EQ(header, "timestamp,gpus");
   EXPECT_EQ(first, "2027-03-01T00:00+08:00,3");
-  const UsageTrace back = ParseUsageCsv(e.csv, "export.csv", 8 * 60);
+  const UsageTrace back = ParseUsageCsv(e.csv, "export.csv", test::Offset(8 * 60));
   ASSERT_EQ(back.hours.size(), 24u);
-  EXPECT_EQ(back.start_hour, DaysFromCivil(2027, 3, 1) * 24);
+  EXPECT_EQ(test::Count(back.start_hour), test::Days(2027, 3, 1) * 24);
   for (std::size_t h = 0; h < 24; ++h) {
     EXPECT_DOUBLE_EQ(back.hours[h].firm, h < 14 ? 3.0 : 2.0) << h;
     EXPECT_DOUBLE_EQ(back.hours[h].firm, e.trace.hours[h].firm) << h;
   }
   EXPECT_DOUBLE_EQ(back.TotalGpuHours(), 62.0);  // 14 x 3 + 10 x 2
   // Read in UTC the same rows start 8 hours earlier: the offsets are in the file.
-  EXPECT_EQ(ParseUsageCsv(e.csv, "export.csv", 0).start_hour, DaysFromCivil(2027, 3, 1) * 24 - 8);
+  EXPECT_EQ(test::Count(ParseUsageCsv(e.csv, "export.csv", test::Offset(0)).start_hour), test::Days(2027, 3, 1) * 24 - 8);
   // Allocated: every GPU observed all day, 3 each hour.
   x.basis = "allocated";
   const MeterExport a = RunMeterExport(x, test::Catalog());
-  EXPECT_DOUBLE_EQ(ParseUsageCsv(a.csv, "a.csv", 8 * 60).TotalGpuHours(), 72.0);
+  EXPECT_DOUBLE_EQ(ParseUsageCsv(a.csv, "a.csv", test::Offset(8 * 60)).TotalGpuHours(), 72.0);
   // Without an offers file the CSV is in UTC.
   x.offers.clear();
   x.basis = "busy";
@@ -645,11 +646,11 @@ TEST_F(MeterReportTest, RequestErrorsNameTheirFlag) {
   q.db.clear();
   EXPECT_EQ(field_of(q), "--db");
   // The accepted forms of a time, in +08:00 and with their own offset.
-  EXPECT_EQ(ParseMeterTime("2027-03", 480, "t"), kMarch);
-  EXPECT_EQ(ParseMeterTime("2027-03-01", 480, "t"), kMarch);
-  EXPECT_EQ(ParseMeterTime("2027-03-01T00:00", 480, "t"), kMarch);
-  EXPECT_EQ(ParseMeterTime("2027-02-28T16:00Z", 480, "t"), kMarch);
-  EXPECT_EQ(ParseMeterTime("2027-02-28T16:00", 0, "t"), kMarch);
+  EXPECT_EQ(ParseMeterTime("2027-03", test::Offset(480), "t"), kMarch);
+  EXPECT_EQ(ParseMeterTime("2027-03-01", test::Offset(480), "t"), kMarch);
+  EXPECT_EQ(ParseMeterTime("2027-03-01T00:00", test::Offset(480), "t"), kMarch);
+  EXPECT_EQ(ParseMeterTime("2027-02-28T16:00Z", test::Offset(480), "t"), kMarch);
+  EXPECT_EQ(ParseMeterTime("2027-02-28T16:00", test::Offset(0), "t"), kMarch);
 }
 
 TEST_F(MeterReportTest, UnpricedReportHasNoMoneyAndNamesIdleTime) {
@@ -657,7 +658,7 @@ TEST_F(MeterReportTest, UnpricedReportHasNoMoneyAndNamesIdleTime) {
   const MeterReport r = RunMeterReport(Request(db, "", kMarch, kMarch + 24 * kHr), test::Catalog());
   EXPECT_FALSE(r.priced);
   EXPECT_FALSE(r.projection);
-  EXPECT_EQ(r.utc_offset_minutes, 0);  // UTC without an offers file
+  EXPECT_EQ(r.zone, test::Offset(0));  // UTC without an offers file
   ASSERT_EQ(r.idle.size(), 1u);
   EXPECT_EQ(r.idle[0].line, "GPU 2: 10 h allocated with no process");
   const nlohmann::json j = MeterReportToJson(r);
@@ -868,10 +869,10 @@ TEST(MeterRightSizing, MigProfileNames) {
 // one row per hour from the year 401 (about 14 million) and ran out of memory. A range starts
 // 2000-01-01T00:00Z or later: 946,684,800,000 ms (10,957 days after 1970-01-01).
 TEST(MeterRange, StartsIn2000OrLater) {
-  const int64_t now = 1772359200;  // 2026-03-01T10:00Z
+  const UtcSeconds now = test::Seconds(1772359200);  // 2026-03-01T10:00Z
   const auto field = [now](const std::string& from, const std::string& to, int zone) -> std::string {
     try {
-      MeterReportRange(from, to, zone, now);
+      MeterReportRange(from, to, test::Offset(zone), now);
     } catch (const InputError& e) {
       return e.field();
     }
@@ -881,7 +882,7 @@ TEST(MeterRange, StartsIn2000OrLater) {
   EXPECT_EQ(field("1999-12-31T23:00Z", "2000-01-02", 0), "--from");
   // 2000-01-01 00:00 at +08:00 is 1999-12-31T16:00Z: before the earliest start.
   EXPECT_EQ(field("2000-01-01", "2000-01-02", 480), "--from");
-  const TimeRange r = MeterReportRange("2000-01-01", "2000-01-02", 0, now);
+  const TimeRange r = MeterReportRange("2000-01-01", "2000-01-02", test::Offset(0), now);
   EXPECT_EQ(r.from_ms, 946684800000);
   EXPECT_EQ(r.to_ms, 946684800000 + 24 * 3600000LL);
 }

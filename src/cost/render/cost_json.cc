@@ -69,7 +69,7 @@ nlohmann::json PlanToJson(const Plan& p, const std::string& currency) {
 nlohmann::json UsageToJson(const UsageTrace& u) {
   return {{"start", FormatLocalHour(u.start_hour)},
           {"end", FormatLocalHour(u.EndHour())},
-          {"utc_offset", FormatUtcOffset(u.utc_offset_minutes)},
+          {"utc_offset", FormatUtcOffsetAt(u.zone, u.start_hour)},
           {"hours", u.hours.size()},
           {"gpu_hours", u.TotalGpuHours()},
           {"peak_gpus", u.Peak()},

@@ -36,7 +36,7 @@ void PrintItems(std::ostream& os, const CostItems& c, const std::string& cur) {
 
 void PrintUsage(std::ostream& os, const UsageTrace& u) {
   os << fmt::format("{}: {} .. {} ({}), {} {}, {:.0f} {}, {} {}, {} {}\n", Say("cost.text.usage", "usage"),
-                    FormatLocalHour(u.start_hour), FormatLocalHour(u.EndHour()), FormatUtcOffset(u.utc_offset_minutes),
+                    FormatLocalHour(u.start_hour), FormatLocalHour(u.EndHour()), u.zone.Name(),
                     u.hours.size(), Say("cost.text.hours", "hours"), u.TotalGpuHours(),
                     Say("cost.text.gpu_hours", "GPU-hours"), Say("cost.text.peak", "peak"),
                     SayMessage(fmt::format("{:g} GPUs", u.Peak())), Say("cost.text.from", "from"),
@@ -74,7 +74,7 @@ void PrintReservedTerms(std::ostream& os, const Plan& p) {
 
 void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
   os << SayMessage(fmt::format("month {} ({} h, {})", b.month, b.month_hours,
-                               FormatUtcOffset(b.offers.utc_offset_minutes)))
+                               b.offers.zone.Name()))
      << "\n";
   const Table table({{"GPU", 16},
                      {SayMessage("from (cheaper little used)"), 32},

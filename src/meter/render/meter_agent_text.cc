@@ -1,25 +1,14 @@
 #include "meter/render/meter_agent_text.h"
 
+#include "read/time_text.h"
+
 #include <fmt/format.h>
 
-#include "core/civil.h"
 #include "format/text_lang.h"
 
 namespace gpuplan {
 
-std::string UtcTimeText(int64_t time_ms) {
-  const int64_t seconds = time_ms >= 0 ? time_ms / 1000 : (time_ms - 999) / 1000;
-  const int64_t ms = time_ms - seconds * 1000;
-  const int64_t days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400;
-  const int64_t in_day = seconds - days * 86400;
-  const CivilDate d = CivilFromDays(days);
-  std::string text = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", d.year, d.month, d.day, in_day / 3600,
-                                 (in_day / 60) % 60, in_day % 60);
-  if (ms != 0) {
-    text += fmt::format(".{:03}", ms);
-  }
-  return text + "Z";
-}
+std::string UtcTimeText(int64_t time_ms) { return FormatUtcIso(FromUnixMillis(time_ms)); }
 
 void MeterAgentText::OnStart(const std::string& source, const TraceHeader& machine) {
   err_ << "meter: "

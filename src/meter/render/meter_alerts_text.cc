@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "core/civil.h"
 #include "core/money.h"
 #include "format/numbers.h"
 #include "format/table.h"
@@ -17,22 +16,13 @@
 namespace gpuplan {
 namespace {
 
-std::string HourText(int64_t ms, int zone) {
-  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
-}
-
-std::string ClockText(int minute_of_day) { return fmt::format("{:02d}:{:02d}", minute_of_day / 60, minute_of_day % 60); }
-
-std::string MinuteText(int64_t ms, int zone) {
-  return FormatLocalMinute(FloorDiv(ms, kMillisecondsPerMinute) + zone) + FormatUtcOffset(zone);
-}
 
 std::string Hours(double h) { return FormatHours(h); }
 
 }  // namespace
 
 void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
-  const int zone = a.utc_offset_minutes;
+  const Zone& zone = a.zone;
   std::map<std::string, int> counts;
   for (const Alert& x : a.alerts) {
     ++counts[ToString(x.kind)];
@@ -42,7 +32,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
     by_kind += (by_kind.empty() ? "" : ", ") + fmt::format("{} {}", n, Say("alert." + kind, kind));
   }
   os << SayFormat("cli.meter.alerts_head", "meter alerts {} .. {}: {} alert{}{}",
-                  {HourText(a.from_ms, zone), HourText(a.to_ms, zone), std::to_string(a.alerts.size()),
+                  {FormatZonedHour(zone, a.from_ms), FormatZonedHour(zone, a.to_ms), std::to_string(a.alerts.size()),
                    a.alerts.size() == 1 ? "" : "s", by_kind.empty() ? "" : " (" + by_kind + ")"})
      << "\n";
   const AlertRules& r = a.rules;
@@ -54,7 +44,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
                     {fmt::format("{:.2f}", r.gpu_hour_price->amount), r.gpu_hour_price->currency});
     if (r.night) {
       os << SayFormat("cli.meter.alerts_night", " ({}-{} night x{})",
-                      {ClockText(r.night->from_minute), ClockText(r.night->to_minute), g(r.night->factor)});
+                      {FormatTimeOfDay(r.night->from_minute), FormatTimeOfDay(r.night->to_minute), g(r.night->factor)});
     }
   }
   if (r.monthly_budget) {
@@ -63,7 +53,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
   os << (a.offer ? SayFormat("cli.meter.alerts_offer", " (offer {})", {*a.offer}) : std::string()) << "\n";
   for (const Alert& x : a.alerts) {
     const std::string severity = Say("cli.meter.severity." + x.severity, x.severity);
-    os << MinuteText(x.at_ms, zone) << "  " << severity
+    os << FormatZonedMinute(zone, x.at_ms) << "  " << severity
        << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 9 - DisplayWidth(severity))), ' ')
        << SayMessage(x.summary) << (x.repeat ? Say("cli.meter.alerts_still", " (still)") : "") << "\n";
   }
@@ -79,7 +69,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
        << "\n";
     for (const AlertNotification& n : a.notifications) {
       const std::string type = Say("cli.meter.notification." + n.type, n.type);
-      os << MinuteText(n.at_ms, zone) << "  " << type
+      os << FormatZonedMinute(zone, n.at_ms) << "  " << type
          << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 11 - DisplayWidth(type))), ' ')
          << SayMessage(n.summary) << "\n";
     }
@@ -90,9 +80,9 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
 }
 
 void MeterTimelineToText(std::ostream& os, const MeterTimeline& t) {
-  const int zone = t.utc_offset_minutes;
+  const Zone& zone = t.zone;
   os << SayFormat("cli.meter.timeline_head", "meter timeline {} .. {}, one slot per {}",
-                  {HourText(t.from_ms, zone), HourText(t.to_ms, zone), Say("cli.meter.step." + t.step, t.step)})
+                  {FormatZonedHour(zone, t.from_ms), FormatZonedHour(zone, t.to_ms), Say("cli.meter.step." + t.step, t.step)})
      << "\n";
   std::vector<Column> cols = {{Say("cli.meter.col.from", "from"), 22},
                               {Say("cli.meter.col.busy", "busy h"), 8, Align::kRight},
@@ -104,7 +94,7 @@ void MeterTimelineToText(std::ostream& os, const MeterTimeline& t) {
   const Table table(cols);
   table.PrintHeader(os);
   for (const auto& s : t.slots) {
-    std::vector<std::string> cells = {HourText(s.from_ms, zone), Hours(s.total.busy_hours), Hours(s.total.idle_hours)};
+    std::vector<std::string> cells = {FormatZonedHour(zone, s.from_ms), Hours(s.total.busy_hours), Hours(s.total.idle_hours)};
     if (t.priced) {
       cells.push_back(Money{s.total.money, t.currency}.Format());
       cells.push_back(Money{s.total.idle_money, t.currency}.Format());

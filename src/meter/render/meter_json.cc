@@ -1,22 +1,13 @@
 #include "meter/render/meter_json.h"
 
-#include "core/civil.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
 namespace {
 
-std::string TimeText(int64_t ms, int zone) {
-  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
-}
-
 nlohmann::json MoneyOrNull(double v, bool priced) { return priced ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 // Alerts fall on any minute (raw ticks on any second: the text keeps the minute, *_ms the rest).
-std::string MinuteText(int64_t ms, int zone) {
-  return FormatLocalMinute(FloorDiv(ms, kMillisecondsPerMinute) + zone) + FormatUtcOffset(zone);
-}
-
 nlohmann::json MoneyJson(const std::optional<Money>& m) {
   return m ? nlohmann::json({{"amount", m->amount}, {"currency", m->currency}}) : nlohmann::json(nullptr);
 }
@@ -51,11 +42,11 @@ nlohmann::json MeterGroupToJson(const MeterGroup& g, bool priced) {
   return j;
 }
 
-nlohmann::json MonthProjectionToJson(const MonthProjection& p, int zone) {
+nlohmann::json MonthProjectionToJson(const MonthProjection& p, const Zone& zone) {
   return {{"month", p.month},
-          {"from", TimeText(p.from_ms, zone)},
-          {"to", TimeText(p.to_ms, zone)},
-          {"month_end", TimeText(p.month_end_ms, zone)},
+          {"from", FormatZonedHour(zone, p.from_ms)},
+          {"to", FormatZonedHour(zone, p.to_ms)},
+          {"month_end", FormatZonedHour(zone, p.month_end_ms)},
           {"so_far", p.so_far},
           {"per_hour", p.per_hour},
           {"remaining_hours", p.remaining_hours},
@@ -64,7 +55,7 @@ nlohmann::json MonthProjectionToJson(const MonthProjection& p, int zone) {
 }
 
 nlohmann::json MeterReportToJson(const MeterReport& r) {
-  const int zone = r.utc_offset_minutes;
+  const Zone& zone = r.zone;
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : r.groups) {
     groups.push_back(MeterGroupToJson(g, r.priced));
@@ -111,12 +102,12 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
              {"night_window", r.offer->night_window.empty() ? nlohmann::json() : nlohmann::json(r.offer->night_window)}};
   }
   return {{"db", r.db},
-          {"from", TimeText(r.from_ms, zone)},
-          {"to", TimeText(r.to_ms, zone)},
-          {"utc_offset", FormatUtcOffset(zone)},
+          {"from", FormatZonedHour(zone, r.from_ms)},
+          {"to", FormatZonedHour(zone, r.to_ms)},
+          {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(r.from_ms)))},
           {"hours", (r.to_ms - r.from_ms) / kMillisecondsPerHour},
           {"store", r.store_from_ms && r.store_to_ms
-                        ? nlohmann::json{{"from", TimeText(*r.store_from_ms, zone)}, {"to", TimeText(*r.store_to_ms, zone)}}
+                        ? nlohmann::json{{"from", FormatZonedHour(zone, *r.store_from_ms)}, {"to", FormatZonedHour(zone, *r.store_to_ms)}}
                         : nlohmann::json(nullptr)},
           {"by", std::string(ToString(r.by))},
           {"gpus", r.gpus},
@@ -133,32 +124,32 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
 }
 
 nlohmann::json MeterTimelineToJson(const MeterTimeline& t) {
-  const int zone = t.utc_offset_minutes;
+  const Zone& zone = t.zone;
   nlohmann::json slots = nlohmann::json::array();
   for (const auto& s : t.slots) {
-    slots.push_back({{"from", TimeText(s.from_ms, zone)},
-                     {"to", TimeText(s.to_ms, zone)},
+    slots.push_back({{"from", FormatZonedHour(zone, s.from_ms)},
+                     {"to", FormatZonedHour(zone, s.to_ms)},
                      {"total", MeterGroupToJson(s.total, t.priced)}});
   }
   return {{"db", t.db},
-          {"from", TimeText(t.from_ms, zone)},
-          {"to", TimeText(t.to_ms, zone)},
-          {"utc_offset", FormatUtcOffset(zone)},
+          {"from", FormatZonedHour(zone, t.from_ms)},
+          {"to", FormatZonedHour(zone, t.to_ms)},
+          {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(t.from_ms)))},
           {"step", t.step},
           {"priced", t.priced},
           {"currency", t.priced ? nlohmann::json(t.currency) : nlohmann::json(nullptr)},
           {"slots", slots}};
 }
 
-nlohmann::json AlertToJson(const Alert& a, int zone) {
+nlohmann::json AlertToJson(const Alert& a, const Zone& zone) {
   nlohmann::json j = AlertFieldsJson(a);
-  j["since"] = MinuteText(a.since_ms, zone);
-  j["at"] = MinuteText(a.at_ms, zone);
+  j["since"] = FormatZonedMinute(zone, a.since_ms);
+  j["at"] = FormatZonedMinute(zone, a.at_ms);
   return j;
 }
 
 nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
-  const int zone = m.utc_offset_minutes;
+  const Zone& zone = m.zone;
   const AlertRules& r = m.rules;
   nlohmann::json alerts = nlohmann::json::array();
   nlohmann::json counts = nlohmann::json::object();
@@ -171,17 +162,17 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
     counts[ToString(a.kind)] = counts[ToString(a.kind)].get<int>() + 1;
   }
   auto text = [zone](const std::optional<int64_t>& ms) {
-    return ms ? nlohmann::json(MinuteText(*ms, zone)) : nlohmann::json(nullptr);
+    return ms ? nlohmann::json(FormatZonedMinute(zone, *ms)) : nlohmann::json(nullptr);
   };
   nlohmann::json notifications = nlohmann::json::array();
   int incidents = 0;
   for (const AlertNotification& n : m.notifications) {
     incidents += n.type == "start" ? 1 : 0;
     notifications.push_back({{"type", n.type},
-                             {"at", MinuteText(n.at_ms, zone)},
+                             {"at", FormatZonedMinute(zone, n.at_ms)},
                              {"kind", n.kind ? nlohmann::json(ToString(*n.kind)) : nlohmann::json()},
                              {"gpu", n.kind && n.gpu >= 0 ? nlohmann::json(n.gpu) : nlohmann::json()},
-                             {"since", n.kind ? nlohmann::json(MinuteText(n.since_ms, zone)) : nlohmann::json()},
+                             {"since", n.kind ? nlohmann::json(FormatZonedMinute(zone, n.since_ms)) : nlohmann::json()},
                              {"severity", n.severity.empty() ? nlohmann::json() : nlohmann::json(n.severity)},
                              {"minutes", n.minutes},
                              {"money", MoneyJson(n.money)},
@@ -190,9 +181,9 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
   counts["incidents"] = incidents;
   counts["notifications"] = m.notifications.size();
   return {{"db", m.db},
-          {"from", TimeText(m.from_ms, zone)},
-          {"to", TimeText(m.to_ms, zone)},
-          {"utc_offset", FormatUtcOffset(zone)},
+          {"from", FormatZonedHour(zone, m.from_ms)},
+          {"to", FormatZonedHour(zone, m.to_ms)},
+          {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(m.from_ms)))},
           {"offer", m.offer ? nlohmann::json(*m.offer) : nlohmann::json(nullptr)},
           {"rules",
            {{"idle_minutes", r.idle_minutes},
@@ -201,8 +192,8 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
             {"throttle_minutes", r.throttle_minutes},
             {"repeat_minutes", r.repeat_minutes},
             {"gpu_hour_price", MoneyJson(r.gpu_hour_price)},
-            {"night", r.night ? nlohmann::json{{"from_minute", r.night->from_minute},
-                                               {"to_minute", r.night->to_minute},
+            {"night", r.night ? nlohmann::json{{"from_minute", r.night->from_minute.count()},
+                                               {"to_minute", r.night->to_minute.count()},
                                                {"factor", r.night->factor}}
                               : nlohmann::json(nullptr)},
             {"monthly_budget", MoneyJson(r.monthly_budget)},

@@ -12,14 +12,14 @@
 namespace gpuplan {
 
 nlohmann::json MeterGroupToJson(const MeterGroup& g, bool priced);
-nlohmann::json MonthProjectionToJson(const MonthProjection& p, int utc_offset_minutes);
+nlohmann::json MonthProjectionToJson(const MonthProjection& p, const Zone& zone);
 nlohmann::json MeterReportToJson(const MeterReport& r);
 // `gpuplan meter timeline --json` (GET /api/meter/timeline): the range, then per slot its
 // bounds and total (MeterGroupToJson).
 nlohmann::json MeterTimelineToJson(const MeterTimeline& t);
 // One alert with the keys of the generic webhook body (docs/meter-alerts.md) and its times as
 // text in the zone; `gpuplan meter alerts --json` (GET /api/meter/alerts) lists them.
-nlohmann::json AlertToJson(const Alert& a, int utc_offset_minutes);
+nlohmann::json AlertToJson(const Alert& a, const Zone& zone);
 nlohmann::json MeterAlertsToJson(const MeterAlerts& a);
 
 }  // namespace gpuplan

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "core/civil.h"
 #include "core/money.h"
 #include "format/numbers.h"
 #include "format/table.h"
@@ -14,10 +13,6 @@
 
 namespace gpuplan {
 namespace {
-
-std::string TimeText(int64_t ms, int zone) {
-  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
-}
 
 std::string Hours(double h) { return FormatHours(h); }
 
@@ -52,10 +47,10 @@ std::string GroupKey(const std::string& key) {
 }  // namespace
 
 void MeterReportToText(std::ostream& os, const MeterReport& r) {
-  const int zone = r.utc_offset_minutes;
+  const Zone& zone = r.zone;
   const std::string by(ToString(r.by));
   os << SayFormat("cli.meter.head", "meter report {} .. {} ({} h), {} GPU{}, by {}",
-                  {TimeText(r.from_ms, zone), TimeText(r.to_ms, zone),
+                  {FormatZonedHour(zone, r.from_ms), FormatZonedHour(zone, r.to_ms),
                    std::to_string((r.to_ms - r.from_ms) / kMillisecondsPerHour), std::to_string(r.gpus.size()),
                    r.gpus.size() == 1 ? "" : "s", Say("cli.meter.by." + by, by)})
      << "\n";
@@ -129,9 +124,9 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   if (r.projection) {
     const MonthProjection& p = *r.projection;
     os << SayFormat("cli.meter.projection", "month {}: {} so far ({} .. {}), {} per hour; projected {} by {}",
-                    {p.month, Money{p.so_far, r.currency}.Format(), TimeText(p.from_ms, zone), TimeText(p.to_ms, zone),
+                    {p.month, Money{p.so_far, r.currency}.Format(), FormatZonedHour(zone, p.from_ms), FormatZonedHour(zone, p.to_ms),
                      fmt::format("{:.2f} {}", p.per_hour, r.currency), Money{p.projected, r.currency}.Format(),
-                     TimeText(p.month_end_ms, zone)})
+                     FormatZonedHour(zone, p.month_end_ms)})
        << "\n";
     if (p.whole_term) {
       os << "  " << SayMessage("a reserved term is paid whole: the projection is the contract's bill for the month")

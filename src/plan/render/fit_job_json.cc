@@ -92,7 +92,7 @@ nlohmann::json TrainingSearchToJson(const FitJobResult& r) {
     if (r.search_start_minute) {  // priced on offers: what `cost optimize --usage` needs to price the same job
       j["cost"] = {{"amount", b.cost.amount},
                    {"currency", b.cost.currency},
-                   {"start", JobMinuteText(*r.search_start_minute)},
+                   {"start", FormatLocalMinute(*r.search_start_minute)},
                    {"start_default", r.start_default},
                    {"interruptible", r.interruptible},
                    {"basis", b.cost_basis},
@@ -186,15 +186,11 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& t, i
   return j;
 }
 
-std::string JobMinuteText(int64_t minute) {
-  return FormatLocalHour(minute / 60).substr(0, 11) + fmt::format("{:02d}:{:02d}", (minute / 60) % 24, minute % 60);
-}
-
 nlohmann::json JobPriceToJson(const FitJobResult& r) {
   const JobPrice& job = *r.job;
   nlohmann::json price = {{"amount", job.plan.feasible ? nlohmann::json(job.total.amount) : nlohmann::json()},
                           {"currency", job.total.currency},
-                          {"start", JobMinuteText(job.start_minute)},
+                          {"start", FormatLocalMinute(job.start_minute)},
                           {"start_default", r.start_default},
                           {"interruptible", job.interruptible},
                           {"basis", r.JobBasis()},
@@ -203,7 +199,7 @@ nlohmann::json JobPriceToJson(const FitJobResult& r) {
     price["unserved"] = job.unserved;
   }
   if (job.night_total) {
-    price["night_start"] = JobMinuteText(*job.night_start_minute);
+    price["night_start"] = FormatLocalMinute(*job.night_start_minute);
     price["night_amount"] = job.night_total->amount;
   }
   return price;

@@ -21,8 +21,6 @@ nlohmann::json PinnedToJson(const SearchPins& p);
 // when not one sequence fits.
 nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& shown, int64_t concurrency, double qps,
                                double latency_ms);
-// "YYYY-MM-DD HH:MM" of local minutes since the epoch (JobPrice's start_minute).
-std::string JobMinuteText(int64_t minute);
 // The single job's price (r.job set): amount, currency, start, basis, feasible, night start.
 nlohmann::json JobPriceToJson(const FitJobResult& r);
 nlohmann::json FitJobToJson(const FitJobResult& r);

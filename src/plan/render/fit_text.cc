@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "core/money.h"
-#include "plan/render/fit_job_json.h"  // JobMinuteText
+#include "plan/render/fit_job_json.h"
+#include "read/time_text.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 
@@ -400,12 +401,12 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
   } else if (res.job) {
     const JobPrice& job = *res.job;
     os << SayFormat("cli.fit.cost", "cost: {} ({}, starting {})",
-                    {job.total.Format(), SayMessage(res.JobBasis()), JobMinuteText(job.start_minute)})
+                    {job.total.Format(), SayMessage(res.JobBasis()), FormatLocalMinute(job.start_minute)})
        << "\n";
     if (job.night_total) {
       os << "  "
          << SayFormat("cli.fit.night", "starting at the night window ({}) would cost {}, saving {}",
-                      {JobMinuteText(*job.night_start_minute), job.night_total->Format(),
+                      {FormatLocalMinute(*job.night_start_minute), job.night_total->Format(),
                        Money{job.total.amount - job.night_total->amount, job.total.currency}.Format()})
          << "\n";
     }
