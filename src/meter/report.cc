@@ -13,9 +13,11 @@
 
 #include "core/civil.h"
 #include "core/error.h"
-#include "core/money.h"
 #include "core/names.h"
 #include "catalog/offer.h"
+#include "format/money.h"
+#include "format/numbers.h"
+#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -29,16 +31,6 @@ int64_t CeilHourMs(int64_t ms) { return -FloorHourMs(-ms); }
 
 int64_t NowMs(const std::optional<int64_t>& now) {
   return (now ? *now : static_cast<int64_t>(std::time(nullptr))) * kMillisecondsPerSecond;
-}
-
-std::string Hours(double h) {
-  char b[32];
-  std::snprintf(b, sizeof b, h >= 9.95 || h == 0 ? "%.0f" : "%.1f", h);
-  return b;
-}
-
-std::string FormatTimeMs(int64_t ms, int zone) {
-  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
 }
 
 // The one offer a report is priced with.
@@ -120,15 +112,15 @@ constexpr int64_t kLongestRangeMs = 1100LL * 24 * 3600 * 1000;
 
 void CheckRange(int64_t from, int64_t to, int zone) {
   if (from < kEarliestRangeMs) {
-    throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be 2000-01-01 or later (no meter holds earlier samples)",
+    throw InputError("--from (" + LocalHourText(from, zone) + ") must be 2000-01-01 or later (no meter holds earlier samples)",
                      "", 0, "--from");
   }
   if (from >= to) {
-    throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be before --to (" + FormatTimeMs(to, zone) + ")",
+    throw InputError("--from (" + LocalHourText(from, zone) + ") must be before --to (" + LocalHourText(to, zone) + ")",
                      "", 0, "--from");
   }
   if (to - from > kLongestRangeMs) {
-    throw InputError("the range from " + FormatTimeMs(from, zone) + " to " + FormatTimeMs(to, zone) +
+    throw InputError("the range from " + LocalHourText(from, zone) + " to " + LocalHourText(to, zone) +
                          " is longer than 1,100 days, the most one report reads; report it in parts",
                      "", 0, "--from");
   }
@@ -165,7 +157,7 @@ std::string StoreSpan(const MeterStore& store, int zone) {
   if (!b) {
     return "the store holds no samples";
   }
-  return "the store holds samples from " + FormatTimeMs(b->first, zone) + " to " + FormatTimeMs(CeilHourMs(b->second), zone);
+  return "the store holds samples from " + LocalHourText(b->first, zone) + " to " + LocalHourText(CeilHourMs(b->second), zone);
 }
 
 // The groups, total and idle lines of `rep` (by, priced, currency set) from the use of its range
@@ -346,11 +338,11 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
     if (rep.priced) {
       s.hours = g.idle_billed_hours;
       s.money = g.idle_money;
-      s.line = "GPU " + std::to_string(s.gpu) + ": " + Hours(s.hours) + " h billed with no process, " +
-               Money{s.money, rep.currency}.Format();
+      s.line = "GPU " + std::to_string(s.gpu) + ": " + FormatHours(s.hours) + " h billed with no process, " +
+               FormatMoney(s.money, rep.currency);
     } else {
       s.hours = g.idle_hours;
-      s.line = "GPU " + std::to_string(s.gpu) + ": " + Hours(s.hours) + " h allocated with no process";
+      s.line = "GPU " + std::to_string(s.gpu) + ": " + FormatHours(s.hours) + " h allocated with no process";
     }
     if (s.hours > 0) {
       rep.idle.push_back(std::move(s));
@@ -480,8 +472,8 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
     rep.notes.push_back("right-sizing needs --offers and --offer (the card the jobs ran on and its price)");
   }
   if (!use.ObservedHours()) {
-    rep.notes.push_back("nothing was observed from " + FormatTimeMs(rep.from_ms, zone) + " to " +
-                        FormatTimeMs(rep.to_ms, zone) + "; " + StoreSpan(store, zone));
+    rep.notes.push_back("nothing was observed from " + LocalHourText(rep.from_ms, zone) + " to " +
+                        LocalHourText(rep.to_ms, zone) + "; " + StoreSpan(store, zone));
   }
   if (use.utilisation_from_hour_means > 0) {
     rep.notes.push_back(std::to_string(use.utilisation_from_hour_means) +

@@ -7,27 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "core/civil.h"
-#include "core/money.h"
+#include "format/money.h"
 #include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
+#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
 namespace {
 
-std::string HourText(int64_t ms, int zone) {
-  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
-}
-
 std::string ClockText(int minute_of_day) { return fmt::format("{:02d}:{:02d}", minute_of_day / 60, minute_of_day % 60); }
-
-std::string MinuteText(int64_t ms, int zone) {
-  return FormatLocalMinute(FloorDiv(ms, kMillisecondsPerMinute) + zone) + FormatUtcOffset(zone);
-}
-
-std::string Hours(double h) { return FormatHours(h); }
 
 }  // namespace
 
@@ -42,7 +32,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
     by_kind += (by_kind.empty() ? "" : ", ") + fmt::format("{} {}", n, Say("alert." + kind, kind));
   }
   os << SayFormat("cli.meter.alerts_head", "meter alerts {} .. {}: {} alert{}{}",
-                  {HourText(a.from_ms, zone), HourText(a.to_ms, zone), std::to_string(a.alerts.size()),
+                  {LocalHourText(a.from_ms, zone), LocalHourText(a.to_ms, zone), std::to_string(a.alerts.size()),
                    a.alerts.size() == 1 ? "" : "s", by_kind.empty() ? "" : " (" + by_kind + ")"})
      << "\n";
   const AlertRules& r = a.rules;
@@ -58,12 +48,12 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
     }
   }
   if (r.monthly_budget) {
-    os << SayFormat("cli.meter.alerts_budget", ", budget {} a month", {r.monthly_budget->Format()});
+    os << SayFormat("cli.meter.alerts_budget", ", budget {} a month", {FormatMoney(*r.monthly_budget)});
   }
   os << (a.offer ? SayFormat("cli.meter.alerts_offer", " (offer {})", {*a.offer}) : std::string()) << "\n";
   for (const Alert& x : a.alerts) {
     const std::string severity = Say("cli.meter.severity." + x.severity, x.severity);
-    os << MinuteText(x.at_ms, zone) << "  " << severity
+    os << LocalMinuteText(x.at_ms, zone) << "  " << severity
        << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 9 - DisplayWidth(severity))), ' ')
        << SayMessage(x.summary) << (x.repeat ? Say("cli.meter.alerts_still", " (still)") : "") << "\n";
   }
@@ -79,7 +69,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
        << "\n";
     for (const AlertNotification& n : a.notifications) {
       const std::string type = Say("cli.meter.notification." + n.type, n.type);
-      os << MinuteText(n.at_ms, zone) << "  " << type
+      os << LocalMinuteText(n.at_ms, zone) << "  " << type
          << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 11 - DisplayWidth(type))), ' ')
          << SayMessage(n.summary) << "\n";
     }
@@ -92,7 +82,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
 void MeterTimelineToText(std::ostream& os, const MeterTimeline& t) {
   const int zone = t.utc_offset_minutes;
   os << SayFormat("cli.meter.timeline_head", "meter timeline {} .. {}, one slot per {}",
-                  {HourText(t.from_ms, zone), HourText(t.to_ms, zone), Say("cli.meter.step." + t.step, t.step)})
+                  {LocalHourText(t.from_ms, zone), LocalHourText(t.to_ms, zone), Say("cli.meter.step." + t.step, t.step)})
      << "\n";
   std::vector<Column> cols = {{Say("cli.meter.col.from", "from"), 22},
                               {Say("cli.meter.col.busy", "busy h"), 8, Align::kRight},
@@ -104,10 +94,11 @@ void MeterTimelineToText(std::ostream& os, const MeterTimeline& t) {
   const Table table(cols);
   table.PrintHeader(os);
   for (const auto& s : t.slots) {
-    std::vector<std::string> cells = {HourText(s.from_ms, zone), Hours(s.total.busy_hours), Hours(s.total.idle_hours)};
+    std::vector<std::string> cells = {LocalHourText(s.from_ms, zone), FormatHours(s.total.busy_hours),
+                                      FormatHours(s.total.idle_hours)};
     if (t.priced) {
-      cells.push_back(Money{s.total.money, t.currency}.Format());
-      cells.push_back(Money{s.total.idle_money, t.currency}.Format());
+      cells.push_back(FormatMoney(s.total.money, t.currency));
+      cells.push_back(FormatMoney(s.total.idle_money, t.currency));
     }
     table.PrintRow(os, cells);
   }

@@ -1,25 +1,14 @@
 #include "meter/render/meter_json.h"
 
-#include "core/civil.h"
+#include "format/money.h"
+#include "format/numbers.h"
+#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
 namespace {
 
-std::string TimeText(int64_t ms, int zone) {
-  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
-}
-
 nlohmann::json MoneyOrNull(double v, bool priced) { return priced ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-// Alerts fall on any minute (raw ticks on any second: the text keeps the minute, *_ms the rest).
-std::string MinuteText(int64_t ms, int zone) {
-  return FormatLocalMinute(FloorDiv(ms, kMillisecondsPerMinute) + zone) + FormatUtcOffset(zone);
-}
-
-nlohmann::json MoneyJson(const std::optional<Money>& m) {
-  return m ? nlohmann::json({{"amount", m->amount}, {"currency", m->currency}}) : nlohmann::json(nullptr);
-}
 
 }  // namespace
 
@@ -32,15 +21,15 @@ nlohmann::json MeterGroupToJson(const MeterGroup& g, bool priced) {
                     {"share", observed > 0 ? g.utilisation.hours[b] / observed : 0.0}});
   }
   nlohmann::json j = {{"key", g.key},
-                      {"gpu", g.gpu ? nlohmann::json(*g.gpu) : nlohmann::json(nullptr)},
-                      {"uuid", g.uuid ? nlohmann::json(*g.uuid) : nlohmann::json(nullptr)},
+                      {"gpu", OptionalToJson(g.gpu)},
+                      {"uuid", OptionalToJson(g.uuid)},
                       {"observed_hours", g.observed_hours},
                       {"busy_hours", g.busy_hours},
                       {"active_hours", g.active_hours},
                       {"idle_hours", g.idle_hours},
                       {"utilisation", util},
                       {"utilisation_unmeasured_hours", g.utilisation.unmeasured_hours},
-                      {"energy_kwh", g.energy_kwh ? nlohmann::json(*g.energy_kwh) : nlohmann::json(nullptr)},
+                      {"energy_kwh", OptionalToJson(g.energy_kwh)},
                       {"processes", g.processes},
                       {"billed_hours", MoneyOrNull(g.billed_hours, priced)},
                       {"idle_billed_hours", MoneyOrNull(g.idle_billed_hours, priced)},
@@ -53,9 +42,9 @@ nlohmann::json MeterGroupToJson(const MeterGroup& g, bool priced) {
 
 nlohmann::json MonthProjectionToJson(const MonthProjection& p, int zone) {
   return {{"month", p.month},
-          {"from", TimeText(p.from_ms, zone)},
-          {"to", TimeText(p.to_ms, zone)},
-          {"month_end", TimeText(p.month_end_ms, zone)},
+          {"from", LocalHourText(p.from_ms, zone)},
+          {"to", LocalHourText(p.to_ms, zone)},
+          {"month_end", LocalHourText(p.month_end_ms, zone)},
           {"so_far", p.so_far},
           {"per_hour", p.per_hour},
           {"remaining_hours", p.remaining_hours},
@@ -77,9 +66,9 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
                          {"target", o.target},
                          {"memory_bytes", o.memory_bytes},
                          {"compute_share", o.compute_share},
-                         {"gpu_hour_price", o.gpu_hour_price ? nlohmann::json(*o.gpu_hour_price) : nlohmann::json(nullptr)},
-                         {"offer", o.offer_id ? nlohmann::json(*o.offer_id) : nlohmann::json(nullptr)},
-                         {"money_saved", o.money_saved ? nlohmann::json(*o.money_saved) : nlohmann::json(nullptr)}});
+                         {"gpu_hour_price", OptionalToJson(o.gpu_hour_price)},
+                         {"offer", OptionalToJson(o.offer_id)},
+                         {"money_saved", OptionalToJson(o.money_saved)}});
     }
     right_sizing.push_back({{"job", j.job},
                             {"gpu", j.gpu},
@@ -88,7 +77,7 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
                             {"peak_memory_bytes", j.peak_memory},
                             {"peak_utilisation", j.peak_utilisation},
                             {"mean_utilisation", j.mean_utilisation},
-                            {"gpu_hour_price", j.gpu_hour_price ? nlohmann::json(*j.gpu_hour_price) : nlohmann::json(nullptr)},
+                            {"gpu_hour_price", OptionalToJson(j.gpu_hour_price)},
                             {"options", options},
                             {"line", j.line}});
   }
@@ -107,16 +96,16 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
              {"gpus_per_instance", r.offer->gpus_per_instance},
              {"price", r.offer->price},
              {"day_rate", r.offer->day_rate},
-             {"night_rate", r.offer->night_rate ? nlohmann::json(*r.offer->night_rate) : nlohmann::json()},
+             {"night_rate", OptionalToJson(r.offer->night_rate)},
              {"night_window", r.offer->night_window.empty() ? nlohmann::json() : nlohmann::json(r.offer->night_window)}};
   }
   return {{"db", r.db},
-          {"from", TimeText(r.from_ms, zone)},
-          {"to", TimeText(r.to_ms, zone)},
+          {"from", LocalHourText(r.from_ms, zone)},
+          {"to", LocalHourText(r.to_ms, zone)},
           {"utc_offset", FormatUtcOffset(zone)},
           {"hours", (r.to_ms - r.from_ms) / kMillisecondsPerHour},
           {"store", r.store_from_ms && r.store_to_ms
-                        ? nlohmann::json{{"from", TimeText(*r.store_from_ms, zone)}, {"to", TimeText(*r.store_to_ms, zone)}}
+                        ? nlohmann::json{{"from", LocalHourText(*r.store_from_ms, zone)}, {"to", LocalHourText(*r.store_to_ms, zone)}}
                         : nlohmann::json(nullptr)},
           {"by", std::string(ToString(r.by))},
           {"gpus", r.gpus},
@@ -136,13 +125,13 @@ nlohmann::json MeterTimelineToJson(const MeterTimeline& t) {
   const int zone = t.utc_offset_minutes;
   nlohmann::json slots = nlohmann::json::array();
   for (const auto& s : t.slots) {
-    slots.push_back({{"from", TimeText(s.from_ms, zone)},
-                     {"to", TimeText(s.to_ms, zone)},
+    slots.push_back({{"from", LocalHourText(s.from_ms, zone)},
+                     {"to", LocalHourText(s.to_ms, zone)},
                      {"total", MeterGroupToJson(s.total, t.priced)}});
   }
   return {{"db", t.db},
-          {"from", TimeText(t.from_ms, zone)},
-          {"to", TimeText(t.to_ms, zone)},
+          {"from", LocalHourText(t.from_ms, zone)},
+          {"to", LocalHourText(t.to_ms, zone)},
           {"utc_offset", FormatUtcOffset(zone)},
           {"step", t.step},
           {"priced", t.priced},
@@ -152,8 +141,8 @@ nlohmann::json MeterTimelineToJson(const MeterTimeline& t) {
 
 nlohmann::json AlertToJson(const Alert& a, int zone) {
   nlohmann::json j = AlertFieldsJson(a);
-  j["since"] = MinuteText(a.since_ms, zone);
-  j["at"] = MinuteText(a.at_ms, zone);
+  j["since"] = LocalMinuteText(a.since_ms, zone);
+  j["at"] = LocalMinuteText(a.at_ms, zone);
   return j;
 }
 
@@ -171,41 +160,41 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
     counts[ToString(a.kind)] = counts[ToString(a.kind)].get<int>() + 1;
   }
   auto text = [zone](const std::optional<int64_t>& ms) {
-    return ms ? nlohmann::json(MinuteText(*ms, zone)) : nlohmann::json(nullptr);
+    return ms ? nlohmann::json(LocalMinuteText(*ms, zone)) : nlohmann::json(nullptr);
   };
   nlohmann::json notifications = nlohmann::json::array();
   int incidents = 0;
   for (const AlertNotification& n : m.notifications) {
     incidents += n.type == "start" ? 1 : 0;
     notifications.push_back({{"type", n.type},
-                             {"at", MinuteText(n.at_ms, zone)},
+                             {"at", LocalMinuteText(n.at_ms, zone)},
                              {"kind", n.kind ? nlohmann::json(ToString(*n.kind)) : nlohmann::json()},
                              {"gpu", n.kind && n.gpu >= 0 ? nlohmann::json(n.gpu) : nlohmann::json()},
-                             {"since", n.kind ? nlohmann::json(MinuteText(n.since_ms, zone)) : nlohmann::json()},
+                             {"since", n.kind ? nlohmann::json(LocalMinuteText(n.since_ms, zone)) : nlohmann::json()},
                              {"severity", n.severity.empty() ? nlohmann::json() : nlohmann::json(n.severity)},
                              {"minutes", n.minutes},
-                             {"money", MoneyJson(n.money)},
+                             {"money", MoneyToJson(n.money)},
                              {"summary", n.summary}});
   }
   counts["incidents"] = incidents;
   counts["notifications"] = m.notifications.size();
   return {{"db", m.db},
-          {"from", TimeText(m.from_ms, zone)},
-          {"to", TimeText(m.to_ms, zone)},
+          {"from", LocalHourText(m.from_ms, zone)},
+          {"to", LocalHourText(m.to_ms, zone)},
           {"utc_offset", FormatUtcOffset(zone)},
-          {"offer", m.offer ? nlohmann::json(*m.offer) : nlohmann::json(nullptr)},
+          {"offer", OptionalToJson(m.offer)},
           {"rules",
            {{"idle_minutes", r.idle_minutes},
             {"low_util_percent", r.low_util_percent},
             {"low_util_minutes", r.low_util_minutes},
             {"throttle_minutes", r.throttle_minutes},
             {"repeat_minutes", r.repeat_minutes},
-            {"gpu_hour_price", MoneyJson(r.gpu_hour_price)},
+            {"gpu_hour_price", MoneyToJson(r.gpu_hour_price)},
             {"night", r.night ? nlohmann::json{{"from_minute", r.night->from_minute},
                                                {"to_minute", r.night->to_minute},
                                                {"factor", r.night->factor}}
                               : nlohmann::json(nullptr)},
-            {"monthly_budget", MoneyJson(r.monthly_budget)},
+            {"monthly_budget", MoneyToJson(r.monthly_budget)},
             {"budget_fractions", r.budget_fractions}}},
           {"replayed_from", text(m.replayed_from_ms)},
           {"raw_from", text(m.raw_from_ms)},

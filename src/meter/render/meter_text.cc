@@ -5,21 +5,15 @@
 #include <string>
 #include <vector>
 
-#include "core/civil.h"
-#include "core/money.h"
+#include "format/money.h"
 #include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
+#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
 namespace {
-
-std::string TimeText(int64_t ms, int zone) {
-  return FormatLocalHour(FloorDiv(ms, kMillisecondsPerHour) + zone / 60) + FormatUtcOffset(zone);
-}
-
-std::string Hours(double h) { return FormatHours(h); }
 
 // "12/3/5/30/50": the share of observed time in each utilisation bucket, in %.
 std::string Distribution(const UtilisationDistribution& u) {
@@ -55,7 +49,7 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   const int zone = r.utc_offset_minutes;
   const std::string by(ToString(r.by));
   os << SayFormat("cli.meter.head", "meter report {} .. {} ({} h), {} GPU{}, by {}",
-                  {TimeText(r.from_ms, zone), TimeText(r.to_ms, zone),
+                  {LocalHourText(r.from_ms, zone), LocalHourText(r.to_ms, zone),
                    std::to_string((r.to_ms - r.from_ms) / kMillisecondsPerHour), std::to_string(r.gpus.size()),
                    r.gpus.size() == 1 ? "" : "s", Say("cli.meter.by." + by, by)})
      << "\n";
@@ -63,7 +57,7 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
     const bool hourly = r.offer->mode == "on_demand" || r.offer->mode == "spot";
     os << SayFormat("cli.meter.priced",
                     "priced with {} ({}, {} per instance-{}, {} GPU{} per instance, {} granularity, billed from {})",
-                    {r.offer->id, Say("mode." + r.offer->mode, r.offer->mode), Money{r.offer->price, r.currency}.Format(),
+                    {r.offer->id, Say("mode." + r.offer->mode, r.offer->mode), FormatMoney(r.offer->price, r.currency),
                      hourly ? Say("cli.meter.per_hour", "hour") : Say("cli.meter.per_term", "term"),
                      std::to_string(r.offer->gpus_per_instance), r.offer->gpus_per_instance == 1 ? "" : "s",
                      Say("cli.meter.granularity." + r.offer->granularity, r.offer->granularity),
@@ -97,15 +91,15 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   table.PrintHeader(os);
   auto row = [&](const MeterGroup& g) {
     std::vector<std::string> cells = {GroupKey(g.key),
-                                      Hours(g.observed_hours),
-                                      Hours(g.busy_hours),
-                                      Hours(g.idle_hours),
+                                      FormatHours(g.observed_hours),
+                                      FormatHours(g.busy_hours),
+                                      FormatHours(g.idle_hours),
                                       Distribution(g.utilisation),
-                                      g.energy_kwh ? fmt::format("{:.1f}", *g.energy_kwh) : "-"};
+                                      OptionalText(g.energy_kwh, [](double kwh) { return fmt::format("{:.1f}", kwh); })};
     if (r.priced) {
-      cells.push_back(Hours(g.billed_hours));
-      cells.push_back(Money{g.money, r.currency}.Format());
-      cells.push_back(Money{g.idle_money, r.currency}.Format());
+      cells.push_back(FormatHours(g.billed_hours));
+      cells.push_back(FormatMoney(g.money, r.currency));
+      cells.push_back(FormatMoney(g.idle_money, r.currency));
     }
     table.PrintRow(os, cells);
   };
@@ -117,7 +111,7 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
     os << "  "
        << SayFormat("cli.meter.stopped_money",
                     "of the money, {} are stopped-instance fees and re-creation between up periods",
-                    {Money{r.total.stopped_money, r.currency}.Format()})
+                    {FormatMoney(r.total.stopped_money, r.currency)})
        << "\n";
   }
   if (!r.idle.empty()) {
@@ -129,9 +123,9 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   if (r.projection) {
     const MonthProjection& p = *r.projection;
     os << SayFormat("cli.meter.projection", "month {}: {} so far ({} .. {}), {} per hour; projected {} by {}",
-                    {p.month, Money{p.so_far, r.currency}.Format(), TimeText(p.from_ms, zone), TimeText(p.to_ms, zone),
-                     fmt::format("{:.2f} {}", p.per_hour, r.currency), Money{p.projected, r.currency}.Format(),
-                     TimeText(p.month_end_ms, zone)})
+                    {p.month, FormatMoney(p.so_far, r.currency), LocalHourText(p.from_ms, zone), LocalHourText(p.to_ms, zone),
+                     FormatMoneyCents(p.per_hour, r.currency), FormatMoney(p.projected, r.currency),
+                     LocalHourText(p.month_end_ms, zone)})
        << "\n";
     if (p.whole_term) {
       os << "  " << SayMessage("a reserved term is paid whole: the projection is the contract's bill for the month")
@@ -145,7 +139,7 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
       for (std::size_t i = 1; i < j.options.size(); ++i) {
         os << "    "
            << SayFormat("cli.meter.right_sizing_or", "or {}: saves {}",
-                        {SayMessage(j.options[i].target), Money{j.options[i].money_saved.value_or(0), r.currency}.Format()})
+                        {SayMessage(j.options[i].target), FormatMoney(j.options[i].money_saved.value_or(0), r.currency)})
            << "\n";
       }
     }
