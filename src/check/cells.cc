@@ -8,11 +8,6 @@
 namespace gpuplan {
 namespace check_cells {
 
-namespace {
-constexpr const char* kMissing = "-";
-}  // namespace
-
-
 std::string WithUnit(double v, const std::string& unit) { return unit.empty() ? Number(v) : Number(v) + " " + unit; }
 
 std::string StatusClass(CheckStatus s) {
@@ -28,7 +23,7 @@ std::string StatusClass(CheckStatus s) {
 
 std::string Figure::Cell(const std::string& unit) const {
   if (value.empty()) {
-    return kMissing;
+    return kNoValue;
   }
   return number && !unit.empty() ? value + " " + unit : value;
 }

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "catalog/calendar.h"
+#include "format/money.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -192,7 +193,7 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
     c.cost_basis = "cheapest rental from " + offers.file + " (" + offers.currency + "), starting " +
                    FormatLocalMinute(start_minute);
     if (p.night_total) {
-      c.cost_basis += "; starting at the night window would cost " + p.night_total->Format();
+      c.cost_basis += "; starting at the night window would cost " + FormatMoney(*p.night_total);
     }
     if (objective == Objective::kCost) {
       c.score = c.cost.amount;
@@ -258,7 +259,7 @@ void PricePlansWithOffers(std::vector<InferencePlan>& plans, const OfferSet& off
     p.cost_per_hour = s.per_hour;
     p.cost_basis = "cheapest rental from " + offers.file + " for " + std::to_string(p.gpus_total) +
                    " GPUs around the clock in " + FormatLocalHour(month_start).substr(0, 7) + ": " +
-                   s.per_month.Format() + " a month";
+                   FormatMoney(s.per_month) + " a month";
     priced.push_back(std::move(p));
   }
   if (objective == Objective::kCost) {

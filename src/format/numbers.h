@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <concepts>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -17,6 +19,29 @@ std::string FormatNumber(double v, int digits = 4);
 
 // Hours as the meter's tables show them: whole hours from 9.95 on (and 0), one decimal below.
 std::string FormatHours(double h);
+
+// An integer with its thousands separated by commas: 8030261248 -> "8,030,261,248",
+// -1234 -> "-1,234".
+std::string GroupThousands(int64_t n);
+
+// What a text cell shows for a value that is not there.
+inline constexpr const char* kNoValue = "-";
+
+// An optional value as text: `format(*v)`, or "-" when there is none.
+template <typename T, typename Format>
+std::string OptionalText(const std::optional<T>& v, Format format) {
+  return v ? std::string(format(*v)) : std::string(kNoValue);
+}
+
+// An optional integer in decimal ("16"), or "-".
+template <std::integral T>
+  requires(!std::same_as<T, bool>)
+std::string OptionalText(const std::optional<T>& v) {
+  return v ? std::to_string(*v) : std::string(kNoValue);
+}
+
+// An optional text, or "-" when there is none or it is empty.
+std::string OptionalText(const std::optional<std::string>& v);
 
 // An optional value in JSON: the value, or null.
 template <typename T>

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "format/times.h"
 #include "meter/monitor.h"
 #include "meter/observed.h"
 #include "meter/report.h"
@@ -25,8 +26,6 @@ constexpr int64_t kLookBackGrowth = 4;
 
 int64_t FloorTo(int64_t t, int64_t width) { return FloorDiv(t, width) * width; }
 int64_t CeilTo(int64_t t, int64_t width) { return -FloorTo(-t, width); }
-
-std::string TimeText(int64_t ms, const Zone& zone) { return FormatZonedMinute(zone, FromUnixMillis(ms)); }
 
 // What the store holds that can be replayed: minute ticks in [data_from, raw_from), raw ticks
 // from raw_from on.
@@ -251,14 +250,14 @@ MeterAlerts RunMeterAlerts(const MeterAlertsRequest& r, const GpuCatalog& catalo
   out.replayed_from_ms = replay.replayed_from_ms;
   out.raw_from_ms = replay.raw_from_ms;
   if (!replay.data_from_ms || *replay.data_from_ms >= range.to_ms) {
-    out.notes.push_back("nothing to replay from " + TimeText(range.from_ms, zone) + " to " + TimeText(range.to_ms, zone) +
-                        ": the store holds no raw samples or 1-minute roll-ups there");
+    out.notes.push_back("nothing to replay from " + FormatZonedMinute(zone, range.from_ms) + " to " +
+                        FormatZonedMinute(zone, range.to_ms) + ": the store holds no raw samples or 1-minute roll-ups there");
   } else if (*replay.data_from_ms > range.from_ms) {
-    out.notes.push_back("nothing before " + TimeText(*replay.data_from_ms, zone) +
+    out.notes.push_back("nothing before " + FormatZonedMinute(zone, *replay.data_from_ms) +
                         " is replayed: the store's raw samples and 1-minute roll-ups start there");
   }
   if (out.raw_from_ms && out.replayed_from_ms && *out.raw_from_ms > *out.replayed_from_ms) {
-    out.notes.push_back("replayed from the 1-minute roll-ups up to " + TimeText(*out.raw_from_ms, zone) +
+    out.notes.push_back("replayed from the 1-minute roll-ups up to " + FormatZonedMinute(zone, *out.raw_from_ms) +
                         " (a condition counts when it held the whole minute), from the raw samples after");
   } else if (!out.raw_from_ms && out.replayed_from_ms) {
     out.notes.push_back("replayed from the 1-minute roll-ups (a condition counts when it held the whole minute)");

@@ -12,6 +12,8 @@
 #include <utility>
 
 #include "core/error.h"
+#include "format/money.h"
+#include "format/times.h"
 #include "read/time_text.h"
 #include "read/yaml_fields.h"
 #include "telemetry/snapshot.h"
@@ -43,16 +45,6 @@ namespace {
 // busy card normally runs at its limit, and idle / application clocks are not problems.
 constexpr uint64_t kThrottleBits =
     kClockEventHwSlowdown | kClockEventSwThermal | kClockEventHwThermal | kClockEventHwPowerBrake;
-
-std::string Minutes(double m) {
-  char buf[32];
-  if (m >= 120) {
-    std::snprintf(buf, sizeof buf, "%.1f h", m / 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f min", m);
-  }
-  return buf;
-}
 
 std::string PerHour(const std::optional<Money>& m) {
   if (!m) {
@@ -161,8 +153,8 @@ std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
         // Each hour of the idle stretch at its own price (a night window halves some of them).
         x.money = rules_.GpuMoneyBetween(x.since_ms, x.at_ms);
       }
-      x.summary = gpu + ": billed with no process for " + Minutes(x.minutes) + ", " + PerHour(x.money_per_hour) +
-                  (x.money ? " (" + x.money->Format() + " so far)" : "");
+      x.summary = gpu + ": billed with no process for " + FormatMinutes(x.minutes) + ", " + PerHour(x.money_per_hour) +
+                  (x.money ? " (" + FormatMoney(*x.money) + " so far)" : "");
     }
     add(std::move(v));
   }
@@ -177,7 +169,7 @@ std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
     for (auto& x : v) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%g%%", rules_.low_util_percent);
-      x.summary = gpu + ": under " + pct + " utilisation for " + Minutes(x.minutes) + " with " +
+      x.summary = gpu + ": under " + pct + " utilisation for " + FormatMinutes(x.minutes) + " with " +
                   std::to_string(st.processes) + (st.processes == 1 ? " process" : " processes") + ", " +
                   PerHour(x.money_per_hour);
     }
@@ -202,7 +194,7 @@ std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
           why += (why.empty() ? "" : ", ") + std::string(name);
         }
       }
-      x.summary = gpu + ": clocks held back (" + why + ") for " + Minutes(x.minutes) + " while busy" +
+      x.summary = gpu + ": clocks held back (" + why + ") for " + FormatMinutes(x.minutes) + " while busy" +
                   (st.temperature ? ", " + std::to_string(*st.temperature) + " C" : "");
     }
     add(std::move(v));
@@ -277,8 +269,8 @@ std::vector<Alert> AlertEngine::ObserveBudget(int64_t time_ms, const std::string
     a.money = projected;
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.0f%%", 100 * f);
-    a.summary = "budget " + month + ": projected " + projected.Format() + " reaches " + pct + " of " +
-                budget.Format() + " (spent so far " + spent.Format() + ")";
+    a.summary = "budget " + month + ": projected " + FormatMoney(projected) + " reaches " + pct + " of " +
+                FormatMoney(budget) + " (spent so far " + FormatMoney(spent) + ")";
     out.push_back(std::move(a));
   }
   return out;
@@ -353,10 +345,6 @@ namespace {
 
 int SeverityRank(const std::string& s) { return s == "critical" ? 2 : s == "warning" ? 1 : 0; }
 
-std::string HoursText(double minutes) {
-  return minutes < 120 ? fmt::format("{:.0f} min", minutes) : fmt::format("{:.1f} h", minutes / 60.0);
-}
-
 }  // namespace
 
 bool SendAndUpdate(const Alert& a, IncidentState& s) {
@@ -403,13 +391,13 @@ AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end
       n.money = m;
     }
   }
-  const std::string at = FormatZonedMinute(zone, FromUnixMillis(end_ms));
+  const std::string at = FormatZonedMinute(zone, end_ms);
   const std::string what = first.kind == AlertKind::kIdleNoProcess ? "billed with no process" : "low utilisation";
   const std::string where = last.gpu >= 0 ? fmt::format("GPU {}", last.gpu) : "machine";
-  n.summary = exact ? fmt::format("{}: {} ended at {} after {}{}", where, what, at, HoursText(n.minutes),
-                                  n.money ? ", " + n.money->Format() + " lost" : std::string())
-                    : fmt::format("{}: {} ended by {} after at least {}{}", where, what, at, HoursText(n.minutes),
-                                  n.money ? ", at least " + n.money->Format() + " lost" : std::string());
+  n.summary = exact ? fmt::format("{}: {} ended at {} after {}{}", where, what, at, FormatMinutes(n.minutes),
+                                  n.money ? ", " + FormatMoney(*n.money) + " lost" : std::string())
+                    : fmt::format("{}: {} ended by {} after at least {}{}", where, what, at, FormatMinutes(n.minutes),
+                                  n.money ? ", at least " + FormatMoney(*n.money) + " lost" : std::string());
   return n;
 }
 
@@ -435,7 +423,7 @@ AlertNotification DayDigest(LocalDay day, const std::vector<const Alert*>& list,
   d.money = lost;
   d.summary = fmt::format("digest {}: {} incident{} with alerts, {} new{}", FormatLocalHour(LocalHour{day}).substr(0, 10),
                           latest.size(), latest.size() == 1 ? "" : "s", started,
-                          lost ? ", " + lost->Format() + " lost to idle and low use so far" : std::string());
+                          lost ? ", " + FormatMoney(*lost) + " lost to idle and low use so far" : std::string());
   return d;
 }
 
@@ -499,17 +487,14 @@ std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>&
 
 nlohmann::json AlertFieldsJson(const Alert& a) {
   using nlohmann::json;
-  auto money = [](const std::optional<Money>& m) {
-    return m ? json{{"amount", m->amount}, {"currency", m->currency}} : json(nullptr);
-  };
   return {{"kind", ToString(a.kind)},
           {"severity", a.severity},
           {"gpu", a.gpu >= 0 ? json(a.gpu) : json(nullptr)},
           {"since_ms", a.since_ms},
           {"at_ms", a.at_ms},
           {"minutes", a.minutes},
-          {"money_per_hour", money(a.money_per_hour)},
-          {"money", money(a.money)},
+          {"money_per_hour", MoneyToJson(a.money_per_hour)},
+          {"money", MoneyToJson(a.money)},
           {"summary", a.summary},
           {"repeat", a.repeat}};
 }

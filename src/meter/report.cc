@@ -12,9 +12,11 @@
 #include <utility>
 
 #include "core/error.h"
-#include "core/money.h"
 #include "core/names.h"
 #include "catalog/offer.h"
+#include "format/money.h"
+#include "format/numbers.h"
+#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -27,12 +29,6 @@ int64_t FloorHourMs(int64_t ms) { return FloorDiv(ms, kMillisecondsPerHour) * kM
 int64_t CeilHourMs(int64_t ms) { return -FloorHourMs(-ms); }
 
 int64_t NowMs(const std::optional<UtcSeconds>& now) { return UnixMillis(now ? *now : UtcNow()); }
-
-std::string Hours(double h) {
-  char b[32];
-  std::snprintf(b, sizeof b, h >= 9.95 || h == 0 ? "%.0f" : "%.1f", h);
-  return b;
-}
 
 // The one offer a report is priced with.
 const Offer& ChooseOffer(const OfferSet& set, const std::string& id) {
@@ -339,11 +335,11 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
     if (rep.priced) {
       s.hours = g.idle_billed_hours;
       s.money = g.idle_money;
-      s.line = "GPU " + std::to_string(s.gpu) + ": " + Hours(s.hours) + " h billed with no process, " +
-               Money{s.money, rep.currency}.Format();
+      s.line = "GPU " + std::to_string(s.gpu) + ": " + FormatHours(s.hours) + " h billed with no process, " +
+               FormatMoney(s.money, rep.currency);
     } else {
       s.hours = g.idle_hours;
-      s.line = "GPU " + std::to_string(s.gpu) + ": " + Hours(s.hours) + " h allocated with no process";
+      s.line = "GPU " + std::to_string(s.gpu) + ": " + FormatHours(s.hours) + " h allocated with no process";
     }
     if (s.hours > 0) {
       rep.idle.push_back(std::move(s));

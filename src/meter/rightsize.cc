@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <map>
 
-#include "core/money.h"
 #include "cost/billing.h"
+#include "format/money.h"
 #include "meter/report.h"
 
 namespace gpuplan {
@@ -30,8 +30,6 @@ std::optional<double> DensePeak(const Gpu& g) {
   if (g.tflops.fp16) return g.tflops.fp16;
   return g.tflops.fp32;
 }
-
-std::string Money0(double v, const std::string& currency) { return Money{v, currency}.Format(); }
 
 }  // namespace
 
@@ -178,7 +176,7 @@ std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRang
     std::snprintf(head, sizeof head, "%s on GPU %d (%s, %.0f h): peak %.1f GB, peak utilisation %.0f%%", r.job.c_str(),
                   r.gpu, card.name.c_str(), r.hours, static_cast<double>(r.peak_memory) / 1e9, r.peak_utilisation);
     const RightSizingOption& best = r.options.front();
-    r.line = std::string(head) + " -> " + best.target + ", saves " + Money0(*best.money_saved, offers->currency);
+    r.line = std::string(head) + " -> " + best.target + ", saves " + FormatMoney(*best.money_saved, offers->currency);
     out.push_back(std::move(r));
   }
   std::sort(out.begin(), out.end(), [](const RightSizing& x, const RightSizing& y) {

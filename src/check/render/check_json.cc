@@ -15,11 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-template <typename T>
-json Opt(const std::optional<T>& v) {
-  return OptionalToJson(v);
-}
-
 CheckStatus StatusFromText(const std::string& s, const std::string& file, const std::string& where) {
   for (CheckStatus c : {CheckStatus::kPass, CheckStatus::kWarn, CheckStatus::kFail, CheckStatus::kSkip, CheckStatus::kError}) {
     if (s == ToString(c)) {
@@ -125,8 +120,8 @@ json CheckResultToJson(const CheckResult& r) {
     j["node"] = r.node;
   }
   j["status"] = ToString(r.status);
-  j["measured"] = Opt(r.measured);
-  j["expected"] = Opt(r.expected);
+  j["measured"] = OptionalToJson(r.measured);
+  j["expected"] = OptionalToJson(r.expected);
   j["unit"] = r.unit;
   j["evidence"] = r.evidence;
   // The optional texts only when present (a 1,000-node merge has 160,000 results).
@@ -147,15 +142,15 @@ json CheckResultToJson(const CheckResult& r) {
 
 json HostToJson(const HostInfo& h) {
   json j;
-  j["hostname"] = Opt(h.hostname);
-  j["os"] = Opt(h.os);
-  j["kernel"] = Opt(h.kernel);
-  j["cpu_model"] = Opt(h.cpu_model);
-  j["cpu_sockets"] = Opt(h.cpu_sockets);
-  j["cpu_cores"] = Opt(h.cpu_cores);
-  j["cpu_threads"] = Opt(h.cpu_threads);
-  j["memory_bytes"] = Opt(h.memory_bytes);
-  j["virtual_machine"] = Opt(h.virtual_machine);
+  j["hostname"] = OptionalToJson(h.hostname);
+  j["os"] = OptionalToJson(h.os);
+  j["kernel"] = OptionalToJson(h.kernel);
+  j["cpu_model"] = OptionalToJson(h.cpu_model);
+  j["cpu_sockets"] = OptionalToJson(h.cpu_sockets);
+  j["cpu_cores"] = OptionalToJson(h.cpu_cores);
+  j["cpu_threads"] = OptionalToJson(h.cpu_threads);
+  j["memory_bytes"] = OptionalToJson(h.memory_bytes);
+  j["virtual_machine"] = OptionalToJson(h.virtual_machine);
   j["not_measured"] = h.not_measured;
   return j;
 }
@@ -188,9 +183,9 @@ json ReportToJson(const CheckReport& r, bool with_tests) {
     nodes.push_back(ToJson(n));
     for (const auto& g : n.gpus) {
       json gj = ToJson(g);
-      gj["node"] = Opt(n.hostname);
-      gj["driver_version"] = Opt(n.driver_version);
-      gj["cuda_driver_version"] = Opt(n.cuda_driver_version);
+      gj["node"] = OptionalToJson(n.hostname);
+      gj["driver_version"] = OptionalToJson(n.driver_version);
+      gj["cuda_driver_version"] = OptionalToJson(n.cuda_driver_version);
       gpus.push_back(std::move(gj));
     }
   }
@@ -223,7 +218,7 @@ json ReportToJson(const CheckReport& r, bool with_tests) {
     auto arr = [](const auto& v) {
       json a = json::array();
       for (const auto& x : v) {
-        a.push_back(Opt(x));
+        a.push_back(OptionalToJson(x));
       }
       return a;
     };
@@ -424,23 +419,23 @@ json ComparisonToJson(const ComparisonResult& c) {
     mj["complete"] = m.incomplete.empty();
     mj["incomplete"] = m.incomplete.empty() ? json(nullptr) : json(m.incomplete);
     mj["offer_id"] = m.offer_id;
-    mj["price_per_hour"] = Opt(m.price_per_hour);
-    mj["bf16_tflops"] = Opt(m.bf16_tflops);
-    mj["storage_gb_s"] = Opt(m.storage_gb_s);
-    mj["per_bf16_pflop_hour"] = Opt(m.per_bf16_pflop_hour);
-    mj["per_storage_tb_s_hour"] = Opt(m.per_storage_tb_s_hour);
+    mj["price_per_hour"] = OptionalToJson(m.price_per_hour);
+    mj["bf16_tflops"] = OptionalToJson(m.bf16_tflops);
+    mj["storage_gb_s"] = OptionalToJson(m.storage_gb_s);
+    mj["per_bf16_pflop_hour"] = OptionalToJson(m.per_bf16_pflop_hour);
+    mj["per_storage_tb_s_hour"] = OptionalToJson(m.per_storage_tb_s_hour);
     mj["rank"] = m.rank > 0 ? json(m.rank) : json(nullptr);
     json terms = nullptr;
     if (m.offer) {
       const ProviderTerms& t = m.offer->terms;
       terms = json::object();
-      terms["sla_response_minutes"] = Opt(t.sla_response_minutes);
-      terms["node_replacement_hours"] = Opt(t.node_replacement_hours);
-      terms["resume_from_checkpoint"] = Opt(t.resume_from_checkpoint);
-      terms["private_network"] = Opt(t.private_network);
-      terms["disk_encryption"] = Opt(t.disk_encryption);
-      terms["data_erasure_on_release"] = Opt(t.data_erasure_on_release);
-      terms["billing_transparency"] = Opt(t.billing_transparency);
+      terms["sla_response_minutes"] = OptionalToJson(t.sla_response_minutes);
+      terms["node_replacement_hours"] = OptionalToJson(t.node_replacement_hours);
+      terms["resume_from_checkpoint"] = OptionalToJson(t.resume_from_checkpoint);
+      terms["private_network"] = OptionalToJson(t.private_network);
+      terms["disk_encryption"] = OptionalToJson(t.disk_encryption);
+      terms["data_erasure_on_release"] = OptionalToJson(t.data_erasure_on_release);
+      terms["billing_transparency"] = OptionalToJson(t.billing_transparency);
       mj["provider"] = m.offer->provider;
     }
     mj["terms"] = std::move(terms);
@@ -459,7 +454,7 @@ json ComparisonToJson(const ComparisonResult& c) {
         continue;
       }
       cells.push_back({{"status", ToString(cell->status)},
-                       {"measured", Opt(cell->measured)},
+                       {"measured", OptionalToJson(cell->measured)},
                        {"text", cell->text},
                        {"results", cell->results},
                        {"failing", cell->failing}});

@@ -14,18 +14,10 @@ namespace check_cells {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr const char* kMissing = "-";
-
-template <typename T>
-std::string IntOr(const std::optional<T>& v) {
-  return v ? fmt::format("{}", *v) : kMissing;
-}
-
-std::string TextOr(const std::optional<std::string>& v) { return v && !v->empty() ? *v : kMissing; }
 
 std::string OnOff(const std::optional<bool>& current, const std::optional<bool>& pending) {
   if (!current) {
-    return kMissing;
+    return kNoValue;
   }
   std::string s = *current ? "on" : "off";
   if (pending && *pending != *current) {
@@ -46,21 +38,18 @@ std::string GiB(uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<d
 // "4/5", "-/5": a current and a maximum, either possibly missing; "-" when both are.
 std::string Pair(const std::optional<int>& cur, const std::optional<int>& max, const char* prefix) {
   if (!cur && !max) {
-    return kMissing;
+    return kNoValue;
   }
-  auto one = [&](const std::optional<int>& v) { return v ? fmt::format("{}{}", prefix, *v) : std::string(kMissing); };
+  auto one = [&](const std::optional<int>& v) {
+    return OptionalText(v, [&](int x) { return fmt::format("{}{}", prefix, x); });
+  };
   return one(cur) + "/" + one(max);
 }
 
-std::string Money(const std::optional<double>& v, const std::string& currency) {
-  if (!v) {
-    return kMissing;
-  }
-  return currency.empty() ? Number(*v) : Number(*v) + " " + currency;
-}
-
+// "3350 GB/s", "12.5 CNY" (a money figure to 4 significant digits, as the comparison's other
+// figures), "-" when there is none.
 std::string OptUnit(const std::optional<double>& v, const std::string& unit) {
-  return v ? WithUnit(*v, unit) : std::string(kMissing);
+  return OptionalText(v, [&](double x) { return WithUnit(x, unit); });
 }
 
 }  // namespace
@@ -106,15 +95,15 @@ std::vector<Fact> Summary(const CheckReport& r) {
 }
 
 std::vector<Fact> Host(const HostInfo& h) {
-  return {{"hostname", TextOr(h.hostname)},
-          {"OS", TextOr(h.os)},
-          {"kernel", TextOr(h.kernel)},
-          {"CPU", TextOr(h.cpu_model)},
-          {"CPU sockets", IntOr(h.cpu_sockets)},
-          {"CPU cores", IntOr(h.cpu_cores)},
-          {"CPU threads", IntOr(h.cpu_threads)},
-          {"memory", h.memory_bytes ? GiB(*h.memory_bytes) : kMissing},
-          {"virtual machine", h.virtual_machine ? (*h.virtual_machine ? "yes" : "no") : kMissing}};
+  return {{"hostname", OptionalText(h.hostname)},
+          {"OS", OptionalText(h.os)},
+          {"kernel", OptionalText(h.kernel)},
+          {"CPU", OptionalText(h.cpu_model)},
+          {"CPU sockets", OptionalText(h.cpu_sockets)},
+          {"CPU cores", OptionalText(h.cpu_cores)},
+          {"CPU threads", OptionalText(h.cpu_threads)},
+          {"memory", OptionalText(h.memory_bytes, GiB)},
+          {"virtual machine", h.virtual_machine ? (*h.virtual_machine ? "yes" : "no") : kNoValue}};
 }
 
 const std::vector<InventoryColumn>& InventoryColumns() {
@@ -122,34 +111,34 @@ const std::vector<InventoryColumn>& InventoryColumns() {
   using G = const GpuSnapshot&;
   static const std::vector<InventoryColumn> columns = {
       {"GPU", [](N, G g) { return std::to_string(g.index); }},
-      {"name", [](N, G g) { return TextOr(g.name); }},
-      {"serial", [](N, G g) { return TextOr(g.serial); }},
-      {"PCI bus", [](N, G g) { return TextOr(g.pci_bus_id); }},
+      {"name", [](N, G g) { return OptionalText(g.name); }},
+      {"serial", [](N, G g) { return OptionalText(g.serial); }},
+      {"PCI bus", [](N, G g) { return OptionalText(g.pci_bus_id); }},
       {"device id",
        [](N, G g) {
          if (!g.pci_device_id) {
-           return std::string(kMissing);
+           return std::string(kNoValue);
          }
          const uint32_t vendor = *g.pci_device_id & 0xffffu;
          const uint32_t device = *g.pci_device_id >> 16;
          // NVIDIA's vendor id (0x10de) goes without saying; another one is shown as vendor:device.
          return vendor == 0x10de ? fmt::format("0x{:04x}", device) : fmt::format("{:04x}:{:04x}", vendor, device);
        }},
-      {"memory", [](N, G g) { return g.memory_total ? GiB(*g.memory_total) : kMissing; }},
+      {"memory", [](N, G g) { return OptionalText(g.memory_total, GiB); }},
       {"PCIe gen", [](N, G g) { return Pair(g.pcie_gen_current, g.pcie_gen_max, ""); }},
       {"PCIe width", [](N, G g) { return Pair(g.pcie_width_current, g.pcie_width_max, "x"); }},
       {"NVLink up", [](N, G g) { return Pair(g.nvlink_up, g.nvlink_links, ""); }},
       {"power limit", [](N, G g) { return OptUnit(g.power_limit, "W"); }},
-      {"driver", [](N n, G) { return TextOr(n.driver_version); }},
+      {"driver", [](N n, G) { return OptionalText(n.driver_version); }},
       {"ECC", [](N, G g) { return OnOff(g.ecc_enabled, g.ecc_pending); }},
       {"MIG", [](N, G g) { return OnOff(g.mig_enabled, g.mig_pending); }},
-      {"temp", [](N, G g) { return g.temperature_c ? fmt::format("{} C", *g.temperature_c) : std::string(kMissing); }},
+      {"temp", [](N, G g) { return OptionalText(g.temperature_c, [](auto c) { return fmt::format("{} C", c); }); }},
       {"NUMA (CPUs)",
        [](N, G g) {
          if (!g.numa_node && !g.cpu_affinity) {
-           return std::string(kMissing);
+           return std::string(kNoValue);
          }
-         return (g.numa_node ? std::to_string(*g.numa_node) : std::string(kMissing)) +
+         return OptionalText(g.numa_node) +
                 (g.cpu_affinity ? " (" + *g.cpu_affinity + ")" : std::string());
        }},
   };
@@ -221,19 +210,19 @@ const std::vector<MachineRow>& MachineRows() {
   using M = const ComparedMachine&;
   using C = const std::string&;
   static const std::vector<MachineRow> rows = {
-      {"card", [](M m, C) { return m.card.empty() ? std::string(kMissing) : m.card; }},
+      {"card", [](M m, C) { return m.card.empty() ? std::string(kNoValue) : m.card; }},
       {"GPUs", [](M m, C) { return std::to_string(m.gpus); }},
-      {"report", [](M m, C) { return m.file.empty() ? std::string(kMissing) : m.file; }},
+      {"report", [](M m, C) { return m.file.empty() ? std::string(kNoValue) : m.file; }},
       {"complete", [](M m, C) { return m.incomplete.empty() ? std::string("yes") : "no: " + m.incomplete; }},
-      {"offer", [](M m, C) { return m.offer_id.empty() ? std::string(kMissing) : m.offer_id; }},
+      {"offer", [](M m, C) { return m.offer_id.empty() ? std::string(kNoValue) : m.offer_id; }},
       {"provider",
-       [](M m, C) { return m.offer && !m.offer->provider.empty() ? m.offer->provider : std::string(kMissing); }},
-      {"price per hour", [](M m, C cur) { return Money(m.price_per_hour, cur); }},
+       [](M m, C) { return m.offer && !m.offer->provider.empty() ? m.offer->provider : std::string(kNoValue); }},
+      {"price per hour", [](M m, C cur) { return OptUnit(m.price_per_hour, cur); }},
       {"bf16 measured", [](M m, C) { return OptUnit(m.bf16_tflops, "TFLOP/s"); }},
       {"storage read measured", [](M m, C) { return OptUnit(m.storage_gb_s, "GB/s"); }},
-      {"per bf16 PFLOP-hour", [](M m, C cur) { return Money(m.per_bf16_pflop_hour, cur); }},
-      {"per storage TB/s-hour", [](M m, C cur) { return Money(m.per_storage_tb_s_hour, cur); }},
-      {"rank", [](M m, C) { return m.rank > 0 ? std::to_string(m.rank) : std::string(kMissing); }},
+      {"per bf16 PFLOP-hour", [](M m, C cur) { return OptUnit(m.per_bf16_pflop_hour, cur); }},
+      {"per storage TB/s-hour", [](M m, C cur) { return OptUnit(m.per_storage_tb_s_hour, cur); }},
+      {"rank", [](M m, C) { return m.rank > 0 ? std::to_string(m.rank) : std::string(kNoValue); }},
   };
   return rows;
 }
@@ -257,7 +246,7 @@ const std::vector<TermRow>& TermRows() {
 std::string Term(const ComparedMachine& m, const TermRow& row) { return m.offer ? row.cell(m.offer->terms) : "no offer"; }
 
 std::string ComparedValue(const ComparedCell& cell, const std::string& unit) {
-  std::string s = cell.measured ? WithUnit(*cell.measured, unit) : cell.text.empty() ? kMissing : cell.text;
+  std::string s = cell.measured ? WithUnit(*cell.measured, unit) : cell.text.empty() ? kNoValue : cell.text;
   if (cell.failing > 0 && cell.results > 1) {
     s += fmt::format(" ({} of {} failing)", cell.failing, cell.results);
   }
@@ -289,10 +278,10 @@ std::vector<std::string> IncompleteLines(const std::vector<IncompleteReport>& in
 
 std::vector<std::string> OutlierCells(const Outlier& o) {
   return {o.test,
-          o.node.empty() ? kMissing : o.node,
-          o.gpu >= 0 ? std::to_string(o.gpu) : kMissing,
+          o.node.empty() ? kNoValue : o.node,
+          o.gpu >= 0 ? std::to_string(o.gpu) : kNoValue,
           Number(o.value),
-          o.unit.empty() ? kMissing : o.unit,
+          o.unit.empty() ? kNoValue : o.unit,
           Number(o.median),
           Number(o.z),
           std::to_string(o.peers)};

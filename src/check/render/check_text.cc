@@ -7,6 +7,8 @@
 
 #include "check/cells.h"
 #include "check/render/check_markdown.h"
+#include "format/money.h"
+#include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 
@@ -176,8 +178,9 @@ void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
   });
   row(Say("cli.check.cmp.offer", "offer"),
       [](const ComparedMachine& m) { return m.offer_id.empty() ? std::string("-") : m.offer_id; });
-  const std::string cur = c.currency.empty() ? "" : " " + c.currency;
-  auto money = [&](const std::optional<double>& v) { return v ? fmt::format("{:.2f}{}", *v, cur) : std::string("-"); };
+  auto money = [&](const std::optional<double>& v) {
+    return OptionalText(v, [&](double x) { return FormatMoneyCents(x, c.currency); });
+  };
   row(Say("cli.check.cmp.price_per_hour", "price per hour"),
       [&](const ComparedMachine& m) { return money(m.price_per_hour); });
   row(Say("cli.check.cmp.per_pflop_hour", "per bf16 PFLOP-hour"),

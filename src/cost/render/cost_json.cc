@@ -1,5 +1,6 @@
 #include "cost/render/cost_json.h"
 
+#include "format/numbers.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -12,11 +13,6 @@ nlohmann::json ReservedToJson(const std::map<std::string, int64_t>& reserved) {
     r.push_back({{"offer", id}, {"instances", n}});
   }
   return r;
-}
-
-template <typename T>
-nlohmann::json OrNull(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 }  // namespace
@@ -98,8 +94,8 @@ nlohmann::json BreakevenToJson(const BreakevenResult& b) {
                           {"to_mode", ToString(p.to->mode)},
                           {"from_offer", p.from->id},
                           {"to_offer", p.to->id},
-                          {"hours_per_month", OrNull(p.hours_per_month)},
-                          {"daytime_hours_per_month", OrNull(p.daytime_hours_per_month)},
+                          {"hours_per_month", OptionalToJson(p.hours_per_month)},
+                          {"daytime_hours_per_month", OptionalToJson(p.daytime_hours_per_month)},
                           {"note", p.note}});
   }
   for (const auto& c : b.curves) {
@@ -150,7 +146,7 @@ nlohmann::json OptimizeToJson(const OptimizeResult& o) {
     }
   }
   for (const auto& [mode, s] : o.savings) {
-    j["savings"][mode] = OrNull(s);
+    j["savings"][mode] = OptionalToJson(s);
   }
   j["sensitivity"] = {
       {"usage_minus_20pct", {{"total_cost", o.usage_minus.cost.Total()}, {"reserved", ReservedToJson(o.usage_minus.reserved)}}},
@@ -181,8 +177,8 @@ nlohmann::json TcoToJson(const TcoJobResult& r) {
             {"failures", t.failures}}},
           {"rent", PlanToJson(t.rent_plan, r.currency)},
           {"cheaper", r.BuyIsCheaper() ? "buy" : "rent"},
-          {"buy_wins_from_month", OrNull(t.buy_wins_from_month)},
-          {"breakeven_utilisation", OrNull(t.breakeven_utilisation)},
+          {"buy_wins_from_month", OptionalToJson(t.buy_wins_from_month)},
+          {"breakeven_utilisation", OptionalToJson(t.breakeven_utilisation)},
           {"months", months}};
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/money.h"
+#include "format/money.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 #include "read/time_text.h"
@@ -16,20 +16,18 @@
 namespace gpuplan {
 namespace {
 
-std::string Amount(double v, const std::string& currency) { return Money{v, currency}.Format(); }
-
 void PrintItems(std::ostream& os, const CostItems& c, const std::string& cur) {
   os << "    "
-     << SayMessage(fmt::format("reserved terms {:>16}   on-demand {:>16}   spot {:>14}", Amount(c.reserved, cur),
-                               Amount(c.on_demand, cur), Amount(c.spot, cur)))
+     << SayMessage(fmt::format("reserved terms {:>16}   on-demand {:>16}   spot {:>14}", FormatMoney(c.reserved, cur),
+                               FormatMoney(c.on_demand, cur), FormatMoney(c.spot, cur)))
      << "\n";
   os << "    "
      << SayMessage(fmt::format("stopped fees   {:>16}   re-creation {:>14}   storage+bw {:>15}   total {:>13}",
-                               Amount(c.stopped, cur), Amount(c.recreate, cur), Amount(c.fixed_fees, cur),
-                               Amount(c.Total(), cur)))
+                               FormatMoney(c.stopped, cur), FormatMoney(c.recreate, cur), FormatMoney(c.fixed_fees, cur),
+                               FormatMoney(c.Total(), cur)))
      << "\n";
   if (c.subsidies > 0.005) {
-    os << "    " << SayMessage(fmt::format("subsidies and vouchers -{} (already taken off the total)", Amount(c.subsidies, cur)))
+    os << "    " << SayMessage(fmt::format("subsidies and vouchers -{} (already taken off the total)", FormatMoney(c.subsidies, cur)))
        << "\n";
   }
 }
@@ -131,7 +129,7 @@ void CompareToText(std::ostream& os, const CompareResult& c) {
            << SayMessage(p.solver_status) << ")\n";
         continue;
       }
-      os << fmt::format("{}. {}: {}\n", ++rank, g.key, Amount(p.cost.Total(), c.currency));
+      os << fmt::format("{}. {}: {}\n", ++rank, g.key, FormatMoney(p.cost.Total(), c.currency));
       PrintReservedTerms(os, p);
       const std::pair<const char*, double> lines[] = {{"reserved terms", p.cost.reserved},
                                                       {"on-demand", p.cost.on_demand},
@@ -143,7 +141,7 @@ void CompareToText(std::ostream& os, const CompareResult& c) {
                                                       {"subsidies and vouchers (taken off)", p.cost.subsidies}};
       for (const auto& [what, amount] : lines) {
         if (amount > 0.005) {
-          os << fmt::format("     {:<34} {:>16}\n", SayMessage(what), Amount(amount, c.currency));
+          os << fmt::format("     {:<34} {:>16}\n", SayMessage(what), FormatMoney(amount, c.currency));
         }
       }
     }
@@ -208,7 +206,7 @@ void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all
     if (saving) {
       os << "  "
          << SayMessage(fmt::format("vs all {:<10} {:>16}: saves {:.1f}%{}", Say("mode." + mode, mode),
-                                   Amount(o.pure.at(mode).cost.Total(), cur), 100.0 * *saving,
+                                   FormatMoney(o.pure.at(mode).cost.Total(), cur), 100.0 * *saving,
                                    mode == "spot" && !spot_for_all
                                        ? " (all-spot also puts steady work on spot; --spot-for-all lets the plan do that)"
                                        : ""))
@@ -216,8 +214,8 @@ void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all
     }
   }
   os << "  "
-     << SayMessage(fmt::format("usage -20%: {}   usage +20%: {}", Amount(o.usage_minus.cost.Total(), cur),
-                               Amount(o.usage_plus.cost.Total(), cur)))
+     << SayMessage(fmt::format("usage -20%: {}   usage +20%: {}", FormatMoney(o.usage_minus.cost.Total(), cur),
+                               FormatMoney(o.usage_plus.cost.Total(), cur)))
      << "\n";
 }
 
@@ -235,18 +233,18 @@ void TcoToText(std::ostream& os, const TcoJobResult& r) {
   }
   if (t.peak_rent > 0) {
     os << SayMessage(fmt::format("the demand above what they do is rented: {} over the horizon",
-                                 Amount(t.peak_rent, cur)))
+                                 FormatMoney(t.peak_rent, cur)))
        << "\n";
   }
   os << SayMessage(fmt::format("over {:g} months: buy {} (capital {} - resale {} + power {} + room {} + operations {} "
                                "+ failures {}{})",
-                               t.horizon_months, Amount(t.buy_total, cur), Amount(t.capital, cur),
-                               Amount(t.resale_at_horizon, cur), Amount(t.power, cur), Amount(t.room, cur),
-                               Amount(t.operations, cur), Amount(t.failures, cur),
-                               t.peak_rent > 0 ? " + rented peaks " + Amount(t.peak_rent, cur) : std::string()))
+                               t.horizon_months, FormatMoney(t.buy_total, cur), FormatMoney(t.capital, cur),
+                               FormatMoney(t.resale_at_horizon, cur), FormatMoney(t.power, cur), FormatMoney(t.room, cur),
+                               FormatMoney(t.operations, cur), FormatMoney(t.failures, cur),
+                               t.peak_rent > 0 ? " + rented peaks " + FormatMoney(t.peak_rent, cur) : std::string()))
      << "\n";
   os << "               "
-     << SayMessage(fmt::format("rent {} (the optimised plan for this usage)", Amount(t.rent_plan.cost.Total(), cur)))
+     << SayMessage(fmt::format("rent {} (the optimised plan for this usage)", FormatMoney(t.rent_plan.cost.Total(), cur)))
      << "\n";
   os << SayMessage(t.buy_wins_from_month ? fmt::format("buying has cost less from month {}", *t.buy_wins_from_month)
                                          : std::string("buying never catches up within the horizon"))

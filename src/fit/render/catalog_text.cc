@@ -6,13 +6,17 @@
 #include <string>
 
 #include "core/units.h"
+#include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 
 namespace gpuplan {
 namespace {
 
-std::string Opt(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : "-"; }
+// A card's optional figure, "989.5" ("{:g}"), or "-".
+std::string Opt(const std::optional<double>& v) {
+  return OptionalText(v, [](double x) { return fmt::format("{:g}", x); });
+}
 
 }  // namespace
 

@@ -9,8 +9,6 @@ namespace {
 
 int64_t Round(Bytes b) { return static_cast<int64_t>(std::llround(b.value)); }
 
-nlohmann::json OptionalNumber(const std::optional<double>& v) { return OptionalToJson(v); }
-
 }  // namespace
 
 nlohmann::json MemoryToJson(const MemoryBreakdown& m) {
@@ -81,17 +79,16 @@ nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l,
   j["fits"] = gpu ? nlohmann::json(Fits(e, *gpu)) : nlohmann::json(nullptr);
   if (!IsTraining(w.task)) {
     j["inference"] = {{"kv_cache_per_sequence", Round(e.kv_per_sequence)},
-                      {"max_concurrency", e.max_concurrency ? nlohmann::json(*e.max_concurrency) : nlohmann::json(nullptr)}};
+                      {"max_concurrency", OptionalToJson(e.max_concurrency)}};
     if (e.kv_cache_tokens) {
       // A server profile: its KV cache in tokens and the sequences of --context it holds, and
       // the values of the profile on this card that gave it (docs/memory-model.md §8.5).
       j["inference"]["kv_cache_tokens"] = *e.kv_cache_tokens;
-      j["inference"]["max_concurrency_ratio"] = OptionalNumber(e.server_concurrency);
-      j["inference"]["kv_fraction"] = OptionalNumber(e.server_kv_fraction);
-      j["inference"]["kv_block_tokens"] = e.server_block_tokens ? nlohmann::json(*e.server_block_tokens) : nlohmann::json(nullptr);
-      j["inference"]["max_num_seqs"] = e.server_max_num_seqs ? nlohmann::json(*e.server_max_num_seqs) : nlohmann::json(nullptr);
-      j["inference"]["batched_tokens"] =
-          e.server_batched_tokens ? nlohmann::json(*e.server_batched_tokens) : nlohmann::json(nullptr);
+      j["inference"]["max_concurrency_ratio"] = OptionalToJson(e.server_concurrency);
+      j["inference"]["kv_fraction"] = OptionalToJson(e.server_kv_fraction);
+      j["inference"]["kv_block_tokens"] = OptionalToJson(e.server_block_tokens);
+      j["inference"]["max_num_seqs"] = OptionalToJson(e.server_max_num_seqs);
+      j["inference"]["batched_tokens"] = OptionalToJson(e.server_batched_tokens);
       j["inference"]["cuda_graphs"] = Round(e.server_cuda_graphs);
     }
   }
@@ -117,13 +114,13 @@ nlohmann::json GpuToJson(const Gpu& g) {
           {"memory_bytes", g.memory_bytes},
           {"memory_bandwidth_gb_s", g.memory_bandwidth_gb_s},
           {"tflops",
-           {{"fp64", OptionalNumber(g.tflops.fp64)},
-            {"fp32", OptionalNumber(g.tflops.fp32)},
-            {"tf32", OptionalNumber(g.tflops.tf32)},
-            {"bf16", OptionalNumber(g.tflops.bf16)},
-            {"fp16", OptionalNumber(g.tflops.fp16)},
-            {"fp8", OptionalNumber(g.tflops.fp8)},
-            {"int8", OptionalNumber(g.tflops.int8)}}},
+           {{"fp64", OptionalToJson(g.tflops.fp64)},
+            {"fp32", OptionalToJson(g.tflops.fp32)},
+            {"tf32", OptionalToJson(g.tflops.tf32)},
+            {"bf16", OptionalToJson(g.tflops.bf16)},
+            {"fp16", OptionalToJson(g.tflops.fp16)},
+            {"fp8", OptionalToJson(g.tflops.fp8)},
+            {"int8", OptionalToJson(g.tflops.int8)}}},
           {"interconnect",
            {{"kind", g.interconnect.kind},
             {"bandwidth_gb_s", g.interconnect.bandwidth_gb_s},
@@ -139,7 +136,6 @@ nlohmann::json GpuToJson(const Gpu& g) {
 }
 
 nlohmann::json TrainingTimeToJson(const TrainingTime& t) {
-  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"step_seconds", t.step_seconds},
           {"tokens_per_second", t.tokens_per_second},
           {"mfu", t.mfu},
@@ -175,12 +171,11 @@ nlohmann::json TrainingTimeToJson(const TrainingTime& t) {
           {"hardware_flops_per_token", t.hw_flops_per_token},
           {"global_batch", t.global_batch},
           {"micro_batches", t.micro_batches},
-          {"total_hours", opt(t.total_hours)},
-          {"gpu_hours", opt(t.gpu_hours)}};
+          {"total_hours", OptionalToJson(t.total_hours)},
+          {"gpu_hours", OptionalToJson(t.gpu_hours)}};
 }
 
 nlohmann::json CandidateToJson(const Candidate& c) {
-  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"gpu", c.gpu->name},
           {"gpus", c.layout.gpus},
           {"tp", c.layout.tp},
@@ -197,8 +192,8 @@ nlohmann::json CandidateToJson(const Candidate& c) {
           {"step_seconds", c.time.step_seconds},
           {"tokens_per_second", c.time.tokens_per_second},
           {"mfu", c.time.mfu},
-          {"total_hours", opt(c.time.total_hours)},
-          {"gpu_hours", opt(c.time.gpu_hours)},
+          {"total_hours", OptionalToJson(c.time.total_hours)},
+          {"gpu_hours", OptionalToJson(c.time.gpu_hours)},
           {"cost", {{"amount", c.cost.amount}, {"currency", c.cost.currency}, {"per", c.cost_per}, {"basis", c.cost_basis}}}};
 }
 

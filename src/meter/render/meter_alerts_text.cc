@@ -7,17 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "core/money.h"
+#include "format/money.h"
 #include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
+#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
 namespace {
 
-
-std::string Hours(double h) { return FormatHours(h); }
 
 }  // namespace
 
@@ -48,7 +47,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
     }
   }
   if (r.monthly_budget) {
-    os << SayFormat("cli.meter.alerts_budget", ", budget {} a month", {r.monthly_budget->Format()});
+    os << SayFormat("cli.meter.alerts_budget", ", budget {} a month", {FormatMoney(*r.monthly_budget)});
   }
   os << (a.offer ? SayFormat("cli.meter.alerts_offer", " (offer {})", {*a.offer}) : std::string()) << "\n";
   for (const Alert& x : a.alerts) {
@@ -94,10 +93,11 @@ void MeterTimelineToText(std::ostream& os, const MeterTimeline& t) {
   const Table table(cols);
   table.PrintHeader(os);
   for (const auto& s : t.slots) {
-    std::vector<std::string> cells = {FormatZonedHour(zone, s.from_ms), Hours(s.total.busy_hours), Hours(s.total.idle_hours)};
+    std::vector<std::string> cells = {FormatZonedHour(zone, s.from_ms), FormatHours(s.total.busy_hours),
+                                      FormatHours(s.total.idle_hours)};
     if (t.priced) {
-      cells.push_back(Money{s.total.money, t.currency}.Format());
-      cells.push_back(Money{s.total.idle_money, t.currency}.Format());
+      cells.push_back(FormatMoney(s.total.money, t.currency));
+      cells.push_back(FormatMoney(s.total.idle_money, t.currency));
     }
     table.PrintRow(os, cells);
   }

@@ -1,16 +1,14 @@
 #include "meter/render/meter_json.h"
 
+#include "format/money.h"
+#include "format/numbers.h"
+#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
 namespace {
 
 nlohmann::json MoneyOrNull(double v, bool priced) { return priced ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-// Alerts fall on any minute (raw ticks on any second: the text keeps the minute, *_ms the rest).
-nlohmann::json MoneyJson(const std::optional<Money>& m) {
-  return m ? nlohmann::json({{"amount", m->amount}, {"currency", m->currency}}) : nlohmann::json(nullptr);
-}
 
 }  // namespace
 
@@ -23,15 +21,15 @@ nlohmann::json MeterGroupToJson(const MeterGroup& g, bool priced) {
                     {"share", observed > 0 ? g.utilisation.hours[b] / observed : 0.0}});
   }
   nlohmann::json j = {{"key", g.key},
-                      {"gpu", g.gpu ? nlohmann::json(*g.gpu) : nlohmann::json(nullptr)},
-                      {"uuid", g.uuid ? nlohmann::json(*g.uuid) : nlohmann::json(nullptr)},
+                      {"gpu", OptionalToJson(g.gpu)},
+                      {"uuid", OptionalToJson(g.uuid)},
                       {"observed_hours", g.observed_hours},
                       {"busy_hours", g.busy_hours},
                       {"active_hours", g.active_hours},
                       {"idle_hours", g.idle_hours},
                       {"utilisation", util},
                       {"utilisation_unmeasured_hours", g.utilisation.unmeasured_hours},
-                      {"energy_kwh", g.energy_kwh ? nlohmann::json(*g.energy_kwh) : nlohmann::json(nullptr)},
+                      {"energy_kwh", OptionalToJson(g.energy_kwh)},
                       {"processes", g.processes},
                       {"billed_hours", MoneyOrNull(g.billed_hours, priced)},
                       {"idle_billed_hours", MoneyOrNull(g.idle_billed_hours, priced)},
@@ -68,9 +66,9 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
                          {"target", o.target},
                          {"memory_bytes", o.memory_bytes},
                          {"compute_share", o.compute_share},
-                         {"gpu_hour_price", o.gpu_hour_price ? nlohmann::json(*o.gpu_hour_price) : nlohmann::json(nullptr)},
-                         {"offer", o.offer_id ? nlohmann::json(*o.offer_id) : nlohmann::json(nullptr)},
-                         {"money_saved", o.money_saved ? nlohmann::json(*o.money_saved) : nlohmann::json(nullptr)}});
+                         {"gpu_hour_price", OptionalToJson(o.gpu_hour_price)},
+                         {"offer", OptionalToJson(o.offer_id)},
+                         {"money_saved", OptionalToJson(o.money_saved)}});
     }
     right_sizing.push_back({{"job", j.job},
                             {"gpu", j.gpu},
@@ -79,7 +77,7 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
                             {"peak_memory_bytes", j.peak_memory},
                             {"peak_utilisation", j.peak_utilisation},
                             {"mean_utilisation", j.mean_utilisation},
-                            {"gpu_hour_price", j.gpu_hour_price ? nlohmann::json(*j.gpu_hour_price) : nlohmann::json(nullptr)},
+                            {"gpu_hour_price", OptionalToJson(j.gpu_hour_price)},
                             {"options", options},
                             {"line", j.line}});
   }
@@ -98,7 +96,7 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
              {"gpus_per_instance", r.offer->gpus_per_instance},
              {"price", r.offer->price},
              {"day_rate", r.offer->day_rate},
-             {"night_rate", r.offer->night_rate ? nlohmann::json(*r.offer->night_rate) : nlohmann::json()},
+             {"night_rate", OptionalToJson(r.offer->night_rate)},
              {"night_window", r.offer->night_window.empty() ? nlohmann::json() : nlohmann::json(r.offer->night_window)}};
   }
   return {{"db", r.db},
@@ -175,7 +173,7 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
                              {"since", n.kind ? nlohmann::json(FormatZonedMinute(zone, n.since_ms)) : nlohmann::json()},
                              {"severity", n.severity.empty() ? nlohmann::json() : nlohmann::json(n.severity)},
                              {"minutes", n.minutes},
-                             {"money", MoneyJson(n.money)},
+                             {"money", MoneyToJson(n.money)},
                              {"summary", n.summary}});
   }
   counts["incidents"] = incidents;
@@ -184,19 +182,19 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
           {"from", FormatZonedHour(zone, m.from_ms)},
           {"to", FormatZonedHour(zone, m.to_ms)},
           {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(m.from_ms)))},
-          {"offer", m.offer ? nlohmann::json(*m.offer) : nlohmann::json(nullptr)},
+          {"offer", OptionalToJson(m.offer)},
           {"rules",
            {{"idle_minutes", r.idle_minutes},
             {"low_util_percent", r.low_util_percent},
             {"low_util_minutes", r.low_util_minutes},
             {"throttle_minutes", r.throttle_minutes},
             {"repeat_minutes", r.repeat_minutes},
-            {"gpu_hour_price", MoneyJson(r.gpu_hour_price)},
-            {"night", r.night ? nlohmann::json{{"from_minute", r.night->from_minute.count()},
-                                               {"to_minute", r.night->to_minute.count()},
+            {"gpu_hour_price", MoneyToJson(r.gpu_hour_price)},
+            {"night", r.night ? nlohmann::json{{"from_minute", r.night->from_minute},
+                                               {"to_minute", r.night->to_minute},
                                                {"factor", r.night->factor}}
                               : nlohmann::json(nullptr)},
-            {"monthly_budget", MoneyJson(r.monthly_budget)},
+            {"monthly_budget", MoneyToJson(r.monthly_budget)},
             {"budget_fractions", r.budget_fractions}}},
           {"replayed_from", text(m.replayed_from_ms)},
           {"raw_from", text(m.raw_from_ms)},

@@ -5,16 +5,15 @@
 #include <string>
 #include <vector>
 
-#include "core/money.h"
+#include "format/money.h"
 #include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
+#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
 namespace {
-
-std::string Hours(double h) { return FormatHours(h); }
 
 // "12/3/5/30/50": the share of observed time in each utilisation bucket, in %.
 std::string Distribution(const UtilisationDistribution& u) {
@@ -58,7 +57,7 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
     const bool hourly = r.offer->mode == "on_demand" || r.offer->mode == "spot";
     os << SayFormat("cli.meter.priced",
                     "priced with {} ({}, {} per instance-{}, {} GPU{} per instance, {} granularity, billed from {})",
-                    {r.offer->id, Say("mode." + r.offer->mode, r.offer->mode), Money{r.offer->price, r.currency}.Format(),
+                    {r.offer->id, Say("mode." + r.offer->mode, r.offer->mode), FormatMoney(r.offer->price, r.currency),
                      hourly ? Say("cli.meter.per_hour", "hour") : Say("cli.meter.per_term", "term"),
                      std::to_string(r.offer->gpus_per_instance), r.offer->gpus_per_instance == 1 ? "" : "s",
                      Say("cli.meter.granularity." + r.offer->granularity, r.offer->granularity),
@@ -92,15 +91,15 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   table.PrintHeader(os);
   auto row = [&](const MeterGroup& g) {
     std::vector<std::string> cells = {GroupKey(g.key),
-                                      Hours(g.observed_hours),
-                                      Hours(g.busy_hours),
-                                      Hours(g.idle_hours),
+                                      FormatHours(g.observed_hours),
+                                      FormatHours(g.busy_hours),
+                                      FormatHours(g.idle_hours),
                                       Distribution(g.utilisation),
-                                      g.energy_kwh ? fmt::format("{:.1f}", *g.energy_kwh) : "-"};
+                                      OptionalText(g.energy_kwh, [](double kwh) { return fmt::format("{:.1f}", kwh); })};
     if (r.priced) {
-      cells.push_back(Hours(g.billed_hours));
-      cells.push_back(Money{g.money, r.currency}.Format());
-      cells.push_back(Money{g.idle_money, r.currency}.Format());
+      cells.push_back(FormatHours(g.billed_hours));
+      cells.push_back(FormatMoney(g.money, r.currency));
+      cells.push_back(FormatMoney(g.idle_money, r.currency));
     }
     table.PrintRow(os, cells);
   };
@@ -112,7 +111,7 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
     os << "  "
        << SayFormat("cli.meter.stopped_money",
                     "of the money, {} are stopped-instance fees and re-creation between up periods",
-                    {Money{r.total.stopped_money, r.currency}.Format()})
+                    {FormatMoney(r.total.stopped_money, r.currency)})
        << "\n";
   }
   if (!r.idle.empty()) {
@@ -124,8 +123,8 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   if (r.projection) {
     const MonthProjection& p = *r.projection;
     os << SayFormat("cli.meter.projection", "month {}: {} so far ({} .. {}), {} per hour; projected {} by {}",
-                    {p.month, Money{p.so_far, r.currency}.Format(), FormatZonedHour(zone, p.from_ms), FormatZonedHour(zone, p.to_ms),
-                     fmt::format("{:.2f} {}", p.per_hour, r.currency), Money{p.projected, r.currency}.Format(),
+                    {p.month, FormatMoney(p.so_far, r.currency), FormatZonedHour(zone, p.from_ms), FormatZonedHour(zone, p.to_ms),
+                     FormatMoneyCents(p.per_hour, r.currency), FormatMoney(p.projected, r.currency),
                      FormatZonedHour(zone, p.month_end_ms)})
        << "\n";
     if (p.whole_term) {
@@ -140,7 +139,7 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
       for (std::size_t i = 1; i < j.options.size(); ++i) {
         os << "    "
            << SayFormat("cli.meter.right_sizing_or", "or {}: saves {}",
-                        {SayMessage(j.options[i].target), Money{j.options[i].money_saved.value_or(0), r.currency}.Format()})
+                        {SayMessage(j.options[i].target), FormatMoney(j.options[i].money_saved.value_or(0), r.currency)})
            << "\n";
       }
     }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 #include "read/file_text.h"
@@ -16,8 +17,6 @@ namespace gpuplan {
 using nlohmann::json;
 
 namespace {
-
-json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 std::optional<double> OptNum(const json& j, const char* key) {
   const auto it = j.find(key);
@@ -43,19 +42,19 @@ json WatchResultToJson(const WatchResult& r) {
                     {"gpu_part", r.diagnosis.gpu_part},
                     {"evidence", r.diagnosis.evidence}};
   const WatchSummary& s = r.summary;
-  j["summary"] = {{"gpu_util_mean", Opt(s.gpu_util_mean)},
-                  {"gpu_memory_util_mean", Opt(s.gpu_memory_util_mean)},
-                  {"gpu_memory_used_peak", Opt(s.gpu_memory_used_peak)},
+  j["summary"] = {{"gpu_util_mean", OptionalToJson(s.gpu_util_mean)},
+                  {"gpu_memory_util_mean", OptionalToJson(s.gpu_memory_util_mean)},
+                  {"gpu_memory_used_peak", OptionalToJson(s.gpu_memory_used_peak)},
                   {"cpu_cores_mean", s.cpu_cores_mean},
                   {"cpu_cores_peak", s.cpu_cores_peak},
                   {"read_bytes_per_s_mean", s.read_bytes_per_s_mean},
                   {"waiting_io_share", s.waiting_io_share},
                   {"running_share", s.running_share},
-                  {"system_iowait_mean", Opt(s.system_iowait_mean)},
-                  {"system_steal_mean", Opt(s.system_steal_mean)},
-                  {"pcie_bytes_per_s_mean", Opt(s.pcie_bytes_per_s_mean)},
-                  {"pcie_link_bytes_per_s", Opt(s.pcie_link_bytes_per_s)},
-                  {"nvlink_bytes_per_s_mean", Opt(s.nvlink_bytes_per_s_mean)},
+                  {"system_iowait_mean", OptionalToJson(s.system_iowait_mean)},
+                  {"system_steal_mean", OptionalToJson(s.system_steal_mean)},
+                  {"pcie_bytes_per_s_mean", OptionalToJson(s.pcie_bytes_per_s_mean)},
+                  {"pcie_link_bytes_per_s", OptionalToJson(s.pcie_link_bytes_per_s)},
+                  {"nvlink_bytes_per_s_mean", OptionalToJson(s.nvlink_bytes_per_s_mean)},
                   {"nvlinks_up", s.nvlinks_up},
                   {"cpus", s.cpus}};
   // The series as columns (one array per figure), compact for hours of samples.
@@ -68,20 +67,20 @@ json WatchResultToJson(const WatchResult& r) {
     series[key] = std::move(a);
   };
   column("t", [](const WatchSample& x) { return json(x.t); });
-  column("gpu_util", [](const WatchSample& x) { return Opt(x.gpu_util); });
-  column("gpu_memory_util", [](const WatchSample& x) { return Opt(x.gpu_memory_util); });
-  column("gpu_memory_used", [](const WatchSample& x) { return Opt(x.gpu_memory_used); });
-  column("pcie_bytes_per_s", [](const WatchSample& x) { return Opt(x.pcie_bytes_per_s); });
-  column("nvlink_bytes_per_s", [](const WatchSample& x) { return Opt(x.nvlink_bytes_per_s); });
+  column("gpu_util", [](const WatchSample& x) { return OptionalToJson(x.gpu_util); });
+  column("gpu_memory_util", [](const WatchSample& x) { return OptionalToJson(x.gpu_memory_util); });
+  column("gpu_memory_used", [](const WatchSample& x) { return OptionalToJson(x.gpu_memory_used); });
+  column("pcie_bytes_per_s", [](const WatchSample& x) { return OptionalToJson(x.pcie_bytes_per_s); });
+  column("nvlink_bytes_per_s", [](const WatchSample& x) { return OptionalToJson(x.nvlink_bytes_per_s); });
   column("cpu_cores", [](const WatchSample& x) { return json(x.cpu_cores); });
   column("read_bytes_per_s", [](const WatchSample& x) { return json(x.read_bytes_per_s); });
   column("write_bytes_per_s", [](const WatchSample& x) { return json(x.write_bytes_per_s); });
   column("processes", [](const WatchSample& x) { return json(x.processes); });
   column("waiting_io", [](const WatchSample& x) { return json(x.waiting_io); });
   column("running", [](const WatchSample& x) { return json(x.running); });
-  column("system_busy", [](const WatchSample& x) { return Opt(x.system_busy); });
-  column("system_iowait", [](const WatchSample& x) { return Opt(x.system_iowait); });
-  column("system_steal", [](const WatchSample& x) { return Opt(x.system_steal); });
+  column("system_busy", [](const WatchSample& x) { return OptionalToJson(x.system_busy); });
+  column("system_iowait", [](const WatchSample& x) { return OptionalToJson(x.system_iowait); });
+  column("system_steal", [](const WatchSample& x) { return OptionalToJson(x.system_steal); });
   column("disk_read_bytes_per_s", [](const WatchSample& x) { return json(x.disk_read_bytes_per_s); });
   column("disk_write_bytes_per_s", [](const WatchSample& x) { return json(x.disk_write_bytes_per_s); });
   column("net_rx_bytes_per_s", [](const WatchSample& x) { return json(x.net_rx_bytes_per_s); });

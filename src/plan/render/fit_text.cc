@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "core/money.h"
 #include "plan/render/fit_job_json.h"
 #include "read/time_text.h"
+#include "format/money.h"
+#include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 
@@ -21,18 +22,8 @@ namespace {
 
 std::string Gib(Bytes b) { return fmt::format("{:.2f}", b.gib()); }
 
-std::string Count(int64_t n) {
-  // 8030261248 -> "8,030,261,248 (8.03 B)"
-  std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) {
-      out += ',';
-    }
-    out += digits[i];
-  }
-  return fmt::format("{} ({:.2f} B)", out, static_cast<double>(n) / 1e9);
-}
+// 8030261248 -> "8,030,261,248 (8.03 B)"
+std::string Count(int64_t n) { return fmt::format("{} ({:.2f} B)", GroupThousands(n), static_cast<double>(n) / 1e9); }
 
 void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const Layout& l, const Gpu* gpu,
                 const MemoryEstimate& e, const std::vector<Suggestion>& sug) {
@@ -234,7 +225,7 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
     }
     os << SayFormat("cli.fit.replicas", "for {} requests/s: {} replica(s) at concurrency {} = {} GPUs, {} per hour ({}); bound: {}",
                     {fmt::format("{:g}", qps), std::to_string(p.replicas), std::to_string(p.workload.concurrency),
-                     std::to_string(p.gpus_total), p.cost_per_hour.Format(), SayMessage(p.cost_basis), SayMessage(p.bound)})
+                     std::to_string(p.gpus_total), FormatMoney(p.cost_per_hour), SayMessage(p.cost_basis), SayMessage(p.bound)})
        << "\n";
   }
 }
@@ -401,13 +392,13 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
   } else if (res.job) {
     const JobPrice& job = *res.job;
     os << SayFormat("cli.fit.cost", "cost: {} ({}, starting {})",
-                    {job.total.Format(), SayMessage(res.JobBasis()), FormatLocalMinute(job.start_minute)})
+                    {FormatMoney(job.total), SayMessage(res.JobBasis()), FormatLocalMinute(job.start_minute)})
        << "\n";
     if (job.night_total) {
       os << "  "
          << SayFormat("cli.fit.night", "starting at the night window ({}) would cost {}, saving {}",
-                      {FormatLocalMinute(*job.night_start_minute), job.night_total->Format(),
-                       Money{job.total.amount - job.night_total->amount, job.total.currency}.Format()})
+                      {FormatLocalMinute(*job.night_start_minute), FormatMoney(*job.night_total),
+                       FormatMoney(job.total.amount - job.night_total->amount, job.total.currency)})
          << "\n";
     }
   }
