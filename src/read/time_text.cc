@@ -190,7 +190,7 @@ std::optional<minutes> ParseTimeOfDay(const std::string& s) {
     return minutes{24 * 60};
   }
   minutes m{};
-  if (s.empty() || s.size() > 5 || !ParseAll(s, "%H:%M", &m)) {
+  if (s.empty() || s.size() > 5 || !ParseAll(s, "%H:%M", &m) || m < minutes{0} || m >= std::chrono::hours{24}) {
     return std::nullopt;
   }
   return m;

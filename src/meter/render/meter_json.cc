@@ -190,8 +190,8 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
             {"throttle_minutes", r.throttle_minutes},
             {"repeat_minutes", r.repeat_minutes},
             {"gpu_hour_price", MoneyToJson(r.gpu_hour_price)},
-            {"night", r.night ? nlohmann::json{{"from_minute", r.night->from_minute},
-                                               {"to_minute", r.night->to_minute},
+            {"night", r.night ? nlohmann::json{{"from_minute", r.night->from_minute.count()},
+                                               {"to_minute", r.night->to_minute.count()},
                                                {"factor", r.night->factor}}
                               : nlohmann::json(nullptr)},
             {"monthly_budget", MoneyToJson(r.monthly_budget)},
