@@ -200,13 +200,13 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
     }
     priced.push_back(std::move(c));
   }
-  // Equal prices to the cent (a job within one billing unit; per-second billing of the same
-  // GPU-hours): the faster first, then the fewer GPUs. Compared in cents, not as doubles, so the
-  // order does not hang on rounding in the last bits of the price.
-  const auto cents = [](double v) { return std::llround(v * 100.0); };
-  std::stable_sort(priced.begin(), priced.end(), [&cents](const Candidate& a, const Candidate& b) {
-    if (cents(a.score) != cents(b.score)) {
-      return cents(a.score) < cents(b.score);
+  // Equal prices (a job within one billing unit; per-second billing of the same GPU-hours): the
+  // faster first, then the fewer GPUs. Compared in millionths of the currency, not as doubles,
+  // so the order does not hang on rounding in the last bits of a price.
+  const auto micros = [](double v) { return std::llround(v * 1e6); };
+  std::stable_sort(priced.begin(), priced.end(), [&micros](const Candidate& a, const Candidate& b) {
+    if (micros(a.score) != micros(b.score)) {
+      return micros(a.score) < micros(b.score);
     }
     if (a.time.tokens_per_second != b.time.tokens_per_second) {
       return a.time.tokens_per_second > b.time.tokens_per_second;
@@ -233,7 +233,7 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
     }
   }
   std::stable_sort(rows.begin(), rows.end(),
-                   [&cents](const Candidate& a, const Candidate& b) { return cents(a.score) < cents(b.score); });
+                   [&micros](const Candidate& a, const Candidate& b) { return micros(a.score) < micros(b.score); });
   if (rows.empty() && !unserved.empty()) {
     r.unserved = unserved;  // layouts fit, but no offer may run them: that, not memory, is the reason
   }
