@@ -189,11 +189,10 @@ UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, int64_t m
   const auto len = static_cast<double>(end - month_start);
   const CivilDate c = CivilFromDays(month_start / 24);
   if (!(hours_per_month >= 0 && hours_per_month <= len)) {
-    throw InputError(fmt::format("must be between 0 and {:g} (the hours of {:04d}-{:02d})", len, c.year, c.month), "",
-                     0, "--hours-per-month");
+    throw InputError::Option("hours_per_month", fmt::format("must be between 0 and {:g} (the hours of {:04d}-{:02d})", len, c.year, c.month));
   }
   if (!(gpus > 0)) {
-    throw InputError("must be positive", "", 0, "--gpus");
+    throw InputError::Option("gpus", "must be positive");
   }
   UsageTrace t = Empty(month_start, static_cast<std::size_t>(len), zone);
   t.source = fmt::format("{:g} h per GPU in {:04d}-{:02d}", hours_per_month, c.year, c.month);
@@ -222,7 +221,7 @@ int64_t NextMonthStart(int64_t now_utc_seconds, int zone) {
 
 UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute, int zone, bool interruptible) {
   if (!(gpus > 0) || !(hours > 0) || hours > 24 * 366 * 3) {
-    throw InputError("a job needs positive GPUs and hours (at most three years)", "", 0, "--usage");
+    throw InputError::Option("usage", "a job needs positive GPUs and hours (at most three years)");
   }
   const int64_t first = start_minute >= 0 ? start_minute / 60 : -((-start_minute + 59) / 60);
   const double end = static_cast<double>(start_minute) + hours * 60.0;
@@ -241,7 +240,7 @@ UsageTrace UsageFromJob(double gpus, double hours, int64_t start_minute, int zon
 
 UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
   if (u.hours.empty()) {
-    throw InputError("no usage to extrapolate", u.source, 0, "--extrapolate");
+    throw InputError::Option("extrapolate", "no usage to extrapolate", {}, u.source, 0);
   }
   // Whole days from the sample's first day. A trace has no rows for hours without use, so a
   // sample whose last row falls within two days of a week boundary (a Friday evening, say) is

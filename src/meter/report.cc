@@ -44,7 +44,7 @@ std::string FormatTimeMs(int64_t ms, int zone) {
 // The one offer a report is priced with.
 const Offer& ChooseOffer(const OfferSet& set, const std::string& id) {
   if (set.offers.empty()) {
-    throw InputError("the offers file has no offers", set.file, 0, "--offers");
+    throw InputError::Option("offers", "the offers file has no offers", {}, set.file, 0);
   }
   if (id.empty()) {
     if (set.offers.size() == 1) {
@@ -52,9 +52,8 @@ const Offer& ChooseOffer(const OfferSet& set, const std::string& id) {
     }
     std::vector<std::string> ids;
     for (const auto& o : set.offers) ids.push_back(o.id);
-    throw InputError("the offers file has " + std::to_string(ids.size()) + " offers: name one with --offer (" +
-                         JoinOr(ids) + ")",
-                     set.file, 0, "--offer");
+    throw InputError::Option("offer", "the offers file has " + std::to_string(ids.size()) + " offers: name one with `offer` (" +
+                         JoinOr(ids) + ")", {}, set.file, 0);
   }
   for (const auto& o : set.offers) {
     if (o.id == id) {
@@ -63,7 +62,7 @@ const Offer& ChooseOffer(const OfferSet& set, const std::string& id) {
   }
   std::vector<std::string> ids;
   for (const auto& o : set.offers) ids.push_back(o.id);
-  throw InputError("no offer '" + id + "' in " + set.file, set.file, 0, "--offer", ClosestNames(id, ids));
+  throw InputError::Option("offer", "no offer '" + id + "' in " + set.file, ClosestNames(id, ids), set.file, 0);
 }
 
 // The group a process belongs to.
@@ -120,17 +119,14 @@ constexpr int64_t kLongestRangeMs = 1100LL * 24 * 3600 * 1000;
 
 void CheckRange(int64_t from, int64_t to, int zone) {
   if (from < kEarliestRangeMs) {
-    throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be 2000-01-01 or later (no meter holds earlier samples)",
-                     "", 0, "--from");
+    throw InputError::Option("from", "`from` (" + FormatTimeMs(from, zone) + ") must be 2000-01-01 or later (no meter holds earlier samples)");
   }
   if (from >= to) {
-    throw InputError("--from (" + FormatTimeMs(from, zone) + ") must be before --to (" + FormatTimeMs(to, zone) + ")",
-                     "", 0, "--from");
+    throw InputError::Option("from", "`from` (" + FormatTimeMs(from, zone) + ") must be before `to` (" + FormatTimeMs(to, zone) + ")");
   }
   if (to - from > kLongestRangeMs) {
-    throw InputError("the range from " + FormatTimeMs(from, zone) + " to " + FormatTimeMs(to, zone) +
-                         " is longer than 1,100 days, the most one report reads; report it in parts",
-                     "", 0, "--from");
+    throw InputError::Option("from", "the range from " + FormatTimeMs(from, zone) + " to " + FormatTimeMs(to, zone) +
+                         " is longer than 1,100 days, the most one report reads; report it in parts");
   }
 }
 
@@ -384,7 +380,7 @@ MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field
       return b;
     }
   }
-  throw InputError("expected gpu, user, job or pod, got '" + text + "'", "", 0, field);
+  throw InputError::Option(field, "expected gpu, user, job or pod, got '" + text + "'");
 }
 
 int64_t ParseMeterTime(const std::string& text, int zone, const std::string& field) {
@@ -401,9 +397,8 @@ int64_t ParseMeterTime(const std::string& text, int zone, const std::string& fie
   if (ParseIsoHour(text, zone, &hour, &hod)) {
     return (hour - zone / 60) * kMillisecondsPerHour;
   }
-  throw InputError("expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "
-                   "month 2026-03, got '" + text + "'",
-                   "", 0, field);
+  throw InputError::Option(field, "expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "
+                   "month 2026-03, got '" + text + "'");
 }
 
 double UtilisationDistribution::Total() const {
@@ -416,7 +411,7 @@ MeterPricedRange ResolveMeterPricedRange(const std::string& db, const std::strin
                                          const std::string& from, const std::string& to, std::optional<int64_t> now,
                                          const GpuCatalog& catalog) {
   if (db.empty()) {
-    throw InputError("a meter database is required", "", 0, "--db");
+    throw InputError::Option("db", "a meter database is required");
   }
   MeterPricedRange p;
   if (!offers.empty()) {
@@ -424,7 +419,7 @@ MeterPricedRange ResolveMeterPricedRange(const std::string& db, const std::strin
     p.offer = &ChooseOffer(*p.offers, offer);
     p.utc_offset_minutes = p.offers->utc_offset_minutes;
   } else if (!offer.empty()) {
-    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
+    throw InputError::Option("offer", "`offer` needs `offers` FILE");
   }
   p.range = MeterReportRange(from, to, p.utc_offset_minutes, now);
   return p;
@@ -496,13 +491,13 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
 TimeRange MeterReportRange(const std::string& from, const std::string& to, int zone, std::optional<int64_t> now_s) {
   TimeRange range;
   const int64_t now = CeilHourMs(NowMs(now_s));
-  range.to_ms = to.empty() ? now : std::min(now, CeilHourMs(ParseMeterTime(to, zone, "--to")));
+  range.to_ms = to.empty() ? now : std::min(now, CeilHourMs(ParseMeterTime(to, zone, "to")));
   if (from.empty()) {
     const int64_t last_local = FloorDiv(range.to_ms - 1, kMillisecondsPerHour) + zone / 60;
     const CivilDate c = CivilFromDays(FloorDiv(last_local, 24));
     range.from_ms = (DaysFromCivil(c.year, c.month, 1) * 24 - zone / 60) * kMillisecondsPerHour;
   } else {
-    range.from_ms = FloorHourMs(ParseMeterTime(from, zone, "--from"));
+    range.from_ms = FloorHourMs(ParseMeterTime(from, zone, "from"));
   }
   CheckRange(range.from_ms, range.to_ms, zone);
   return range;
@@ -514,7 +509,7 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
   tl.db = r.db;
   const std::string step = NormalizeName(r.step);
   if (step != "hour" && step != "day") {
-    throw InputError("expected hour or day, got '" + r.step + "'", "", 0, "--step");
+    throw InputError::Option("step", "expected hour or day, got '" + r.step + "'");
   }
   tl.step = step;
   const std::optional<OfferSet>& offers = priced.offers;
@@ -530,9 +525,8 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
   const int64_t width = (step == "day" ? 24 : 1) * kMillisecondsPerHour;
   const auto slots = static_cast<std::size_t>((range.to_ms - range.from_ms + width - 1) / width);
   if (slots > kMaxMeterTimelineSlots) {
-    throw InputError(std::to_string(slots) + " slots of one " + step + " are over the " +
-                         std::to_string(kMaxMeterTimelineSlots) + " a timeline holds: ask for a shorter range or step day",
-                     "", 0, "--step");
+    throw InputError::Option("step", std::to_string(slots) + " slots of one " + step + " are over the " +
+                         std::to_string(kMaxMeterTimelineSlots) + " a timeline holds: ask for a shorter range or step day");
   }
   StoreOptions so;
   so.read_only = true;
@@ -564,10 +558,10 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
 
 MeterExport RunMeterExport(const MeterExportRequest& r, const GpuCatalog& catalog) {
   if (r.db.empty()) {
-    throw InputError("a meter database is required", "", 0, "--db");
+    throw InputError::Option("db", "a meter database is required");
   }
   MeterExport x;
-  x.basis = ParseUsageBasis(r.basis, "--basis");
+  x.basis = ParseUsageBasis(r.basis, "basis");
   int zone = 0;
   if (!r.offers.empty()) {
     zone = LoadOffers(r.offers, catalog).utc_offset_minutes;
@@ -586,17 +580,17 @@ MeterExport RunMeterExport(const MeterExportRequest& r, const GpuCatalog& catalo
   }
   int64_t from = 0, to = 0;
   if (!r.from.empty()) {
-    from = FloorHourMs(ParseMeterTime(r.from, zone, "--from"));
+    from = FloorHourMs(ParseMeterTime(r.from, zone, "from"));
   } else if (first) {
     from = FloorHourMs(*first);
   }
   if (!r.to.empty()) {
-    to = std::min(now, CeilHourMs(ParseMeterTime(r.to, zone, "--to")));
+    to = std::min(now, CeilHourMs(ParseMeterTime(r.to, zone, "to")));
   } else if (last) {
     to = std::min(now, CeilHourMs(*last));
   }
   if (!first && r.from.empty()) {
-    throw InputError("the meter database holds no samples to export", r.db, 0, "--db");
+    throw InputError::Option("db", "the meter database holds no samples to export", {}, r.db, 0);
   }
   CheckRange(from, to, zone);
   x.trace = UsageTraceFromStore(store, {from, to}, zone, x.basis);

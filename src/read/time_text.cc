@@ -129,7 +129,7 @@ int64_t ParseJobStart(const std::string& s, int zone, int64_t now_utc_seconds) {
     const int64_t today = now_local_minute / 1440;
     return today * 1440 + h * 60 + mi;
   }
-  throw InputError("expected HH:MM, YYYY-MM-DDTHH:MM or now, got '" + s + "'", "", 0, "--start");
+  throw InputError::Option("start", "expected HH:MM, YYYY-MM-DDTHH:MM or now, got '" + s + "'");
 }
 
 }  // namespace gpuplan
