@@ -1,21 +1,41 @@
 // Registers a job's options table (read/options.h) as CLI11 flags: one loop for every
-// subcommand. CLI11 converts each value to the option's type; the table's validation runs
-// after parsing (CheckGivenFlags), so its errors name the flag and take main()'s error path.
+// subcommand. CLI11 converts each value to the option's type; the table's validation runs in
+// the library (RunFit, the cost jobs: the options given, by key) or after parsing
+// (CheckGivenFlags). The library names an option by its key; the CLI spells it as its flag
+// (SpellFlags: the field and the message), so errors name the flag the user typed.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "read/options.h"
 
 namespace gpuplan::cli {
 
+// Every flag AddOptions registered, by its option's key (one flag per key across the tables).
+inline std::map<std::string, std::string>& FlagsByKey() {
+  static std::map<std::string, std::string> flags;
+  return flags;
+}
+
+// `e` as the command line reports it: each option key spelled as its flag.
+inline InputError SpellFlags(const InputError& e) {
+  return SpellOptions(e, [](const std::string& key) {
+    const auto it = FlagsByKey().find(key);
+    return it != FlagsByKey().end() ? it->second : DefaultOptionFlag(key);
+  });
+}
+
 // `table` and `r` must outlive `c` (tables are static; requests are held by the runner).
 template <typename Req>
 void AddOptions(CLI::App* c, const OptionTable<Req>& table, Req& r) {
   for (const OptionSpec<Req>& o : table) {
+    FlagsByKey()[o.key] = o.flag;
     const OptionSpec<Req>* spec = &o;
     Req* req = &r;
     const std::string values = OptionCheckText(o.check, o.kind);
@@ -55,7 +75,33 @@ void AddOptions(CLI::App* c, const OptionTable<Req>& table, Req& r) {
 // Validates the options given on `c`, naming them by flag. Throws InputError.
 template <typename Req>
 void CheckGivenFlags(const CLI::App* c, const OptionTable<Req>& table, const Req& r) {
-  CheckGivenOptions(table, r, [c](const OptionSpec<Req>& o) { return c->count(o.flag) > 0; }, OptionNaming::kFlag);
+  try {
+    CheckGivenOptions(table, r, [c](const OptionSpec<Req>& o) { return c->count(o.flag) > 0; });
+  } catch (const InputError& e) {
+    throw SpellFlags(e);
+  }
+}
+
+// The keys of the options given on `c` (a request's `given`: the library checks their values).
+template <typename Req>
+std::vector<std::string> GivenKeys(const CLI::App* c, const OptionTable<Req>& table) {
+  std::vector<std::string> keys;
+  for (const auto& o : table) {
+    if (c->count(o.flag) > 0) {
+      keys.push_back(o.key);
+    }
+  }
+  return keys;
+}
+
+// Runs `run`; an InputError comes out with its options spelled as flags (SpellFlags).
+template <typename F>
+auto RunWithFlags(F&& run) -> decltype(run()) {
+  try {
+    return run();
+  } catch (const InputError& e) {
+    throw SpellFlags(e);
+  }
 }
 
 // Whether the option with JSON key `key` was given on `c` (for MarkGivenFitOptions).

@@ -53,19 +53,11 @@ Runner RegisterCost(CLI::App& app, GlobalOptions& g) {
   return [r, &g, be, cmp, opt, tco]() -> int {
     // Offers point into the catalog: it outlives every result below.
     const GpuCatalog cat = GpuCatalog::Load((std::filesystem::path(DataDir(g)) / "gpus.yaml").string());
-    // The table's checks; an error in the offers file is reported first, as it always was.
-    auto check = [&cat](const CLI::App* sub, const auto& table, const auto& request) {
-      try {
-        CheckGivenFlags(sub, table, request);
-      } catch (const InputError&) {
-        SelectOffers(request, cat);
-        throw;
-      }
-    };
-    check(be, BreakevenOptionTable(), r->be);
-    check(cmp, CompareOptionTable(), r->cmp);
-    check(opt, OptimizeOptionTable(), r->opt);
-    check(tco, TcoOptionTable(), r->tco);
+    // The options given, by key: each job checks their values (cost/requests.h).
+    r->be.given = GivenKeys(be, BreakevenOptionTable());
+    r->cmp.given = GivenKeys(cmp, CompareOptionTable());
+    r->opt.given = GivenKeys(opt, OptimizeOptionTable());
+    r->tco.given = GivenKeys(tco, TcoOptionTable());
     if (be->parsed()) {
       Render(g, RunBreakeven(r->be, cat), &BreakevenToJson, BreakevenToText);
       return kExitOk;

@@ -41,14 +41,6 @@ Runner RegisterFit(CLI::App& app, GlobalOptions& g) {
     MarkGivenFitOptions(*o, GivenByKey(c, FitOptionTable()));
     o->progress = ProgressBar;
     const std::string data = DataDir(g);
-    try {
-      CheckGivenFlags(c, FitOptionTable(), *o);
-    } catch (const InputError&) {
-      // Report errors in the order fit always has (the model first, fit_request.h): an error
-      // PrepareFit finds comes before the table's.
-      PrepareFit(*o, data);
-      throw;
-    }
     // The result points into the catalog: it outlives the result.
     const GpuCatalog cat = LoadGpuCatalog(data);
     const FitJobResult res = RunFit(*o, cat, data);

@@ -8,6 +8,7 @@
 #include <vector>
 #include <stdexcept>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "core/error.h"
 #include "core/names.h"
@@ -218,6 +219,9 @@ int main(int argc, char** argv) {
       throw gpuplan::EnvironmentError("cannot write the output to standard output");
     }
     return code;
+  } catch (const gpuplan::InputError& e) {
+    // The library names options by key; the command line spells them as flags.
+    return Report(gpuplan::DescribeError(SpellFlags(e)), g.json);
   } catch (const std::exception& e) {
     return Report(gpuplan::DescribeError(e), g.json);
   } catch (...) {

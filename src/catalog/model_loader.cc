@@ -110,9 +110,8 @@ const ModelPreset& ResolvePreset(const std::string& what, const std::vector<Mode
   if (!same.empty()) {
     for (const auto& x : kNotTheSameShapes) {
       if (bare == x.normalized) {
-        throw InputError("model '" + what + "' is not resolved to preset " + same.front()->name + ": " + x.why +
-                             "; give its config.json (--model /path/to/config.json)",
-                         "", 0, "--model");
+        throw InputError::Option("model", "model '" + what + "' is not resolved to preset " + same.front()->name + ": " + x.why +
+                             "; give its config.json (`model` /path/to/config.json)");
       }
     }
     // Prefer the preset named without a variant suffix (the base model); the rest share its shapes.
@@ -128,9 +127,8 @@ const ModelPreset& ResolvePreset(const std::string& what, const std::vector<Mode
     names.push_back(preset.name);
   }
   const std::vector<std::string> closest = ClosestNames(WithoutOrg(what), names, 3);
-  throw InputError("unknown model '" + what + "' (not a preset, file or folder); did you mean " + JoinOr(closest) +
-                       "? (gpuplan models lists presets)",
-                   "", 0, "--model", closest);
+  throw InputError::Option("model", "unknown model '" + what + "' (not a preset, file or folder); did you mean " + JoinOr(closest) +
+                       "? (gpuplan models lists presets)", closest);
 }
 
 std::vector<ModelPreset> ListPresets(const std::string& data_dir) {
@@ -148,7 +146,7 @@ std::vector<ModelPreset> ListPresets(const std::string& data_dir) {
 
 LoadedModel LoadModel(const std::string& what, const std::string& data_dir) {
   if (what.empty()) {
-    throw InputError("no model given", "", 0, "--model");
+    throw InputError::Option("model", "no model given");
   }
   std::error_code ec;
   const fs::path p(what);
@@ -156,7 +154,7 @@ LoadedModel LoadModel(const std::string& what, const std::string& data_dir) {
   if (fs::is_directory(p, ec)) {
     const fs::path cfg = p / "config.json";
     if (!fs::exists(cfg, ec)) {
-      throw InputError("checkpoint folder has no config.json", what, 0, "--model");
+      throw InputError::Option("model", "checkpoint folder has no config.json", {}, what, 0);
     }
     out.spec = LoadHfConfig(cfg.string());
     out.spec.name = p.filename().empty() ? p.parent_path().filename().string() : p.filename().string();
@@ -176,7 +174,7 @@ LoadedModel LoadModel(const std::string& what, const std::string& data_dir) {
 
 LoadedModel LoadPresetModel(const std::string& what, const std::string& data_dir) {
   if (what.empty()) {
-    throw InputError("no model given", "", 0, "--model");
+    throw InputError::Option("model", "no model given");
   }
   LoadedModel out;
   const auto presets = ListPresets(data_dir);

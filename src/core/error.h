@@ -4,9 +4,14 @@
 // file, line (1-based, 0 = unknown) and field, and the names the user may have meant
 // (suggestions), so every front end can print one clear line or a JSON object (format/error_json.h)
 // and map it to exit code 2 (CLI) or HTTP 400 (server).
+//
+// An error about an option names it by its key ("gpus", InputError::Option), never by how a
+// front end spells it: the CLI reports it as its flag (--gpus), the serve API as the JSON key
+// (SpellOptions at each front end). A message names other options as OptionRef("key").
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,6 +23,9 @@ class InputError : public std::runtime_error {
  public:
   InputError(std::string message, std::string file = {}, int line = 0, std::string field = {},
              std::vector<std::string> suggestions = {});
+  // An error about the option with key `key` (field: the key; names_option: true).
+  static InputError Option(std::string key, std::string message, std::vector<std::string> suggestions = {},
+                           std::string file = {}, int line = 0);
 
   const std::string& file() const { return file_; }
   int line() const { return line_; }
@@ -25,6 +33,8 @@ class InputError : public std::runtime_error {
   const std::string& message() const { return message_; }
   // Names close to a wrong one ("did you mean"), best first; empty when none apply.
   const std::vector<std::string>& suggestions() const { return suggestions_; }
+  // The field is an option's key, for the front end to spell (SpellOptions).
+  bool names_option() const { return names_option_; }
 
  private:
   std::string message_;
@@ -32,7 +42,17 @@ class InputError : public std::runtime_error {
   int line_;
   std::string field_;
   std::vector<std::string> suggestions_;
+  bool names_option_ = false;
 };
+
+// An option named in a message: "`key`", spelled by the front end (SpellOptions).
+std::string OptionRef(std::string_view key);
+// The flag of an option whose table is not at hand: "--" and the key with '-' for '_'.
+std::string DefaultOptionFlag(const std::string& key);
+// `e` as a front end reports it: an option field (names_option) and each OptionRef of the
+// message spelled by `spell` (key -> "--gpus" on the CLI, key -> key in the API). The result
+// no longer names_option.
+InputError SpellOptions(const InputError& e, const std::function<std::string(const std::string& key)>& spell);
 
 // The environment lacks something needed (a driver, a device, a solver, a file we must write):
 // exit code 3.

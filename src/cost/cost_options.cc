@@ -66,7 +66,7 @@ OptionTable<R> RentalTable() {
 
 template <typename R>
 void Apply(const OptionTable<R>& table, const nlohmann::json& j, R& r) {
-  ApplyJsonOptions(table, j, r);
+  ApplyJsonOptions(table, j, r, &r.given);
 }
 
 }  // namespace

@@ -17,8 +17,9 @@ const OptionTable<CompareRequest>& CompareOptionTable();
 const OptionTable<OptimizeRequest>& OptimizeOptionTable();
 const OptionTable<TcoRequest>& TcoOptionTable();
 
-// Apply a JSON request object (ApplyJsonOptions): an unknown key or a bad value throws
-// InputError naming the JSON key.
+// Apply a JSON request object (ApplyJsonOptions; the keys set go to r.given): an unknown key or
+// a bad value throws InputError naming the JSON key. (The serve API reads the object with
+// ReadJsonOptions and leaves the values' checks to Run*, as the command line does.)
 void ApplyJson(const nlohmann::json& j, BreakevenRequest& r);
 void ApplyJson(const nlohmann::json& j, CompareRequest& r);
 void ApplyJson(const nlohmann::json& j, OptimizeRequest& r);

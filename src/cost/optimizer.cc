@@ -95,7 +95,7 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       continue;
     }
     if (gpu != nullptr && o.gpu != gpu) {
-      throw InputError("offers for different GPUs (" + gpu->name + ", " + o.gpu->name + "): choose one with --gpu",
+      throw InputError("offers for different GPUs (" + gpu->name + ", " + o.gpu->name + "): choose one with `gpu`",
                        set.file, o.line, "offers[" + o.id + "].gpu");
     }
     gpu = o.gpu;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "cost/cost_options.h"
 #include "catalog/calendar.h"
 #include "fit/fit_request.h"
 #include "read/file_text.h"
@@ -36,14 +37,14 @@ LocalHour RequestedMonthStart(const CostRequest& r, const Zone& zone) {
   }
   const auto h = ParseYearMonth(r.month);
   if (!h) {
-    throw InputError("expected a calendar month YYYY-MM, got '" + r.month + "'", "", 0, "--month");
+    throw InputError::Option("month", "expected a calendar month YYYY-MM, got '" + r.month + "'");
   }
   return *h;
 }
 
 OfferSet SelectOffers(const CostRequest& r, const GpuCatalog& cat) {
   if (r.offers.empty()) {
-    throw InputError("an offers file is required", "", 0, "--offers");
+    throw InputError::Option("offers", "an offers file is required");
   }
   OfferSet s = r.offers_text ? ParseOffers(*r.offers_text, r.offers, cat) : LoadOffers(r.offers, cat);
   if (!r.gpu.empty()) {
@@ -55,7 +56,7 @@ OfferSet SelectOffers(const CostRequest& r, const GpuCatalog& cat) {
       }
     }
     if (keep.empty()) {
-      throw InputError("no offer in " + r.offers + " is for " + want, "", 0, "--gpu");
+      throw InputError::Option("gpu", "no offer in " + r.offers + " is for " + want);
     }
     s.offers = std::move(keep);
   }
@@ -66,17 +67,16 @@ namespace {
 
 UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
   if (!r.usage.empty() && r.hours_per_month) {
-    throw InputError("give either --usage or --hours-per-month", "", 0, "--usage");
+    throw InputError::Option("usage", "give either `usage` or `hours_per_month`");
   }
   if (r.hours_per_month) {
     // A rate per average month (730 h = every hour), scaled to the calendar month's length: 730
     // is every hour of February (672) and of March (744) alike, 365 half of either.
     const double h = *r.hours_per_month;
     if (!(h >= 0 && h <= kHoursPerMonth)) {
-      throw InputError(fmt::format("hours per average month ({:g} h = every hour; scaled to each calendar month's "
+      throw InputError::Option("hours_per_month", fmt::format("hours per average month ({:g} h = every hour; scaled to each calendar month's "
                                    "length) must be between 0 and {:g}, got {:g}",
-                                   kHoursPerMonth, kHoursPerMonth, h),
-                       "", 0, "--hours-per-month");
+                                   kHoursPerMonth, kHoursPerMonth, h));
     }
     const LocalHour month = RequestedMonthStart(r, zone);
     const auto len = static_cast<double>(HoursBetween(month, AddMonths(month, 1)));
@@ -88,8 +88,7 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
     return t;
   }
   if (r.usage.empty()) {
-    throw InputError("usage is required: --usage FILE (CSV or gpuplan fit --json) or --hours-per-month H", "", 0,
-                     "--usage");
+    throw InputError::Option("usage", "usage is required: `usage` FILE (CSV or gpuplan fit --json) or `hours_per_month` H");
   }
   const std::string text = r.usage_text ? *r.usage_text : ReadFileText(r.usage);
   const auto first = text.find_first_not_of(" \t\r\n");
@@ -98,7 +97,7 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
     const auto* gpus = j.contains("layout") && j["layout"].contains("gpus") ? &j["layout"]["gpus"] : nullptr;
     const auto* hours = j.contains("time") && j["time"].contains("total_hours") ? &j["time"]["total_hours"] : nullptr;
     if (gpus == nullptr || !gpus->is_number() || hours == nullptr || !hours->is_number()) {
-      throw InputError("a gpuplan fit --json result with layout.gpus and time.total_hours (run fit with --tokens)",
+      throw InputError("a gpuplan fit --json result with layout.gpus and time.total_hours (run fit with `tokens`)",
                        r.usage, 0, "time.total_hours");
     }
     // The job as fit priced it: from its start, interruptible or not (fit --json's cost.start,
@@ -140,7 +139,7 @@ namespace {
 // --extrapolate month|year applied to a trace already loaded.
 UsageTrace ExtrapolateAsAsked(const UsageTrace& u, const std::string& extrapolate) {
   if (extrapolate != "month" && extrapolate != "year") {
-    throw InputError("expected month or year, got '" + extrapolate + "'", "", 0, "--extrapolate");
+    throw InputError::Option("extrapolate", "expected month or year, got '" + extrapolate + "'");
   }
   return Extrapolate(u, extrapolate == "year" ? TermUnit::kYear : TermUnit::kMonth);
 }
@@ -173,7 +172,20 @@ std::string CheaperSide(const BreakevenPair& p, double hours_per_month) {
   return hours_per_month >= *p.hours_per_month ? p.to->id : p.from->id;
 }
 
+// The table's checks of the options given, in the one order every front end reports them: an
+// error in the offers file (SelectOffers) comes before the table's, as cost always reported it.
+template <typename Req>
+void CheckCostRequest(const OptionTable<Req>& table, const Req& r, const GpuCatalog& catalog) {
+  try {
+    CheckGivenOptions(table, r, r.given);
+  } catch (const InputError&) {
+    SelectOffers(r, catalog);
+    throw;
+  }
+}
+
 BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalog) {
+  CheckCostRequest(BreakevenOptionTable(), r, catalog);
   BreakevenResult b;
   b.offers = SelectOffers(r, catalog);
   const Zone& zone = b.offers.zone;
@@ -238,6 +250,7 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
 }
 
 CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
+  CheckCostRequest(CompareOptionTable(), r, catalog);
   const OfferSet set = SelectOffers(r, catalog);
   CompareResult c;
   c.currency = set.currency;
@@ -247,7 +260,7 @@ CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
     return c;
   }
   if (r.by != "provider" && r.by != "region" && r.by != "offer") {
-    throw InputError("expected provider, region or offer, got '" + r.by + "'", "", 0, "--by");
+    throw InputError::Option("by", "expected provider, region or offer, got '" + r.by + "'");
   }
   c.by = r.by;
   std::map<std::string, std::vector<std::string>> members;  // key -> offer ids, in file order
@@ -277,6 +290,7 @@ CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
 }
 
 OptimizeResult RunOptimize(const OptimizeRequest& r, const GpuCatalog& catalog) {
+  CheckCostRequest(OptimizeOptionTable(), r, catalog);
   const OfferSet set = SelectOffers(r, catalog);
   const OptimizeOptions oo = r.Options();
   OptimizeResult o;
@@ -312,9 +326,8 @@ double TokensPerGpuSecond(const TcoRequest& r, const Gpu& gpu, const GpuCatalog&
   const FitInputs in = PrepareFit(f, data_dir);
   const FitSearch search = SearchFit(f, in, SearchOptionsOf(f, in, catalog));
   if (!search.training || search.training->ranked.empty()) {
-    throw InputError("the " + r.task + " job of " + r.model + " fits on no layout of up to 8 x " + gpu.name +
-                         ": no speed ratio (give --speed-ratio)",
-                     "", 0, "--model");
+    throw InputError::Option("model", "the " + r.task + " job of " + r.model + " fits on no layout of up to 8 x " + gpu.name +
+                         ": no speed ratio (give `speed_ratio`)");
   }
   const Candidate& c = search.training->ranked.front();
   return c.time.tokens_per_second / static_cast<double>(c.layout.gpus);
@@ -323,49 +336,48 @@ double TokensPerGpuSecond(const TcoRequest& r, const Gpu& gpu, const GpuCatalog&
 }  // namespace
 
 TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog, const std::string& data_dir) {
+  CheckCostRequest(TcoOptionTable(), r, catalog);
   const OfferSet set = SelectOffers(r, catalog);
   TcoJobResult t;
   t.currency = set.currency;
   t.usage = LoadRequestedUsage(r, set.zone);
-  for (const auto& [v, field] : {std::pair{r.own.card_price, "--card-price"},
-                                 std::pair{r.own.depreciation_years, "--depreciation-years"}}) {
+  for (const auto& [v, field] : {std::pair{r.own.card_price, "card_price"},
+                                 std::pair{r.own.depreciation_years, "depreciation_years"}}) {
     if (!(v > 0)) {
-      throw InputError("must be positive", "", 0, field);
+      throw InputError::Option(field, "must be positive");
     }
   }
-  for (const auto& [v, field] : {std::pair{r.own.server_per_gpu, "--server-per-gpu"},
-                                 std::pair{r.own.network_per_gpu, "--network-per-gpu"},
-                                 std::pair{r.own.room_per_gpu_month, "--room-per-gpu-month"},
-                                 std::pair{r.own.power_price_kwh, "--power-price"},
-                                 std::pair{r.own.ops_per_month, "--ops-per-month"},
-                                 std::pair{r.own.failure_rate_per_year, "--failure-rate"}}) {
+  for (const auto& [v, field] : {std::pair{r.own.server_per_gpu, "server_per_gpu"},
+                                 std::pair{r.own.network_per_gpu, "network_per_gpu"},
+                                 std::pair{r.own.room_per_gpu_month, "room_per_gpu_month"},
+                                 std::pair{r.own.power_price_kwh, "power_price"},
+                                 std::pair{r.own.ops_per_month, "ops_per_month"},
+                                 std::pair{r.own.failure_rate_per_year, "failure_rate"}}) {
     if (!(v >= 0)) {
-      throw InputError("must be zero or positive", "", 0, field);
+      throw InputError::Option(field, "must be zero or positive");
     }
   }
   if (!(r.own.pue >= 1)) {
-    throw InputError("must be at least 1 (facility power / IT power, The Green Grid)", "", 0, "--pue");
+    throw InputError::Option("pue", "must be at least 1 (facility power / IT power, The Green Grid)");
   }
   if (r.own.resale_fraction < 0 || r.own.resale_fraction > 1) {
-    throw InputError("must be between 0 and 1", "", 0, "--resale");
+    throw InputError::Option("resale", "must be between 0 and 1");
   }
   OwnershipCosts own = r.own;
   if (!r.buy_gpu_name.empty()) {
     try {
       own.buy_gpu = &catalog.Find(r.buy_gpu_name);
     } catch (const InputError& e) {
-      throw InputError(e.message(), "", 0, "--buy-gpu", e.suggestions());
+      throw InputError::Option("buy_gpu", e.message(), e.suggestions());
     }
     if (!(own.buy_gpu->tdp_watts > 0)) {
-      throw InputError("the catalog has no TDP for " + own.buy_gpu->name + " (its power cannot be priced)", "", 0,
-                       "--buy-gpu");
+      throw InputError::Option("buy_gpu", "the catalog has no TDP for " + own.buy_gpu->name + " (its power cannot be priced)");
     }
   }
   t.speed_basis = own.speed_ratio == 1.0 ? "" : "--speed-ratio";
   if (!r.model.empty()) {
     if (r.task == "infer") {
-      throw InputError("the speed ratio is taken from training throughput: give a training task, or --speed-ratio",
-                       "", 0, "--task");
+      throw InputError::Option("task", "the speed ratio is taken from training throughput: give a training task, or `speed_ratio`");
     }
     const Gpu& rented = *set.offers.front().gpu;
     const Gpu& bought = own.buy_gpu != nullptr ? *own.buy_gpu : rented;

@@ -23,8 +23,8 @@
 
 namespace gpuplan {
 
-// What every cost job reads: the offers and the usage to price. Errors name the CLI's flags
-// (--offers, --usage, --hours-per-month, --month, --extrapolate, --gpu).
+// What every cost job reads: the offers and the usage to price. Errors name options by key
+// (offers, usage, hours_per_month, month, extrapolate, gpu: InputError::Option).
 struct CostRequest {
   std::string offers;                     // offers file (YAML, docs/offers.md); required
   std::string gpu;                        // only offers for this GPU (empty: every offer)
@@ -38,6 +38,10 @@ struct CostRequest {
   // file a request names); `offers` and `usage` then only name them in errors and results.
   std::optional<std::string> offers_text;
   std::optional<std::string> usage_text;
+  // The options given, by key (the flags on the command line, the body's keys): each Run*
+  // checks their values against its options table first, the same way for every front end
+  // (an error in the offers file comes before the table's).
+  std::vector<std::string> given;
 };
 
 // Break-even of each pair of billing modes in `month`; with `usage` (a measured trace; not

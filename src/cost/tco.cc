@@ -33,18 +33,17 @@ BuyParts BuyCost(const OwnershipCosts& o, const Gpu& gpu, double gpus, double mo
 TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const OwnershipCosts& own,
                         double horizon_months, const OptimizeOptions& opt) {
   if (!(horizon_months >= 1 && horizon_months <= 120)) {
-    throw InputError("must be between 1 and 120 months", "", 0, "--horizon-months");
+    throw InputError::Option("horizon_months", "must be between 1 and 120 months");
   }
   if (usage.hours.empty()) {
-    throw InputError("no usage", "", 0, "--usage");
+    throw InputError::Option("usage", "no usage");
   }
   if (offers.offers.empty()) {
     throw InputError("no offers", offers.file, 0, "offers");
   }
   const Gpu& gpu = own.buy_gpu != nullptr ? *own.buy_gpu : *offers.offers.front().gpu;
   if (!(own.speed_ratio > 0 && own.speed_ratio <= 100)) {
-    throw InputError("must be above 0 and at most 100 (the bought card's work per hour over the rented card's)", "",
-                     0, "--speed-ratio");
+    throw InputError::Option("speed_ratio", "must be above 0 and at most 100 (the bought card's work per hour over the rented card's)");
   }
   TcoResult r;
   r.horizon_months = horizon_months;

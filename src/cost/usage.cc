@@ -189,11 +189,10 @@ UsageTrace UsageFromHoursPerMonth(double hours_per_month, double gpus, LocalHour
   const auto len = static_cast<double>(HoursBetween(month_start, end));
   const std::string month = date::format("%Y-%m", month_start);
   if (!(hours_per_month >= 0 && hours_per_month <= len)) {
-    throw InputError(fmt::format("must be between 0 and {:g} (the hours of {})", len, month), "", 0,
-                     "--hours-per-month");
+    throw InputError::Option("hours_per_month", fmt::format("must be between 0 and {:g} (the hours of {})", len, month));
   }
   if (!(gpus > 0)) {
-    throw InputError("must be positive", "", 0, "--gpus");
+    throw InputError::Option("gpus", "must be positive");
   }
   UsageTrace t = Empty(month_start, static_cast<std::size_t>(len), zone);
   t.source = fmt::format("{:g} h per GPU in {}", hours_per_month, month);
@@ -219,7 +218,7 @@ LocalHour NextMonthStart(UtcSeconds now, const Zone& zone) {
 
 UsageTrace UsageFromJob(double gpus, double hours, LocalMinute start, const Zone& zone, bool interruptible) {
   if (!(gpus > 0) || !(hours > 0) || hours > 24 * 366 * 3) {
-    throw InputError("a job needs positive GPUs and hours (at most three years)", "", 0, "--usage");
+    throw InputError::Option("usage", "a job needs positive GPUs and hours (at most three years)");
   }
   const LocalHour first_hour = date::floor<std::chrono::hours>(start);
   // Minutes from the first hour's start: the job runs [lead, lead + hours x 60).
@@ -240,7 +239,7 @@ UsageTrace UsageFromJob(double gpus, double hours, LocalMinute start, const Zone
 
 UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
   if (u.hours.empty()) {
-    throw InputError("no usage to extrapolate", u.source, 0, "--extrapolate");
+    throw InputError::Option("extrapolate", "no usage to extrapolate", {}, u.source, 0);
   }
   // Whole days from the sample's first day. A trace has no rows for hours without use, so a
   // sample whose last row falls within two days of a week boundary (a Friday evening, say) is

@@ -139,6 +139,12 @@ const OptionTable<FitRequest>& FitOptionTable() {
 
 void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::string& key)>& given) {
   r.pinned = {};
+  r.given.clear();
+  for (const auto& o : FitOptionTable()) {
+    if (given(o.key)) {
+      r.given.push_back(o.key);
+    }
+  }
   if (given("gpus")) r.pinned.gpus = r.gpus;
   if (given("tp")) r.pinned.tp = r.tp;
   if (given("pp")) r.pinned.pp = r.pp;
@@ -159,10 +165,25 @@ void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::stri
   r.recompute_given = given("recompute");
 }
 
-void ApplyJson(const nlohmann::json& j, FitRequest& r) {
-  std::vector<std::string> keys;
-  ApplyJsonOptions(FitOptionTable(), j, r, &keys);
+void ReadJson(const nlohmann::json& j, FitRequest& r) {
+  const std::vector<std::string> keys = ReadJsonOptions(FitOptionTable(), j, r);
   MarkGivenFitOptions(r, [&keys](const std::string& k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); });
+}
+
+void ApplyJson(const nlohmann::json& j, FitRequest& r) {
+  ReadJson(j, r);
+  CheckGivenOptions(FitOptionTable(), r, r.given);
+}
+
+void CheckFitRequest(const FitRequest& r, const std::string& data_dir) {
+  try {
+    CheckGivenOptions(FitOptionTable(), r, r.given);
+  } catch (const InputError&) {
+    // An error PrepareFit finds (an unknown model, a framework that does not fit the task)
+    // comes first, as fit has always reported them.
+    PrepareFit(r, data_dir);
+    throw;
+  }
 }
 
 }  // namespace gpuplan

@@ -20,8 +20,16 @@ const OptionTable<FitRequest>& FitOptionTable();
 // max_gpus_given and context_given (fit_request.h).
 void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::string& key)>& given);
 
-// Applies a JSON request object to `r` (ApplyJsonOptions, then MarkGivenFitOptions). An unknown
-// key or a bad value throws InputError naming the JSON key.
+// Reads a JSON request object into `r` (ReadJsonOptions, then MarkGivenFitOptions): an unknown
+// key or a value of the wrong type throws InputError naming the JSON key; values are checked by
+// RunFit (CheckFitRequest), as for the command line.
+void ReadJson(const nlohmann::json& j, FitRequest& r);
+// ReadJson, then the table's checks of the keys given (CheckGivenOptions).
 void ApplyJson(const nlohmann::json& j, FitRequest& r);
+
+// The request's checks, in the one order every front end reports them (RunFit calls it first):
+// an error PrepareFit finds (the model first, fit_request.h) before the options table's checks
+// of the options given (r.given). Throws InputError naming the option by its key.
+void CheckFitRequest(const FitRequest& r, const std::string& data_dir);
 
 }  // namespace gpuplan

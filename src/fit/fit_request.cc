@@ -29,7 +29,7 @@ bool ParseOnOff(const std::string& s, const char* field) {
   if (s == "off" || s == "false" || s == "0" || s == "no") {
     return false;
   }
-  throw InputError("expected on or off, got '" + s + "'", "", 0, field);
+  throw InputError::Option(field, "expected on or off, got '" + s + "'");
 }
 
 Workload WorkloadOf(const FitRequest& r) {
@@ -41,10 +41,10 @@ Workload WorkloadOf(const FitRequest& r) {
   w.micro_batch = r.micro_batch;
   w.global_batch = r.global_batch;
   w.recompute = ParseRecompute(r.recompute);
-  w.flash_attn = ParseOnOff(r.flash_attn, "--flash-attn");
-  w.fp8 = ParseOnOff(r.fp8, "--fp8");
+  w.flash_attn = ParseOnOff(r.flash_attn, "flash_attn");
+  w.fp8 = ParseOnOff(r.fp8, "fp8");
   if (w.fp8 && w.task == Task::kInfer) {
-    throw InputError("applies to training; for inference use --weight-dtype fp8", "", 0, "--fp8");
+    throw InputError::Option("fp8", "applies to training; for inference use `weight_dtype` fp8");
   }
   w.lora_rank = r.lora_rank;
   w.lora_dropout = r.lora_dropout;
@@ -80,18 +80,18 @@ void ApplyLoss(const std::string& loss, FrameworkProfile& f) {
   } else if (loss == "full") {
     f.loss = LossKind::kFull;
   } else {
-    throw InputError("must be full, chunked or fused", "", 0, "--loss");
+    throw InputError::Option("loss", "must be full, chunked or fused");
   }
 }
 
 // §8 of docs/memory-model.md: the profile's conventions into the overheads.
 void ApplyFramework(const FitRequest& r, const std::string& data_dir, FitInputs& in) {
   if (r.gpu_memory_utilization && !(*r.gpu_memory_utilization > 0 && *r.gpu_memory_utilization <= 1)) {
-    throw InputError("must be in (0, 1]", "", 0, "--gpu-memory-utilization");
+    throw InputError::Option("gpu_memory_utilization", "must be in (0, 1]");
   }
   if (!r.loss.empty()) {
     if (in.workload.task == Task::kInfer) {
-      throw InputError("applies to training (the loss of an inference job is not computed)", "", 0, "--loss");
+      throw InputError::Option("loss", "applies to training (the loss of an inference job is not computed)");
     }
   }
   ApplyLoss(r.loss, in.overhead.framework);
@@ -102,13 +102,11 @@ void ApplyFramework(const FitRequest& r, const std::string& data_dir, FitInputs&
   const FrameworkProfile& f = catalog.Find(r.framework);
   const bool infer = in.workload.task == Task::kInfer;
   if (!f.IsGeneric() && (f.kind == "inference") != infer) {
-    throw InputError(f.name + " is a" + (infer ? " training" : "n inference") + " framework; --task " + r.task +
-                         " needs a" + (infer ? "n inference" : " training") + " profile",
-                     "", 0, "--framework");
+    throw InputError::Option("framework", f.name + " is a" + (infer ? " training" : "n inference") + " framework; `task` " + r.task +
+                         " needs a" + (infer ? "n inference" : " training") + " profile");
   }
   if (r.gpu_memory_utilization && f.kv_rule == KvRule::kNone) {
-    throw InputError("applies to an inference server profile (vllm, sglang, lmdeploy, tgi)", "", 0,
-                     "--gpu-memory-utilization");
+    throw InputError::Option("gpu_memory_utilization", "applies to an inference server profile (vllm, sglang, lmdeploy, tgi)");
   }
   in.overhead.framework = f;
   ApplyLoss(r.loss, in.overhead.framework);
@@ -141,12 +139,12 @@ double FitRequest::JobTokens() const {
   double t = tokens;
   if (epochs > 0 || dataset_tokens > 0) {
     if (epochs <= 0 || dataset_tokens <= 0) {
-      throw InputError("--epochs and --dataset-tokens go together", "", 0, "--epochs");
+      throw InputError::Option("epochs", "`epochs` and `dataset_tokens` go together");
     }
     t = epochs * dataset_tokens;
   }
   if (t < 0) {
-    throw InputError("must be positive", "", 0, "--tokens");
+    throw InputError::Option("tokens", "must be positive");
   }
   return t;
 }
@@ -162,16 +160,16 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   }
   in.workload = WorkloadOf(r);
   if (r.lora_dropout < 0 || r.lora_dropout >= 1) {
-    throw InputError("must be in [0, 1)", "", 0, "--lora-dropout");
+    throw InputError::Option("lora_dropout", "must be in [0, 1)");
   }
-  for (const auto& [v, field] : {std::pair{r.cuda_context_mib, "--cuda-context-mib"}, std::pair{r.nccl_mib, "--nccl-mib"},
-                                 std::pair{r.fragmentation, "--fragmentation"}}) {
+  for (const auto& [v, field] : {std::pair{r.cuda_context_mib, "cuda_context_mib"}, std::pair{r.nccl_mib, "nccl_mib"},
+                                 std::pair{r.fragmentation, "fragmentation"}}) {
     if (!(v >= 0)) {
-      throw InputError("must be zero or positive", "", 0, field);
+      throw InputError::Option(field, "must be zero or positive");
     }
   }
   if (r.fragmentation > 1) {
-    throw InputError("must be at most 1 (a fraction of the dynamic tensors)", "", 0, "--fragmentation");
+    throw InputError::Option("fragmentation", "must be at most 1 (a fraction of the dynamic tensors)");
   }
   Layout& l = in.layout;
   l.gpus = r.gpus;
@@ -189,19 +187,19 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.overhead.fragmentation = r.fragmentation;
   ApplyFramework(r, data_dir, in);
   in.time.mfu = r.mfu;
-  in.time.tp_overlap = ParseOnOff(r.tp_overlap, "--tp-overlap");
+  in.time.tp_overlap = ParseOnOff(r.tp_overlap, "tp_overlap");
   in.time.gemm_tables = std::make_shared<const GemmTables>(LoadGemmTables(data_dir));
   in.time.attention = ParseAttentionKernel(r.attention.empty() ? in.overhead.framework.attention : r.attention);
   in.time.eager_elementwise =
-      r.compile.empty() ? in.overhead.framework.eager_elementwise : !ParseOnOff(r.compile, "--compile");
+      r.compile.empty() ? in.overhead.framework.eager_elementwise : !ParseOnOff(r.compile, "compile");
   if (!r.network.empty()) {
     in.time.network = ParseNetwork(r.network);
   }
   in.tokens = r.JobTokens();
-  for (const auto& [v, field] : {std::pair{l.gpus, "--gpus"}, std::pair{l.tp, "--tp"}, std::pair{l.pp, "--pp"},
-                                 std::pair{l.ep, "--ep"}, std::pair{l.vpp, "--vpp"}, std::pair{l.cp, "--cp"}}) {
+  for (const auto& [v, field] : {std::pair{l.gpus, "gpus"}, std::pair{l.tp, "tp"}, std::pair{l.pp, "pp"},
+                                 std::pair{l.ep, "ep"}, std::pair{l.vpp, "vpp"}, std::pair{l.cp, "cp"}}) {
     if (v <= 0) {
-      throw InputError("must be a positive number, got " + std::to_string(v), "", 0, field);
+      throw InputError::Option(field, "must be a positive number, got " + std::to_string(v));
     }
   }
   return in;

@@ -96,6 +96,9 @@ struct FitRequest {
   bool batched_tokens_given = false;  // else a server profile's default on the card (vLLM)
   bool precision_given = false;       // else the framework's default precision (transformers v5: bf16)
   bool recompute_given = false;       // else the framework's default (LLaMA-Factory: full)  // else a framework profile takes the card generation's context
+  // The options given, by key (MarkGivenFitOptions): RunFit checks their values against the
+  // options table (CheckFitRequest), the same way for every front end.
+  std::vector<std::string> given;
 
   std::function<void(double)> progress;  // a search's progress, fraction done (may be empty)
 

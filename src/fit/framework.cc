@@ -295,8 +295,7 @@ const FrameworkProfile& FrameworkCatalog::Find(const std::string& request) const
   if (versions.empty()) {
     const std::vector<std::string> closest = ClosestNames(name, Names());
     const std::string hint = closest.empty() ? "" : "; did you mean " + JoinOr(closest) + "?";
-    throw InputError("unknown framework '" + name + "'" + hint + " (profiles in " + file + ": " + JoinOr(Names()) + ")",
-                     "", 0, "--framework", closest);
+    throw InputError::Option("framework", "unknown framework '" + name + "'" + hint + " (profiles in " + file + ": " + JoinOr(Names()) + ")", closest);
   }
   if (at == std::string::npos) {
     return *versions.front();  // the default: the first listed, the newest release
@@ -312,9 +311,8 @@ const FrameworkProfile& FrameworkCatalog::Find(const std::string& request) const
   for (const FrameworkProfile* p : versions) {
     known.push_back(p->Id());
   }
-  throw InputError("no profile for " + versions.front()->name + " version '" + version + "' (profiles: " + JoinOr(known) +
-                       "; the default is " + versions.front()->Id() + ")",
-                   "", 0, "--framework", known);
+  throw InputError::Option("framework", "no profile for " + versions.front()->name + " version '" + version + "' (profiles: " + JoinOr(known) +
+                       "; the default is " + versions.front()->Id() + ")", known);
 }
 
 double FrameworkCatalog::GgufBits(const std::string& type) const {
@@ -328,7 +326,7 @@ double FrameworkCatalog::GgufBits(const std::string& type) const {
   }
   const std::vector<std::string> closest = ClosestNames(type, names);
   const std::string hint = closest.empty() ? "" : "; did you mean " + JoinOr(closest) + "?";
-  throw InputError("unknown GGUF type '" + type + "'" + hint + " (" + JoinOr(names) + ")", "", 0, "--gguf-type", closest);
+  throw InputError::Option("gguf_type", "unknown GGUF type '" + type + "'" + hint + " (" + JoinOr(names) + ")", closest);
 }
 
 }  // namespace gpuplan

@@ -670,8 +670,7 @@ MemoryEstimate EstimateMemory(const ModelSummary& sum, const Workload& w, const 
         modules += (modules.empty() ? "" : ", ") + t.module;
       }
     }
-    throw InputError("none of the LoRA target modules exist in " + m.name + "; its linear modules are " + modules, "",
-                     0, "--lora-targets");
+    throw InputError::Option("lora_targets", "none of the LoRA target modules exist in " + m.name + "; its linear modules are " + modules);
   }
   const Estimator est(sum, w, l, o);
   MemoryEstimate e;

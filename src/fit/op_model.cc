@@ -41,7 +41,7 @@ AttentionKernel ParseAttentionKernel(const std::string& s) {
   const std::string n = NormalizeName(s);
   if (n == "fa2" || n == "flash-attention-2" || n == "sdpa") return AttentionKernel::kFa2;
   if (n == "fa3" || n == "flash-attention-3" || n == "cudnn") return AttentionKernel::kFa3;
-  throw InputError("unknown attention kernel '" + s + "'; use fa2 or fa3", "", 0, "--attention");
+  throw InputError::Option("attention", "unknown attention kernel '" + s + "'; use fa2 or fa3");
 }
 
 double GemmFraction(const Gpu& gpu, bool fp8, std::string* basis) {
@@ -75,7 +75,7 @@ KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel atte
   const double half_peak = PeakFlops(gpu, p);
   if (fp8) {
     if (!gpu.tflops.fp8 || *gpu.tflops.fp8 <= 0) {
-      throw InputError(gpu.name + " has no fp8 tensor cores (the catalog lists no fp8 TFLOPS)", "", 0, "--fp8");
+      throw InputError::Option("fp8", gpu.name + " has no fp8 tensor cores (the catalog lists no fp8 TFLOPS)");
     }
     r.gemm_peak = *gpu.tflops.fp8 * 1e12;
     r.gemm_operand_bytes = 1.0;

@@ -39,15 +39,15 @@ double Score(const Candidate& c, Objective o, double tokens) {
 }
 
 void CheckPins(const SearchPins& p) {
-  for (const auto& [v, field] : {std::pair{p.gpus, "--gpus"}, std::pair{p.tp, "--tp"}, std::pair{p.pp, "--pp"},
-                                 std::pair{p.ep, "--ep"}, std::pair{p.vpp, "--vpp"},
-                                 std::pair{p.cp, "--cp"}, std::pair{p.micro_batch, "--micro-batch"}}) {
+  for (const auto& [v, field] : {std::pair{p.gpus, "gpus"}, std::pair{p.tp, "tp"}, std::pair{p.pp, "pp"},
+                                 std::pair{p.ep, "ep"}, std::pair{p.vpp, "vpp"},
+                                 std::pair{p.cp, "cp"}, std::pair{p.micro_batch, "micro_batch"}}) {
     if (v && *v <= 0) {
-      throw InputError("must be a positive number, got " + std::to_string(*v), "", 0, field);
+      throw InputError::Option(field, "must be a positive number, got " + std::to_string(*v));
     }
   }
   if (p.zero && (*p.zero < 0 || *p.zero > 3)) {
-    throw InputError("ZeRO stage must be 0, 1, 2 or 3", "", 0, "--zero");
+    throw InputError::Option("zero", "ZeRO stage must be 0, 1, 2 or 3");
   }
 }
 
@@ -58,7 +58,7 @@ Objective ParseObjective(const std::string& s) {
   if (n == "time") return Objective::kTime;
   if (n == "gpuhours") return Objective::kGpuHours;
   if (n == "cost" || n == "money") return Objective::kCost;
-  throw InputError("unknown objective '" + s + "'; expected time, gpu-hours or cost", "", 0, "--objective");
+  throw InputError::Option("objective", "unknown objective '" + s + "'; expected time, gpu-hours or cost");
 }
 
 const char* ToString(Objective o) {
@@ -90,10 +90,10 @@ std::string SearchPins::Describe() const {
 
 SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const SearchOptions& o) {
   if (o.max_gpus <= 0) {
-    throw InputError("must be positive", "", 0, "--max-gpus");
+    throw InputError::Option("max_gpus", "must be positive");
   }
   if (o.margin < 0 || o.margin >= 1) {
-    throw InputError("must be in [0, 1)", "", 0, "--margin");
+    throw InputError::Option("margin", "must be in [0, 1)");
   }
   const SearchPins& pin = o.pinned;
   CheckPins(pin);

@@ -107,8 +107,7 @@ Network ParseNetwork(const std::string& s) {
   for (const auto& p : presets) {
     names.emplace_back(p.name);
   }
-  throw InputError("unknown network '" + s + "'; use " + JoinOr(names) + " or Gb/s per node (e.g. 40)", "", 0,
-                   "--network");
+  throw InputError::Option("network", "unknown network '" + s + "'; use " + JoinOr(names) + " or Gb/s per node (e.g. 40)");
 }
 
 ServerClass ServerClassOf(const Gpu& gpu) {
@@ -175,9 +174,8 @@ double PeakFlops(const Gpu& gpu, Precision p) {
     tf = gpu.tflops.bf16 ? gpu.tflops.bf16 : gpu.tflops.fp16;
   }
   if (!tf || *tf <= 0) {
-    throw InputError("the catalog has no " + std::string(p == Precision::kFp32 ? "fp32" : "bf16/fp16") +
-                         " TFLOPS figure for " + gpu.name,
-                     "", 0, "--gpu");
+    throw InputError::Option("gpu", "the catalog has no " + std::string(p == Precision::kFp32 ? "fp32" : "bf16/fp16") +
+                         " TFLOPS figure for " + gpu.name);
   }
   return *tf * 1e12;
 }
@@ -240,7 +238,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   double attention_backward = 0;
   if (c.mfu) {
     if (*c.mfu <= 0 || *c.mfu > 1) {
-      throw InputError("must be in (0, 1]", "", 0, "--mfu");
+      throw InputError::Option("mfu", "must be in (0, 1]");
     }
     matmul_seconds = hw * step_tokens / gpus / (peak * *c.mfu);
     backward_seconds = matmul_seconds * 2.0 / 3.0;
@@ -457,8 +455,8 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
                                     const TimeConfig& c, int64_t prompt_tokens, int64_t output_tokens) {
   ValidateLayout(m, w, l);
   if (prompt_tokens <= 0 || output_tokens <= 0) {
-    throw InputError("prompt and output tokens must be positive", "", 0,
-                     prompt_tokens <= 0 ? "--prompt-tokens" : "--output-tokens");
+    throw InputError::Option(prompt_tokens <= 0 ? "prompt_tokens" : "output_tokens",
+                             "prompt and output tokens must be positive");
   }
   InferenceTime r;
   const double peak = PeakFlops(gpu, Precision::kBf16);
@@ -467,7 +465,7 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
   const bool fp8_gemm = w.weight_dtype == WeightDtype::kFp8 && gpu.tflops.fp8 && *gpu.tflops.fp8 > 0;
   const KernelRates rates = RatesFor(gpu, Precision::kBf16, fp8_gemm, c.attention, c.gemm_tables.get());
   if (c.mfu && (*c.mfu <= 0 || *c.mfu > 1)) {
-    throw InputError("must be in (0, 1]", "", 0, "--mfu");
+    throw InputError::Option("mfu", "must be in (0, 1]");
   }
   r.efficiency = c.mfu.value_or(rates.gemm_fraction);
   const double gemm_rate = c.mfu ? peak * *c.mfu : rates.gemm_peak * rates.gemm_fraction;

@@ -46,6 +46,7 @@ constexpr int kListenBacklog = 1024;
 
 struct Route {
   std::string method;
+  std::string pattern;  // as added
   std::string prefix;  // the literal part
   std::string param;   // the {name} at the end; empty: the path must equal `prefix`
   HttpHandler handler;
@@ -54,7 +55,7 @@ struct Route {
 
 // Splits "/api/cost/{job}" into "/api/cost/" and "job".
 Route MakeRoute(std::string method, const std::string& pattern, HttpHandler h, RouteOptions o) {
-  Route r{std::move(method), pattern, "", std::move(h), o};
+  Route r{std::move(method), pattern, pattern, "", std::move(h), o};
   const auto open = pattern.find('{');
   if (open != std::string::npos) {
     const auto close = pattern.find('}', open);
@@ -298,6 +299,9 @@ HttpResponse ErrorResponse(const std::exception_ptr& e) {
   ErrorReport r;
   try {
     std::rethrow_exception(e);
+  } catch (const InputError& x) {
+    // The library names options by key: the JSON API spells them as the JSON keys they are.
+    r = DescribeError(SpellOptions(x, [](const std::string& key) { return key; }));
   } catch (const std::exception& x) {
     r = DescribeError(x);
   } catch (...) {
@@ -877,6 +881,14 @@ void HttpServer::Post(const std::string& pattern, HttpHandler handler, RouteOpti
     largest = std::max(largest, r.options.body_limit);
   }
   impl_->server.set_payload_max_length(largest);
+}
+
+std::vector<std::pair<std::string, std::string>> HttpServer::Routes() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& r : impl_->routes) {
+    out.emplace_back(r.method, r.pattern);
+  }
+  return out;
 }
 
 int HttpServer::Start() {

@@ -23,6 +23,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -129,6 +131,8 @@ class HttpServer {
   void Stop();
   int Port() const;
   const HttpServerOptions& Options() const;
+  // The routes added, in order: each one's method ("GET", "POST") and pattern ("/api/cost/{job}").
+  std::vector<std::pair<std::string, std::string>> Routes() const;
 
   // Answers one request in this process as a connection's request is answered (the gate of
   // Host, token, media type and body size, the route, the error mapping), with no socket: for

@@ -427,7 +427,7 @@ UsageBasis ParseUsageBasis(const std::string& text, const std::string& field) {
   const std::string n = NormalizeName(text);
   if (n == "busy") return UsageBasis::kBusy;
   if (n == "allocated") return UsageBasis::kAllocated;
-  throw InputError("expected busy or allocated, got '" + text + "'", "", 0, field);
+  throw InputError::Option(field, "expected busy or allocated, got '" + text + "'");
 }
 
 UsageTrace UsageTraceFromObserved(const ObservedUse& use, const Zone& zone, UsageBasis basis) {

@@ -172,7 +172,7 @@ enum class UsageBasis {
 };
 std::string_view ToString(UsageBasis b);
 // "busy" or "allocated" (case-insensitive); InputError naming `field` otherwise.
-UsageBasis ParseUsageBasis(const std::string& text, const std::string& field = "--basis");
+UsageBasis ParseUsageBasis(const std::string& text, const std::string& field = "basis");
 
 // The hourly trace cost reads (cost/usage.h) from observed use: one hour per hour of the range,
 // `firm` = the GPU-hours busy (or observed) in that hour summed over the GPUs (so 2 GPUs busy

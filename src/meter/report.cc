@@ -33,7 +33,7 @@ int64_t NowMs(const std::optional<UtcSeconds>& now) { return UnixMillis(now ? *n
 // The one offer a report is priced with.
 const Offer& ChooseOffer(const OfferSet& set, const std::string& id) {
   if (set.offers.empty()) {
-    throw InputError("the offers file has no offers", set.file, 0, "--offers");
+    throw InputError::Option("offers", "the offers file has no offers", {}, set.file, 0);
   }
   if (id.empty()) {
     if (set.offers.size() == 1) {
@@ -41,9 +41,8 @@ const Offer& ChooseOffer(const OfferSet& set, const std::string& id) {
     }
     std::vector<std::string> ids;
     for (const auto& o : set.offers) ids.push_back(o.id);
-    throw InputError("the offers file has " + std::to_string(ids.size()) + " offers: name one with --offer (" +
-                         JoinOr(ids) + ")",
-                     set.file, 0, "--offer");
+    throw InputError::Option("offer", "the offers file has " + std::to_string(ids.size()) + " offers: name one with `offer` (" +
+                         JoinOr(ids) + ")", {}, set.file, 0);
   }
   for (const auto& o : set.offers) {
     if (o.id == id) {
@@ -52,7 +51,7 @@ const Offer& ChooseOffer(const OfferSet& set, const std::string& id) {
   }
   std::vector<std::string> ids;
   for (const auto& o : set.offers) ids.push_back(o.id);
-  throw InputError("no offer '" + id + "' in " + set.file, set.file, 0, "--offer", ClosestNames(id, ids));
+  throw InputError::Option("offer", "no offer '" + id + "' in " + set.file, ClosestNames(id, ids), set.file, 0);
 }
 
 // The group a process belongs to.
@@ -109,17 +108,14 @@ constexpr int64_t kLongestRangeMs = 1100LL * 24 * 3600 * 1000;
 
 void CheckRange(int64_t from, int64_t to, const Zone& zone) {
   if (from < kEarliestRangeMs) {
-    throw InputError("--from (" + FormatZonedHour(zone, from) + ") must be 2000-01-01 or later (no meter holds earlier samples)",
-                     "", 0, "--from");
+    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, from) + ") must be 2000-01-01 or later (no meter holds earlier samples)");
   }
   if (from >= to) {
-    throw InputError("--from (" + FormatZonedHour(zone, from) + ") must be before --to (" + FormatZonedHour(zone, to) + ")",
-                     "", 0, "--from");
+    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, from) + ") must be before `to` (" + FormatZonedHour(zone, to) + ")");
   }
   if (to - from > kLongestRangeMs) {
-    throw InputError("the range from " + FormatZonedHour(zone, from) + " to " + FormatZonedHour(zone, to) +
-                         " is longer than 1,100 days, the most one report reads; report it in parts",
-                     "", 0, "--from");
+    throw InputError::Option("from", "the range from " + FormatZonedHour(zone, from) + " to " + FormatZonedHour(zone, to) +
+                         " is longer than 1,100 days, the most one report reads; report it in parts");
   }
 }
 
@@ -373,7 +369,7 @@ MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field
       return b;
     }
   }
-  throw InputError("expected gpu, user, job or pod, got '" + text + "'", "", 0, field);
+  throw InputError::Option(field, "expected gpu, user, job or pod, got '" + text + "'");
 }
 
 int64_t ParseMeterTime(const std::string& text, const Zone& zone, const std::string& field) {
@@ -386,9 +382,8 @@ int64_t ParseMeterTime(const std::string& text, const Zone& zone, const std::str
   if (const auto hour = ParseIsoHour(text, zone)) {
     return UnixMillis(zone.StartOf(*hour));
   }
-  throw InputError("expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "
-                   "month 2026-03, got '" + text + "'",
-                   "", 0, field);
+  throw InputError::Option(field, "expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "
+                   "month 2026-03, got '" + text + "'");
 }
 
 double UtilisationDistribution::Total() const {
@@ -401,7 +396,7 @@ MeterPricedRange ResolveMeterPricedRange(const std::string& db, const std::strin
                                          const std::string& from, const std::string& to, std::optional<UtcSeconds> now,
                                          const GpuCatalog& catalog) {
   if (db.empty()) {
-    throw InputError("a meter database is required", "", 0, "--db");
+    throw InputError::Option("db", "a meter database is required");
   }
   MeterPricedRange p;
   if (!offers.empty()) {
@@ -409,7 +404,7 @@ MeterPricedRange ResolveMeterPricedRange(const std::string& db, const std::strin
     p.offer = &ChooseOffer(*p.offers, offer);
     p.zone = p.offers->zone;
   } else if (!offer.empty()) {
-    throw InputError("--offer needs --offers FILE", "", 0, "--offer");
+    throw InputError::Option("offer", "`offer` needs `offers` FILE");
   }
   p.range = MeterReportRange(from, to, p.zone, now);
   return p;
@@ -481,11 +476,11 @@ TimeRange MeterReportRange(const std::string& from, const std::string& to, const
                            std::optional<UtcSeconds> now_s) {
   TimeRange range;
   const int64_t now = CeilHourMs(NowMs(now_s));
-  range.to_ms = to.empty() ? now : std::min(now, CeilHourMs(ParseMeterTime(to, zone, "--to")));
+  range.to_ms = to.empty() ? now : std::min(now, CeilHourMs(ParseMeterTime(to, zone, "to")));
   if (from.empty()) {
     range.from_ms = UnixMillis(zone.StartOf(MonthStartOf(zone.LocalHourOf(FromUnixMillis(range.to_ms - 1)))));
   } else {
-    range.from_ms = FloorHourMs(ParseMeterTime(from, zone, "--from"));
+    range.from_ms = FloorHourMs(ParseMeterTime(from, zone, "from"));
   }
   CheckRange(range.from_ms, range.to_ms, zone);
   return range;
@@ -497,7 +492,7 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
   tl.db = r.db;
   const std::string step = NormalizeName(r.step);
   if (step != "hour" && step != "day") {
-    throw InputError("expected hour or day, got '" + r.step + "'", "", 0, "--step");
+    throw InputError::Option("step", "expected hour or day, got '" + r.step + "'");
   }
   tl.step = step;
   const std::optional<OfferSet>& offers = priced.offers;
@@ -513,9 +508,8 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
   const int64_t width = (step == "day" ? 24 : 1) * kMillisecondsPerHour;
   const auto slots = static_cast<std::size_t>((range.to_ms - range.from_ms + width - 1) / width);
   if (slots > kMaxMeterTimelineSlots) {
-    throw InputError(std::to_string(slots) + " slots of one " + step + " are over the " +
-                         std::to_string(kMaxMeterTimelineSlots) + " a timeline holds: ask for a shorter range or step day",
-                     "", 0, "--step");
+    throw InputError::Option("step", std::to_string(slots) + " slots of one " + step + " are over the " +
+                         std::to_string(kMaxMeterTimelineSlots) + " a timeline holds: ask for a shorter range or step day");
   }
   StoreOptions so;
   so.read_only = true;
@@ -547,10 +541,10 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
 
 MeterExport RunMeterExport(const MeterExportRequest& r, const GpuCatalog& catalog) {
   if (r.db.empty()) {
-    throw InputError("a meter database is required", "", 0, "--db");
+    throw InputError::Option("db", "a meter database is required");
   }
   MeterExport x;
-  x.basis = ParseUsageBasis(r.basis, "--basis");
+  x.basis = ParseUsageBasis(r.basis, "basis");
   Zone zone;  // UTC
   if (!r.offers.empty()) {
     zone = LoadOffers(r.offers, catalog).zone;
@@ -569,17 +563,17 @@ MeterExport RunMeterExport(const MeterExportRequest& r, const GpuCatalog& catalo
   }
   int64_t from = 0, to = 0;
   if (!r.from.empty()) {
-    from = FloorHourMs(ParseMeterTime(r.from, zone, "--from"));
+    from = FloorHourMs(ParseMeterTime(r.from, zone, "from"));
   } else if (first) {
     from = FloorHourMs(*first);
   }
   if (!r.to.empty()) {
-    to = std::min(now, CeilHourMs(ParseMeterTime(r.to, zone, "--to")));
+    to = std::min(now, CeilHourMs(ParseMeterTime(r.to, zone, "to")));
   } else if (last) {
     to = std::min(now, CeilHourMs(*last));
   }
   if (!first && r.from.empty()) {
-    throw InputError("the meter database holds no samples to export", r.db, 0, "--db");
+    throw InputError::Option("db", "the meter database holds no samples to export", {}, r.db, 0);
   }
   CheckRange(from, to, zone);
   x.trace = UsageTraceFromStore(store, {from, to}, zone, x.basis);

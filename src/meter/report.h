@@ -27,7 +27,7 @@ enum class MeterGroupBy { kGpu, kUser, kJob, kPod };
 // "gpu", "user", "job", "pod".
 std::string_view ToString(MeterGroupBy by);
 // Case-insensitive; InputError naming `field` otherwise.
-MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field = "--by");
+MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field = "by");
 
 // The group a process belongs to: its user, its pod ("namespace/name"), or its job ("slurm:ID",
 // "pod:ns/name", "container:ID12", "pid:PID cmd").

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "fit/fit_options.h"
 #include "catalog/calendar.h"
 #include "catalog/offer.h"
 #include "read/time_text.h"
@@ -31,7 +32,7 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
       }
     }
     if (with_offers.empty()) {
-      throw InputError("no offer is for any of the GPUs searched", r.offers, 0, "--offers");
+      throw InputError::Option("offers", "no offer is for any of the GPUs searched", {}, r.offers, 0);
     }
     so.gpus = with_offers;
     so.keep_extra = 3 * so.top;
@@ -63,7 +64,7 @@ void PriceSingle(const FitRequest& r, const GpuCatalog& catalog, FitJobResult& o
   const OfferSet all = OffersOf(r, catalog);
   const OfferSet mine = OffersFor(all, s.gpu);
   if (mine.offers.empty()) {
-    throw InputError("no offer in " + r.offers + " is for " + s.gpu->name, r.offers, 0, "--offers");
+    throw InputError::Option("offers", "no offer in " + r.offers + " is for " + s.gpu->name, {}, r.offers, 0);
   }
   if (s.training && s.training->total_hours) {
     out.job = PriceJob(mine, static_cast<double>(s.layout.gpus), *s.training->total_hours,
@@ -88,6 +89,7 @@ std::string FitJobResult::JobBasis() const {
 }
 
 FitJobResult RunFit(const FitRequest& r, const GpuCatalog& catalog, const std::string& data_dir) {
+  CheckFitRequest(r, data_dir);
   FitInputs in = PrepareFit(r, data_dir);
   FitJobResult out;
   out.workload = in.workload;

@@ -32,7 +32,7 @@ void CheckOptionValue(const OptionCheck& c, const OptionValue& v, const std::str
       try {
         c.parse(*s);
       } catch (const InputError& e) {
-        throw InputError(e.message(), e.file(), e.line(), name, e.suggestions());
+        throw InputError::Option(name, e.message(), e.suggestions(), e.file(), e.line());
       }
       return;
     }
@@ -41,7 +41,7 @@ void CheckOptionValue(const OptionCheck& c, const OptionValue& v, const std::str
       for (const auto& choice : c.choices) {
         names += (names.empty() ? "" : ", ") + choice;
       }
-      throw InputError("expected one of " + names + ", got '" + *s + "'", "", 0, name, ClosestNames(*s, c.choices));
+      throw InputError::Option(name, "expected one of " + names + ", got '" + *s + "'", ClosestNames(*s, c.choices));
     }
     return;
   } else {
@@ -52,8 +52,7 @@ void CheckOptionValue(const OptionCheck& c, const OptionValue& v, const std::str
   if (below || above || std::isnan(x)) {
     const std::string got = std::holds_alternative<int64_t>(v) ? std::to_string(std::get<int64_t>(v)) : Number(x);
     const std::string rule = OptionCheckText(c, OptionKind::kDouble);
-    throw InputError("must be " + (rule == "positive" ? std::string("a positive number") : rule) + ", got " + got, "",
-                     0, name);
+    throw InputError::Option(name, "must be " + (rule == "positive" ? std::string("a positive number") : rule) + ", got " + got);
   }
 }
 
@@ -105,34 +104,6 @@ std::string OptionCheckText(const OptionCheck& c, OptionKind kind) {
     return fmt::format("{} {}", c.max_exclusive ? "<" : "<=", Number(*c.max));
   }
   return "";
-}
-
-std::string FlagsToKeys(std::string text, const std::vector<std::pair<std::string, std::string>>& flag_key) {
-  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_'; };
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    bool replaced = false;
-    if (text.compare(i, 2, "--") == 0 && (i == 0 || !word_char(text[i - 1]))) {
-      std::size_t end = i + 2;
-      while (end < text.size() && word_char(text[end])) {
-        ++end;
-      }
-      const std::string flag = text.substr(i, end - i);
-      for (const auto& [f, k] : flag_key) {
-        if (f == flag) {
-          out += k;
-          i = end;
-          replaced = true;
-          break;
-        }
-      }
-    }
-    if (!replaced) {
-      out += text[i++];
-    }
-  }
-  return out;
 }
 
 void FailUnknownKey(const std::string& key, const std::vector<std::string>& known) {

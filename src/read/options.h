@@ -2,12 +2,14 @@
 // goes in the request, in one place. The table feeds the CLI's flags (apps/gpuplan registers
 // them in a loop), the JSON request parser (ApplyJsonOptions) and the generated option tables
 // of docs/cli.md (OptionsMarkdown). Defaults are not restated: they are read from a
-// default-constructed request. Errors name the option the way the user wrote it: the key in
-// JSON (ApplyJsonOptions), the flag on the command line (CheckGivenOptions with kFlag).
+// default-constructed request. Errors name the option by its key (InputError::Option, core/
+// error.h); each front end spells it the way its user wrote it: the flag on the command line
+// (FlagOfKey), the key in JSON (RunWithJsonKeys).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -40,11 +42,8 @@ struct OptionCheck {
   std::function<void(const std::string&)> parse;
 };
 
-// How an error names the option.
-enum class OptionNaming { kFlag, kJsonKey };
-
-// Throws InputError (field `name`) when `v` breaks the check.
-void CheckOptionValue(const OptionCheck& check, const OptionValue& v, const std::string& name);
+// Throws InputError::Option(key) when `v` breaks the check.
+void CheckOptionValue(const OptionCheck& check, const OptionValue& v, const std::string& key);
 // "1", "0.05", "mixed", "on"/"off"; "" for an unset or empty value.
 std::string OptionValueText(const OptionValue& v);
 // The check in words for the docs: "> 0", "0 to 1", "a | b | c"; "" when none.
@@ -174,12 +173,13 @@ OptionSpec<Req> Option(std::string flag, std::string key, std::string help, T Ba
                           [member](Req& r) -> T& { return r.*member; });
 }
 
-// Applies a JSON object to `r`: each key sets its option after validation. An unknown key, a
-// value of the wrong type or out of range, a required key missing: InputError naming the key.
-// `given` (may be null) receives the keys set, in the object's order.
+// Reads a JSON object into `r`: each key sets its option. An unknown key, a value of the wrong
+// type, a required key missing: InputError naming the key (the JSON front end's own errors, as
+// CLI11's are the command line's). Values are not checked against the table's rules here: that
+// is CheckGivenOptions, in the table's order on every front end. Returns the keys set, in the
+// object's order.
 template <typename Req>
-void ApplyJsonOptions(const OptionTable<Req>& table, const nlohmann::json& j, Req& r,
-                      std::vector<std::string>* given = nullptr) {
+std::vector<std::string> ReadJsonOptions(const OptionTable<Req>& table, const nlohmann::json& j, Req& r) {
   if (!j.is_object()) {
     FailNotObject();
   }
@@ -187,6 +187,7 @@ void ApplyJsonOptions(const OptionTable<Req>& table, const nlohmann::json& j, Re
   for (const auto& o : table) {
     known.push_back(o.key);
   }
+  std::vector<std::string> given;
   for (const auto& [key, value] : j.items()) {
     const OptionSpec<Req>* spec = nullptr;
     for (const auto& o : table) {
@@ -197,57 +198,68 @@ void ApplyJsonOptions(const OptionTable<Req>& table, const nlohmann::json& j, Re
     if (spec == nullptr) {
       FailUnknownKey(key, known);
     }
-    const OptionValue v = OptionValueOfJson(value, spec->kind, key);
-    CheckOptionValue(spec->check, v, key);
-    spec->set(r, v);
-    if (given != nullptr) {
-      given->push_back(key);
-    }
+    spec->set(r, OptionValueOfJson(value, spec->kind, key));
+    given.push_back(key);
   }
   for (const auto& o : table) {
     if (o.required && !j.contains(o.key)) {
       FailMissingKey(o.key);
     }
   }
+  return given;
 }
 
-// Validates the options `given(spec)` says were set (on the command line: after parsing),
-// naming them by flag or key.
+// Validates the options `given(spec)` says were set, in the table's order; an error names the
+// option by its key (InputError::Option).
 template <typename Req, typename Given>
-void CheckGivenOptions(const OptionTable<Req>& table, const Req& r, Given given, OptionNaming naming) {
+void CheckGivenOptions(const OptionTable<Req>& table, const Req& r, Given given) {
   for (const auto& o : table) {
     if (given(o)) {
-      CheckOptionValue(o.check, o.get(r), naming == OptionNaming::kFlag ? o.flag : o.key);
+      CheckOptionValue(o.check, o.get(r), o.key);
     }
   }
 }
 
-// Domain checks (src/fit, src/cost) name an option by its flag, the library's one spelling. A
-// JSON front end reports the key the user wrote instead: the field of `e` and each flag of
-// `table` in its message ("--epochs and --dataset-tokens go together") become JSON keys.
-std::string FlagsToKeys(std::string text, const std::vector<std::pair<std::string, std::string>>& flag_key);
-
+// Validates the options whose keys are in `keys`.
 template <typename Req>
-InputError WithJsonKeys(const OptionTable<Req>& table, const InputError& e) {
-  std::vector<std::pair<std::string, std::string>> flag_key;
-  std::string field = e.field();
+void CheckGivenOptions(const OptionTable<Req>& table, const Req& r, const std::vector<std::string>& keys) {
+  CheckGivenOptions(table, r, [&keys](const OptionSpec<Req>& o) {
+    return std::find(keys.begin(), keys.end(), o.key) != keys.end();
+  });
+}
+
+// ReadJsonOptions, then CheckGivenOptions over the keys read. `given` (may be null) receives
+// the keys set, in the object's order.
+template <typename Req>
+void ApplyJsonOptions(const OptionTable<Req>& table, const nlohmann::json& j, Req& r,
+                      std::vector<std::string>* given = nullptr) {
+  const std::vector<std::string> keys = ReadJsonOptions(table, j, r);
+  CheckGivenOptions(table, r, keys);
+  if (given != nullptr) {
+    *given = keys;
+  }
+}
+
+// How the command line spells the option with key `key`: its flag in `table`, else
+// DefaultOptionFlag (an option of another table the message mentions).
+template <typename Req>
+std::string FlagOfKey(const OptionTable<Req>& table, const std::string& key) {
   for (const auto& o : table) {
-    flag_key.emplace_back(o.flag, o.key);
-    if (o.flag == field) {
-      field = o.key;
+    if (o.key == key) {
+      return o.flag;
     }
   }
-  return InputError(FlagsToKeys(e.message(), flag_key), e.file(), e.line(), field, e.suggestions());
+  return DefaultOptionFlag(key);
 }
 
 // Runs one request -> result function for a JSON front end (the serve API): an InputError
-// comes out naming JSON keys (WithJsonKeys), anything else passes through.
+// comes out with its options spelled as JSON keys (SpellOptions), anything else passes through.
 template <typename Req, typename F>
-auto RunWithJsonKeys(const OptionTable<Req>& table, F&& run) -> decltype(run()) {
+auto RunWithJsonKeys(const OptionTable<Req>& /*table*/, F&& run) -> decltype(run()) {
   try {
     return run();
   } catch (const InputError& e) {
-    throw WithJsonKeys(table, e);
+    throw SpellOptions(e, [](const std::string& key) { return key; });
   }
 }
 

@@ -221,7 +221,7 @@ LocalMinute ParseJobStart(const std::string& s, const Zone& zone, UtcSeconds now
       return LocalMinute{date::floor<date::days>(now_local)} + *tod;
     }
   }
-  throw InputError("expected HH:MM, YYYY-MM-DDTHH:MM or now, got '" + s + "'", "", 0, "--start");
+  throw InputError::Option("start", "expected HH:MM, YYYY-MM-DDTHH:MM or now, got '" + s + "'");
 }
 
 }  // namespace gpuplan

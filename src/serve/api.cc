@@ -30,18 +30,11 @@
 #include "read/file_text.h"
 #include "read/json_fields.h"
 #include "read/time_text.h"
+#include "serve/routes.h"
 
 namespace gpuplan {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-constexpr double kBytesPerMib = 1024.0 * 1024.0;
-constexpr int kStatusNotFound = 404;
-// The names a request's texts go by in answers and errors (never a server path).
-constexpr const char* kOffersName = "offers";
-constexpr const char* kUsageName = "usage";
 
 // What every route shares; the server's handlers hold it by shared_ptr.
 struct ApiState {
@@ -51,6 +44,14 @@ struct ApiState {
   // GLPK (the rental optimiser, cost/optimizer.h) keeps process-wide state: one solve at a time.
   std::timed_mutex solver;  // one GLPK solve at a time; waited for no longer than the request's budget
 };
+
+namespace {
+
+constexpr double kBytesPerMib = 1024.0 * 1024.0;
+constexpr int kStatusNotFound = 404;
+// The names a request's texts go by in answers and errors (never a server path).
+constexpr const char* kOffersName = "offers";
+constexpr const char* kUsageName = "usage";
 
 nlohmann::json ParseBody(const HttpRequest& req) {
   if (req.body.empty()) {
@@ -90,8 +91,8 @@ nlohmann::json QueryToJson(const OptionTable<Req>& table, const std::map<std::st
 }
 
 // Keys a request may not set: the server's own files.
-void RefuseKeys(const nlohmann::json& j, std::initializer_list<const char*> keys, const std::string& why) {
-  for (const char* k : keys) {
+void RefuseKeys(const nlohmann::json& j, const std::vector<std::string>& keys, const std::string& why) {
+  for (const std::string& k : keys) {
     if (j.contains(k)) {
       throw InputError("not accepted over HTTP: " + why, "", 0, k);
     }
@@ -144,7 +145,7 @@ HttpResponse Fit(ApiState& s, const HttpRequest& req) {
       body["model"] = "";  // named from the config (LoadModelFromConfigText)
     }
   }
-  ApplyJson(body, r);
+  ReadJson(body, r);  // the values are checked by RunFit, in the order the CLI reports them
   if (!r.offers.empty()) {
     r.offers_text = r.offers;
     r.offers = kOffersName;
@@ -153,7 +154,7 @@ HttpResponse Fit(ApiState& s, const HttpRequest& req) {
   if (r.offers_text) {
     LockWithinBudget(lock);  // offers: the job is priced by the rental optimiser
   }
-  const FitJobResult res = RunWithJsonKeys(FitOptionTable(), [&] { return RunFit(r, s.catalog, s.data_dir); });
+  const FitJobResult res = RunFit(r, s.catalog, s.data_dir);
   return HttpResponse::Json(FitJobToJson(res));
 }
 
@@ -173,36 +174,34 @@ template <typename Req, typename Run, typename ToJson>
 HttpResponse CostJob(ApiState& s, const HttpRequest& req, const OptionTable<Req>& table, Run run, ToJson to_json) {
   const nlohmann::json body = ParseBody(req);
   Req r;
-  ApplyJson(body, r);
+  r.given = ReadJsonOptions(table, body, r);  // the values are checked by the job (Run*), as for the CLI
   TextsInsteadOfFiles(r);
   std::unique_lock<std::timed_mutex> lock(s.solver, std::defer_lock);
   LockWithinBudget(lock);
-  return RunWithJsonKeys(table, [&] { return HttpResponse::Json(to_json(run(r, s.catalog))); });
+  return HttpResponse::Json(to_json(run(r, s.catalog)));
 }
 
-HttpResponse Cost(ApiState& s, const HttpRequest& req) {
-  const std::string job = req.params.at("job");
-  if (job == "breakeven") {
-    return CostJob(s, req, BreakevenOptionTable(), &RunBreakeven, &BreakevenToJson);
-  }
-  if (job == "compare") {
-    return CostJob(s, req, CompareOptionTable(), &RunCompare, &CompareToJson);
-  }
-  if (job == "optimize") {
-    return CostJob(s, req, OptimizeOptionTable(), &RunOptimize, &OptimizeToJson);
-  }
-  if (job == "tco") {
-    // A request's --model must be a preset (it never names a file on the server).
-    return CostJob(
-        s, req, TcoOptionTable(),
-        [&s](TcoRequest& r, const GpuCatalog& c) {
-          r.presets_only = true;
-          return RunTco(r, c, s.data_dir);
-        },
-        &TcoToJson);
-  }
-  return ErrorResponse(kStatusNotFound, "usage", "unknown cost job '" + job + "': breakeven, compare, optimize or tco",
-                       "job");
+HttpResponse CostBreakeven(ApiState& s, const HttpRequest& req) {
+  return CostJob(s, req, BreakevenOptionTable(), &RunBreakeven, &BreakevenToJson);
+}
+
+HttpResponse CostCompare(ApiState& s, const HttpRequest& req) {
+  return CostJob(s, req, CompareOptionTable(), &RunCompare, &CompareToJson);
+}
+
+HttpResponse CostOptimize(ApiState& s, const HttpRequest& req) {
+  return CostJob(s, req, OptimizeOptionTable(), &RunOptimize, &OptimizeToJson);
+}
+
+HttpResponse CostTco(ApiState& s, const HttpRequest& req) {
+  // A request's --model must be a preset (it never names a file on the server).
+  return CostJob(
+      s, req, TcoOptionTable(),
+      [&s](TcoRequest& r, const GpuCatalog& c) {
+        r.presets_only = true;
+        return RunTco(r, c, s.data_dir);
+      },
+      &TcoToJson);
 }
 
 void NeedMeterDb(const ApiState& s) {
@@ -217,7 +216,7 @@ template <typename Req>
 Req MeterQuery(const ApiState& s, const HttpRequest& req, const OptionTable<Req>& table) {
   NeedMeterDb(s);
   nlohmann::json j = QueryToJson(table, req.query);
-  RefuseKeys(j, {"db", "offers", "alerts"}, "the server's --meter-db, --meter-offers and --meter-alerts are used");
+  RefuseKeys(j, kServerFileKeys, "the server's --meter-db, --meter-offers and --meter-alerts are used");
   j["db"] = s.request.meter_db;
   const auto has = [&table](const char* key) {
     return std::any_of(table.begin(), table.end(), [key](const OptionSpec<Req>& o) { return o.key == key; });
@@ -235,15 +234,14 @@ Req MeterQuery(const ApiState& s, const HttpRequest& req, const OptionTable<Req>
 
 HttpResponse MeterReportRoute(ApiState& s, const HttpRequest& req) {
   const MeterReportRequest r = MeterQuery(s, req, MeterReportOptionTable());
-  return RunWithJsonKeys(MeterReportOptionTable(),
-                         [&] { return HttpResponse::Json(MeterReportToJson(RunMeterReport(r, s.catalog))); });
+  return HttpResponse::Json(MeterReportToJson(RunMeterReport(r, s.catalog)));
 }
 
 HttpResponse MeterExportRoute(ApiState& s, const HttpRequest& req) {
   const MeterExportRequest r = MeterQuery(s, req, MeterExportOptionTable());
   HttpResponse out;
   out.content_type = "text/csv; charset=utf-8";
-  out.body = RunWithJsonKeys(MeterExportOptionTable(), [&] { return RunMeterExport(r, s.catalog).csv; });
+  out.body = RunMeterExport(r, s.catalog).csv;
   return out;
 }
 
@@ -251,15 +249,13 @@ HttpResponse MeterExportRoute(ApiState& s, const HttpRequest& req) {
 // `meter report --from SLOT --to END` answers; one read of the store for all of them).
 HttpResponse MeterTimelineRoute(ApiState& s, const HttpRequest& req) {
   const MeterTimelineRequest r = MeterQuery(s, req, MeterTimelineOptionTable());
-  return RunWithJsonKeys(MeterTimelineOptionTable(),
-                         [&] { return HttpResponse::Json(MeterTimelineToJson(RunMeterTimeline(r, s.catalog))); });
+  return HttpResponse::Json(MeterTimelineToJson(RunMeterTimeline(r, s.catalog)));
 }
 
 // The alerts of the range: `gpuplan meter alerts --json` with the server's alerts file's rules.
 HttpResponse MeterAlertsRoute(ApiState& s, const HttpRequest& req) {
   const MeterAlertsRequest r = MeterQuery(s, req, MeterAlertsOptionTable());
-  return RunWithJsonKeys(MeterAlertsOptionTable(),
-                         [&] { return HttpResponse::Json(MeterAlertsToJson(RunMeterAlerts(r, s.catalog))); });
+  return HttpResponse::Json(MeterAlertsToJson(RunMeterAlerts(r, s.catalog)));
 }
 
 void NeedReports(const ApiState& s) {
@@ -379,29 +375,237 @@ HttpResponse CompareRoute(ApiState& s, const HttpRequest& req) {
   return HttpResponse::Json(ComparisonToJson(CompareReports(reports, q, s.catalog)));
 }
 
+HttpResponse Health(ApiState&, const HttpRequest&) { return HttpResponse::Json({{"status", "ok"}}); }
+
+// Token mode in a browser (issue 26 req. 7): the page, opened once as /#token=..., posts here
+// with the bearer header; the answer keeps the token in an HttpOnly, SameSite=Strict cookie the
+// server accepts besides the header (so no script can read it and no other site can send it).
+HttpResponse Session(ApiState& s, const HttpRequest&) {
+  const std::string& token = s.request.token;
+  if (token.empty()) {
+    return HttpResponse::Json({{"session", "open"}, {"token", false}});
+  }
+  HttpResponse out = HttpResponse::Json({{"session", "open"}, {"token", true}});
+  out.headers["Set-Cookie"] = std::string(kTokenCookie) + "=" + token + "; HttpOnly; SameSite=Strict; Path=/";
+  return out;
+}
+
+HttpResponse Gpus(ApiState& s, const HttpRequest&) { return HttpResponse::Json(GpusToJson(s.catalog)); }
+
+HttpResponse Models(ApiState& s, const HttpRequest&) { return HttpResponse::Json(ModelsToJson(ListModels(s.data_dir))); }
+
+// The offers of the server's --meter-offers file (id, card, mode, price), for the usage view's
+// list; empty without one.
+HttpResponse MeterOffersRoute(ApiState& s, const HttpRequest&) {
+  nlohmann::json list = nlohmann::json::array();
+  if (!s.request.meter_offers.empty()) {
+    const OfferSet set = LoadOffers(s.request.meter_offers, s.catalog);
+    for (const Offer& offer : set.offers) {
+      list.push_back({{"id", offer.id},
+                      {"gpu", offer.gpu->name},
+                      {"mode", ToString(offer.mode)},
+                      {"price", offer.price},
+                      {"currency", set.currency}});
+    }
+  }
+  return HttpResponse::Json(list);
+}
+
+// The shipped example offers (data/offers/*.yaml), for the page's lists.
+HttpResponse ShippedOffersRoute(ApiState& s, const HttpRequest&) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& shipped : ListShippedOffers(s.data_dir, s.catalog)) {
+    list.push_back({{"name", shipped.name}, {"text", shipped.text}});
+  }
+  return HttpResponse::Json(list);
+}
+
+HttpResponse Frameworks(ApiState& s, const HttpRequest&) {
+  return HttpResponse::Json(FrameworksToJson(LoadFrameworkCatalog(s.data_dir)));
+}
+
+// Every options table a route takes, by its name: from the route table, so /api/options lists
+// exactly what the routes read.
+HttpResponse Options(ApiState&, const HttpRequest&) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const ApiRoute& route : ApiRoutes()) {
+    if (!route.options.empty()) {
+      out[route.options] = route.option_list();
+    }
+  }
+  return HttpResponse::Json(out);
+}
+
+HttpResponse OpenApi(ApiState&, const HttpRequest&) { return HttpResponse::Json(OpenApiDocument()); }
+
+template <typename Req, const OptionTable<Req>& (*Table)()>
+nlohmann::json ListOptions() {
+  return OptionsToJson(Table());
+}
+
+// Small offers, as an offers file's text (docs/offers.md): the example of the cost routes.
+constexpr const char* kExampleOffers =
+    "currency: CNY\n"
+    "timezone: \"+08:00\"\n"
+    "offers:\n"
+    "  - id: a100-monthly\n"
+    "    gpu: A100 80GB SXM\n"
+    "    mode: monthly\n"
+    "    price: 21900\n"
+    "  - id: a100-on-demand\n"
+    "    gpu: A100 80GB SXM\n"
+    "    mode: on_demand\n"
+    "    price: 50\n"
+    "    granularity: second\n";
+
+constexpr const char* kExampleUsage =
+    "timestamp,gpus\n"
+    "2027-03-01T09:00,2\n"
+    "2027-03-01T10:00,2\n"
+    "2027-03-01T11:00,1\n";
+
+// A cost job's route: the body is the job's options by JSON key.
+ApiRoute CostRoute(const std::string& job, ApiHandler handler, nlohmann::json (*list)(), const std::string& summary,
+                   nlohmann::json example, const std::string& schema) {
+  ApiRoute r;
+  r.method = "POST";
+  r.path = "/api/cost/" + job;
+  r.handler = handler;
+  r.upload = true;
+  r.summary = summary;
+  r.description = "The body: the keys of `gpuplan cost " + job +
+                  "` (GET /api/options lists them); `offers` and `usage` are the files' text.";
+  r.options = job;
+  r.option_list = list;
+  r.body_example = std::move(example);
+  r.answer = "what `gpuplan cost " + job + " --json` prints";
+  r.schema = schema;
+  return r;
+}
+
 }  // namespace
 
+const std::vector<ApiRoute>& ApiRoutes() {
+  static const std::vector<ApiRoute> routes = [] {
+    using nlohmann::json;
+    std::vector<ApiRoute> t;
+    const auto add = [&t](std::string method, std::string path, ApiHandler handler, std::string summary,
+                          std::string answer, std::string schema) -> ApiRoute& {
+      ApiRoute r;
+      r.method = std::move(method);
+      r.path = std::move(path);
+      r.handler = handler;
+      r.summary = std::move(summary);
+      r.answer = std::move(answer);
+      r.schema = std::move(schema);
+      t.push_back(std::move(r));
+      return t.back();
+    };
+    add("GET", "/health", &Health, "the server is up (no token needed)", "up", "Health").is_public = true;
+    add("POST", "/api/session", &Session,
+        "keep the bearer token in an HttpOnly, SameSite=Strict cookie (the page opened as /#token=...)",
+        "the cookie is set (token mode)", "Session")
+        .body_example = json::object();
+    add("GET", "/api/gpus", &Gpus, "the GPU catalog, as gpuplan gpus --json", "the cards", "Gpus");
+    add("GET", "/api/models", &Models, "the model presets, as gpuplan models --json", "the presets", "Models");
+    add("GET", "/api/meter/offers", &MeterOffersRoute,
+        "the offers of the server's --meter-offers file (empty without one), for choosing the offer a report prices "
+        "by",
+        "the offers", "MeterOffers");
+    add("GET", "/api/offers", &ShippedOffersRoute,
+        "the example offers files shipped in the data folder (offers/*.yaml): name and YAML text",
+        "the shipped offers", "ShippedOffers");
+    add("GET", "/api/frameworks", &Frameworks,
+        "the framework profiles of fit --framework and the GGUF types, as gpuplan frameworks --json", "the profiles",
+        "Frameworks");
+    add("GET", "/api/options", &Options, "every job's options: the JSON keys of the request bodies",
+        "per job, its options", "Options");
+    ApiRoute& fit = add("POST", "/api/fit", &Fit, "gpuplan fit --json", "the fit, fits or not", "Fit");
+    fit.upload = true;
+    fit.description =
+        "The body: fit's options by JSON key (GET /api/options). `model` names a preset; `config` (a config.json as "
+        "text or object) sizes a model that is not one; `offers` is an offers file's text.";
+    fit.options = "fit";
+    fit.option_list = &ListOptions<FitRequest, &FitOptionTable>;
+    fit.body_example = {{"model", "Qwen2.5-7B"}, {"task", "lora"}, {"seq", 2048}, {"gpu", "A100 80GB SXM"}};
+    t.push_back(CostRoute("breakeven", &CostBreakeven, &ListOptions<BreakevenRequest, &BreakevenOptionTable>,
+                          "hours per month at which two billing modes cost the same",
+                          {{"offers", kExampleOffers}, {"month", "2027-03"}}, "Breakeven"));
+    t.push_back(CostRoute("compare", &CostCompare, &ListOptions<CompareRequest, &CompareOptionTable>,
+                          "every pure strategy's cost for the usage",
+                          {{"offers", kExampleOffers}, {"usage", kExampleUsage}}, "Compare"));
+    t.push_back(CostRoute("optimize", &CostOptimize, &ListOptions<OptimizeRequest, &OptimizeOptionTable>,
+                          "the cheapest mix of reserved, on-demand and spot",
+                          {{"offers", kExampleOffers}, {"usage", kExampleUsage}}, "Optimize"));
+    t.push_back(CostRoute("tco", &CostTco, &ListOptions<TcoRequest, &TcoOptionTable>, "buy versus rent",
+                          {{"offers", kExampleOffers}, {"hours_per_month", 300}, {"month", "2027-03"}}, "Tco"));
+    ApiRoute& report = add("GET", "/api/meter/report", &MeterReportRoute,
+                           "gpuplan meter report --json over the server's --meter-db", "the report", "MeterReport");
+    report.options = "meter_report";
+    report.option_list = &ListOptions<MeterReportRequest, &MeterReportOptionTable>;
+    report.examples = {{"from", "2026-03-01"}, {"to", "2026-03-02"}, {"by", "gpu"}};
+    ApiRoute& exp = add("GET", "/api/meter/export", &MeterExportRoute,
+                        "gpuplan meter export: the measured use as the usage CSV gpuplan cost reads", "timestamp,gpus",
+                        "");
+    exp.options = "meter_export";
+    exp.option_list = &ListOptions<MeterExportRequest, &MeterExportOptionTable>;
+    exp.examples = {{"from", "2026-03-01"}, {"to", "2026-03-02"}, {"basis", "busy"}};
+    ApiRoute& timeline = add("GET", "/api/meter/timeline", &MeterTimelineRoute,
+                             "money and hours over time: gpuplan meter timeline --json over the server's --meter-db",
+                             "the slots", "MeterTimeline");
+    timeline.description =
+        "Each slot's `total` is the `total` of `gpuplan meter report --from SLOT --to SLOT_END --json` (at most 744 "
+        "slots, from one read of the database).";
+    timeline.options = "meter_timeline";
+    timeline.option_list = &ListOptions<MeterTimelineRequest, &MeterTimelineOptionTable>;
+    timeline.examples = {{"from", "2026-03-01"}, {"to", "2026-03-02"}, {"step", "hour"}};
+    ApiRoute& alerts = add("GET", "/api/meter/alerts", &MeterAlertsRoute,
+                           "gpuplan meter alerts --json: the alerts of the range, the server's --meter-db replayed",
+                           "the alerts", "MeterAlerts");
+    alerts.description =
+        "The rules are the server's --meter-alerts file's (else the defaults), the GPU-hour price and the budget's "
+        "projection its --meter-offers'.";
+    alerts.options = "meter_alerts";
+    alerts.option_list = &ListOptions<MeterAlertsRequest, &MeterAlertsOptionTable>;
+    alerts.examples = {{"from", "2026-03-01"}, {"to", "2026-03-02"}};
+    add("GET", "/api/check/reports", &ReportList, "the check reports in the server's --reports folder",
+        "one line per file", "Reports");
+    ApiRoute& compare = add("POST", "/api/check/compare", &CompareRoute,
+                            "gpuplan check compare --json over reports of the server's --reports folder",
+                            "the reports side by side", "Comparison");
+    compare.description = "The body names two or more reports of the folder, as GET /api/check/reports lists them.";
+    compare.body_example = {{"reports", {"rtx4090.json", "h100x2-burn-in.json"}}};
+    ApiRoute& one = add("GET", "/api/check/reports/{name}", &ReportOne, "one check report", "the report",
+                        "CheckReport");
+    one.examples = {{"name", "rtx4090.json"}};
+    one.more_answers = {{"404", "no such report"}};
+    add("GET", "/api/openapi.json", &OpenApi, "this document", "OpenAPI 3.0", "OpenApiDocument");
+    return t;
+  }();
+  return routes;
+}
+
 std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::string& data_dir) {
-  CheckGivenOptions(ServeOptionTable(), r, [](const OptionSpec<ServeRequest>&) { return true; }, OptionNaming::kFlag);
+  CheckGivenOptions(ServeOptionTable(), r, [](const OptionSpec<ServeRequest>&) { return true; });
   auto state = std::make_shared<ApiState>();
   state->request = r;
   state->data_dir = data_dir;
   state->catalog = LoadGpuCatalog(data_dir);
   if (!r.meter_db.empty() && !fs::is_regular_file(r.meter_db)) {
-    throw InputError("no such meter database", r.meter_db, 0, "--meter-db");
+    throw InputError::Option("meter_db", "no such meter database", {}, r.meter_db, 0);
   }
   if (!r.meter_alerts.empty()) {
     LoadMeterMonitorOptions(r.meter_alerts);  // a bad file is refused at start, naming its line
   }
   if (!r.reports.empty() && !fs::is_directory(r.reports)) {
-    throw InputError("not a folder", r.reports, 0, "--reports");
+    throw InputError::Option("reports", "not a folder", {}, r.reports, 0);
   }
   // The token travels in a cookie too (POST /api/session): only characters a cookie value may hold.
   if (std::any_of(r.token.begin(), r.token.end(), [](unsigned char c) {
         return c <= 0x20 || c >= 0x7f || c == '"' || c == ',' || c == ';' || c == '\\';
       })) {
-    throw InputError("the token may hold printable ASCII but no space, quote, comma, semicolon or backslash", "", 0,
-                     "--token");
+    throw InputError::Option("token",
+                             "the token may hold printable ASCII but no space, quote, comma, semicolon or backslash");
   }
   HttpServerOptions o;
   o.bind = r.bind;
@@ -414,8 +618,8 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   o.static_root = r.web;
   for (const auto& h : r.allow_hosts) {
     if (h.empty() || h.find_first_of(":/[] \t") != std::string::npos || FirstNonUtf8(h)) {
-      throw InputError("expected a host name such as gpu-box.lan (no port, scheme or path), got '" + h + "'", "", 0,
-                       "--allow-host");
+      throw InputError::Option("allow_hosts",
+                               "expected a host name such as gpu-box.lan (no port, scheme or path), got '" + h + "'");
     }
     o.allowed_hosts.push_back(h);
   }
@@ -426,75 +630,17 @@ std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::str
   // The CLI's catalogue: answers in Chinese for ?lang=zh or Accept-Language: zh (issue 26 req. 4).
   o.messages = std::make_shared<const Messages>(Messages::Load(data_dir + "/messages.json"));
   auto server = std::make_unique<HttpServer>(o);
-  const RouteOptions upload{static_cast<std::size_t>(r.upload_limit_mib * kBytesPerMib), false};
-  ApiState* s = state.get();
-  // Each handler holds the state; the server owns the handlers.
-  auto bind = [state](HttpResponse (*f)(ApiState&, const HttpRequest&)) {
-    return [state, f](const HttpRequest& req) { return f(*state, req); };
-  };
-  server->Get("/health", [](const HttpRequest&) { return HttpResponse::Json({{"status", "ok"}}); }, {0, true});
-  // Token mode in a browser (issue 26 req. 7): the page, opened once as /#token=..., posts here
-  // with the bearer header; the answer keeps the token in an HttpOnly, SameSite=Strict cookie the
-  // server accepts besides the header (so no script can read it and no other site can send it).
-  server->Post("/api/session", [token = r.token](const HttpRequest&) {
-    if (token.empty()) {
-      return HttpResponse::Json({{"session", "open"}, {"token", false}});
+  const std::size_t upload_limit = static_cast<std::size_t>(r.upload_limit_mib * kBytesPerMib);
+  // One table of routes (ApiRoutes): each handler holds the state; the server owns the handlers.
+  for (const ApiRoute& route : ApiRoutes()) {
+    HttpHandler handler = [state, f = route.handler](const HttpRequest& req) { return f(*state, req); };
+    const RouteOptions options{route.upload ? upload_limit : 0, route.is_public};
+    if (route.method == "GET") {
+      server->Get(route.path, std::move(handler), options);
+    } else {
+      server->Post(route.path, std::move(handler), options);
     }
-    HttpResponse out = HttpResponse::Json({{"session", "open"}, {"token", true}});
-    out.headers["Set-Cookie"] = std::string(kTokenCookie) + "=" + token + "; HttpOnly; SameSite=Strict; Path=/";
-    return out;
-  });
-  server->Get("/api/gpus", [s, state](const HttpRequest&) { return HttpResponse::Json(GpusToJson(s->catalog)); });
-  server->Get("/api/models",
-              [s, state](const HttpRequest&) { return HttpResponse::Json(ModelsToJson(ListModels(s->data_dir))); });
-  // The offers of the server's --meter-offers file (id, card, mode, price), for the usage view's
-  // list; empty without one.
-  server->Get("/api/meter/offers", [s, state](const HttpRequest&) {
-    nlohmann::json list = nlohmann::json::array();
-    if (!s->request.meter_offers.empty()) {
-      const OfferSet set = LoadOffers(s->request.meter_offers, s->catalog);
-      for (const Offer& offer : set.offers) {
-        list.push_back({{"id", offer.id},
-                        {"gpu", offer.gpu->name},
-                        {"mode", ToString(offer.mode)},
-                        {"price", offer.price},
-                        {"currency", set.currency}});
-      }
-    }
-    return HttpResponse::Json(list);
-  });
-  // The shipped example offers (data/offers/*.yaml), for the page's lists.
-  server->Get("/api/offers", [s, state](const HttpRequest&) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& shipped : ListShippedOffers(s->data_dir, s->catalog)) {
-      list.push_back({{"name", shipped.name}, {"text", shipped.text}});
-    }
-    return HttpResponse::Json(list);
-  });
-  server->Get("/api/frameworks", [s, state](const HttpRequest&) {
-    return HttpResponse::Json(FrameworksToJson(LoadFrameworkCatalog(s->data_dir)));
-  });
-  server->Get("/api/options", [](const HttpRequest&) {
-    return HttpResponse::Json({{"fit", OptionsToJson(FitOptionTable())},
-                               {"breakeven", OptionsToJson(BreakevenOptionTable())},
-                               {"compare", OptionsToJson(CompareOptionTable())},
-                               {"optimize", OptionsToJson(OptimizeOptionTable())},
-                               {"tco", OptionsToJson(TcoOptionTable())},
-                               {"meter_report", OptionsToJson(MeterReportOptionTable())},
-                               {"meter_export", OptionsToJson(MeterExportOptionTable())},
-                               {"meter_timeline", OptionsToJson(MeterTimelineOptionTable())},
-                               {"meter_alerts", OptionsToJson(MeterAlertsOptionTable())}});
-  });
-  server->Post("/api/fit", bind(&Fit), upload);
-  server->Post("/api/cost/{job}", bind(&Cost), upload);
-  server->Get("/api/meter/report", bind(&MeterReportRoute));
-  server->Get("/api/meter/export", bind(&MeterExportRoute));
-  server->Get("/api/meter/timeline", bind(&MeterTimelineRoute));
-  server->Get("/api/meter/alerts", bind(&MeterAlertsRoute));
-  server->Get("/api/check/reports", bind(&ReportList));
-  server->Post("/api/check/compare", bind(&CompareRoute));
-  server->Get("/api/check/reports/{name}", bind(&ReportOne));
-  server->Get("/api/openapi.json", [](const HttpRequest&) { return HttpResponse::Json(OpenApiDocument()); });
+  }
   return server;
 }
 

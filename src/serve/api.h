@@ -2,22 +2,9 @@
 // query into the same request type the CLI fills (keys: the options tables' JSON keys), calls
 // the same library function and answers with the same JSON writer as the CLI's --json.
 //
-//   GET  /health                      {"status": "ok"} (no token needed)
-//   GET  /api/gpus, /api/models       gpuplan gpus --json, gpuplan models --json
-//   GET  /api/frameworks              gpuplan frameworks --json (the profiles of fit --framework)
-//   GET  /api/options                 every options table: key, kind, default, values, unit, help
-//   POST /api/fit                     fit --json; body: fit's keys; "config": a config.json (text
-//                                     or object) instead of a preset; "offers": the file's text
-//   POST /api/cost/{breakeven,compare,optimize,tco}
-//                                     cost <job> --json; "offers" and "usage": the files' text
-//   GET  /api/meter/report, /export   meter report --json / meter export (CSV) over --meter-db
-//   GET  /api/meter/timeline          meter timeline --json: the total over each hour or day
-//                                     (step) of the range, each = meter report --from SLOT --to END
-//   GET  /api/meter/alerts            meter alerts --json: the alerts of the range, replayed from
-//                                     --meter-db with the rules of --meter-alerts
-//   GET  /api/check/reports[/{name}]  the check reports in --reports: a list, or one report
-//   POST /api/check/compare           check compare --json -; body {"reports": [names]} of --reports
-//   GET  /api/openapi.json            the OpenAPI 3 description of all of the above
+// The routes are one table, ApiRoutes (serve/routes.h, written in api.cc): the server adds each
+// of them, the OpenAPI document (GET /api/openapi.json) describes each, and GET /api/options
+// lists the options table each takes. Read the table, or the document, for the list.
 //
 // A request never names a file of the server: models are presets or pasted configs, offers and
 // usage come as text (named "offers" and "usage" in answers and errors), the meter database, its
@@ -35,7 +22,8 @@
 namespace gpuplan {
 
 // The server with every route added, not started. Throws InputError for a bad option (naming
-// its flag), a missing --web folder, a non-loopback bind without a token.
+// its key: InputError::Option, which `gpuplan serve` spells as the flag), a missing --web
+// folder, a non-loopback bind without a token.
 std::unique_ptr<HttpServer> NewServeServer(const ServeRequest& r, const std::string& data_dir);
 
 // The OpenAPI 3.0 document served at /api/openapi.json.

@@ -1,11 +1,14 @@
-// The OpenAPI 3.0 document of the serve API (api.h). Each operation carries an example request
+// The OpenAPI 3.0 document of the serve API, its paths generated from the route table (routes.h:
+// ApiRoutes). Each operation carries an example request
 // (parameters' `example`, the body's `example`): tests/serve calls every operation with it and
 // validates the answer against the schema here, so the document cannot drift from the server.
 #include "serve/api.h"
 
-#include <map>
+#include <algorithm>
+#include <cctype>
+#include <string>
 
-#include "meter/meter_options.h"
+#include "serve/routes.h"
 
 namespace gpuplan {
 namespace {
@@ -46,56 +49,66 @@ json Query(const std::string& name, const std::string& what, const std::string& 
   return q;
 }
 
-// A meter route's query parameters, from the options table its handler reads the query with
-// (MeterQuery in api.cc): every key but the server's own files (db, offers, alerts), each with
-// the table's help, kind and choices, so the document cannot drift from what the server takes.
-// `examples`: the example value per key the document shows (and tests/serve sends).
-template <typename Req>
-json QueryOf(const OptionTable<Req>& table, const std::map<std::string, std::string>& examples) {
+// A GET route's query parameters, from the options table its handler reads the query with
+// (MeterQuery in api.cc) as GET /api/options lists it: every key but the server's own files
+// (kServerFileKeys), each with the table's help and choices, so the document cannot drift from
+// what the server takes. The route's examples give the example value per key.
+json QueryOf(const ApiRoute& route) {
   json out = json::array();
-  for (const auto& o : table) {
-    if (o.key == "db" || o.key == "offers" || o.key == "alerts") {
+  for (const auto& o : route.option_list()) {
+    const std::string key = o["key"];
+    if (std::find(kServerFileKeys.begin(), kServerFileKeys.end(), key) != kServerFileKeys.end()) {
       continue;
     }
-    json q = Query(o.key, o.help, examples.count(o.key) != 0 ? examples.at(o.key) : "");
-    if (!o.check.choices.empty()) {
-      q["schema"]["enum"] = o.check.choices;
+    json q = Query(key, o["help"], route.examples.count(key) != 0 ? route.examples.at(key) : "");
+    if (!o["values"].empty()) {
+      q["schema"]["enum"] = o["values"];
     }
     out.push_back(std::move(q));
   }
   return out;
 }
 
-// Small offers, as an offers file's text (docs/offers.md).
-constexpr const char* kExampleOffers =
-    "currency: CNY\n"
-    "timezone: \"+08:00\"\n"
-    "offers:\n"
-    "  - id: a100-monthly\n"
-    "    gpu: A100 80GB SXM\n"
-    "    mode: monthly\n"
-    "    price: 21900\n"
-    "  - id: a100-on-demand\n"
-    "    gpu: A100 80GB SXM\n"
-    "    mode: on_demand\n"
-    "    price: 50\n"
-    "    granularity: second\n";
-
-constexpr const char* kExampleUsage =
-    "timestamp,gpus\n"
-    "2027-03-01T09:00,2\n"
-    "2027-03-01T10:00,2\n"
-    "2027-03-01T11:00,1\n";
-
-json CostPath(const std::string& job, const std::string& summary, const json& example, const std::string& schema) {
-  return {{"post",
-           {{"summary", summary},
-            {"description", "The body: the keys of `gpuplan cost " + job +
-                                "` (GET /api/options lists them); `offers` and `usage` are the files' text."},
-            {"requestBody",
-             {{"required", true},
-              {"content", {{"application/json", {{"schema", {{"type", "object"}}}, {"example", example}}}}}}},
-            {"responses", WithErrors({{"200", Ok("what `gpuplan cost " + job + " --json` prints", Ref(schema))}}, true)}}}};
+// One route's operation: its summary, parameters (the {name} segment of its path, the query of
+// its options table), body and answers, all from the route table.
+json Operation(const ApiRoute& route) {
+  json op = {{"summary", route.summary}};
+  if (!route.description.empty()) {
+    op["description"] = route.description;
+  }
+  json parameters = json::array();
+  const auto open = route.path.find('{');
+  if (open != std::string::npos) {
+    const std::string name = route.path.substr(open + 1, route.path.find('}', open) - open - 1);
+    json p = {{"name", name}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}};
+    if (route.examples.count(name) != 0) {
+      p["example"] = route.examples.at(name);
+    }
+    parameters.push_back(std::move(p));
+  }
+  const bool post = route.method == "POST";
+  if (!post && route.option_list != nullptr) {
+    for (auto& q : QueryOf(route)) {
+      parameters.push_back(std::move(q));
+    }
+  }
+  if (!parameters.empty()) {
+    op["parameters"] = parameters;
+  }
+  if (post) {
+    op["requestBody"] = {
+        {"required", true},
+        {"content", {{"application/json", {{"schema", {{"type", "object"}}}, {"example", route.body_example}}}}}};
+  }
+  json ok = route.schema.empty()
+                ? json{{"description", route.answer}, {"content", {{"text/csv", {{"schema", {{"type", "string"}}}}}}}}
+                : Ok(route.answer, Ref(route.schema));
+  json responses = {{"200", ok}};
+  for (const auto& [status, what] : route.more_answers) {
+    responses[status] = Error(what);
+  }
+  op["responses"] = route.is_public ? responses : WithErrors(responses, post);
+  return op;
 }
 
 json Schemas() {
@@ -282,138 +295,29 @@ json Schemas() {
                        {"notes", {{"type", "array"}, {"items", str}}},
                        {"machines", {{"type", "array"}, {"items", Ref("ComparedMachine")}}},
                        {"rows", arr}}}};
+  s["ShippedOffers"] = {{"type", "array"},
+                       {"items",
+                        {{"type", "object"},
+                         {"required", {"name", "text"}},
+                         {"properties", {{"name", str}, {"text", str}}}}}};
+  s["MeterOffers"] = {{"type", "array"},
+                     {"items",
+                      {{"type", "object"},
+                       {"required", {"id", "gpu", "mode", "price", "currency"}},
+                       {"properties", {{"id", str}, {"gpu", str}, {"mode", str}, {"price", num}, {"currency", str}}}}}};
+  s["OpenApiDocument"] = {{"type", "object"}, {"required", {"openapi", "paths"}}};
   return s;
 }
 
 }  // namespace
 
 json OpenApiDocument() {
-  json paths;
-  paths["/health"] = {{"get",
-                       {{"summary", "the server is up (no token needed)"},
-                        {"responses", {{"200", Ok("up", Ref("Health"))}}}}}};
-  const json session_body = {{"required", true},
-                             {"content", {{"application/json", {{"schema", {{"type", "object"}}}, {"example", json::object()}}}}}};
-  paths["/api/session"] = {
-      {"post",
-       {{"summary", "keep the bearer token in an HttpOnly, SameSite=Strict cookie (the page opened as /#token=...)"},
-        {"requestBody", session_body},
-        {"responses", WithErrors({{"200", Ok("the cookie is set (token mode)", Ref("Session"))}}, true)}}}};
-  paths["/api/gpus"] = {{"get",
-                         {{"summary", "the GPU catalog, as gpuplan gpus --json"},
-                          {"responses", WithErrors({{"200", Ok("the cards", Ref("Gpus"))}}, false)}}}};
-  paths["/api/models"] = {{"get",
-                           {{"summary", "the model presets, as gpuplan models --json"},
-                            {"responses", WithErrors({{"200", Ok("the presets", Ref("Models"))}}, false)}}}};
-  paths["/api/frameworks"] = {
-      {"get",
-       {{"summary", "the framework profiles of fit --framework and the GGUF types, as gpuplan frameworks --json"},
-        {"responses", WithErrors({{"200", Ok("the profiles", Ref("Frameworks"))}}, false)}}}};
-  const json shipped_offers = {
-      {"type", "array"},
-      {"items",
-       {{"type", "object"},
-        {"required", {"name", "text"}},
-        {"properties", {{"name", {{"type", "string"}}}, {"text", {{"type", "string"}}}}}}}};
-  paths["/api/offers"] = {
-      {"get",
-       {{"summary", "the example offers files shipped in the data folder (offers/*.yaml): name and YAML text"},
-        {"responses", WithErrors({{"200", Ok("the shipped offers", shipped_offers)}}, false)}}}};
-  const json meter_offers = {
-      {"type", "array"},
-      {"items",
-       {{"type", "object"},
-        {"required", {"id", "gpu", "mode", "price", "currency"}},
-        {"properties",
-         {{"id", {{"type", "string"}}},
-          {"gpu", {{"type", "string"}}},
-          {"mode", {{"type", "string"}}},
-          {"price", {{"type", "number"}}},
-          {"currency", {{"type", "string"}}}}}}}};
-  paths["/api/meter/offers"] = {
-      {"get",
-       {{"summary", "the offers of the server's --meter-offers file (empty without one), for choosing the offer a "
-                    "report prices by"},
-        {"responses", WithErrors({{"200", Ok("the offers", meter_offers)}}, false)}}}};
-  paths["/api/options"] = {{"get",
-                            {{"summary", "every job's options: the JSON keys of the request bodies"},
-                             {"responses", WithErrors({{"200", Ok("per job, its options", Ref("Options"))}}, false)}}}};
-  paths["/api/fit"] = {
-      {"post",
-       {{"summary", "gpuplan fit --json"},
-        {"description", "The body: fit's options by JSON key (GET /api/options). `model` names a preset; "
-                        "`config` (a config.json as text or object) sizes a model that is not one; `offers` is "
-                        "an offers file's text."},
-        {"requestBody",
-         {{"required", true},
-          {"content",
-           {{"application/json",
-             {{"schema", {{"type", "object"}}},
-              {"example", {{"model", "Qwen2.5-7B"}, {"task", "lora"}, {"seq", 2048}, {"gpu", "A100 80GB SXM"}}}}}}}}},
-        {"responses", WithErrors({{"200", Ok("the fit, fits or not", Ref("Fit"))}}, true)}}}};
-  paths["/api/cost/breakeven"] =
-      CostPath("breakeven", "hours per month at which two billing modes cost the same",
-               {{"offers", kExampleOffers}, {"month", "2027-03"}}, "Breakeven");
-  paths["/api/cost/compare"] = CostPath("compare", "every pure strategy's cost for the usage",
-                                        {{"offers", kExampleOffers}, {"usage", kExampleUsage}}, "Compare");
-  paths["/api/cost/optimize"] = CostPath("optimize", "the cheapest mix of reserved, on-demand and spot",
-                                         {{"offers", kExampleOffers}, {"usage", kExampleUsage}}, "Optimize");
-  paths["/api/cost/tco"] = CostPath("tco", "buy versus rent",
-                                    {{"offers", kExampleOffers}, {"hours_per_month", 300}, {"month", "2027-03"}}, "Tco");
-  paths["/api/meter/report"] = {
-      {"get",
-       {{"summary", "gpuplan meter report --json over the server's --meter-db"},
-        {"parameters",
-         QueryOf(MeterReportOptionTable(), {{"from", "2026-03-01"}, {"to", "2026-03-02"}, {"by", "gpu"}})},
-        {"responses", WithErrors({{"200", Ok("the report", Ref("MeterReport"))}}, false)}}}};
-  paths["/api/meter/export"] = {
-      {"get",
-       {{"summary", "gpuplan meter export: the measured use as the usage CSV gpuplan cost reads"},
-        {"parameters",
-         QueryOf(MeterExportOptionTable(), {{"from", "2026-03-01"}, {"to", "2026-03-02"}, {"basis", "busy"}})},
-        {"responses",
-         WithErrors({{"200", {{"description", "timestamp,gpus"}, {"content", {{"text/csv", {{"schema", {{"type", "string"}}}}}}}}}},
-                    false)}}}};
-  paths["/api/meter/timeline"] = {
-      {"get",
-       {{"summary", "money and hours over time: gpuplan meter timeline --json over the server's --meter-db"},
-        {"description", "Each slot's `total` is the `total` of `gpuplan meter report --from SLOT --to SLOT_END "
-                        "--json` (at most 744 slots, from one read of the database)."},
-        {"parameters",
-         QueryOf(MeterTimelineOptionTable(), {{"from", "2026-03-01"}, {"to", "2026-03-02"}, {"step", "hour"}})},
-        {"responses", WithErrors({{"200", Ok("the slots", Ref("MeterTimeline"))}}, false)}}}};
-  paths["/api/meter/alerts"] = {
-      {"get",
-       {{"summary", "gpuplan meter alerts --json: the alerts of the range, the server's --meter-db replayed"},
-        {"description", "The rules are the server's --meter-alerts file's (else the defaults), the GPU-hour price "
-                        "and the budget's projection its --meter-offers'."},
-        {"parameters",
-         QueryOf(MeterAlertsOptionTable(), {{"from", "2026-03-01"}, {"to", "2026-03-02"}})},
-        {"responses", WithErrors({{"200", Ok("the alerts", Ref("MeterAlerts"))}}, false)}}}};
-  paths["/api/check/compare"] = {
-      {"post",
-       {{"summary", "gpuplan check compare --json over reports of the server's --reports folder"},
-        {"description", "The body names two or more reports of the folder, as GET /api/check/reports lists them."},
-        {"requestBody",
-         {{"required", true},
-          {"content",
-           {{"application/json",
-             {{"schema", {{"type", "object"}}},
-              {"example", {{"reports", {"rtx4090.json", "h100x2-burn-in.json"}}}}}}}}}},
-        {"responses", WithErrors({{"200", Ok("the reports side by side", Ref("Comparison"))}}, true)}}}};
-  paths["/api/check/reports"] = {{"get",
-                                  {{"summary", "the check reports in the server's --reports folder"},
-                                   {"responses", WithErrors({{"200", Ok("one line per file", Ref("Reports"))}}, false)}}}};
-  paths["/api/check/reports/{name}"] = {
-      {"get",
-       {{"summary", "one check report"},
-        {"parameters",
-         {{{"name", "name"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}},
-           {"example", "rtx4090.json"}}}},
-        {"responses", WithErrors({{"200", Ok("the report", Ref("CheckReport"))}, {"404", Error("no such report")}}, false)}}}};
-  const json document_schema = {{"type", "object"}, {"required", {"openapi", "paths"}}};
-  paths["/api/openapi.json"] = {
-      {"get", {{"summary", "this document"}, {"responses", {{"200", Ok("OpenAPI 3.0", document_schema)}}}}}};
+  json paths = json::object();
+  for (const ApiRoute& route : ApiRoutes()) {
+    std::string method = route.method;
+    std::transform(method.begin(), method.end(), method.begin(), [](unsigned char c) { return std::tolower(c); });
+    paths[route.path][method] = Operation(route);
+  }
   return {{"openapi", "3.0.3"},
           {"info",
            {{"title", "gpuplan serve"},

@@ -17,11 +17,14 @@
 #include "core/time.h"
 #include <httplib.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -35,6 +38,8 @@
 #include "meter/sample.h"
 #include "meter/store.h"
 #include "http/http_server.h"
+#include "serve/api.h"
+#include "serve/serve_options.h"
 
 namespace gpuplan {
 namespace {
@@ -1002,6 +1007,117 @@ TEST_F(ServeApiTest, MeterQueryParametersAreTheCommandsFlags) {
   // A choice is typed with its values: --by gpu | user | job | pod.
   const json by = doc["paths"]["/api/meter/report"]["get"]["parameters"][2];
   EXPECT_EQ(by["schema"]["enum"], json({"gpu", "user", "job", "pod"}));
+}
+
+// One route table (issue 27 req. 6): every route the server adds is in the OpenAPI document the
+// real server serves on 127.0.0.1, and every operation of the document is a route of the server.
+// Expected by hand: the routes src/serve/README.md describes.
+TEST_F(ServeApiTest, EveryRouteIsInTheDocumentAndEveryOperationIsARoute) {
+  ServeRequest request;
+  request.port = 0;
+  const std::unique_ptr<HttpServer> server = NewServeServer(request, DataDir());
+  std::set<std::pair<std::string, std::string>> registered;
+  for (const auto& [method, pattern] : server->Routes()) {
+    EXPECT_TRUE(registered.emplace(method, pattern).second) << method << " " << pattern << " added twice";
+  }
+  std::set<std::pair<std::string, std::string>> documented;
+  const json doc = Body(Get("/api/openapi.json"));
+  for (const auto& [path, item] : doc["paths"].items()) {
+    for (const auto& [method, op] : item.items()) {
+      std::string upper = method;
+      for (char& c : upper) {
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      }
+      documented.emplace(upper, path);
+    }
+  }
+  EXPECT_EQ(registered, documented);
+  const std::set<std::pair<std::string, std::string>> expected = {
+      {"GET", "/health"},
+      {"POST", "/api/session"},
+      {"GET", "/api/gpus"},
+      {"GET", "/api/models"},
+      {"GET", "/api/frameworks"},
+      {"GET", "/api/offers"},
+      {"GET", "/api/meter/offers"},
+      {"GET", "/api/options"},
+      {"POST", "/api/fit"},
+      {"POST", "/api/cost/breakeven"},
+      {"POST", "/api/cost/compare"},
+      {"POST", "/api/cost/optimize"},
+      {"POST", "/api/cost/tco"},
+      {"GET", "/api/meter/report"},
+      {"GET", "/api/meter/export"},
+      {"GET", "/api/meter/timeline"},
+      {"GET", "/api/meter/alerts"},
+      {"GET", "/api/check/reports"},
+      {"GET", "/api/check/reports/{name}"},
+      {"POST", "/api/check/compare"},
+      {"GET", "/api/openapi.json"},
+  };
+  EXPECT_EQ(documented, expected);
+  // /api/options lists the tables the routes take: fit's, the four cost jobs', the four meter
+  // queries'.
+  std::set<std::string> tables;
+  const json options = Body(Get("/api/options"));
+  for (const auto& [name, list] : options.items()) {
+    tables.insert(name);
+    EXPECT_FALSE(list.empty()) << name;
+  }
+  EXPECT_EQ(tables, (std::set<std::string>{"fit", "breakeven", "compare", "optimize", "tco", "meter_report",
+                                           "meter_export", "meter_timeline", "meter_alerts"}));
+}
+
+// The same bad input with two errors reports the same first error on both front ends, the
+// option spelled each front end's way (issue 27 req. 6): the library orders the checks.
+TEST_F(ServeApiTest, TheCliAndTheApiReportTheSameFirstError) {
+  // An unknown model and an out-of-range --tp: the model comes first (fit always named it first).
+  const json api_fit = Body(Post("/api/fit", {{"model", "Qwen2.5-7BB"}, {"tp", 0}}))["error"];
+  const CliRun cli_fit = RunCli({"fit", "--model", "Qwen2.5-7BB", "--tp", "0", "--json"}, dir_->string());
+  EXPECT_EQ(cli_fit.code, 2);
+  const json cli_fit_error = json::parse(cli_fit.out)["error"];
+  EXPECT_EQ(api_fit["field"], "model");
+  EXPECT_EQ(cli_fit_error["field"], "--model");
+  EXPECT_EQ(api_fit["message"], cli_fit_error["message"]);
+  EXPECT_EQ(api_fit["suggestions"], cli_fit_error["suggestions"]);
+
+  // Two out-of-range options, --tp (the table's check) and --lora-dropout (checked by PrepareFit
+  // too, fit_request.cc): PrepareFit's error comes first on both front ends, whatever the order
+  // they were given in.
+  const json api_two = Body(Post("/api/fit", {{"model", "Qwen2.5-7B"}, {"tp", 0}, {"lora_dropout", 1.5}}))["error"];
+  const CliRun cli_two =
+      RunCli({"fit", "--model", "Qwen2.5-7B", "--tp", "0", "--lora-dropout", "1.5", "--json"}, dir_->string());
+  const json cli_two_error = json::parse(cli_two.out)["error"];
+  EXPECT_EQ(api_two["field"], "lora_dropout");
+  EXPECT_EQ(cli_two_error["field"], "--lora-dropout");
+  EXPECT_EQ(api_two["message"], cli_two_error["message"]);
+
+  // Offers for an A100 only, asked for an H100, and an --extrapolate that is not month or
+  // year: the offers' error comes first (cost always named it first).
+  const std::string offers = ReadText(DataDir() + "/offers/nanjing-a100.yaml");
+  Write("offers", offers);
+  const json api_cost = Body(Post("/api/cost/compare", {{"offers", offers},
+                                                       {"hours_per_month", 100},
+                                                       {"gpu", "H100 SXM 80GB"},
+                                                       {"extrapolate", "week"}}))["error"];
+  const CliRun cli_cost = RunCli({"cost", "compare", "--offers", "offers", "--hours-per-month", "100", "--gpu",
+                                  "H100 SXM 80GB", "--extrapolate", "week", "--json"},
+                                 dir_->string());
+  EXPECT_EQ(cli_cost.code, 2);
+  const json cli_cost_error = json::parse(cli_cost.out)["error"];
+  EXPECT_EQ(api_cost["field"], "gpu");
+  EXPECT_EQ(cli_cost_error["field"], "--gpu");
+  EXPECT_EQ(api_cost["message"], cli_cost_error["message"]);
+
+  // A message that names options: flags on the command line, JSON keys in the API.
+  const json api_epochs = Body(Post("/api/fit", {{"model", "Qwen2.5-7B"}, {"gpu", "A100 80GB SXM"}, {"epochs", 2}}))["error"];
+  const CliRun cli_epochs =
+      RunCli({"fit", "--model", "Qwen2.5-7B", "--gpu", "A100 80GB SXM", "--epochs", "2", "--json"}, dir_->string());
+  const json cli_epochs_error = json::parse(cli_epochs.out)["error"];
+  EXPECT_EQ(api_epochs["field"], "epochs");
+  EXPECT_EQ(api_epochs["message"], "epochs and dataset_tokens go together");
+  EXPECT_EQ(cli_epochs_error["field"], "--epochs");
+  EXPECT_EQ(cli_epochs_error["message"], "--epochs and --dataset-tokens go together");
 }
 
 }  // namespace

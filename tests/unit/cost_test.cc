@@ -1161,7 +1161,7 @@ TEST(Requests, BadRequestsNameTheOption) {
     try {
       run();
     } catch (const InputError& e) {
-      return e.field();
+      return test::AsCli(e).field();
     }
     return "no error";
   };

@@ -73,7 +73,7 @@ TEST(Errors, ImplausiblyLargeModelDoesNotOverflow) {
 
 TEST(Errors, UnknownPresetSuggestsClosest) {
   const auto e = Catch([] { LoadModel("llama-3.1-7b", test::DataDir()); });
-  EXPECT_EQ(e.field(), "--model");
+  EXPECT_EQ(test::AsCli(e).field(), "--model");
   EXPECT_NE(std::string(e.what()).find("Llama-3.1-8B"), std::string::npos) << e.what();
 }
 
@@ -83,18 +83,18 @@ TEST(Errors, InvalidLayouts) {
   Layout l;
   l.gpus = 3;
   l.tp = 2;
-  EXPECT_EQ(Catch([&] { EstimateMemory(m, w, l); }).field(), "--gpus");
+  EXPECT_EQ(test::AsCli(Catch([&] { EstimateMemory(m, w, l); })).field(), "--gpus");
   l = Layout{};
   l.tp = 3;
   l.gpus = 3;
-  EXPECT_EQ(Catch([&] { EstimateMemory(m, w, l); }).field(), "--tp");
+  EXPECT_EQ(test::AsCli(Catch([&] { EstimateMemory(m, w, l); })).field(), "--tp");
   l = Layout{};
   w.micro_batch = 0;
-  EXPECT_EQ(Catch([&] { EstimateMemory(m, w, l); }).field(), "--micro-batch");
+  EXPECT_EQ(test::AsCli(Catch([&] { EstimateMemory(m, w, l); })).field(), "--micro-batch");
   w = Workload{};
   w.task = Task::kLora;
   w.lora_targets = {"nonexistent"};
-  EXPECT_EQ(Catch([&] { EstimateMemory(m, w, l); }).field(), "--lora-targets");
+  EXPECT_EQ(test::AsCli(Catch([&] { EstimateMemory(m, w, l); })).field(), "--lora-targets");
 }
 
 // The exit codes of docs/cli.md, one meaning everywhere.

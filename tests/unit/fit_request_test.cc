@@ -93,7 +93,7 @@ TEST(FitRequest, BadLayoutNamesTheFlag) {
     PrepareFit(r, test::DataDir());
     FAIL() << "--gpus 0 accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--gpus"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(test::AsCli(e).what()).find("--gpus"), std::string::npos) << e.what();
   }
 }
 

@@ -103,7 +103,7 @@ TEST(FrameworkFile, GgufBitsPerWeightFromTheBlockLayouts) {
     (void)Shipped().GgufBits("Q4_K_X");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--gguf-type");
+    EXPECT_EQ(test::AsCli(e).field(), "--gguf-type");
     ASSERT_FALSE(e.suggestions().empty());
   }
 }
@@ -113,7 +113,7 @@ TEST(FrameworkFile, UnknownNameSuggestsTheClosest) {
     (void)Shipped().Find("deepspeeed");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--framework");
+    EXPECT_EQ(test::AsCli(e).field(), "--framework");
     ASSERT_FALSE(e.suggestions().empty());
     EXPECT_EQ(e.suggestions()[0], "deepspeed");
   }
@@ -372,7 +372,7 @@ std::string FieldOfError(F f) {
   try {
     f();
   } catch (const InputError& e) {
-    return e.field();
+    return test::AsCli(e).field();
   }
   return "(no error)";
 }
@@ -480,7 +480,7 @@ TEST(FrameworkVersions, NameSelectsTheDefaultAndNameAtVersionAnother) {
     (void)Shipped().Find("vllm@0.19");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--framework");
+    EXPECT_EQ(test::AsCli(e).field(), "--framework");
     EXPECT_NE(std::string(e.what()).find("vllm@0.21"), std::string::npos) << e.what();
   }
   // An extended profile keeps what it does not change.

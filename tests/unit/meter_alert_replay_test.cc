@@ -235,7 +235,7 @@ TEST_F(WeekStore, RequestErrorsNameTheirFlag) {
     try {
       RunMeterAlerts(r, test::Catalog());
     } catch (const InputError& e) {
-      return e.field();
+      return test::AsCli(e).field();
     }
     return std::string("(no error)");
   };
@@ -328,7 +328,7 @@ TEST_F(WeekStore, TimelineHoursByHand) {
     RunMeterTimeline(t, test::Catalog());
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--step");
+    EXPECT_EQ(test::AsCli(e).field(), "--step");
   }
 }
 

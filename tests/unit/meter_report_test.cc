@@ -619,7 +619,7 @@ TEST_F(MeterReportTest, RequestErrorsNameTheirFlag) {
     try {
       RunMeterReport(q, test::Catalog());
     } catch (const InputError& e) {
-      return e.field();
+      return test::AsCli(e).field();
     }
     return std::string("no error");
   };
@@ -874,7 +874,7 @@ TEST(MeterRange, StartsIn2000OrLater) {
     try {
       MeterReportRange(from, to, test::Offset(zone), now);
     } catch (const InputError& e) {
-      return e.field();
+      return test::AsCli(e).field();
     }
     return "";
   };

@@ -428,7 +428,7 @@ TEST(ModelNames, DifferentOrUnknownModelsAreNotResolvedSilently) {
       Resolve(what);
       ADD_FAILURE() << what << " resolved";
     } catch (const InputError& e) {
-      EXPECT_EQ(e.field(), "--model");
+      EXPECT_EQ(test::AsCli(e).field(), "--model");
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };

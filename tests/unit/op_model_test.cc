@@ -45,7 +45,7 @@ TEST(OpModel, Fp8GemmsUseTheFp8PeakAndOneByteOperands) {
     RatesFor(test::Catalog().Find("A100 80GB SXM"), Precision::kMixed, true, AttentionKernel::kFa2);
     FAIL() << "A100 has no fp8";
   } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--fp8");
+    EXPECT_EQ(test::AsCli(e).field(), "--fp8");
   }
 }
 
@@ -246,7 +246,7 @@ TEST(ContextParallel, LayoutChecksNameTheFlag) {
     ValidateLayout(m, w, l);
     FAIL() << "seq 8190 over cp 2";
   } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--cp");
+    EXPECT_EQ(test::AsCli(e).field(), "--cp");
   }
   w.seq = 8192;
   w.flash_attn = false;

@@ -244,8 +244,9 @@ TEST(OptionsTable, CostJsonErrorsNameTheKey) {
 
 // docs/cli.md's option tables are the tables' own.
 // Checks that only the domain can make (they depend on the model, the offers file or each
-// other) name the option by its flag in src/; on the JSON path (RunWithJsonKeys, as the serve
-// API calls every job) the same error names the key the user wrote, in the field and the text.
+// other) name the option by its key in src/; on the JSON path (RunWithJsonKeys, as the serve
+// API spells every error) the error names the key the user wrote, in the field and the text,
+// and on the command line (cli::RunWithFlags) the flag.
 TEST(OptionsTable, DomainErrorsOnTheJsonPathNameTheKey) {
   const auto fit_error = [](const nlohmann::json& j) {
     FitRequest r;
@@ -264,10 +265,10 @@ TEST(OptionsTable, DomainErrorsOnTheJsonPathNameTheKey) {
   e = fit_error({{"model", "Qwen2.5-7B"}, {"gpu", "A100"}, {"epochs", 2}});
   EXPECT_EQ(e.field(), "epochs");
   EXPECT_EQ(e.message(), "epochs and dataset_tokens go together");
-  // Flags in a command-line message stay flags.
+  // On the command line (the CLI spells the library's keys as flags) the same error names flags.
   e = ErrorOf([] {
     FitRequest r = FromFlags(FitOptionTable(), {"--model", "Qwen2.5-7B", "--gpu", "A100", "--epochs", "2"});
-    (void)RunFit(r, test::Catalog(), test::DataDir());
+    cli::RunWithFlags([&] { return RunFit(r, test::Catalog(), test::DataDir()); });
   });
   EXPECT_EQ(e.field(), "--epochs");
   EXPECT_EQ(e.message(), "--epochs and --dataset-tokens go together");
@@ -293,6 +294,26 @@ TEST(OptionsTable, DomainErrorsOnTheJsonPathNameTheKey) {
   EXPECT_EQ(e.field(), "--resale");
   e = ErrorOf([] { FromFlags(FitOptionTable(), {"--model", "x", "--fragmentation", "-0.1"}); });
   EXPECT_EQ(e.field(), "--fragmentation");
+}
+
+// The library names an option by its key; each front end spells it its own way, by the table
+// (docs/cli.md's serve table: --allow-host is allow_hosts, --timeout is timeout_seconds).
+TEST(OptionsTable, EachFrontEndSpellsTheKey) {
+  ServeRequest r;
+  CLI::App app;
+  cli::AddOptions(&app, ServeOptionTable(), r);
+  const InputError e = InputError::Option("allow_hosts", "not with `timeout_seconds` and `max_gpus`");
+  const InputError flags = cli::SpellFlags(e);
+  EXPECT_EQ(flags.field(), "--allow-host");
+  EXPECT_EQ(flags.message(), "not with --timeout and --max-gpus");
+  EXPECT_FALSE(flags.names_option());
+  const InputError keys = SpellOptions(e, [](const std::string& key) { return key; });
+  EXPECT_EQ(keys.field(), "allow_hosts");
+  EXPECT_EQ(keys.message(), "not with timeout_seconds and max_gpus");
+  // A field that is not an option (a file's key) and quoted text that is not a key stay as they are.
+  const InputError file = InputError("expected a mapping with `rules:`", "alerts.yaml", 3, "rules");
+  EXPECT_EQ(cli::SpellFlags(file).field(), "rules");
+  EXPECT_EQ(cli::SpellFlags(file).message(), "expected a mapping with `rules:`");
 }
 
 TEST(OptionsTable, DocsCliIsCurrent) {

@@ -3,6 +3,7 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
+#include "core/error.h"
 
 namespace gpuplan::test {
 inline std::string Fixture(const std::string& rel) { return std::string(GPUPLAN_TEST_FIXTURES) + "/" + rel; }
@@ -18,4 +19,7 @@ inline const ModelSpec& Llama8b() {
   static const ModelSpec m = LoadHfConfig(Preset("Llama-3.1-8B"));
   return m;
 }
+// A library error as the command line reports it: the library names an option by its key
+// (InputError::Option), the CLI spells it as its flag (--gpus; apps/gpuplan/cli_options.h).
+inline InputError AsCli(const InputError& e) { return SpellOptions(e, DefaultOptionFlag); }
 }  // namespace gpuplan::test
