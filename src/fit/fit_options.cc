@@ -132,6 +132,26 @@ const OptionTable<FitRequest>& FitOptionTable() {
                           "with --offers: the job checkpoints and can restart, so spot offers may run it (their rework "
                           "from the interruption rate, restart and checkpoint minutes is priced: docs/cost-model.md §3)",
                           &R::interruptible));
+    t.push_back(Option<R>("--storage-gbps", "storage_gbps",
+                          "checkpoint storage write and read rate per node (docs/data-movement.md §2)",
+                          &R::storage_gbps).Unit("Gbit/s").Min(0.001).Max(10000).Unset("16, assumed (one NVMe drive)"));
+    t.push_back(Option<R>("--sync-link", "sync_link",
+                          "each node's link to shared or object storage: 1gbe, 10gbe, 25gbe, 100gbe ... or a rate "
+                          "(2.5gbps, 500mbps)", &R::sync_link)
+                    .Choices({}, [](const std::string& s) { ParseLinkRate(s, "sync_link"); })
+                    .Unset("none: checkpoints stay on the node"));
+    t.push_back(Option<R>("--checkpoint-async", "checkpoint_async",
+                          "save checkpoints asynchronously (copy to host memory, write behind: fsdp, megatron, "
+                          "torchtitan)", &R::checkpoint_async).Choices({"on", "off"}, on_off));
+    t.push_back(Option<R>("--failures-per-gpu-hour", "failures_per_gpu_hour",
+                          "node failures per GPU-hour, for the checkpoint interval (docs/data-movement.md §3)",
+                          &R::failures_per_gpu_hour).Min(0).Max(1).Unset("1.97e-5 (Llama 3 pre-training)"));
+    t.push_back(Option<R>("--dataset-bytes", "dataset_bytes", "dataset to upload from the office before the job",
+                          &R::dataset_bytes).Unit("bytes").Min(0).Max(1e17).Unset("none"));
+    t.push_back(Option<R>("--uplink", "uplink", "the office's link to the data centre: 100mbps, 1gbe ... (upload time)",
+                          &R::uplink)
+                    .Choices({}, [](const std::string& s) { ParseLinkRate(s, "uplink"); })
+                    .Unset("none"));
     return t;
   }();
   return table;

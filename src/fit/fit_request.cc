@@ -196,6 +196,24 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
     in.time.network = ParseNetwork(r.network);
   }
   in.tokens = r.JobTokens();
+  DataMovementConfig& d = in.data;
+  if (r.storage_gbps) {
+    d.storage_gbps = *r.storage_gbps;
+    d.storage_given = true;
+  }
+  if (!r.sync_link.empty()) {
+    d.sync_link = ParseLinkRate(r.sync_link, "sync_link");
+  }
+  d.async = ParseOnOff(r.checkpoint_async, "checkpoint_async");
+  if (r.failures_per_gpu_hour) {
+    d.failures_per_gpu_hour = *r.failures_per_gpu_hour;
+    d.failures_given = true;
+  }
+  d.dataset_bytes = r.dataset_bytes;
+  if (!r.uplink.empty()) {
+    d.uplink = ParseLinkRate(r.uplink, "uplink");
+  }
+  d.gpus_per_node = in.time.gpus_per_node;
   for (const auto& [v, field] : {std::pair{l.gpus, "gpus"}, std::pair{l.tp, "tp"}, std::pair{l.pp, "pp"},
                                  std::pair{l.ep, "ep"}, std::pair{l.vpp, "vpp"}, std::pair{l.cp, "cp"}}) {
     if (v <= 0) {
@@ -270,6 +288,8 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
       s.fits = false;
     }
   }
+  s.checkpoint = EstimateCheckpoint(spec, w, l, gpu, overhead.framework, e, in.data,
+                                    s.training ? s.training->total_hours.value_or(0.0) : 0.0);
   return s;
 }
 

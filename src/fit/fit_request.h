@@ -19,6 +19,7 @@
 #include "core/time.h"
 #include "catalog/model_loader.h"
 #include "fit/advisor.h"
+#include "fit/data_movement.h"
 #include "fit/memory_model.h"
 #include "fit/search.h"
 #include "fit/time_model.h"
@@ -78,6 +79,14 @@ struct FitRequest {
   std::string offers;  // offers file: prices the job, the serving plan or the search
   std::string start;   // with offers: when the job starts (empty: DefaultJobStart, read/time_text.h)
   bool interruptible = false;  // with offers: the job checkpoints, so spot may run it
+  // Data movement (fit/data_movement.h, docs/data-movement.md): the checkpoint storage and the
+  // links a checkpoint and the dataset travel over.
+  std::optional<double> storage_gbps;           // unset: kDefaultStorageGbps, said to be assumed
+  std::string sync_link;                        // node to shared storage (empty: none)
+  std::string checkpoint_async = "off";         // on: stage in host memory, write behind
+  std::optional<double> failures_per_gpu_hour;  // unset: Llama 3's rate
+  double dataset_bytes = 0;                     // to upload from the office before the start
+  std::string uplink;                           // office to data centre (empty: none)
   std::optional<UtcSeconds> now;  // for `start` and the serving month (unset: the clock)
 
   // A network front end (the serve API) never lets a request name a file on the server: the
@@ -121,6 +130,7 @@ struct FitInputs {
   // With a framework profile and no --cuda-context-mib: the CUDA context by GPU architecture
   // (data/frameworks.yaml allocator.cuda_context_mib); empty otherwise.
   std::map<std::string, double> cuda_context_mib;
+  DataMovementConfig data;  // storage, links, failure rate, dataset
 };
 FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir);
 
@@ -140,6 +150,7 @@ struct FitSingle {
   std::optional<TrainingTime> training;
   std::optional<InferencePlan> plan;  // inference: the serving plan
   InferenceTime shown;                // inference at the concurrency asked for (plan->fits)
+  CheckpointPlan checkpoint;          // its size, save, sync and restore times, the interval
 };
 
 // A search over cards and layouts: training or inference.
@@ -161,6 +172,7 @@ struct FitResult {
   double latency_ms = 0;
   std::optional<FitSingle> single;
   std::optional<FitSearch> search;
+  DataPlan data;  // the dataset's upload from the office
   bool Positive() const;  // fits (single) or something found (search): exit 0, else 1
 };
 

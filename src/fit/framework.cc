@@ -28,7 +28,8 @@ const std::vector<std::string>& ProfileKeys() {
       "max_num_seqs", "batched_tokens", "large_card",          "cuda_graph_mib",
       "context_outside_fraction",      "weights",              "sources",
       "batched_tokens_rule",           "card_f16_tflops",
-      "attention",    "elementwise",   "default_precision",    "default_recompute"};
+      "attention",    "elementwise",   "default_precision",    "default_recompute",
+      "checkpoint_weights",            "checkpoint_save",      "checkpoint_async"};
   return keys;
 }
 
@@ -144,6 +145,11 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.gguf = Choice(m, "weights", p.gguf ? "gguf" : "native", {"native", "gguf"}) == "gguf";
   p.attention = Choice(m, "attention", p.attention, {"fa2", "fa3"});
   p.eager_elementwise = Choice(m, "elementwise", p.eager_elementwise ? "eager" : "fused", {"fused", "eager"}) == "eager";
+  p.checkpoint_half_weights =
+      Choice(m, "checkpoint_weights", p.checkpoint_half_weights ? "half_and_master" : "training", {"half_and_master", "training"}) ==
+      "half_and_master";
+  p.checkpoint_save = Choice(m, "checkpoint_save", p.checkpoint_save, {"rank0", "replica0", "sharded"});
+  p.checkpoint_async = Flag(m, "checkpoint_async", p.checkpoint_async);
   if (m.Has("sources")) {
     p.sources = m.Strings("sources");
   }

@@ -70,6 +70,13 @@ struct FrameworkProfile {
   bool gguf = false;                 // llama.cpp: weights at a GGUF type's bits per weight
   std::string attention = "fa2";     // fused attention kernel for the time model: fa2 | fa3
   bool eager_elementwise = false;    // elementwise: eager (each PyTorch op its own kernel) | fused
+  // What a training checkpoint holds and who writes it (docs/data-movement.md §1):
+  // checkpoint_weights: true = a half-precision copy of the weights is saved beside the fp32
+  // master (DeepSpeed, Megatron: 2 + 12 bytes per parameter with Adam); false = the training
+  // parameters themselves are saved (fp32 under autocast, bf16 when pure; HF Trainer, FSDP2).
+  bool checkpoint_half_weights = true;
+  std::string checkpoint_save = "replica0";  // rank0 | replica0 | sharded
+  bool checkpoint_async = false;             // the framework can stage in host memory and write behind
   std::vector<std::string> sources;  // keys of the file's `sources`
   int line = 0;                      // where the entry starts in its file
 

@@ -175,23 +175,7 @@ class Estimator {
         adapters += n * weight_bytes / (l_.zero == 3 ? t.shard : 1.0);
       }
       grads += n * grad_bytes / (l_.zero >= 2 ? t.shard : 1.0);
-      double states = 0;
-      switch (w_.optimizer) {
-        case Optimizer::kAdamW:
-          states = n * (w_.precision == Precision::kBf16 ? 4.0 : 8.0);
-          break;
-        case Optimizer::kAdamW8bit:
-          states = n * (2.0 + 2.0 * 4.0 / kAdam8bitBlock);
-          break;
-        case Optimizer::kSgd:
-          states = n * (w_.precision == Precision::kBf16 ? 2.0 : 4.0);
-          break;
-        case Optimizer::kAdafactor:
-          // Shazeer & Stern 2018: factored second moment, row + column fp32 accumulators for
-          // matrices, full for vectors; no first moment (beta1 = None, the HF default).
-          states = t.factored * 4.0;
-          break;
-      }
+      double states = OptimizerStateBytes(w_.optimizer, w_.precision, n, t.factored);
       states += n * master;
       opt += states / (l_.zero >= 1 ? t.shard : 1.0);
     }
@@ -588,6 +572,22 @@ std::vector<double> OpRecomputeShares(const ModelSpec& m) {
     recompute_next = !recompute_next;
   }
   return shares;
+}
+
+double OptimizerStateBytes(Optimizer o, Precision p, double params, double factored) {
+  switch (o) {
+    case Optimizer::kAdamW:
+      return params * (p == Precision::kBf16 ? 4.0 : 8.0);
+    case Optimizer::kAdamW8bit:
+      return params * (2.0 + 2.0 * 4.0 / kAdam8bitBlock);
+    case Optimizer::kSgd:
+      return params * (p == Precision::kBf16 ? 2.0 : 4.0);
+    case Optimizer::kAdafactor:
+      // Shazeer & Stern 2018: factored second moment, row + column fp32 accumulators for
+      // matrices, full for vectors; no first moment (beta1 = None, the HF default).
+      return factored * 4.0;
+  }
+  return 0;
 }
 
 ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets) {

@@ -131,6 +131,10 @@ bool RowParallel(const ModelSpec& m, const TensorGroup& t);
 // for tensors outside the blocks and non-matmul tensors.
 std::vector<double> OpRecomputeShares(const ModelSpec& m);
 
+// §3.2 optimizer state bytes of `params` trained parameters, without the fp32 master copy (AdamW:
+// two moments; 8-bit AdamW: two 1-byte moments and block scales; SGD: momentum; Adafactor: its
+// `factored` accumulator elements in fp32, Shazeer & Stern 2018).
+double OptimizerStateBytes(Optimizer o, Precision p, double params, double factored);
 ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets);
 // Whether LoRA adapts this tensor: a linear layer weight (not the head, embeddings or router) named
 // in `targets`, or any of them when `targets` is empty ("all-linear", QLoRA section 4).

@@ -67,7 +67,18 @@ void PriceSingle(const FitRequest& r, const GpuCatalog& catalog, FitJobResult& o
     throw InputError::Option("offers", "no offer in " + r.offers + " is for " + s.gpu->name, {}, r.offers, 0);
   }
   if (s.training && s.training->total_hours) {
-    out.job = PriceJob(mine, static_cast<double>(s.layout.gpus), *s.training->total_hours,
+    // Spot rework with this job's own checkpoint: its blocking save time replaces the minutes
+    // an offer types (docs/data-movement.md §3).
+    OfferSet priced = mine;
+    if (r.interruptible) {
+      for (Offer& o : priced.offers) {
+        if (o.spot) {
+          o.spot->checkpoint_minutes = s.checkpoint.save_seconds / 60.0;
+          out.spot_checkpoint_minutes = o.spot->checkpoint_minutes;
+        }
+      }
+    }
+    out.job = PriceJob(priced, static_cast<double>(s.layout.gpus), *s.training->total_hours,
                        ParseJobStart(r.start, mine.zone, Now(r)), r.interruptible);
   } else if (s.plan && s.plan->fits) {
     std::vector<InferencePlan> one{*s.plan};
@@ -107,6 +118,7 @@ FitJobResult RunFit(const FitRequest& r, const GpuCatalog& catalog, const std::s
       PriceSingle(r, catalog, out);
     }
   }
+  out.data = EstimateDataUpload(in.data);
   out.model = std::move(in.model);
   return out;
 }

@@ -21,6 +21,7 @@ struct FitJobResult : FitResult {
   std::string price_note;         // why a single training job could not be priced
   bool start_default = false;     // the job's start is DefaultJobStart (no --start given)
   bool interruptible = false;     // the request let spot run the job
+  std::optional<double> spot_checkpoint_minutes;  // the job's save time, used for the spot offers' rework
   std::optional<LocalMinute> search_start_minute;  // a training search priced from this start (offers' clock)
   std::string JobBasis() const;   // "cheapest rental from <offers> for <n> GPUs"
   // fits (single) or found (search), and a job that was priced could be served: exit 0, else 1

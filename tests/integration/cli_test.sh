@@ -72,7 +72,7 @@ cp "$fixtures/configs/gpt2.json" "$tmp/ckpt/config.json"
 header='{"w":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]}}'
 { printf "\\x$(printf %02x ${#header})\\x00\\x00\\x00\\x00\\x00\\x00\\x00"; printf '%s' "$header"; head -c 12 /dev/zero; } >"$tmp/ckpt/model.safetensors"
 expect_exit 0 "checkpoint dir" -- "$bin" fit --model "$tmp/ckpt" --task infer --json
-json_is '.checkpoint.params' 6
+json_is '.model_files.params' 6
 json_is '.model.params_total' 124439808
 
 # Bad input: one line naming file, line and field; exit 2.

@@ -197,4 +197,51 @@ nlohmann::json CandidateToJson(const Candidate& c) {
           {"cost", {{"amount", c.cost.amount}, {"currency", c.cost.currency}, {"per", c.cost_per}, {"basis", c.cost_basis}}}};
 }
 
+namespace {
+nlohmann::json LinkToJson(const std::optional<LinkRate>& l) {
+  if (!l) {
+    return nullptr;
+  }
+  return {{"name", l->name}, {"gbps", l->bits_per_second / 1e9}, {"goodput_bytes_per_second", l->GoodputBytesPerSecond()}};
+}
+}  // namespace
+
+nlohmann::json CheckpointPlanToJson(const CheckpointPlan& p) {
+  nlohmann::json j = {{"training", p.training},
+                      {"bytes", p.bytes},
+                      {"bytes_per_rank", p.bytes_per_rank},
+                      {"node_bytes", p.node_bytes},
+                      {"weights_bytes", p.weights_bytes},
+                      {"restore_seconds", p.restore_seconds},
+                      {"storage_gbps", p.storage_gbps},
+                      {"storage_assumed", p.storage_assumed},
+                      {"notes", p.notes}};
+  if (!p.training) {
+    for (const char* k : {"save_seconds", "write_seconds", "sync_seconds", "interval_seconds", "lost_fraction"}) {
+      j[k] = nullptr;
+    }
+    return j;
+  }
+  j["bytes_per_param"] = p.bytes_per_param;
+  j["save_mode"] = p.save_mode;
+  j["half_and_master"] = p.half_and_master;
+  j["async"] = p.async;
+  j["save_seconds"] = p.save_seconds;
+  j["write_seconds"] = p.write_seconds;
+  j["sync_seconds"] = OptionalToJson(p.sync_seconds);
+  j["interval_seconds"] = OptionalToJson(p.interval_seconds);
+  j["young_seconds"] = OptionalToJson(p.young_seconds);
+  j["sync_bound"] = p.sync_bound;
+  j["failures_per_hour"] = p.failures_per_hour;
+  j["failure_basis"] = p.failure_basis;
+  j["lost_fraction"] = p.lost_fraction;
+  j["lost_hours"] = OptionalToJson(p.lost_hours);
+  return j;
+}
+
+nlohmann::json DataPlanToJson(const DataPlan& d) {
+  return {{"dataset_bytes", d.dataset_bytes}, {"uplink", LinkToJson(d.uplink)},
+          {"upload_seconds", OptionalToJson(d.upload_seconds)}};
+}
+
 }  // namespace gpuplan

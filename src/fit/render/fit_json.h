@@ -6,6 +6,7 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "fit/advisor.h"
+#include "fit/data_movement.h"
 #include "fit/memory_model.h"
 #include "fit/search.h"
 #include "fit/time_model.h"
@@ -19,5 +20,9 @@ nlohmann::json FitToJson(const ModelSpec& m, const Workload& w, const Layout& l,
 nlohmann::json GpuToJson(const Gpu& g);
 nlohmann::json TrainingTimeToJson(const TrainingTime& t);
 nlohmann::json CandidateToJson(const Candidate& c);
+// `checkpoint` (docs/data-movement.md §5): bytes, bytes_per_rank, save/sync/restore seconds, the
+// interval and the lost fraction; `data`: the dataset's upload.
+nlohmann::json CheckpointPlanToJson(const CheckpointPlan& p);
+nlohmann::json DataPlanToJson(const DataPlan& d);
 
 }  // namespace gpuplan

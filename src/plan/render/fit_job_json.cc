@@ -32,12 +32,17 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
   if (!r.price_note.empty()) {
     j["notes"].push_back(r.price_note);
   }
+  j["checkpoint"] = CheckpointPlanToJson(s.checkpoint);
+  if (r.spot_checkpoint_minutes) {
+    j["checkpoint"]["spot_checkpoint_minutes"] = *r.spot_checkpoint_minutes;
+  }
+  j["data"] = DataPlanToJson(r.data);
   if (s.plan) {
     // (beside the KV cache figures FitToJson puts there)
     j["inference"].update(InferenceToJson(*s.plan, s.shown, s.workload.concurrency, r.qps, r.latency_ms));
   }
   if (r.model.checkpoint) {
-    j["checkpoint"] = CheckpointToJson(*r.model.checkpoint);
+    j["model_files"] = ModelFilesToJson(*r.model.checkpoint);
   }
   return j;
 }
@@ -75,8 +80,9 @@ nlohmann::json InferenceSearchToJson(const FitJobResult& r) {
     j["closest"] = x.closest;
   }
   j["search"]["notes"] = x.notes;
+  j["data"] = DataPlanToJson(r.data);
   if (r.model.checkpoint) {
-    j["checkpoint"] = CheckpointToJson(*r.model.checkpoint);
+    j["model_files"] = ModelFilesToJson(*r.model.checkpoint);
   }
   return j;
 }
@@ -113,8 +119,9 @@ nlohmann::json TrainingSearchToJson(const FitJobResult& r) {
                  {"max_gpus", s.options.max_gpus},
                  {"pinned", PinnedToJson(s.options.pinned)},
                  {"notes", x.notes}};
+  j["data"] = DataPlanToJson(r.data);
   if (r.model.checkpoint) {
-    j["checkpoint"] = CheckpointToJson(*r.model.checkpoint);
+    j["model_files"] = ModelFilesToJson(*r.model.checkpoint);
   }
   j["candidates"] = nlohmann::json::array();
   for (const auto& c : x.ranked) {
@@ -131,7 +138,7 @@ nlohmann::json TrainingSearchToJson(const FitJobResult& r) {
 
 }  // namespace
 
-nlohmann::json CheckpointToJson(const CheckpointSummary& c) {
+nlohmann::json ModelFilesToJson(const CheckpointSummary& c) {
   return {{"files", c.files}, {"params", c.params}, {"bytes", c.bytes}, {"params_by_dtype", c.params_by_dtype}};
 }
 

@@ -13,7 +13,8 @@
 
 namespace gpuplan {
 
-nlohmann::json CheckpointToJson(const CheckpointSummary& c);
+// The model folder's safetensors files as read (`model_files`: files, params, bytes, by dtype).
+nlohmann::json ModelFilesToJson(const CheckpointSummary& c);
 // The layout dimensions a search kept as given.
 nlohmann::json PinnedToJson(const SearchPins& p);
 // A serving plan: `shown` holds the figures at `concurrency` (the one asked for); with a rate or

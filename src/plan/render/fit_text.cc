@@ -15,6 +15,7 @@
 #include "format/money.h"
 #include "format/numbers.h"
 #include "format/table.h"
+#include "format/times.h"
 #include "format/text_lang.h"
 
 namespace gpuplan {
@@ -373,6 +374,63 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
   }
 }
 
+// A span of seconds: whole seconds below two minutes, then FormatMinutes ("45 min", "2.5 h").
+std::string Span(double seconds) {
+  return seconds < 10 ? fmt::format("{:.1f} s", seconds) : seconds < 120 ? fmt::format("{:.0f} s", seconds) : FormatMinutes(seconds / 60.0);
+}
+std::string Gb(double bytes) { return FormatNumber(bytes / 1e9, 3) + " GB"; }
+
+void PrintCheckpoint(std::ostream& os, const CheckpointPlan& p, const std::string& framework) {
+  os << "\n";
+  if (!p.training) {
+    os << SayFormat("cli.fit.ckpt.weights", "weights to load {} ({} per GPU); on another node in {}",
+                    {Gb(p.bytes), Gb(p.bytes_per_rank), Span(p.restore_seconds)})
+       << "\n";
+    return;
+  }
+  const std::string who = p.save_mode == "rank0"    ? Say("cli.fit.ckpt.rank0", "one rank writes it all")
+                          : p.save_mode == "sharded" ? Say("cli.fit.ckpt.sharded", "every rank writes its shard")
+                                                     : Say("cli.fit.ckpt.replica0", "the first replica writes the weights, every rank its optimizer shard");
+  os << SayFormat("cli.fit.ckpt.size", "checkpoint {} ({} bytes per trained parameter; {}: {}, {} per rank, {} per node)",
+                  {Gb(p.bytes), FormatNumber(p.bytes_per_param, 3), framework, who, Gb(p.bytes_per_rank), Gb(p.node_bytes)})
+     << "\n";
+  const std::string storage = FormatNumber(p.storage_gbps, 3) + " Gbit/s" + Say("cli.fit.ckpt.per_node", " per node") +
+                              (p.storage_assumed ? Say("cli.fit.ckpt.assumed", ", assumed: give --storage-gbps") : "");
+  if (p.async) {
+    os << "  " << SayFormat("cli.fit.ckpt.save_async", "save     {} copy to host memory, training waits; the write ({}) runs behind it at {}",
+                            {Span(p.save_seconds), Span(p.write_seconds), storage})
+       << "\n";
+  } else {
+    os << "  " << SayFormat("cli.fit.ckpt.save", "save     {} per checkpoint, training waits (storage {})",
+                            {Span(p.save_seconds), storage})
+       << "\n";
+  }
+  if (p.sync_seconds) {
+    os << "  " << SayFormat("cli.fit.ckpt.sync", "sync     {} per checkpoint off each node", {Span(*p.sync_seconds)}) << "\n";
+  }
+  os << "  " << SayFormat("cli.fit.ckpt.restore", "restore  {} to resume on another node", {Span(p.restore_seconds)}) << "\n";
+  if (p.interval_seconds) {
+    os << "  " << SayFormat("cli.fit.ckpt.interval", "interval {} between checkpoints (Young; {} failures per hour: {})",
+                            {Span(*p.interval_seconds), FormatNumber(p.failures_per_hour, 3), SayMessage(p.failure_basis)})
+       << "\n";
+    os << "  " << SayFormat("cli.fit.ckpt.lost", "lost     {}% of the wall time to saves, rework and restarts{}",
+                            {FormatNumber(100.0 * p.lost_fraction, 3),
+                             p.lost_hours ? SayFormat("cli.fit.ckpt.lost_hours", ": {} of the job", {FormatHours(*p.lost_hours) + " h"}) : std::string()})
+       << "\n";
+  }
+  for (const auto& n : p.notes) {
+    os << "  " << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+  }
+}
+
+void PrintUpload(std::ostream& os, const DataPlan& d) {
+  if (d.upload_seconds) {
+    os << SayFormat("cli.fit.upload", "upload   {0} for the dataset's {1} over {2} before the job can start",
+                    {Span(*d.upload_seconds), Gb(d.dataset_bytes), d.uplink->name})
+       << "\n";
+  }
+}
+
 void PrintSingle(std::ostream& os, const FitJobResult& res) {
   const FitSingle& s = *res.single;
   const auto& ckpt = res.model.checkpoint;
@@ -386,6 +444,8 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
   if (s.training) {
     PrintTrainingTime(os, *s.training, s.network);
   }
+  PrintCheckpoint(os, s.checkpoint, s.memory.framework);
+  PrintUpload(os, res.data);
   if (res.job && !res.job->plan.feasible) {
     os << SayFormat("cli.fit.unpriced", "cost: none, no offer can run the job: {}", {SayMessage(res.job->unserved)})
        << "\n";
