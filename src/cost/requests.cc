@@ -105,6 +105,7 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
     // (the requested or the next one).
     LocalMinute start_minute{RequestedMonthStart(r, zone)};
     bool interruptible = false;
+    std::optional<double> spot_minutes;
     if (j.contains("cost") && j["cost"].is_object()) {
       const nlohmann::json& c = j["cost"];
       if (c.contains("start") && c["start"].is_string()) {
@@ -118,6 +119,13 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
           throw InputError("expected YYYY-MM-DDTHH:MM", r.usage, 0, "cost.start");
         }
       }
+      if (c.contains("spot_checkpoint_minutes")) {
+        const nlohmann::json& m = c["spot_checkpoint_minutes"];
+        if (!m.is_number() || !(m.get<double>() >= 0 && m.get<double>() <= 10080)) {
+          throw InputError("expected minutes between 0 and 10080", r.usage, 0, "cost.spot_checkpoint_minutes");
+        }
+        spot_minutes = m.get<double>();
+      }
       if (c.contains("interruptible")) {
         if (!c["interruptible"].is_boolean()) {
           throw InputError("expected true or false", r.usage, 0, "cost.interruptible");
@@ -127,6 +135,7 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
     }
     UsageTrace t = UsageFromJob(gpus->get<double>(), hours->get<double>(), start_minute, zone, interruptible);
     t.source = r.usage;
+    t.spot_checkpoint_minutes = spot_minutes;
     return t;
   }
   return ParseUsageCsv(text, r.usage, zone);
@@ -144,6 +153,21 @@ UsageTrace ExtrapolateAsAsked(const UsageTrace& u, const std::string& extrapolat
   return Extrapolate(u, extrapolate == "year" ? TermUnit::kYear : TermUnit::kMonth);
 }
 
+}  // namespace
+
+namespace {
+// The spot offers priced with the job's own checkpoint save time when the usage carries one
+// (a fit --json job), as fit priced them.
+OfferSet WithJobCheckpoint(OfferSet set, const UsageTrace& u) {
+  if (u.spot_checkpoint_minutes) {
+    for (Offer& o : set.offers) {
+      if (o.spot) {
+        o.spot->checkpoint_minutes = *u.spot_checkpoint_minutes;
+      }
+    }
+  }
+  return set;
+}
 }  // namespace
 
 UsageTrace LoadRequestedUsage(const CostRequest& r, const Zone& zone) {
@@ -251,10 +275,11 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
 
 CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
   CheckCostRequest(CompareOptionTable(), r, catalog);
-  const OfferSet set = SelectOffers(r, catalog);
+  OfferSet set = SelectOffers(r, catalog);
   CompareResult c;
   c.currency = set.currency;
   c.usage = LoadRequestedUsage(r, set.zone);
+  set = WithJobCheckpoint(set, c.usage);
   if (r.by.empty()) {
     c.strategies = PureStrategies(set, c.usage, r.Options());
     return c;
@@ -291,11 +316,12 @@ CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
 
 OptimizeResult RunOptimize(const OptimizeRequest& r, const GpuCatalog& catalog) {
   CheckCostRequest(OptimizeOptionTable(), r, catalog);
-  const OfferSet set = SelectOffers(r, catalog);
+  OfferSet set = SelectOffers(r, catalog);
   const OptimizeOptions oo = r.Options();
   OptimizeResult o;
   o.currency = set.currency;
   o.usage = LoadRequestedUsage(r, set.zone);
+  set = WithJobCheckpoint(set, o.usage);
   o.pure = PureStrategies(set, o.usage, oo);
   o.plan = OptimizeRental(set, o.usage, oo, &o.pure);
   for (const auto& [mode, p] : o.pure) {
@@ -337,10 +363,11 @@ double TokensPerGpuSecond(const TcoRequest& r, const Gpu& gpu, const GpuCatalog&
 
 TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog, const std::string& data_dir) {
   CheckCostRequest(TcoOptionTable(), r, catalog);
-  const OfferSet set = SelectOffers(r, catalog);
+  OfferSet set = SelectOffers(r, catalog);
   TcoJobResult t;
   t.currency = set.currency;
   t.usage = LoadRequestedUsage(r, set.zone);
+  set = WithJobCheckpoint(set, t.usage);
   for (const auto& [v, field] : {std::pair{r.own.card_price, "card_price"},
                                  std::pair{r.own.depreciation_years, "depreciation_years"}}) {
     if (!(v > 0)) {

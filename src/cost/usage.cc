@@ -74,9 +74,11 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, const
     DemandClass cls;
     double gpus;
     int deadline;
+    std::optional<UtcMillis> instant;  // when the timestamp carries its offset
   };
   std::vector<Row> rows;
   std::map<std::pair<LocalHour, int>, int> seen;
+  std::map<std::pair<LocalHour, int>, std::size_t> seen_row;
   std::string first;
   while (std::getline(in, line)) {
     ++line_no;
@@ -88,6 +90,9 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, const
     Row r{};
     if (const auto h = ParseIsoHour(cell(c_time), zone)) {
       r.hour = *h;
+      if (const auto iso = ParseIsoTime(cell(c_time)); iso && iso->offset) {
+        r.instant = UtcMillis{iso->wall.time_since_epoch() - *iso->offset};
+      }
     } else {
       throw InputError("expected an ISO 8601 hour such as 2026-01-05T09:00 (offsets in whole hours), got '" + cell(c_time) + "'", file, line_no,
                        "timestamp");
@@ -123,7 +128,18 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, const
       }
       r.deadline = static_cast<int>(v);
     }
-    if (!seen.emplace(std::make_pair(r.hour, static_cast<int>(r.cls)), line_no).second) {
+    const auto key = std::make_pair(r.hour, static_cast<int>(r.cls));
+    if (const auto prev = seen_row.find(key); prev != seen_row.end()) {
+      Row& p = rows[prev->second];
+      if (p.instant && r.instant && *p.instant != *r.instant) {
+        // The hour a zone's clock repeats when daylight saving ends (02:00+02:00 and 02:00+01:00
+        // in Europe/Berlin): one wall-clock hour of the trace's grid, which keeps the larger of the
+        // two (docs/cost-model.md §0: the grid counts wall-clock hours).
+        p.gpus = std::max(p.gpus, r.gpus);
+        continue;
+      }
+    }
+    if (!seen.emplace(key, line_no).second) {
       throw InputError("a second row for this hour and class (first on line " +
                            std::to_string(seen[{r.hour, static_cast<int>(r.cls)}]) + ")",
                        file, line_no, "timestamp");
@@ -131,6 +147,7 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, const
     if (rows.empty()) {
       first = cell(c_time);
     }
+    seen_row.emplace(key, rows.size());
     rows.push_back(r);
   }
   if (rows.empty()) {

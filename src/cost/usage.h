@@ -31,6 +31,9 @@ struct UsageTrace {
   std::string source;
   std::string note;              // how the trace was made (extrapolated, synthetic month, ...)
   bool from_job = false;         // one job (UsageFromJob): its hours are the usage, not a sample
+  // A fit --json job's own checkpoint save time (cost.spot_checkpoint_minutes): replaces the spot
+  // offers' typed checkpoint minutes, so cost prices the rework fit priced (WithJobCheckpoint).
+  std::optional<double> spot_checkpoint_minutes;
   LocalHour EndHour() const { return start_hour + std::chrono::hours{static_cast<int64_t>(hours.size())}; }
   // The local hour of hours[i].
   LocalHour HourAt(std::size_t i) const { return start_hour + std::chrono::hours{static_cast<int64_t>(i)}; }

@@ -380,6 +380,11 @@ int64_t ParseMeterTime(const std::string& text, const Zone& zone, const std::str
     return UnixMillis(zone.StartOf(*day));
   }
   if (const auto hour = ParseIsoHour(text, zone)) {
+    // A time written with its offset is an instant: taken as it is, not through the zone's
+    // wall clock (which repeats an hour when daylight saving ends).
+    if (const auto iso = ParseIsoTime(text); iso && iso->offset) {
+      return UnixMillis(UtcMillis{iso->wall.time_since_epoch() - *iso->offset});
+    }
     return UnixMillis(zone.StartOf(*hour));
   }
   throw InputError::Option(field, "expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "

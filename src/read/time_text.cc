@@ -73,10 +73,9 @@ std::optional<Zone> ParseZone(const std::string& s) {
     }
     return Zone::FixedOffset(*off);
   }
-  if (s == "Asia/Shanghai") {  // the default zone, also without a tz database on the machine
-    if (auto z = Zone::Named(s)) {
-      return z;
-    }
+  if (s == "Asia/Shanghai") {
+    // The default zone, read as China Standard Time (+08:00, no daylight saving since 1991), so
+    // that it prints as +08:00, as it always did, and needs no tz database on the machine.
     return ChinaStandardTime();
   }
   auto z = Zone::Named(s);
@@ -109,11 +108,14 @@ std::string FormatUtcIso(UtcMillis t) {
 }
 
 std::optional<IsoTime> ParseIsoTime(const std::string& text) {
-  if (text.size() < 16 || (text[10] != 'T' && text[10] != ' ')) {
+  // The date and the time are separated by 'T' or a space; fields need not be zero-padded
+  // (2027-3-1T9:00), as the readers have always taken them.
+  const std::size_t sep = text.find_first_of("T ");
+  if (text.size() > 64 || sep == std::string::npos || sep < 5) {
     return std::nullopt;
   }
   std::string s = text;
-  s[10] = 'T';
+  s[sep] = 'T';
   IsoTime t;
   std::string rest;
   if (!ParseAll(s, "%Y-%m-%dT%H:%M", &t.wall, &rest)) {
@@ -171,7 +173,7 @@ std::optional<LocalHour> ParseYearMonth(const std::string& s) {
 
 std::optional<LocalDay> ParseIsoDay(const std::string& s) {
   LocalDay d;
-  if (s.size() != 10 || !ParseAll(s, "%Y-%m-%d", &d)) {
+  if (s.size() > 10 || !ParseAll(s, "%Y-%m-%d", &d)) {
     return std::nullopt;
   }
   return d;
@@ -189,11 +191,13 @@ std::optional<minutes> ParseTimeOfDay(const std::string& s) {
   if (s == "24:00") {
     return minutes{24 * 60};
   }
-  minutes m{};
-  if (s.empty() || s.size() > 5 || !ParseAll(s, "%H:%M", &m) || m < minutes{0} || m >= std::chrono::hours{24}) {
+  // Read as a time of a day, so the hour (0-23) and the minute (0-59) are range-checked, which
+  // date::parse does not do for a bare duration ("09:75" would be 10:15).
+  LocalMinute t;
+  if (s.empty() || s.size() > 5 || !ParseAll("2000-01-01T" + s, "%Y-%m-%dT%H:%M", &t)) {
     return std::nullopt;
   }
-  return m;
+  return t - LocalMinute{LocalDay{date::year{2000} / 1 / 1}};
 }
 
 LocalMinute DefaultJobStart(const Zone& zone, UtcSeconds now) {
@@ -213,10 +217,10 @@ LocalMinute ParseJobStart(const std::string& s, const Zone& zone, UtcSeconds now
     return now_local;
   }
   LocalMinute at;
-  if (s.size() == 16 && ParseAll(s, "%Y-%m-%dT%H:%M", &at)) {
+  if (s.size() <= 16 && ParseAll(s, "%Y-%m-%dT%H:%M", &at)) {
     return at;
   }
-  if (s.size() == 5) {
+  if (s.size() <= 5) {
     if (const auto tod = ParseTimeOfDay(s); tod && *tod < std::chrono::hours{24}) {
       return LocalMinute{date::floor<date::days>(now_local)} + *tod;
     }

@@ -821,6 +821,21 @@ TEST(Usage, CsvOffsetsAreConvertedToTheOffersZone) {
   EXPECT_EQ(u.hours.size(), 2u);
 }
 
+TEST(Usage, TheHourARealZoneRepeatsIsOneWallClockHour) {
+  // Europe/Berlin leaves daylight saving at 03:00+02:00 on 2027-10-31 (the last Sunday of
+  // October): 02:00+02:00 and 02:00+01:00 are two instants of one wall-clock hour, which the
+  // grid holds once, at the larger of the two rows; the same hour twice with one offset is an error.
+  const Zone berlin = *ParseZone("Europe/Berlin");
+  const UsageTrace u = ParseUsageCsv("timestamp,gpus\n2027-10-31T01:00+02:00,2\n2027-10-31T02:00+02:00,3\n"
+                                     "2027-10-31T02:00+01:00,5\n2027-10-31T03:00+01:00,1\n",
+                                     "u.csv", berlin);
+  ASSERT_EQ(u.hours.size(), 3u);
+  EXPECT_EQ(u.hours[1].hour_of_day, 2);
+  EXPECT_DOUBLE_EQ(u.hours[1].firm, 5);
+  EXPECT_THROW(ParseUsageCsv("timestamp,gpus\n2027-10-31T02:00+01:00,3\n2027-10-31T02:00+01:00,5\n", "u.csv", berlin),
+               InputError);
+}
+
 TEST(Optimizer, AJobOfWholeInstancesForPartOfAnHour) {
   // 56 GPUs for 30 minutes from 09:30 on 8-GPU instances at 400 per instance-hour, billed by
   // the second: 7 instances x 0.5 h x 400 = 1,400 (spreading 28 GPU-hours over the hour would

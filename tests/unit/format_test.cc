@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/error.h"
 #include "format/money.h"
 #include "format/numbers.h"
 #include "format/times.h"
@@ -151,6 +152,19 @@ TEST(FormatTimes, TheOneIsoReaderTakesItsVariantsAndRefusesTheRest) {
   EXPECT_EQ(ParseTimeOfDay("22:00"), std::chrono::minutes{22 * 60});
   EXPECT_EQ(ParseTimeOfDay("24:00"), std::chrono::minutes{24 * 60});
   EXPECT_FALSE(ParseTimeOfDay("24:30").has_value());
+  // Minutes are range-checked (a bare duration would take 09:75 as 10:15), and fields need not
+  // be zero-padded, as the readers always took them.
+  EXPECT_FALSE(ParseTimeOfDay("09:75").has_value());
+  EXPECT_FALSE(ParseTimeOfDay("21:60").has_value());
+  EXPECT_EQ(ParseTimeOfDay("9:30"), std::chrono::minutes{9 * 60 + 30});
+  EXPECT_EQ(ParseIsoHour("2027-3-1T9:00", cst), CivilHour(2027, 3, 1, 9));
+  EXPECT_EQ(ParseIsoDay("2027-3-1"), CivilDay(2027, 3, 1));
+  const UtcSeconds now{std::chrono::seconds{kDec3At1315Utc / 1000}};
+  EXPECT_EQ(ParseJobStart("2027-05-02T9:00", cst, now), LocalMinute{CivilDay(2027, 5, 2)} + std::chrono::hours{9});
+  EXPECT_EQ(ParseJobStart("9:30", cst, now), LocalMinute{CivilDay(2026, 12, 3)} + std::chrono::minutes{9 * 60 + 30});
+  EXPECT_THROW(ParseJobStart("09:75", cst, now), InputError);
+  // Asia/Shanghai is China Standard Time, printed as +08:00 as before.
+  EXPECT_EQ(ParseZone("Asia/Shanghai")->Name(), "+08:00");
   EXPECT_EQ(FormatTimeOfDay(std::chrono::minutes{8 * 60 + 5}), "08:05");
   EXPECT_EQ(FormatUtcIso(FromUnixMillis(kDec3At1315Utc + 250)), "2026-12-03T13:15:00.250Z");
   EXPECT_EQ(FormatUtcIso(FromUnixMillis(kDec3At1315Utc)), "2026-12-03T13:15:00Z");

@@ -651,6 +651,12 @@ TEST_F(MeterReportTest, RequestErrorsNameTheirFlag) {
   EXPECT_EQ(ParseMeterTime("2027-03-01T00:00", test::Offset(480), "t"), kMarch);
   EXPECT_EQ(ParseMeterTime("2027-02-28T16:00Z", test::Offset(480), "t"), kMarch);
   EXPECT_EQ(ParseMeterTime("2027-02-28T16:00", test::Offset(0), "t"), kMarch);
+  // A time with its offset is that instant, also in the hour a real zone repeats: 01:00Z on
+  // 2027-10-31 is 02:00+01:00 in Berlin (the second 02:00), not the first 02:00 (00:00Z).
+  // 2027-10-31 is 21,122 days after 1970-01-01: 57 x 365 + 14 leap days = 20,819 to 2027-01-01,
+  // then 303 days (31+28+31+30+31+30+31+31+30+30) to October 31.
+  EXPECT_EQ(ParseMeterTime("2027-10-31T01:00Z", *ParseZone("Europe/Berlin"), "t"),
+            (int64_t{21122} * 86400 + 3600) * 1000);
 }
 
 TEST_F(MeterReportTest, UnpricedReportHasNoMoneyAndNamesIdleTime) {

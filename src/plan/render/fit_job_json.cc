@@ -33,9 +33,6 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
     j["notes"].push_back(r.price_note);
   }
   j["checkpoint"] = CheckpointPlanToJson(s.checkpoint);
-  if (r.spot_checkpoint_minutes) {
-    j["checkpoint"]["spot_checkpoint_minutes"] = *r.spot_checkpoint_minutes;
-  }
   j["data"] = DataPlanToJson(r.data);
   if (s.plan) {
     // (beside the KV cache figures FitToJson puts there)
@@ -204,6 +201,9 @@ nlohmann::json JobPriceToJson(const FitJobResult& r) {
                           {"feasible", job.plan.feasible}};
   if (!job.plan.feasible) {
     price["unserved"] = job.unserved;
+  }
+  if (r.spot_checkpoint_minutes) {  // the job's own save time, used for the spot offers' rework
+    price["spot_checkpoint_minutes"] = *r.spot_checkpoint_minutes;
   }
   if (job.night_total) {
     price["night_start"] = FormatLocalMinute(*job.night_start_minute);

@@ -1,0 +1,177 @@
+// Checkpoint size, save, sync and restore times, the Young interval and the dataset upload
+// (fit/data_movement.h, docs/data-movement.md), each against figures worked by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "fit/data_movement.h"
+#include "plan/fit_job.h"
+#include "test_paths.h"
+
+namespace gpuplan {
+namespace {
+
+// Llama-3.1-70B's parameter count as its safetensors index states it (metadata total_size /
+// 2 bytes of bf16: 141,107,412,992 / 2).
+constexpr double kLlama70BParams = 70553706496.0;
+// TCP payload per second of a link: line rate / 8 x 1448 / 1538 (a 1500-byte MTU: 1448 bytes of
+// payload after IPv4, TCP and its timestamp option; 1538 bytes on the wire with the Ethernet
+// header, FCS, preamble and inter-frame gap).
+constexpr double kGbePayload = 1e9 / 8 * 1448.0 / 1538.0;  // 117,685,305.6 B/s
+
+FitJobResult Fit(FitRequest r) {
+  return RunFit(r, test::Catalog(), test::DataDir());
+}
+
+FitRequest Llama70BFullOn16H100(const std::string& framework) {
+  FitRequest r;
+  r.model = "Llama-3.1-70B";
+  r.task = "full";
+  r.gpu = "H100 SXM";
+  r.gpus = 16;
+  r.tp = 8;
+  r.framework = framework;
+  return r;
+}
+
+TEST(DataMovement, LinkRatesAreLineRatesAndTheirTcpPayload) {
+  EXPECT_DOUBLE_EQ(ParseLinkRate("1gbe", "sync_link").bits_per_second, 1e9);
+  EXPECT_DOUBLE_EQ(ParseLinkRate("10GbE", "sync_link").bits_per_second, 1e10);
+  EXPECT_DOUBLE_EQ(ParseLinkRate("100mbps", "uplink").bits_per_second, 1e8);
+  EXPECT_DOUBLE_EQ(ParseLinkRate("2.5gbps", "uplink").bits_per_second, 2.5e9);
+  EXPECT_NEAR(ParseLinkRate("1gbe", "sync_link").GoodputBytesPerSecond(), kGbePayload, 1e-3);
+  for (const char* bad : {"3gbe", "fast", "0mbps", "-1gbps", "10", "5tbps", "nangbps"}) {
+    try {
+      ParseLinkRate(bad, "sync_link");
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "sync_link") << bad;
+    }
+  }
+}
+
+TEST(DataMovement, A70BFullFineTuneCheckpointAndItsSyncOverOneAndTenGbE) {
+  // Megatron with the distributed optimizer saves bf16 weights (2 bytes) beside the fp32 master
+  // (4) and Adam's two fp32 moments (8): 14 bytes a parameter, 987.75 GB, every rank its shard:
+  // 16 GPUs on 2 nodes write 493.88 GB each.
+  FitRequest r = Llama70BFullOn16H100("megatron");
+  r.sync_link = "1gbe";
+  const CheckpointPlan one = Fit(r).single->checkpoint;
+  const double bytes = kLlama70BParams * 14;
+  EXPECT_NEAR(one.bytes, bytes, 1);
+  EXPECT_NEAR(one.bytes_per_rank, bytes / 16, 1);
+  EXPECT_NEAR(one.node_bytes, bytes / 2, 1);
+  // 493.876e9 B / 117.685e6 B/s = 4,196.6 s (70 min) over 1 GbE; a tenth over 10 GbE.
+  ASSERT_TRUE(one.sync_seconds.has_value());
+  EXPECT_NEAR(*one.sync_seconds, 4196.6, 0.1);
+  r.sync_link = "10gbe";
+  const CheckpointPlan ten = Fit(r).single->checkpoint;
+  EXPECT_NEAR(*ten.sync_seconds, 419.66, 0.01);
+  // The save at the assumed 16 Gbit/s (2 GB/s) per node: 493.876e9 / 2e9 = 246.9 s; restoring on
+  // another node fetches the node's share over the link and loads it: 4,196.6 + 246.9 s.
+  EXPECT_NEAR(one.save_seconds, 246.94, 0.01);
+  EXPECT_TRUE(one.storage_assumed);
+  EXPECT_NEAR(one.restore_seconds, 4196.58 + 246.94, 0.1);
+  EXPECT_EQ(one.save_mode, "sharded");
+}
+
+TEST(DataMovement, WhatEachFrameworkSavesPerTrainedParameter) {
+  // DeepSpeed ZeRO-3 saves no bf16 copy by default: the fp32 partitions and the moments, 12 B.
+  FitRequest ds = Llama70BFullOn16H100("deepspeed");
+  ds.tp = 1;
+  ds.zero = 3;
+  const CheckpointPlan z3 = Fit(ds).single->checkpoint;
+  EXPECT_DOUBLE_EQ(z3.bytes_per_param, 12);
+  EXPECT_NEAR(z3.bytes_per_rank, kLlama70BParams * 12 / 16, 1);
+  // DeepSpeed ZeRO-1: data-parallel rank 0 writes the whole bf16 model (141.1 GB), each of the 16
+  // ranks its sixteenth of the 12-byte optimizer state (52.9 GB): 194.0 GB on rank 0.
+  ds.zero = 1;
+  const CheckpointPlan z1 = Fit(ds).single->checkpoint;
+  EXPECT_DOUBLE_EQ(z1.bytes_per_param, 14);
+  EXPECT_NEAR(z1.bytes_per_rank, kLlama70BParams * 2 + kLlama70BParams * 12 / 16, 1);
+  // The Trainer of transformers v5 trains a bf16 checkpoint in pure bf16: 2-byte weights and
+  // 2 + 2-byte AdamW moments, 6 bytes, all written by rank 0.
+  FitRequest hf = Llama70BFullOn16H100("hf-trainer");
+  hf.tp = 1;
+  hf.zero = 3;
+  const CheckpointPlan v5 = Fit(hf).single->checkpoint;
+  EXPECT_DOUBLE_EQ(v5.bytes_per_param, 6);
+  EXPECT_NEAR(v5.bytes_per_rank, kLlama70BParams * 6, 1);
+}
+
+TEST(DataMovement, LoraSavesTheAdaptersOnly) {
+  // PEFT keeps the adapters in fp32 under autocast: 4-byte weights + 8 bytes of moments.
+  FitRequest r;
+  r.model = "Qwen2.5-7B";
+  r.task = "lora";
+  r.gpu = "A100 80GB SXM";
+  r.framework = "peft";
+  const FitJobResult f = Fit(r);
+  const double adapters = static_cast<double>(f.single->memory.params_trainable);
+  EXPECT_LT(adapters, 1e8);  // tens of millions, not billions
+  EXPECT_NEAR(f.single->checkpoint.bytes, adapters * 12, 1);
+  EXPECT_NEAR(f.single->checkpoint.weights_bytes, adapters * 4, 1);
+}
+
+TEST(DataMovement, YoungsIntervalForAStatedFailureRate) {
+  // A 300 s save; 64 GPUs failing at 1e-4 per GPU-hour: 6.4e-3 failures an hour, a mean time
+  // between failures of 156.25 h = 562,500 s; sqrt(2 x 300 x 562,500) = 18,371.2 s (5.1 h).
+  EXPECT_NEAR(YoungIntervalSeconds(300, 562500), 18371.17, 0.01);
+  // Lost: 300 / 18,371.2 (saves) + (9,185.6 + 0 + 600) / 562,500 (rework and a 10-minute
+  // restart) = 0.016330 + 0.017397 = 0.033727.
+  EXPECT_NEAR(LostFraction(300, 18371.17, 0, 600, 562500), 0.033727, 1e-6);
+  // Through fit: a stated rate replaces Llama 3's; the job's rate is per GPU-hour x GPUs.
+  FitRequest r = Llama70BFullOn16H100("megatron");
+  r.failures_per_gpu_hour = 1e-4;
+  const CheckpointPlan p = Fit(r).single->checkpoint;
+  EXPECT_NEAR(p.failures_per_hour, 16e-4, 1e-12);
+  // M = 3600 / 1.6e-3 = 2,250,000 s; C = 246.94 s; sqrt(2 x 246.94 x 2.25e6) = 33,335 s.
+  EXPECT_NEAR(*p.interval_seconds, 33335, 1);
+  EXPECT_FALSE(p.sync_bound);
+}
+
+TEST(DataMovement, ASlowSyncLinkSetsTheInterval) {
+  // At 100 Mbit/s a 493.88 GB node share takes 41,966 s to leave the node, longer than Young's
+  // 33,335 s: the next checkpoint cannot start before the last one is off the node.
+  FitRequest r = Llama70BFullOn16H100("megatron");
+  r.failures_per_gpu_hour = 1e-4;
+  r.sync_link = "100mbps";
+  const CheckpointPlan p = Fit(r).single->checkpoint;
+  EXPECT_TRUE(p.sync_bound);
+  EXPECT_NEAR(*p.interval_seconds, 41965.8, 0.5);
+}
+
+TEST(DataMovement, TwoTerabytesOverAHundredMegabitUplink) {
+  // 2e12 B / (1e8 / 8 x 1448 / 1538 B/s = 11,768,530.56 B/s) = 169,944.75 s = 47.2 h.
+  DataMovementConfig c;
+  c.dataset_bytes = 2e12;
+  c.uplink = ParseLinkRate("100mbps", "uplink");
+  const DataPlan d = EstimateDataUpload(c);
+  ASSERT_TRUE(d.upload_seconds.has_value());
+  EXPECT_NEAR(*d.upload_seconds, 169944.75, 0.01);
+}
+
+TEST(DataMovement, AsynchronousSavesOnlyWhereTheFrameworkHasThem) {
+  FitRequest r = Llama70BFullOn16H100("torchtitan");
+  r.tp = 1;
+  r.checkpoint_async = "on";
+  // torchtitan (FSDP2): fp32 parameters + moments, 12 B, every rank a sixteenth: 52.9 GB copied
+  // to host memory over PCIe 5.0 x16 (63.0 GB/s theoretical, 0.8 of it): 1.05 s of waiting.
+  const CheckpointPlan p = Fit(r).single->checkpoint;
+  EXPECT_TRUE(p.async);
+  EXPECT_NEAR(p.bytes_per_rank, kLlama70BParams * 12 / 16, 1);
+  EXPECT_NEAR(p.save_seconds, kLlama70BParams * 12 / 16 / (63.015e9 * 0.8), 0.01);
+  FitRequest hf = Llama70BFullOn16H100("hf-trainer");
+  hf.checkpoint_async = "on";
+  try {
+    Fit(hf);
+    ADD_FAILURE() << "hf-trainer has no asynchronous save";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "checkpoint_async");
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan
