@@ -40,7 +40,8 @@ class NetListener {
   NetListener(const NetListener&) = delete;
   NetListener& operator=(const NetListener&) = delete;
 
-  // Binds (EnvironmentError when it cannot); returns the port.
+  // Binds (EnvironmentError when it cannot); returns the port. Run() must follow: cpp-httplib
+  // closes the bound socket only when a server that ran stops.
   int Start();
   // Serves until Stop() (another thread).
   void Run();
