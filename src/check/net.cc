@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -170,6 +172,7 @@ void OnStreams(int streams, F one) {
   std::exception_ptr error;
   for (int i = 0; i < streams; ++i) {
     pool.emplace_back([&, i] {
+      const SigpipeBlock no_sigpipe;
       try {
         one(i);
       } catch (...) {
@@ -326,7 +329,30 @@ double Percentile90(std::vector<double> v) {
   return v[std::max<std::size_t>(rank, 1) - 1];
 }
 
+SigpipeBlock::SigpipeBlock() {
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  sigset_t old;
+  pthread_sigmask(SIG_BLOCK, &pipe, &old);
+  was_blocked_ = sigismember(&old, SIGPIPE) == 1;
+}
+
+SigpipeBlock::~SigpipeBlock() {
+  if (was_blocked_) {
+    return;
+  }
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  const timespec none{0, 0};
+  while (sigtimedwait(&pipe, nullptr, &none) == SIGPIPE) {
+  }
+  pthread_sigmask(SIG_UNBLOCK, &pipe, nullptr);
+}
+
 NetLink MeasureLink(const NetClientRequest& q) {
+  const SigpipeBlock no_sigpipe;
   NetLink link;
   link.host = q.peer.Text();
   link.streams = q.streams;

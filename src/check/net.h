@@ -67,6 +67,21 @@ double GbitPerSecond(uint64_t bytes, double seconds);
 // The 90th percentile (nearest rank) of `v`; 0 for an empty vector (the median: Median, compare.h).
 double Percentile90(std::vector<double> v);
 
+// While alive, a write to a closed connection in this thread fails with EPIPE instead of ending
+// the process with SIGPIPE (cpp-httplib 0.11 writes without MSG_NOSIGNAL): SIGPIPE is blocked in
+// the thread (threads started meanwhile inherit that), and one raised meanwhile is taken before
+// the mask is restored. Changes no signal disposition of the process.
+class SigpipeBlock {
+ public:
+  SigpipeBlock();
+  ~SigpipeBlock();
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+ private:
+  bool was_blocked_ = false;
+};
+
 struct NetClientRequest {
   NetEndpoint peer;
   int streams = 4;

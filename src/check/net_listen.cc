@@ -206,7 +206,10 @@ int NetListener::Start() {
   return impl_->port;
 }
 
-void NetListener::Run() { impl_->server.listen_after_bind(); }
+void NetListener::Run() {
+  const SigpipeBlock no_sigpipe;  // the connection threads start here and inherit it
+  impl_->server.listen_after_bind();
+}
 
 void NetListener::Stop() {
   impl_->stopping = true;
