@@ -1,5 +1,7 @@
 #include "check/check_options.h"
 
+#include "check/net.h"
+
 namespace gpuplan {
 
 const OptionTable<CheckRequest>& CheckOptionTable() {
@@ -77,6 +79,48 @@ const OptionTable<CheckRequest>& CheckOptionTable() {
                     .Unset("the test's planned time + 120 s"));
     t.push_back(Option<R>("--no-gpu-tests", "no_gpu_tests", "skip the GPU worker tests (inventory, host and storage only)",
                           &R::no_gpu_tests));
+    t.push_back(Option<R>("--net", "net",
+                          "link test to a gpuplan check --net-listen on HOST (docs/check.md §12); runs alone, no GPU needed",
+                          &R::net)
+                    .Unset("none"));
+    t.push_back(Option<R>("--net-listen", "net_listen",
+                          "serve the other end of the link test on [ADDR:]PORT (127.0.0.1 without ADDR) until stopped",
+                          &R::net_listen)
+                    .Unset("none"));
+    t.push_back(Option<R>("--net-streams", "net_streams", "TCP connections at once in each direction of the link test",
+                          &R::net_streams)
+                    .Min(1)
+                    .Max(kNetMaxStreams));
+    t.push_back(Option<R>("--net-seconds", "net_seconds", "how long each direction of the link test runs", &R::net_seconds)
+                    .Unit("s")
+                    .Min(kNetMinSeconds)
+                    .Max(kNetMaxSeconds));
+    t.push_back(Option<R>("--net-bytes", "net_bytes",
+                          "size of the checkpoint fetched from the listener (cut at 3 x --net-seconds, then extrapolated)",
+                          &R::net_bytes)
+                    .Unit("bytes")
+                    .Min(static_cast<double>(kNetMinBytes))
+                    .Max(static_cast<double>(kNetMaxBytes)));
+    t.push_back(Option<R>("--net-rate-mbps", "net_rate_mbps",
+                          "with --net-listen: pace reads and writes to this rate each way (a link of known speed, for tests)",
+                          &R::net_rate_mbps)
+                    .Unit("Mbit/s")
+                    .Min(kNetMinRateMbps)
+                    .Max(kNetMaxRateMbps)
+                    .Unset("not paced"));
+    t.push_back(Option<R>("--net-token", "net_token",
+                          "shared secret of --net and --net-listen; a listener off loopback requires it (or GPUPLAN_TOKEN)",
+                          &R::net_token)
+                    .Unset("none"));
+    t.push_back(Option<R>("--net-min-gbps", "net_min_gbps", "FAIL a direction of the link below this", &R::net_min_gbps)
+                    .Unit("Gbit/s")
+                    .Min(0, true)
+                    .Unset("none (figures only)"));
+    t.push_back(Option<R>("--net-max-rtt-ms", "net_max_rtt_ms", "FAIL a link whose round trip is above this",
+                          &R::net_max_rtt_ms)
+                    .Unit("ms")
+                    .Min(0, true)
+                    .Unset("none (figures only)"));
     t.push_back(Option<R>("--json", "json", "write the JSON report to FILE, complete after every test (- : stdout)",
                           &R::json)
                     .Unset("none"));

@@ -3,6 +3,7 @@
 // and render the CheckReport (check/render). Every default of the command is here, once.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -47,6 +48,19 @@ struct CheckRequest {
   double sample_interval = 1;
   std::optional<double> test_timeout;
   bool no_gpu_tests = false;  // --no-gpu-tests: inventory, host and storage only
+  // The link test (docs/check.md §12): `net` makes the run a link test to a listener (no GPU,
+  // host or storage test); `net_listen` runs the listener instead of a check. Throughput runs
+  // `net_seconds` each way on `net_streams` connections; then `net_bytes` (a checkpoint) are
+  // fetched from the listener.
+  std::string net;         // HOST[:PORT] of a `gpuplan check --net-listen`
+  std::string net_listen;  // [ADDR:]PORT to listen on (127.0.0.1 when no ADDR)
+  int net_streams = 4;
+  double net_seconds = 10;
+  int64_t net_bytes = int64_t{1} << 30;
+  std::optional<double> net_rate_mbps;   // the listener paces its reads and writes to this (tests)
+  std::string net_token;                 // shared secret; required by a listener on a non-loopback address
+  std::optional<double> net_min_gbps;    // FAIL a direction below this
+  std::optional<double> net_max_rtt_ms;  // FAIL a round trip above this
   // Report files, each rewritten as the run goes ("-": standard output).
   std::string json;
   std::string markdown;

@@ -23,12 +23,15 @@ namespace {
 bool LowerIsBetter(const std::string& test) {
   static const std::set<std::string> lower = {"cpu_steal",        "gpu_temperature", "ecc_errors",   "memory_remapping",
                                               "ecc_delta",        "remapped_rows_delta", "xid_events", "health_delta",
-                                              "burn_in_errors"};
+                                              "burn_in_errors", "net_rtt", "net_transfer"};
   return lower.count(test) > 0;
 }
 
 
 std::string LabelOf(const NamedReport& r) {
+  if (r.report.net && r.report.nodes.empty()) {
+    return "link to " + r.report.net->host;  // a link test names the far end, not the laptop it ran on
+  }
   for (const auto& n : r.report.nodes) {
     if (n.hostname) {
       return *n.hostname;

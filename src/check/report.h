@@ -75,6 +75,30 @@ struct GpuCurve {
   std::map<std::string, double> clock_event_seconds;
 };
 
+// The link test (`gpuplan check --net HOST[:PORT]`, docs/check.md §12), measured from the machine
+// that ran the check (the client) to a `gpuplan check --net-listen` on the other end. Rates are
+// payload bits, 10^9 bit/s; "throughput" is client -> listener, "reverse" listener -> client
+// (iperf3's -R names it so).
+struct NetLink {
+  std::string host;                  // the listener as given: "10.0.0.5:5201"
+  std::string tool = "gpuplan";      // what answered: a gpuplan listener
+  int streams = 0;                   // parallel TCP connections per direction
+  double seconds = 0;                // each direction ran this long
+  double connect_ms = 0;             // one TCP connect (SYN to SYN-ACK, plus name resolution)
+  double rtt_ms = 0;                 // median of `pings` request round trips on one kept-alive connection
+  double rtt_p90_ms = 0;
+  int pings = 0;
+  double throughput_gbps = 0;        // client -> listener, bytes the listener read over its reading window
+  double reverse_gbps = 0;           // listener -> client, bytes the client read over its reading window
+  uint64_t throughput_bytes = 0;
+  uint64_t reverse_bytes = 0;
+  uint64_t transfer_bytes = 0;           // the checkpoint-sized transfer (--net-bytes), listener -> client
+  uint64_t transfer_measured_bytes = 0;  // what arrived before the transfer's time limit
+  double transfer_seconds = 0;           // measured, or extrapolated when the limit cut it short
+  bool transfer_extrapolated = false;
+  std::optional<double> listener_rate_mbps;  // the listener's pacing (--net-rate-mbps), when it paces
+};
+
 struct CheckReport {
   std::string tool_version;
   std::string mode;                         // "quick", "default", "full"
@@ -91,6 +115,7 @@ struct CheckReport {
   std::vector<GpuEvent> events;             // XIDs and other events seen during the run
   std::vector<CheckResult> tests;
   std::vector<GpuCurve> curves;             // NVML samples during the GPU tests (burn-in and the others)
+  std::optional<NetLink> net;               // the link test's figures (--net), when it ran
   bool environment_problem = false;         // no driver / unreadable device: exit 3
 
   void Add(CheckResult r);                  // appends and updates the verdict

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "check/check_request.h"
+#include "check/net.h"
 #include "check/sold_as.h"
 #include "check/suite.h"
 #include "check/verdict.h"
@@ -143,6 +144,23 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
   if (!req.from_nvidia_smi.empty() && !req.record.empty()) {
     throw InputError("--record records this machine's GPUs; it does not apply to captures", "", 0, "--record");
   }
+  const bool net_only = !req.net.empty();
+  if (!req.net_listen.empty()) {
+    throw InputError::Option("net_listen", "a listener is not a check: run it on its own (NetListener, check/net_listen.h)");
+  }
+  if (net_only) {
+    ParseNetEndpoint(req.net, "net", /*listen=*/false);  // a bad HOST:PORT before anything runs
+    for (const auto& [given, key] : {std::pair{!req.from_nvidia_smi.empty(), "from_nvidia_smi"},
+                                     std::pair{!req.replay.empty(), "replay"}, std::pair{!req.record.empty(), "record"},
+                                     std::pair{!req.data.empty(), "data"}}) {
+      if (given) {
+        throw InputError::Option(key, "the link test (" + OptionRef("net") +
+                                          ") runs on its own, from any machine: check the server in a run of its own");
+      }
+    }
+    rep.notes.emplace_back("link test only (--net " + req.net +
+                           "): this run measures the network, not the GPUs, host or storage of either machine");
+  }
 
   // The GPUs: captures, a recording, or NVML.
   std::unique_ptr<GpuSource> opened;  // NVML or the recording
@@ -164,6 +182,8 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
   } else {
     if (!req.replay.empty()) {
       opened = RecordedSource::Open(req.replay);
+    } else if (net_only) {
+      rep.source = "none (link test)";
     } else {
       try {
         opened = NvmlSource::Open(req.nvml_library);
@@ -184,7 +204,7 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
       ctx.start.push_back(source->Snapshot());
       ctx.gpus = source.get();
     }
-    if (ctx.expect.cuda_source.empty()) {
+    if (ctx.expect.cuda_source.empty() && !net_only) {
       if (auto torch = DetectTorchCuda()) {
         ctx.expect.cuda = torch->first;
         ctx.expect.cuda_source = torch->second;
@@ -210,7 +230,10 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
     if (!RunsIn(t, ctx.mode)) {
       continue;
     }
-    const bool runs = t.needs == CheckNeeds::kNothing || (t.needs == CheckNeeds::kGpus && !ctx.start.empty()) ||
+    if ((t.needs == CheckNeeds::kNetPeer) != net_only) {
+      continue;  // the link test runs alone, and only when asked for
+    }
+    const bool runs = t.needs == CheckNeeds::kNetPeer || t.needs == CheckNeeds::kNothing || (t.needs == CheckNeeds::kGpus && !ctx.start.empty()) ||
                       (t.needs == CheckNeeds::kLiveGpus && ctx.gpus != nullptr) ||
                       (t.needs == CheckNeeds::kThisHost && !ctx.captures);
     if (runs) {
@@ -269,6 +292,7 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
     }
     rep.events = ctx.events;
     rep.curves = ctx.curves;
+    rep.net = ctx.net;
     obs.OnTestDone(rep, t->name);
     ++index;
   }

@@ -6,8 +6,10 @@
 #include <thread>
 
 #include "check/gpu_tests.h"
+#include "check/net.h"
 #include "check/sold_as.h"
 #include "check/verdict.h"
+#include "core/error.h"
 
 namespace gpuplan {
 namespace {
@@ -69,6 +71,29 @@ std::vector<CheckResult> RunHealthDelta(CheckContext& c) {
   return JudgeHealthDelta(c.start.front(), end, c.events, "the whole check");
 }
 
+// The link test (docs/check.md §12). A listener that cannot be reached is an ERROR of this test
+// with its reason, not an exception: the report is still written, and the exit code is 3.
+std::vector<CheckResult> RunNet(CheckContext& c) {
+  const CheckRequest& q = c.request;
+  NetClientRequest nr;
+  nr.peer = ParseNetEndpoint(q.net, "net", /*listen=*/false);
+  nr.streams = q.net_streams;
+  nr.seconds = q.net_seconds;
+  nr.transfer_bytes = static_cast<uint64_t>(q.net_bytes);
+  nr.token = q.net_token;
+  nr.progress = c.progress;
+  try {
+    c.net = MeasureLink(nr);
+  } catch (const EnvironmentError& e) {
+    CheckResult r = Make("net_link", -1, {});
+    Error(r, e.what(),
+          "start `gpuplan check --net-listen ADDR:PORT` on the other machine (with the same --net-token off loopback) "
+          "and open its port in the firewall");
+    return {r};
+  }
+  return JudgeLink(*c.net, q.net_min_gbps, q.net_max_rtt_ms);
+}
+
 }  // namespace
 
 bool RunsIn(const CheckTest& test, CheckMode mode) { return static_cast<int>(test.mode) <= static_cast<int>(mode); }
@@ -90,6 +115,10 @@ const std::vector<CheckTest>& SuiteTests() {
   for (CheckTest& g : GpuSuiteTests()) {
     t.push_back(std::move(g));
   }
+  t.push_back({"net", CheckMode::kQuick, CheckNeeds::kNetPeer,
+               "the link to a gpuplan listener: round trip, throughput each way on several streams, a checkpoint-sized "
+               "transfer",
+               RunNet});
   t.push_back({"health_delta", CheckMode::kQuick, CheckNeeds::kLiveGpus,
                "ECC, remapped rows, retired pages and XIDs before and after the run", RunHealthDelta});
   return t;

@@ -42,6 +42,7 @@ struct CheckContext {
   // orchestration adds them to the test's health delta as if it had read them itself.
   std::vector<GpuEvent> test_events;
   std::vector<GpuCurve> curves;          // NVML samples of the GPU tests, for the report
+  std::optional<NetLink> net;            // the link test's figures, for the report
   std::function<void(double)> progress;  // the running test's progress, 0..1
 };
 
@@ -50,6 +51,7 @@ enum class CheckNeeds {
   kGpus,       // needs GPU data (live, recorded or captured)
   kLiveGpus,   // needs this machine's GPUs (NVML or a recording of this machine)
   kThisHost,   // measures this machine (not run when judging captures)
+  kNetPeer,    // the link test: runs only with --net HOST, and then alone
 };
 
 struct CheckTest {

@@ -1,6 +1,7 @@
 #include "check/render/check_json.h"
 
 #include <map>
+#include <set>
 #include <type_traits>
 
 #include "core/error.h"
@@ -157,6 +158,79 @@ json HostToJson(const HostInfo& h) {
 
 namespace {
 
+// The link test's figures (docs/check.md §12; report.h NetLink).
+json NetToJson(const NetLink& n) {
+  json j;
+  j["host"] = n.host;
+  j["tool"] = n.tool;
+  j["streams"] = n.streams;
+  j["seconds"] = n.seconds;
+  j["connect_ms"] = n.connect_ms;
+  j["rtt_ms"] = n.rtt_ms;
+  j["rtt_p90_ms"] = n.rtt_p90_ms;
+  j["pings"] = n.pings;
+  j["throughput_gbps"] = n.throughput_gbps;
+  j["reverse_gbps"] = n.reverse_gbps;
+  j["throughput_bytes"] = n.throughput_bytes;
+  j["reverse_bytes"] = n.reverse_bytes;
+  j["transfer_bytes"] = n.transfer_bytes;
+  j["transfer_measured_bytes"] = n.transfer_measured_bytes;
+  j["transfer_seconds"] = n.transfer_seconds;
+  j["transfer_extrapolated"] = n.transfer_extrapolated;
+  j["listener_rate_mbps"] = OptionalToJson(n.listener_rate_mbps);
+  return j;
+}
+
+// Bounds of the `net` object: 100 Tbit/s, a day of milliseconds, a year of seconds, 2^50 bytes.
+constexpr double kMaxGbps = 1e5;
+constexpr double kMaxMs = 86400e3;
+constexpr int64_t kMaxNetBytes = int64_t{1} << 50;
+constexpr int64_t kMaxNetStreams = 1024;
+constexpr int64_t kMaxPings = 100000;
+
+NetLink NetFromJson(const json& j, const Reader& rd) {
+  const std::string w = "net.";
+  if (!j.is_object()) {
+    rd.Fail("net", "expected an object or null");
+  }
+  static const std::set<std::string> known = {
+      "host", "tool", "streams", "seconds", "connect_ms", "rtt_ms", "rtt_p90_ms", "pings", "throughput_gbps",
+      "reverse_gbps", "throughput_bytes", "reverse_bytes", "transfer_bytes", "transfer_measured_bytes",
+      "transfer_seconds", "transfer_extrapolated", "listener_rate_mbps"};
+  for (const auto& [k, v] : j.items()) {
+    if (!known.count(k)) {
+      rd.Fail(w + k, "unknown key (the net object has: host, tool, streams, seconds, connect_ms, rtt_ms, rtt_p90_ms, "
+                     "pings, throughput_gbps, reverse_gbps, throughput_bytes, reverse_bytes, transfer_bytes, "
+                     "transfer_measured_bytes, transfer_seconds, transfer_extrapolated, listener_rate_mbps)");
+    }
+  }
+  auto need = [&](auto v, const char* key) {
+    if (!v) {
+      rd.Fail(w + key, "missing");
+    }
+    return *v;
+  };
+  NetLink n;
+  n.host = rd.Str(j, "host", w, true);
+  n.tool = rd.Str(j, "tool", w, true);
+  n.streams = need(rd.Int<int>(j, "streams", w, 1, kMaxNetStreams), "streams");
+  n.seconds = need(rd.Num(j, "seconds", w, 0, kMaxSeconds), "seconds");
+  n.connect_ms = rd.Num(j, "connect_ms", w, 0, kMaxMs).value_or(0);
+  n.rtt_ms = need(rd.Num(j, "rtt_ms", w, 0, kMaxMs), "rtt_ms");
+  n.rtt_p90_ms = rd.Num(j, "rtt_p90_ms", w, 0, kMaxMs).value_or(0);
+  n.pings = rd.Int<int>(j, "pings", w, 0, kMaxPings).value_or(0);
+  n.throughput_gbps = need(rd.Num(j, "throughput_gbps", w, 0, kMaxGbps), "throughput_gbps");
+  n.reverse_gbps = need(rd.Num(j, "reverse_gbps", w, 0, kMaxGbps), "reverse_gbps");
+  n.throughput_bytes = rd.Int<uint64_t>(j, "throughput_bytes", w, 0, kMaxNetBytes).value_or(0);
+  n.reverse_bytes = rd.Int<uint64_t>(j, "reverse_bytes", w, 0, kMaxNetBytes).value_or(0);
+  n.transfer_bytes = need(rd.Int<uint64_t>(j, "transfer_bytes", w, 0, kMaxNetBytes), "transfer_bytes");
+  n.transfer_measured_bytes = rd.Int<uint64_t>(j, "transfer_measured_bytes", w, 0, kMaxNetBytes).value_or(0);
+  n.transfer_seconds = need(rd.Num(j, "transfer_seconds", w, 0, kMaxSeconds), "transfer_seconds");
+  n.transfer_extrapolated = rd.Bool(j, "transfer_extrapolated", w).value_or(false);
+  n.listener_rate_mbps = rd.Num(j, "listener_rate_mbps", w, 0, kMaxGbps * 1000);
+  return n;
+}
+
 // The report as a tree; `with_tests` false leaves `tests` an empty array (WriteMergeJson streams
 // them instead).
 json ReportToJson(const CheckReport& r, bool with_tests) {
@@ -230,6 +304,7 @@ json ReportToJson(const CheckReport& r, bool with_tests) {
     curves.push_back(std::move(cj));
   }
   j["curves"] = std::move(curves);
+  j["net"] = r.net ? NetToJson(*r.net) : json(nullptr);
   return j;
 }
 
@@ -375,6 +450,9 @@ CheckReport ReportFromJson(const json& j, const std::string& file) {
       r.curves.push_back(std::move(g));
       ++i;
     }
+  }
+  if (const auto it = j.find("net"); it != j.end() && !it->is_null()) {
+    r.net = NetFromJson(*it, rd);
   }
   // The verdict is recomputed from the tests (Add); a report that says otherwise was edited.
   const std::string said = rd.Str(j, "verdict", "");
