@@ -25,10 +25,23 @@ namespace gpuplan {
 namespace {
 
 
-// Bytes a training checkpoint takes (docs/check.md §5.3): the weights in bf16 (2 bytes per
+// Bytes a training checkpoint takes: `checkpoint.bytes` of the fit result, or for an older
+// result (docs/check.md §5.3) the weights in bf16 (2 bytes per
 // parameter; only the adapter for LoRA/QLoRA) and, for Adam-family optimisers, the fp32 master
 // copy and two moments of every trainable parameter (12 bytes; ZeRO, Rajbhandari et al. 2020 §3).
 uint64_t CheckpointBytes(const nlohmann::json& fit, const std::string& file) {
+  // A fit result that states its checkpoint (docs/data-movement.md: what the framework saves).
+  if (fit.contains("checkpoint") && fit["checkpoint"].is_object() && fit["checkpoint"].contains("bytes")) {
+    const auto& c = fit["checkpoint"];
+    if (!c.value("training", true)) {
+      return 0;
+    }
+    const double b = c["bytes"].get<double>();
+    if (!(b >= 0 && b <= 1e16)) {
+      throw InputError("checkpoint.bytes must be between 0 and 1e16", file, 0, "checkpoint.bytes");
+    }
+    return static_cast<uint64_t>(b);
+  }
   const auto& model = fit.at("model");
   const auto& w = fit.at("workload");
   const double total = model.at("params_total").get<double>();
@@ -40,7 +53,6 @@ uint64_t CheckpointBytes(const nlohmann::json& fit, const std::string& file) {
   const bool adapter = task == "lora" || task == "qlora";
   const std::string opt = w.value("optimizer", "adamw");
   const double state = opt == "sgd" ? 4.0 : 12.0;
-  (void)file;
   return static_cast<uint64_t>((adapter ? 2.0 * trainable : 2.0 * total) + state * trainable);
 }
 

@@ -408,7 +408,10 @@ void PrintCheckpoint(std::ostream& os, const CheckpointPlan& p, const std::strin
   if (p.sync_seconds) {
     os << "  " << SayFormat("cli.fit.ckpt.sync", "sync     {} per checkpoint off each node", {Span(*p.sync_seconds)}) << "\n";
   }
-  os << "  " << SayFormat("cli.fit.ckpt.restore", "restore  {} to resume on another node", {Span(p.restore_seconds)}) << "\n";
+  os << "  " << SayFormat("cli.fit.ckpt.restore", "restore  {} to resume on another node", {Span(p.restore_seconds)})
+     << (p.restore_seconds <= 600 ? Say("cli.fit.ckpt.within10", " (within the 10 minutes providers promise)")
+                                  : Say("cli.fit.ckpt.over10", " (over the 10 minutes providers promise: a faster sync link or storage)"))
+     << "\n";
   if (p.interval_seconds) {
     os << "  " << SayFormat("cli.fit.ckpt.interval", "interval {} between checkpoints (Young; {} failures per hour: {})",
                             {Span(*p.interval_seconds), FormatNumber(p.failures_per_hour, 3), SayMessage(p.failure_basis)})
