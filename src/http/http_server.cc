@@ -206,7 +206,9 @@ bool IsProseKey(const std::string& key) {
                                               // a check result's texts and unit words (errors, GPUs, lanes)
                                               "measured_text", "expected_text", "expectation_source", "unit",
                                               // the price's basis of a fit answer
-                                              "basis"};
+                                              "basis",
+                                              // where a fit's checkpoint failure rate comes from
+                                              "failure_basis"};
   return prose.count(key) > 0;
 }
 

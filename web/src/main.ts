@@ -228,6 +228,28 @@ async function fitView(root: HTMLElement): Promise<void> {
   ];
   const tokens = input('tokens', '', 'number');
   const tokensField = field(t('fit.tokens'), tokens);
+  // Checkpoints and data (issue 29): storage and sync link for training and inference (a replica
+  // loads its weights over them on another node); asynchronous saves, the failure rate and the
+  // dataset's upload for training only. Empty: the library's defaults (16 Gbit/s assumed, no sync
+  // link, the profile's save, the Llama 3 failure rate, no upload).
+  const storage = input('storage_gbps', '', 'number');
+  storage.step = 'any';
+  storage.min = '0.001';
+  storage.placeholder = fill('fit.storage_gbps.assumed', 16);
+  const links = ['1gbe', '10gbe', '25gbe', '100gbe'];
+  const syncLink = select('sync_link', ['', ...links], '', [t('fit.sync_link.none'), ...links]);
+  const ckptAsync = select('checkpoint_async', ['', 'on', 'off'], '', [t('fit.auto'), t('fit.on'), t('fit.off')]);
+  const failures = input('failures_per_gpu_hour', '', 'number');
+  failures.step = 'any';
+  failures.min = '0';
+  failures.placeholder = '1.97e-5';
+  const dataset = input('dataset_gb', '', 'number');
+  dataset.step = 'any';
+  dataset.min = '0';
+  const uplink = select('uplink', ['', '100mbps', '1gbe', '10gbe'], '', [t('fit.uplink.none'), '100mbps', '1gbe', '10gbe']);
+  const dataFields = [field(t('fit.storage_gbps'), storage), field(t('fit.sync_link'), syncLink)];
+  const trainingDataFields = [field(t('fit.checkpoint_async'), ckptAsync),
+    field(t('fit.failures_per_gpu_hour'), failures), field(t('fit.dataset_gb'), dataset), field(t('fit.uplink'), uplink)];
   // A framework's default version is sent as its name ("vllm"), another as NAME@VERSION
   // ("vllm@0.20"); each option says the version it models.
   const valueOf = (f: Json): string => (f.default ? f.name : f.id) as string;
@@ -253,7 +275,7 @@ async function fitView(root: HTMLElement): Promise<void> {
     const infer = task.value === 'infer';
     contextField.hidden = !infer;
     concurrencyField.hidden = !infer;
-    for (const f of [...training, tokensField]) f.hidden = infer;
+    for (const f of [...training, tokensField, ...trainingDataFields]) f.hidden = infer;
     for (const f of servingFields) f.hidden = !infer;
   };
   fillFrameworks();
@@ -299,6 +321,8 @@ async function fitView(root: HTMLElement): Promise<void> {
     objectiveField,
     field(t('fit.offers'), offersChoice),
     tokensField,
+    ...dataFields,
+    ...trainingDataFields,
     run,
   );
   form.addEventListener('submit', async (ev) => {
@@ -323,7 +347,13 @@ async function fitView(root: HTMLElement): Promise<void> {
       if (zero.value) body.zero = Number(zero.value);
       if (recompute.value) body.recompute = recompute.value;
       if (tokens.value) body.tokens = Number(tokens.value);
+      if (ckptAsync.value) body.checkpoint_async = ckptAsync.value;
+      if (failures.value) body.failures_per_gpu_hour = Number(failures.value);
+      if (dataset.value) body.dataset_bytes = Number(dataset.value) * 1e9;
+      if (uplink.value) body.uplink = uplink.value;
     }
+    if (storage.value) body.storage_gbps = Number(storage.value);
+    if (syncLink.value) body.sync_link = syncLink.value;
     if (config.value.trim()) body.config = config.value;
     if (model.value) body.model = model.value;
     if (gpu.value) {
@@ -470,6 +500,7 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
       server.id = 'inference';
       out.append(el('h3', {}, t('fit.inference')), server);
     }
+    checkpointSection(out, r);
     if (r.suggestions?.length) {
       out.append(
         el('h3', {}, t('fit.suggestions')),
@@ -521,6 +552,74 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
       ),
     );
   }
+  if (!r.memory_per_gpu) checkpointSection(out, r);
+}
+
+// A span of time as the CLI writes it (fit_text.cc, Span): tenths of a second under 10 s, whole
+// seconds under two minutes, whole minutes under two hours, then hours to a tenth.
+const span = (s: number): string =>
+  s < 10 ? `${s.toFixed(1)} s` : s < 120 ? `${Math.round(s)} s` : s < 7200 ? `${Math.round(s / 60)} min`
+    : `${(s / 3600).toLocaleString(currentLang() === 'zh' ? 'zh-CN' : 'en-US',
+      { minimumFractionDigits: 1, maximumFractionDigits: 1 })} h`;
+// Decimal gigabytes, as storage and links count them (a checkpoint of 987,751,890,944 bytes: 988 GB).
+const gbytes = (b: number): string => `${num(b / 1e9)} GB`;
+// What providers promise for resuming a job on another node (the issue's articles): 10 minutes.
+const PROMISED_RESTORE_SECONDS = 600;
+const present = (x: unknown): x is number => x !== null && x !== undefined;
+
+// "Checkpoint and data" (issue 29 req. 6): one checkpoint's size and who writes it, the save
+// (and whether training waits), the sync off the node, a restore on another node against the
+// promised 10 minutes, the interval, the time lost, and the dataset's upload; each row one
+// figure of POST /api/fit's `checkpoint` and `data`, the API's notes under the table.
+function checkpointSection(out: HTMLElement, r: Json): void {
+  const c = r.checkpoint;
+  const upload = r.data?.upload_seconds;
+  if (!c && !present(upload)) return;
+  const rows: [string, string, string][] = [];
+  const restore = (s: number): string =>
+    fill(s <= PROMISED_RESTORE_SECONDS ? 'fit.ckpt.restore_within' : 'fit.ckpt.restore_over', span(s));
+  const storageRate = (): string =>
+    fill('fit.ckpt.storage_value', num(c.storage_gbps)) + (c.storage_assumed ? t('fit.ckpt.assumed') : '');
+  if (c && !c.training) {
+    // Inference: the weights a replica loads, and loading them on another node.
+    rows.push(['weights', t('fit.ckpt.weights'), fill('fit.ckpt.weights_value', gbytes(c.bytes), gbytes(c.bytes_per_rank))]);
+    rows.push(['storage', t('fit.ckpt.storage'), storageRate()]);
+    rows.push(['restore', t('fit.ckpt.restore'), restore(c.restore_seconds)]);
+  } else if (c) {
+    rows.push(['size', t('fit.ckpt.size'), fill('fit.ckpt.size_value', gbytes(c.bytes), num(c.bytes_per_param))]);
+    rows.push(['split', t('fit.ckpt.split'), fill('fit.ckpt.split_value', gbytes(c.bytes_per_rank), gbytes(c.node_bytes))]);
+    if (c.save_mode) {
+      rows.push(['writer', t('fit.ckpt.writer'), `${r.framework ?? ''}${t('sep.colon')}${t(`fit.ckpt.${c.save_mode}`)}`]);
+    }
+    rows.push(['save', t('fit.ckpt.save'), c.async
+      ? fill('fit.ckpt.save_async_value', span(c.save_seconds), span(c.write_seconds))
+      : fill('fit.ckpt.save_value', span(c.save_seconds))]);
+    rows.push(['storage', t('fit.ckpt.storage'), storageRate()]);
+    rows.push(['sync', t('fit.ckpt.sync'), present(c.sync_seconds)
+      ? fill('fit.ckpt.sync_value', span(c.sync_seconds))
+      : t('fit.ckpt.sync_none')]);
+    rows.push(['restore', t('fit.ckpt.restore'), restore(c.restore_seconds)]);
+    rows.push(['interval', t('fit.ckpt.interval'), present(c.interval_seconds)
+      ? fill('fit.ckpt.interval_value', span(c.interval_seconds), num(c.failures_per_hour), c.failure_basis ?? '')
+      : t('fit.ckpt.interval_none')]);
+    if (present(c.lost_fraction) && present(c.interval_seconds)) {
+      rows.push(['lost', t('fit.ckpt.lost'), fill('fit.ckpt.lost_value', num(100 * c.lost_fraction))
+        + (present(c.lost_hours) ? fill('fit.ckpt.lost_hours', hours(c.lost_hours)) : '')]);
+    }
+    if (present(c.spot_checkpoint_minutes)) {
+      rows.push(['spot', t('fit.ckpt.spot'), fill('fit.ckpt.spot_value', span(60 * c.spot_checkpoint_minutes))]);
+    }
+  }
+  if (present(upload)) {
+    rows.push(['upload', t('fit.ckpt.upload'),
+      fill('fit.ckpt.upload_value', span(upload), gbytes(r.data.dataset_bytes), r.data.uplink?.name ?? '')]);
+  }
+  const tab = table([t('fit.ckpt.item'), t('fit.ckpt.figure')], rows.map(([, label, value]) => [label, value]));
+  tab.id = 'checkpoint';
+  tab.className = 'facts';
+  tab.querySelectorAll('tbody tr').forEach((tr, i) => tr.setAttribute('data-row', rows[i][0]));
+  out.append(el('section', { id: 'checkpoint-section' }, el('h3', { id: 'checkpoint-title' }, t('fit.ckpt.title')), tab,
+    ...((c?.notes ?? []) as string[]).map((n) => el('p', { class: 'note' }, n))));
 }
 
 // --- cost ---------------------------------------------------------------------------------

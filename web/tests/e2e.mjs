@@ -241,6 +241,73 @@ try {
     await page.selectOption('#in-framework', 'generic');
   });
 
+  // Issue 29 req. 6: the checkpoint and the data in the sizing answer. Llama-3.1-70B fully
+  // fine-tuned on 16 x H100 SXM with Megatron, tp 8 (dp 2: two nodes of 8), by hand:
+  //   70,553,706,496 parameters x 14 bytes (bf16 weights 2 + fp32 master 4 + Adam's two fp32
+  //   moments 8) = 987,751,890,944 bytes: 988 GB; each node writes its half, 493,875,945,472 bytes,
+  //   over 1 GbE at TCP's goodput of 1448 payload bytes in 1538 on the wire:
+  //   1e9 / 8 x 1448 / 1538 = 117,685,305.6 bytes/s -> 4,196.6 s: 70 min.
+  //   A restore fetches the node's half over the same link and reads it at the assumed
+  //   16 Gbit/s (2e9 bytes/s): 4,196.6 + 246.9 = 4,443.5 s: 74 min, over the 10 minutes promised.
+  //   The dataset, 2,000 GB over 100 Mbit/s at the same goodput (11,768,530.6 bytes/s):
+  //   169,944.8 s: 47.2 h.
+  await step('the sizing answer shows the checkpoint: size, save, sync, restore, interval, upload', async () => {
+    const ask = async (sync) => {
+      await page.selectOption('#in-model', 'Llama-3.1-70B');
+      await page.selectOption('#in-task', 'full');
+      await page.selectOption('#in-framework', 'megatron');
+      await page.selectOption('#in-gpu', 'H100 SXM 80GB');
+      await page.fill('#in-gpus', '16');
+      await page.fill('#in-tp', '8');
+      await page.fill('#in-tokens', '1000000000');
+      await page.selectOption('#in-sync_link', sync);
+      await page.fill('#in-dataset_gb', '2000');
+      await page.selectOption('#in-uplink', '100mbps');
+      const sent = page.waitForRequest((r) => r.url().endsWith('/api/fit') && r.method() === 'POST');
+      const answered = page.waitForResponse((r) => r.url().endsWith('/api/fit'));
+      await page.click('#fit-run');
+      const body = JSON.parse((await sent).postData());
+      expect((sync ? body.sync_link === sync : !('sync_link' in body)) && body.dataset_bytes === 2e12 &&
+        body.uplink === '100mbps', `the form sends the link and the dataset: ${JSON.stringify(body)}`);
+      await answered;
+      await page.waitForSelector('#checkpoint tbody tr[data-row="size"]');  // not an earlier answer's
+      return Object.fromEntries(await page.$$eval('#checkpoint tbody tr', (trs) =>
+        trs.map((tr) => [tr.dataset.row, tr.lastElementChild.textContent])));
+    };
+    expect(await page.isVisible('#in-sync_link') && await page.isVisible('#in-storage_gbps'),
+      'the form asks for the sync link and the storage rate');
+    let rows = await ask('1gbe');
+    expect((await page.textContent('#checkpoint-title')) === '检查点与数据', 'the section in Chinese');
+    expect(rows.size.startsWith('988 GB'), `checkpoint size: ${rows.size}`);
+    expect(rows.sync.includes('70 min'), `sync time: ${rows.sync}`);
+    expect(rows.restore.includes('74 min') && rows.restore.includes('超过'), `restore against 10 minutes: ${rows.restore}`);
+    expect(rows.upload.startsWith('47.2 h'), `upload: ${rows.upload}`);
+    expect(rows.storage.includes('假设'), `the assumed storage rate is marked: ${rows.storage}`);
+    for (const k of ['split', 'writer', 'save', 'interval', 'lost']) expect(rows[k], `row ${k}: ${JSON.stringify(rows)}`);
+    // In Chinese throughout: only names, units and Young's name; full-width punctuation.
+    const text = await page.textContent('#fit-out');
+    const section = await page.textContent('#checkpoint-section');
+    const words = (section.match(/[A-Za-z0-9][A-Za-z0-9_.@/-]*/g) ?? [])
+      .filter((w) => /[A-Za-z]{2,}/.test(w) && !/[\d._/@-]/.test(w) && !['GB', 'min', 'Young', 'Llama'].includes(w));
+    expect(words.length === 0, `English in the Chinese section: ${words}`);
+    expect(!/[\u4e00-\u9fff][,;:]/.test(section), `full-width punctuation after Chinese: ${section}`);
+    expect(!/undefined|NaN/.test(text), 'no undefined or NaN');
+    await shot('2c-fit-checkpoint-zh');
+    // In English, and without a sync link: the checkpoint stays on the node.
+    await page.click('#lang');
+    await page.waitForFunction(() => document.querySelector('#tab-fit')?.textContent === 'Sizing');
+    await page.waitForSelector('#in-sync_link');
+    rows = await ask('');
+    expect((await page.textContent('#checkpoint-title')) === 'Checkpoint and data', 'the section in English');
+    expect(rows.size === '988 GB (14 bytes per trained parameter)', `checkpoint size: ${rows.size}`);
+    expect(rows.sync === 'no sync link: the checkpoint stays on the node', `no sync link: ${rows.sync}`);
+    // Read back from the node's own storage only: 246.9 s, 4 min, within the 10 minutes.
+    expect(rows.restore === '4 min, within the 10 minutes providers promise', `restore: ${rows.restore}`);
+    await shot('2d-fit-checkpoint-en');
+    await page.click('#lang');
+    await page.waitForFunction(() => document.querySelector('#tab-fit')?.textContent === '显存与选卡');
+  });
+
   await step('switch language, remembered across a reload', async () => {
     await page.click('#lang');
     await page.waitForFunction(() => document.querySelector('#tab-fit')?.textContent === 'Sizing');
