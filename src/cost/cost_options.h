@@ -1,8 +1,9 @@
 // The options of the cost jobs (breakeven, compare, optimize, tco), one table per job
 // (read/options.h): flag, JSON key, help, unit, validation and the request field each sets.
-// The CLI registers each subcommand's flags from its table, the JSON API applies a request
-// object with ApplyJson, and docs/cli.md's cost tables are generated from them
-// (tests/unit/options_table_test.cc). Defaults are the requests' own (cost/requests.h).
+// The CLI registers each subcommand's flags from its table, the JSON API reads a request object
+// by its keys (ReadJsonOptions; the values are checked by Run*), and docs/cli.md's cost tables are
+// generated from them (tests/unit/options_table_test.cc). Defaults are the requests' own
+// (cost/requests.h).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -2,7 +2,8 @@
 // FitRequest; plan/fit_job.h runs it (it prices with an offers file, so the function lives one
 // layer up) and fit/render/fit_json.h maps the result to JSON. Every default of the fit options is
 // defined here, once; a front end binds its options to these fields and does not restate them.
-// Errors name the CLI's flags (--gpus, --flash-attn, --epochs, ...).
+// Errors name an option by its key (InputError::Option: gpus, flash_attn, epochs, ...); each front
+// end spells it (the CLI as the flag --gpus, the serve API as the JSON key).
 //
 // Lifetime: results hold `const Gpu*` into the GpuCatalog the job ran on; the caller owns the
 // catalog and keeps it alive as long as the result.
@@ -119,7 +120,7 @@ struct FitRequest {
 
 // The request's domain inputs, checked in the order the CLI always reported errors: the model,
 // the workload's names, the overheads, the network, the job size, the layout. Throws InputError
-// (naming the flag) or what LoadModel throws.
+// (naming the option by its key) or what LoadModel throws.
 struct FitInputs {
   LoadedModel model;
   Workload workload;  // before ForCard

@@ -1,5 +1,5 @@
-// A small HTTP server for gpuplan's front ends (the serve API and page; later the meter agent's
-// Prometheus /metrics): cpp-httplib behind one wrapper that owns every safety rule, so a route
+// A small HTTP server for gpuplan's front ends (the serve API and page; `meter run`'s Prometheus
+// /metrics, meter/meter_service.h): cpp-httplib behind one wrapper that owns every safety rule, so a route
 // is a function from a request to a response and cannot forget one.
 //
 // What the wrapper does for every route:
@@ -12,7 +12,8 @@
 //    CORS preflight, and no route answers CORS);
 //  - security headers on every answer (CSP, nosniff, no framing, no referrer);
 //  - exceptions become JSON errors in one place (ErrorToJson, format/error_json.h, with the HTTP
-//    status added as "code"): InputError -> 400, NegativeAnswer -> 422, EnvironmentError -> 503,
+//    status added as "code"; an InputError's option keys spelled as the JSON keys they are,
+//    SpellOptions): InputError -> 400, NegativeAnswer -> 422, EnvironmentError -> 503,
 //    anything else -> 500 with a fixed message (no what(), no stack, no path);
 //  - static files from one folder, with no way out of it (no "..", no links out, no dot files).
 #pragma once
@@ -76,7 +77,7 @@ struct HttpRequest {
   std::string method;
   std::string path;
   std::map<std::string, std::string> query;   // ?a=1&b=2 (the last value of a repeated key)
-  std::map<std::string, std::string> params;  // path captures by name: /api/cost/{job} -> "job"
+  std::map<std::string, std::string> params;  // path captures by name: /api/check/reports/{name} -> "name"
   std::string body;
 };
 
@@ -114,13 +115,15 @@ HttpResponse ErrorResponse(int status, const std::string& kind, const std::strin
 
 class HttpServer {
  public:
-  // Throws InputError (field "--bind" / "--token") for a non-loopback bind without a token.
+  // Throws InputError for a non-loopback bind without a token (field: `token_flag`, "--token"),
+  // a port outside 0-65535 ("--port") or a static root that is not a folder ("--web").
   explicit HttpServer(HttpServerOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // `pattern` is a literal path or has one {name} segment at its end ("/api/cost/{job}").
+  // `pattern` is a literal path or has one {name} segment at its end ("/api/check/reports/{name}");
+  // a path no route (nor static file) takes is a plain 404, a route's path with another method 405.
   void Get(const std::string& pattern, HttpHandler handler, RouteOptions options = {});
   void Post(const std::string& pattern, HttpHandler handler, RouteOptions options = {});
 
@@ -131,7 +134,7 @@ class HttpServer {
   void Stop();
   int Port() const;
   const HttpServerOptions& Options() const;
-  // The routes added, in order: each one's method ("GET", "POST") and pattern ("/api/cost/{job}").
+  // The routes added, in order: each one's method ("GET", "POST") and pattern ("/api/check/reports/{name}").
   std::vector<std::pair<std::string, std::string>> Routes() const;
 
   // Answers one request in this process as a connection's request is answered (the gate of

@@ -32,12 +32,12 @@ MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field
 // The group a process belongs to: its user, its pod ("namespace/name"), or its job ("slurm:ID",
 // "pod:ns/name", "container:ID12", "pid:PID cmd").
 std::string MeterGroupKey(MeterGroupBy by, const ProcessIdentity& p);
-// The offer `id` of the set (empty: its only offer); InputError naming --offer otherwise.
+// The offer `id` of the set (empty: its only offer); InputError naming option `offer` otherwise.
 const Offer& ChooseMeterOffer(const OfferSet& set, const std::string& id);
 
 // A report or export bound: "2026-03-01T09:00" (an ISO 8601 hour; seconds and a Z or +08:00
-// suffix accepted), "2026-03-01" (00:00 that day) or "2026-03" (00:00 on the 1st), in the zone
-// `utc_offset_minutes` unless it carries an offset. Returns UTC ms. InputError naming `field`.
+// suffix accepted), "2026-03-01" (00:00 that day) or "2026-03" (00:00 on the 1st), on `zone`'s
+// wall clock unless it carries an offset. Returns UTC ms. InputError naming option `field`.
 int64_t ParseMeterTime(const std::string& text, const Zone& zone, const std::string& field);
 
 struct MeterReportRequest {
@@ -139,13 +139,14 @@ struct MeterReport {
   std::vector<std::string> notes;
 };
 
-// Throws InputError naming the request field's flag (--db, --from, --to, --by, --offers,
-// --offer) for a bad value, and the store's errors (a missing or foreign database).
+// Throws InputError naming the option by its key (InputError::Option: db, from, to, by, offers,
+// offer; each front end spells it) for a bad value, and the store's errors (a missing or foreign
+// database).
 MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalog);
 
 // A report's range from its --from and --to (ParseMeterTime in the zone): [from, to) in whole
 // hours, `to` at most the hour after `now` (UTC seconds; unset: the clock), `from` empty: 00:00
-// on the 1st of the month holding `to`. InputError naming --from or --to.
+// on the 1st of the month holding `to`. InputError naming option `from` or `to`.
 TimeRange MeterReportRange(const std::string& from, const std::string& to, const Zone& zone,
                            std::optional<UtcSeconds> now);
 
@@ -199,7 +200,7 @@ struct MeterTimeline {
   std::vector<MeterTimelineSlot> slots;
 };
 
-// InputError naming --step for an unknown step or more than kMaxMeterTimelineSlots slots, and as
+// InputError naming option `step` for an unknown step or more than kMaxMeterTimelineSlots slots, and as
 // RunMeterReport otherwise.
 MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& catalog);
 

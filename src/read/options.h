@@ -1,10 +1,11 @@
 // One options table per job: each option's flag, JSON key, help, unit, validation and where it
 // goes in the request, in one place. The table feeds the CLI's flags (apps/gpuplan registers
-// them in a loop), the JSON request parser (ApplyJsonOptions) and the generated option tables
-// of docs/cli.md (OptionsMarkdown). Defaults are not restated: they are read from a
-// default-constructed request. Errors name the option by its key (InputError::Option, core/
-// error.h); each front end spells it the way its user wrote it: the flag on the command line
-// (FlagOfKey), the key in JSON (RunWithJsonKeys).
+// them in a loop), the JSON request readers (ReadJsonOptions; ApplyJsonOptions also checks the
+// values) and the generated option tables of docs/cli.md (OptionsMarkdown). Defaults are not
+// restated: they are read from a default-constructed request. Errors name the option by its key
+// (InputError::Option, core/error.h); each front end spells it the way its user wrote it
+// (SpellOptions): the flag on the command line (SpellFlags, apps/gpuplan/cli_options.h), the
+// key in JSON (the HTTP server's ErrorResponse, http/http_server.cc).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -252,8 +253,9 @@ std::string FlagOfKey(const OptionTable<Req>& table, const std::string& key) {
   return DefaultOptionFlag(key);
 }
 
-// Runs one request -> result function for a JSON front end (the serve API): an InputError
-// comes out with its options spelled as JSON keys (SpellOptions), anything else passes through.
+// Runs one request -> result function for a JSON front end: an InputError comes out with its
+// options spelled as JSON keys (SpellOptions), anything else passes through. (The serve API
+// spells them once for every route, in the HTTP server's ErrorResponse.)
 template <typename Req, typename F>
 auto RunWithJsonKeys(const OptionTable<Req>& /*table*/, F&& run) -> decltype(run()) {
   try {
