@@ -164,7 +164,7 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
     const YamlMap r(n, "offers[" + o.id + "].", file);
     r.Only({"id", "provider", "region", "gpu", "gpus_per_instance", "mode", "price", "min_term", "granularity",
             "billing_starts", "stopped_fee_ratio", "addon_fee_ratio", "releasable", "recreate_minutes", "storage",
-            "bandwidth", "night_discount", "spot", "cpu_cores", "stock", "terms"});
+            "bandwidth", "link", "night_discount", "spot", "cpu_cores", "stock", "terms"});
     if (!ids.insert(o.id).second) {
       r.Fail("id", "duplicate offer id '" + o.id + "'");
     }
@@ -221,6 +221,33 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
       o.bandwidth_mbps = br->Num("mbps", false, 0, 0, 1e9);
       o.bandwidth_price_per_month = br->Num("price_per_month", false, 0, 0, 1e12);
       o.egress_price_per_gb = br->Num("price_per_gb", false, 0, 0, 1e6);
+    }
+    if (const auto lr = r.Map("link", "{gbps: 1, upgrades: [{gbps: 10, price_per_month: 1500}]}")) {
+      lr->Only({"gbps", "upgrades"});
+      const YAML::Node ups = lr->Node("upgrades");
+      o.link_gbps = lr->Num("gbps", true, 1, 0.001, 3200);
+      if (ups) {
+        if (!ups.IsSequence() || ups.size() > 16) {
+          lr->Fail("upgrades", "expected a list of at most 16 {gbps, price_per_month}");
+        }
+        for (std::size_t k = 0; k < ups.size(); ++k) {
+          if (!ups[k].IsMap()) {
+            throw InputError("expected a mapping {gbps, price_per_month}", file, YamlLine(ups[k]),
+                             lr->path() + "upgrades[" + std::to_string(k) + "]");
+          }
+          const YamlMap u(ups[k], lr->path() + "upgrades[" + std::to_string(k) + "].", file);
+          u.Only({"gbps", "price_per_month"});
+          LinkUpgrade up;
+          up.gbps = u.Num("gbps", true, 0, 0.001, 3200);
+          up.price_per_month = u.Num("price_per_month", true, 0, 0, 1e9);
+          if (up.gbps <= *o.link_gbps) {
+            u.Fail("gbps", "an upgrade must be faster than the link's " + std::to_string(*o.link_gbps) + " Gbit/s");
+          }
+          o.link_upgrades.push_back(up);
+        }
+        std::sort(o.link_upgrades.begin(), o.link_upgrades.end(),
+                  [](const LinkUpgrade& a, const LinkUpgrade& b) { return a.gbps < b.gbps; });
+      }
     }
     if (const auto nr = r.Map("night_discount", "{from: \"22:00\", to: \"08:00\", factor: 0.7}")) {
       nr->Only({"from", "to", "factor"});

@@ -53,6 +53,12 @@ struct ProviderTerms {
   bool Any() const;
 };
 
+// A faster internal link an offer sells on top (`link.upgrades`), per instance and month.
+struct LinkUpgrade {
+  double gbps = 0;
+  double price_per_month = 0;
+};
+
 struct Offer {
   std::string id;
   std::string provider;
@@ -74,6 +80,10 @@ struct Offer {
   double bandwidth_mbps = 0;
   double bandwidth_price_per_month = 0;
   double egress_price_per_gb = 0;
+  // The instance's link to shared storage and other nodes (`link: {gbps, upgrades}`; absent: not
+  // stated): the sync link of a job's checkpoints when fit is not given one (docs/data-movement.md).
+  std::optional<double> link_gbps;
+  std::vector<LinkUpgrade> link_upgrades;  // slowest first
   std::optional<NightDiscount> night;
   std::optional<SpotTerms> spot;
   std::optional<int> cpu_cores;  // CPU cores per instance the offer promises

@@ -60,6 +60,14 @@ OptionTable<R> RentalTable() {
                         &R::extrapolate)
                   .Choices({"month", "year"}, CheckExtrapolate)
                   .Unset("none"));
+  t.push_back(Option<R>("--egress-gb-per-month", "egress_gb_per_month",
+                        "data leaving the data centre per average month of 730 h (checkpoints and models taken "
+                        "home), priced at the offers' bandwidth.price_per_gb",
+                        &R::egress_gb_per_month)
+                  .Unit("GB")
+                  .Min(0)
+                  .Max(1e9)
+                  .Unset("none"));
   t.push_back(Month<R>());
   return t;
 }

@@ -62,12 +62,17 @@ std::string WhyUnserved(const OfferSet& card_offers, bool interruptible) {
 }
 
 JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, LocalMinute start_minute,
-                  bool interruptible) {
+                  bool interruptible, double egress_gb) {
   JobPrice r;
   r.start_minute = start_minute;
   r.interruptible = interruptible;
   const Zone& zone = card_offers.zone;
-  r.plan = OptimizeRental(card_offers, UsageFromJob(gpus, hours, start_minute, zone, interruptible));
+  const auto job = [&](LocalMinute at) {
+    UsageTrace u = UsageFromJob(gpus, hours, at, zone, interruptible);
+    u.egress_gb = egress_gb;
+    return u;
+  };
+  r.plan = OptimizeRental(card_offers, job(start_minute));
   r.total = {r.plan.feasible ? r.plan.cost.Total() : 0.0, card_offers.currency};
   if (!r.plan.feasible) {
     r.unserved = WhyUnserved(card_offers, interruptible);
@@ -85,7 +90,7 @@ JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, LocalM
       at += date::days{1};
     }
     if (at != start_minute) {
-      const Plan night = OptimizeRental(card_offers, UsageFromJob(gpus, hours, at, zone, interruptible));
+      const Plan night = OptimizeRental(card_offers, job(at));
       if (night.feasible && night.cost.Total() < r.plan.cost.Total() - 0.005) {
         r.night_start_minute = at;
         r.night_total = Money{night.cost.Total(), card_offers.currency};

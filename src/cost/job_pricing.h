@@ -37,8 +37,10 @@ struct JobPrice {
 // card), billed by the rules of cost/billing.h through the rental optimiser. `interruptible`: the
 // job checkpoints, so spot may run it (with its rework, docs/cost-model.md §3). When no offer may
 // serve the job, plan.feasible is false and `unserved` says why; total is then not a price.
+// `egress_gb`: data the job sends out of the data centre (its trained model taken home), priced
+// at the plan's offers' egress price (CostItems::egress).
 JobPrice PriceJob(const OfferSet& card_offers, double gpus, double hours, LocalMinute start_minute,
-                  bool interruptible = false);
+                  bool interruptible = false, double egress_gb = 0);
 
 // Why `card_offers` cannot serve a job (PriceJob's plan infeasible), in one sentence.
 std::string WhyUnserved(const OfferSet& card_offers, bool interruptible);

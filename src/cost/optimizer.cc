@@ -81,6 +81,29 @@ struct HourlyVars {
   std::vector<int> col;   // per unit (0 = no column: a cheaper interchangeable offer serves it)
 };
 
+// Egress (docs/cost-model.md §9): the usage's GB leaving the data centre at the highest price
+// per GB among the offers the plan holds instances of (which instance's traffic it is is not
+// known, so the dearest is taken).
+void PriceEgress(const OfferSet& set, const UsageTrace& usage, Plan& plan) {
+  if (!(usage.egress_gb > 0)) {
+    return;
+  }
+  double price = 0;
+  for (const Offer& o : set.offers) {
+    const auto held = [&o](const auto& m) {
+      const auto it = m.find(o.id);
+      return it != m.end() && it->second > 0;
+    };
+    const bool used = held(plan.reserved) || held(plan.on_demand_gpu_hours) || held(plan.spot_gpu_hours);
+    if (used) {
+      price = std::max(price, o.egress_price_per_gb);
+    }
+  }
+  plan.egress_gb = usage.egress_gb;
+  plan.egress_price_per_gb = price;
+  plan.cost.egress = usage.egress_gb * price;
+}
+
 Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& opt) {
   Plan plan;
   plan.currency = set.currency;
@@ -617,6 +640,7 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       plan.subsidies[v.s->id] += back;
     }
   }
+  PriceEgress(set, usage, plan);
   return plan;
 }
 

@@ -38,7 +38,10 @@ struct CostItems {
   // line; already inside those items, not added again by Total().
   double addons_included = 0;
   double subsidies = 0;       // vouchers and subsidies paid back (OfferSet::subsidies), subtracted
-  double Total() const { return reserved + on_demand + spot + stopped + recreate + fixed_fees - subsidies; }
+  // Data leaving the data centre (UsageTrace::egress_gb) at the highest egress price per GB
+  // (`bandwidth.price_per_gb`) of the offers the plan uses (docs/cost-model.md §9).
+  double egress = 0;
+  double Total() const { return reserved + on_demand + spot + stopped + recreate + fixed_fees + egress - subsidies; }
 };
 
 // Reserved instances of one offer held for one calendar term.
@@ -62,6 +65,8 @@ struct Plan {
   double deferred_gpu_hours = 0;                      // deferrable work moved to a later hour
   std::optional<double> max_gpus;                     // the cap on GPUs held at once it honoured
   std::map<std::string, double> subsidies;            // subsidy id -> money paid back
+  double egress_gb = 0;                               // priced in cost.egress
+  double egress_price_per_gb = 0;                     // the price it was priced at
   CostItems cost;
   std::string solver_status;
   std::string note;

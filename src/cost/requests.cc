@@ -106,6 +106,7 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
     LocalMinute start_minute{RequestedMonthStart(r, zone)};
     bool interruptible = false;
     std::optional<double> spot_minutes;
+    double egress_gb = 0;
     if (j.contains("cost") && j["cost"].is_object()) {
       const nlohmann::json& c = j["cost"];
       if (c.contains("start") && c["start"].is_string()) {
@@ -118,6 +119,13 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
         } catch (const InputError&) {
           throw InputError("expected YYYY-MM-DDTHH:MM", r.usage, 0, "cost.start");
         }
+      }
+      if (c.contains("egress_gb")) {
+        const nlohmann::json& g = c["egress_gb"];
+        if (!g.is_number() || !(g.get<double>() >= 0 && g.get<double>() <= 1e9)) {
+          throw InputError("expected GB between 0 and 1e9", r.usage, 0, "cost.egress_gb");
+        }
+        egress_gb = g.get<double>();
       }
       if (c.contains("spot_checkpoint_minutes")) {
         const nlohmann::json& m = c["spot_checkpoint_minutes"];
@@ -136,6 +144,7 @@ UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
     UsageTrace t = UsageFromJob(gpus->get<double>(), hours->get<double>(), start_minute, zone, interruptible);
     t.source = r.usage;
     t.spot_checkpoint_minutes = spot_minutes;
+    t.egress_gb = egress_gb;
     return t;
   }
   return ParseUsageCsv(text, r.usage, zone);
@@ -170,7 +179,9 @@ OfferSet WithJobCheckpoint(OfferSet set, const UsageTrace& u) {
 }
 }  // namespace
 
-UsageTrace LoadRequestedUsage(const CostRequest& r, const Zone& zone) {
+namespace {
+// The usage as given (CSV, fit --json job or hours per month), extrapolated when asked.
+UsageTrace LoadRequestedUsageShape(const CostRequest& r, const Zone& zone) {
   UsageTrace u = LoadUsageAsGiven(r, zone);
   if (r.extrapolate.empty()) {
     // A measured sample shorter than the month it starts in is priced as given; say so.
@@ -188,6 +199,16 @@ UsageTrace LoadRequestedUsage(const CostRequest& r, const Zone& zone) {
   }
   return ExtrapolateAsAsked(u, r.extrapolate);
 }
+}  // namespace
+
+UsageTrace LoadRequestedUsage(const CostRequest& r, const Zone& zone) {
+  UsageTrace u = LoadRequestedUsageShape(r, zone);
+  if (r.egress_gb_per_month > 0) {  // over the trace's hours, per average month of 730 h
+    u.egress_gb += r.egress_gb_per_month * static_cast<double>(u.hours.size()) / kHoursPerMonth;
+  }
+  return u;
+}
+
 
 std::string CheaperSide(const BreakevenPair& p, double hours_per_month) {
   if (!p.hours_per_month) {

@@ -33,6 +33,7 @@ struct CostRequest {
   double gpus = 1;                        // GPUs used, with hours_per_month
   std::string month;                      // calendar month YYYY-MM (empty: the month after `now`)
   std::string extrapolate;                // "", "month" or "year": usage is a sample to repeat
+  double egress_gb_per_month = 0;         // data leaving the data centre, per average month of 730 h
   std::optional<UtcSeconds> now;          // for the default month (unset: the clock)
   // The files' text, when a front end has it instead of a path (the serve API never reads a
   // file a request names); `offers` and `usage` then only name them in errors and results.

@@ -34,6 +34,9 @@ struct UsageTrace {
   // A fit --json job's own checkpoint save time (cost.spot_checkpoint_minutes): replaces the spot
   // offers' typed checkpoint minutes, so cost prices the rework fit priced (WithJobCheckpoint).
   std::optional<double> spot_checkpoint_minutes;
+  // GB that leave the data centre over the trace (a fit job's export, or --egress-gb-per-month
+  // over the trace's months), priced at the offers' egress price (CostItems::egress).
+  double egress_gb = 0;
   LocalHour EndHour() const { return start_hour + std::chrono::hours{static_cast<int64_t>(hours.size())}; }
   // The local hour of hours[i].
   LocalHour HourAt(std::size_t i) const { return start_hour + std::chrono::hours{static_cast<int64_t>(i)}; }

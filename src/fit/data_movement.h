@@ -76,6 +76,8 @@ struct CheckpointPlan {
   std::optional<double> lost_hours;  // with a job size: the wall hours lost
   double storage_gbps = 0;       // as used
   bool storage_assumed = true;
+  std::optional<LinkRate> sync_link;  // as used
+  std::string sync_link_source;       // "given", or the offer whose stated link it is
   std::string failure_basis;     // where the failure rate comes from
   std::vector<std::string> notes;
 };

@@ -152,6 +152,10 @@ const OptionTable<FitRequest>& FitOptionTable() {
                           &R::uplink)
                     .Choices({}, [](const std::string& s) { ParseLinkRate(s, "uplink"); })
                     .Unset("none"));
+    t.push_back(Option<R>("--egress-gb", "egress_gb",
+                          "with --offers: data the job takes out of the data centre, priced at the offers' "
+                          "bandwidth.price_per_gb", &R::egress_gb)
+                    .Unit("GB").Min(0).Max(1e9).Unset("the trained weights (checkpoint.weights_bytes)"));
     return t;
   }();
   return table;

@@ -88,6 +88,7 @@ struct FitRequest {
   std::optional<double> failures_per_gpu_hour;  // unset: Llama 3's rate
   double dataset_bytes = 0;                     // to upload from the office before the start
   std::string uplink;                           // office to data centre (empty: none)
+  std::optional<double> egress_gb;              // with offers: GB taken out (unset: the trained weights)
   std::optional<UtcSeconds> now;  // for `start` and the serving month (unset: the clock)
 
   // A network front end (the serve API) never lets a request name a file on the server: the

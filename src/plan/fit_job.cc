@@ -3,6 +3,8 @@
 #include <ctime>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "fit/fit_options.h"
 #include "catalog/calendar.h"
@@ -57,14 +59,72 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
   out.search = std::move(s);
 }
 
+// The checkpoint again with another sync link (an offer's stated link or one of its upgrades).
+CheckpointPlan CheckpointOver(const FitInputs& in, const FitSingle& s, double gbps, const std::string& source) {
+  DataMovementConfig c = in.data;
+  c.sync_link = LinkRate{fmt::format("{:g}gbps", gbps), gbps * 1e9};
+  CheckpointPlan p = EstimateCheckpoint(in.model.spec, s.workload, s.layout, *s.gpu, in.overhead.framework, s.memory,
+                                        c, s.training ? s.training->total_hours.value_or(0.0) : 0.0);
+  p.sync_link_source = source;
+  return p;
+}
+
+// Each link upgrade an offer of the plan sells, priced over the job's wall hours against the lost
+// time it saves at the job's price per hour (docs/data-movement.md §2).
+void ValueUpgrades(const FitInputs& in, const FitSingle& s, const OfferSet& offers, FitJobResult& out) {
+  const JobPrice& job = *out.job;
+  const double hours = s.training->total_hours.value_or(0.0);
+  if (!job.plan.feasible || !(hours > 0) || !s.checkpoint.lost_hours) {
+    return;
+  }
+  const double per_hour = job.total.amount / hours;
+  for (const Offer& o : offers.offers) {
+    const auto held = [&o](const auto& m) {
+      const auto it = m.find(o.id);
+      return it != m.end() && it->second > 0;
+    };
+    if (!o.link_gbps || !(held(job.plan.reserved) || held(job.plan.on_demand_gpu_hours) || held(job.plan.spot_gpu_hours))) {
+      continue;
+    }
+    for (const LinkUpgrade& u : o.link_upgrades) {
+      const CheckpointPlan up = CheckpointOver(in, s, u.gbps, "upgrade of " + o.id);
+      FitJobResult::LinkUpgradeValue v;
+      v.offer = o.id;
+      v.from_gbps = *o.link_gbps;
+      v.gbps = u.gbps;
+      v.price_per_month = u.price_per_month;
+      v.instances = (s.layout.gpus + o.gpus_per_instance - 1) / o.gpus_per_instance;
+      const double wall = hours + *s.checkpoint.lost_hours;
+      v.cost = u.price_per_month * static_cast<double>(v.instances) * wall / kHoursPerMonth;
+      v.sync_seconds = up.sync_seconds.value_or(0.0);
+      v.lost_hours_saved = *s.checkpoint.lost_hours - up.lost_hours.value_or(*s.checkpoint.lost_hours);
+      v.value = v.lost_hours_saved * per_hour;
+      v.worth_it = v.value > v.cost;
+      out.link_upgrades.push_back(v);
+    }
+  }
+}
+
 // The job (training with tokens) or the serving plan, priced by the rental optimiser on the
 // file's offers for this card.
-void PriceSingle(const FitRequest& r, const GpuCatalog& catalog, FitJobResult& out) {
+void PriceSingle(const FitRequest& r, const FitInputs& in, const GpuCatalog& catalog, FitJobResult& out) {
   FitSingle& s = *out.single;
   const OfferSet all = OffersOf(r, catalog);
   const OfferSet mine = OffersFor(all, s.gpu);
   if (mine.offers.empty()) {
     throw InputError::Option("offers", "no offer in " + r.offers + " is for " + s.gpu->name, {}, r.offers, 0);
+  }
+  // Without --sync-link, the slowest link the card's offers state carries the checkpoints.
+  if (r.sync_link.empty() && s.training) {
+    const Offer* slowest = nullptr;
+    for (const Offer& o : mine.offers) {
+      if (o.link_gbps && (slowest == nullptr || *o.link_gbps < *slowest->link_gbps)) {
+        slowest = &o;
+      }
+    }
+    if (slowest != nullptr) {
+      s.checkpoint = CheckpointOver(in, s, *slowest->link_gbps, "offer " + slowest->id);
+    }
   }
   if (s.training && s.training->total_hours) {
     // Spot rework with this job's own checkpoint: its blocking save time replaces the minutes
@@ -78,8 +138,10 @@ void PriceSingle(const FitRequest& r, const GpuCatalog& catalog, FitJobResult& o
         }
       }
     }
+    out.egress_gb = r.egress_gb.value_or(s.checkpoint.weights_bytes / 1e9);
     out.job = PriceJob(priced, static_cast<double>(s.layout.gpus), *s.training->total_hours,
-                       ParseJobStart(r.start, mine.zone, Now(r)), r.interruptible);
+                       ParseJobStart(r.start, mine.zone, Now(r)), r.interruptible, out.egress_gb);
+    ValueUpgrades(in, s, mine, out);
   } else if (s.plan && s.plan->fits) {
     std::vector<InferencePlan> one{*s.plan};
     PricePlansWithOffers(one, mine, Objective::kTime, NextMonthStart(Now(r), mine.zone));
@@ -115,7 +177,7 @@ FitJobResult RunFit(const FitRequest& r, const GpuCatalog& catalog, const std::s
   } else {
     out.single = FitOnCard(r, in, catalog.Find(r.gpu), catalog);
     if (!r.offers.empty()) {
-      PriceSingle(r, catalog, out);
+      PriceSingle(r, in, catalog, out);
     }
   }
   out.data = EstimateDataUpload(in.data);

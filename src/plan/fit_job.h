@@ -22,6 +22,22 @@ struct FitJobResult : FitResult {
   bool start_default = false;     // the job's start is DefaultJobStart (no --start given)
   bool interruptible = false;     // the request let spot run the job
   std::optional<double> spot_checkpoint_minutes;  // the job's save time, used for the spot offers' rework
+  // A faster link an offer of the job's plan sells, against what it saves in lost time
+  // (docs/data-movement.md §2): "is the 10 Gbps upgrade worth it".
+  struct LinkUpgradeValue {
+    std::string offer;
+    double from_gbps = 0;
+    double gbps = 0;
+    double price_per_month = 0;
+    int64_t instances = 0;
+    double cost = 0;               // over the job's wall hours, per instance-month
+    double sync_seconds = 0;       // a checkpoint's sync with the upgrade
+    double lost_hours_saved = 0;
+    double value = 0;              // the hours saved at the job's price per wall hour
+    bool worth_it = false;
+  };
+  std::vector<LinkUpgradeValue> link_upgrades;
+  double egress_gb = 0;  // priced in job->plan.cost.egress
   std::optional<LocalMinute> search_start_minute;  // a training search priced from this start (offers' clock)
   std::string JobBasis() const;   // "cheapest rental from <offers> for <n> GPUs"
   // fits (single) or found (search), and a job that was priced could be served: exit 0, else 1

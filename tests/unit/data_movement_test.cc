@@ -7,7 +7,9 @@
 
 #include "core/error.h"
 #include "fit/data_movement.h"
+#include "cost/requests.h"
 #include "plan/fit_job.h"
+#include "plan/render/fit_job_json.h"
 #include "test_paths.h"
 
 namespace gpuplan {
@@ -171,6 +173,79 @@ TEST(DataMovement, AsynchronousSavesOnlyWhereTheFrameworkHasThem) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "checkpoint_async");
   }
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(DataMovement, TheOffersLinkCarriesTheCheckpointAndItsUpgradeIsWeighedInMoney) {
+  // tests/fixtures/offers/h100-link-upgrade.yaml: 8-GPU H100 nodes at 400 CNY an hour with a
+  // 1 Gbit/s link, a 10 Gbit/s upgrade at 1,500 CNY per instance-month, egress at 0.5 CNY per GB.
+  FitRequest r = Llama70BFullOn16H100("megatron");
+  r.failures_per_gpu_hour = 1e-4;
+  r.tokens = 1e9;
+  r.offers = test::Fixture("offers/h100-link-upgrade.yaml");
+  r.start = "2027-03-01T09:00";
+  const FitJobResult f = Fit(r);
+  const CheckpointPlan& c = f.single->checkpoint;
+  ASSERT_TRUE(f.job.has_value());
+  ASSERT_TRUE(f.job->plan.feasible);
+  // The offer's 1 Gbit/s link carries the checkpoint without --sync-link: 4,196.6 s a sync.
+  ASSERT_TRUE(c.sync_seconds.has_value());
+  EXPECT_NEAR(*c.sync_seconds, 4196.6, 0.1);
+  EXPECT_EQ(c.sync_link_source, "offer h100-node");
+  // Egress: the trained bf16 weights, 70,553,706,496 x 2 B = 141.107 GB at 0.5 = 70.55 CNY, in the total.
+  EXPECT_NEAR(f.egress_gb, 141.107, 0.001);
+  EXPECT_NEAR(f.job->plan.cost.egress, 70.5537, 0.001);
+  // Lost shares by hand (C = 246.938 s, M = 3600 / (1e-4 x 16) = 2,250,000 s, T = 33,335.5 s):
+  //   1 GbE:  C/T + (T/2 + sync 4,196.58 + restore 4,443.52) / M = 0.0074077 + 0.0112479 = 0.0186556
+  //   10 GbE: C/T + (T/2 + 419.66 + 666.60) / M               = 0.0074077 + 0.0078906 = 0.0152983
+  // Lost hours = H f / (1 - f) for the job's H hours of compute (the time model's, read here).
+  const double h = *f.single->training->total_hours;
+  EXPECT_NEAR(c.lost_fraction, 0.0186556, 2e-7);
+  ASSERT_EQ(f.link_upgrades.size(), 1u);
+  const auto& u = f.link_upgrades.front();
+  const double saved = h * (0.0186556 / (1 - 0.0186556) - 0.0152983 / (1 - 0.0152983));
+  EXPECT_NEAR(u.lost_hours_saved, saved, 1e-4);
+  EXPECT_NEAR(u.sync_seconds, 419.66, 0.01);
+  // Two instances for 16 GPUs, at 1,500 a month over the job's wall hours (H + lost) / 730.
+  EXPECT_EQ(u.instances, 2);
+  EXPECT_NEAR(u.cost, 1500.0 * 2 * (h + h * 0.0186556 / (1 - 0.0186556)) / 730.0, 0.01);
+  // Worth what those hours cost at the job's price per hour of compute.
+  EXPECT_NEAR(u.value, saved * f.job->total.amount / h, 0.01);
+  EXPECT_EQ(u.worth_it, u.value > u.cost);
+}
+
+TEST(DataMovement, CostOptimizeOnTheFitJsonPricesTheSameEgress) {
+  FitRequest r = Llama70BFullOn16H100("megatron");
+  r.tokens = 1e9;
+  r.offers = test::Fixture("offers/h100-link-upgrade.yaml");
+  r.start = "2027-03-01T09:00";
+  const FitJobResult f = Fit(r);
+  OptimizeRequest o;
+  o.offers = r.offers;
+  o.usage = "fit.json";
+  o.usage_text = FitJobToJson(f).dump();
+  const OptimizeResult opt = RunOptimize(o, test::Catalog());
+  ASSERT_TRUE(opt.plan.feasible);
+  EXPECT_NEAR(opt.plan.cost.egress, 141.107 * 0.5, 0.001);
+  EXPECT_NEAR(opt.plan.cost.Total(), f.job->total.amount, 1e-6);
+}
+
+TEST(DataMovement, EgressPerMonthIsPricedInCompareAndOptimize) {
+  // 100 GB a month over one 730-hour month's trace at 0.5 CNY per GB: 50 CNY in every plan.
+  OptimizeRequest o;
+  o.offers = test::Fixture("offers/h100-link-upgrade.yaml");
+  o.hours_per_month = 100;
+  o.gpus = 8;
+  o.month = "2027-03";  // 744 hours: 100 GB x 744 / 730 = 101.918 GB
+  o.egress_gb_per_month = 100;
+  const OptimizeResult opt = RunOptimize(o, test::Catalog());
+  ASSERT_TRUE(opt.plan.feasible);
+  EXPECT_NEAR(opt.plan.cost.egress, 100.0 * 744 / 730 * 0.5, 1e-6);
 }
 
 }  // namespace

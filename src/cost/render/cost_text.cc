@@ -30,6 +30,9 @@ void PrintItems(std::ostream& os, const CostItems& c, const std::string& cur) {
     os << "    " << SayMessage(fmt::format("subsidies and vouchers -{} (already taken off the total)", FormatMoney(c.subsidies, cur)))
        << "\n";
   }
+  if (c.egress > 0.005) {
+    os << "    " << SayMessage(fmt::format("egress {} (in the total)", FormatMoney(c.egress, cur))) << "\n";
+  }
 }
 
 void PrintUsage(std::ostream& os, const UsageTrace& u) {
@@ -138,6 +141,7 @@ void CompareToText(std::ostream& os, const CompareResult& c) {
                                                       {"stopped instances", p.cost.stopped},
                                                       {"re-creation", p.cost.recreate},
                                                       {"storage and bandwidth", p.cost.fixed_fees},
+                                                      {"egress", p.cost.egress},
                                                       {"subsidies and vouchers (taken off)", p.cost.subsidies}};
       for (const auto& [what, amount] : lines) {
         if (amount > 0.005) {

@@ -215,7 +215,11 @@ nlohmann::json CheckpointPlanToJson(const CheckpointPlan& p) {
                       {"restore_seconds", p.restore_seconds},
                       {"storage_gbps", p.storage_gbps},
                       {"storage_assumed", p.storage_assumed},
+                      {"sync_link", LinkToJson(p.sync_link)},
                       {"notes", p.notes}};
+  if (p.sync_link) {
+    j["sync_link"]["source"] = p.sync_link_source;
+  }
   if (!p.training) {
     for (const char* k : {"save_seconds", "write_seconds", "sync_seconds", "interval_seconds", "lost_fraction"}) {
       j[k] = nullptr;

@@ -205,6 +205,22 @@ nlohmann::json JobPriceToJson(const FitJobResult& r) {
   if (r.spot_checkpoint_minutes) {  // the job's own save time, used for the spot offers' rework
     price["spot_checkpoint_minutes"] = *r.spot_checkpoint_minutes;
   }
+  price["egress_gb"] = r.egress_gb;  // what `cost optimize --usage fit.json` prices again
+  price["egress_amount"] = job.plan.cost.egress;
+  price["egress_price_per_gb"] = job.plan.egress_price_per_gb;
+  price["link_upgrades"] = nlohmann::json::array();
+  for (const auto& u : r.link_upgrades) {
+    price["link_upgrades"].push_back({{"offer", u.offer},
+                                      {"from_gbps", u.from_gbps},
+                                      {"gbps", u.gbps},
+                                      {"price_per_month", u.price_per_month},
+                                      {"instances", u.instances},
+                                      {"cost", u.cost},
+                                      {"sync_seconds", u.sync_seconds},
+                                      {"lost_hours_saved", u.lost_hours_saved},
+                                      {"value", u.value},
+                                      {"worth_it", u.worth_it}});
+  }
   if (job.night_total) {
     price["night_start"] = FormatLocalMinute(*job.night_start_minute);
     price["night_amount"] = job.night_total->amount;

@@ -457,6 +457,23 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
     os << SayFormat("cli.fit.cost", "cost: {} ({}, starting {})",
                     {FormatMoney(job.total), SayMessage(res.JobBasis()), FormatLocalMinute(job.start_minute)})
        << "\n";
+    if (job.plan.cost.egress > 0.005) {
+      os << "  "
+         << SayFormat("cli.fit.egress", "egress {} GB at {} per GB: {} (in the cost)",
+                      {FormatNumber(res.egress_gb, 4), FormatNumber(job.plan.egress_price_per_gb, 4),
+                       FormatMoney(job.plan.cost.egress, job.total.currency)})
+         << "\n";
+    }
+    for (const auto& u : res.link_upgrades) {
+      os << "  "
+         << SayFormat("cli.fit.upgrade",
+                      "link {} -> {} Gbit/s ({}, {} instance(s)): costs {} over the job, sync {} a checkpoint, saves {} h of lost time worth {}: {}",
+                      {FormatNumber(u.from_gbps, 4), FormatNumber(u.gbps, 4), u.offer, std::to_string(u.instances),
+                       FormatMoney(u.cost, job.total.currency), Span(u.sync_seconds), FormatNumber(u.lost_hours_saved, 3),
+                       FormatMoney(u.value, job.total.currency),
+                       u.worth_it ? Say("cli.fit.upgrade_yes", "worth it") : Say("cli.fit.upgrade_no", "not worth it")})
+         << "\n";
+    }
     if (job.night_total) {
       os << "  "
          << SayFormat("cli.fit.night", "starting at the night window ({}) would cost {}, saving {}",
