@@ -13,6 +13,7 @@ packages=(
   cmark-gfm                  # GitHub-flavoured Markdown: the check report Markdown test renders it
   fonts-wqy-microhei         # a CJK font: the page's Chinese in the browser tests' screenshots
   prometheus                 # a real Prometheus scrapes the meter agent in the tests; promtool checks deploy/meter
+  iperf3                     # check --net-tool iperf3 runs it; its test runs a real iperf3 -s (no daemon: below)
 )
 # The page (web/, scripts/build-web.sh) builds with node and npm; Debian's when none is installed
 # (a node from elsewhere brings its own npm, which Debian's npm package would conflict with).
@@ -28,5 +29,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
+  # Debian's iperf3 asks whether to start an iperf3 server daemon at boot: no (the tests start
+  # their own on a free port), and no question.
+  if command -v debconf-set-selections >/dev/null; then
+    echo "iperf3 iperf3/start_daemon boolean false" | $SUDO debconf-set-selections
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

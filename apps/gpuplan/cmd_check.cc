@@ -131,6 +131,10 @@ Runner RegisterCheck(CLI::App& app, GlobalOptions& g) {
       if (!q.net.empty()) {
         throw InputError::Option("net_listen", "one end per process: " + OptionRef("net") + " or " + OptionRef("net_listen"));
       }
+      if (q.net_tool == "iperf3") {
+        throw InputError::Option("net_tool", "the listener is gpuplan's; for an iperf3 link test run `iperf3 -s` on that "
+                                             "machine instead");
+      }
       return RunListener(q);
     }
     if (const char* lib = std::getenv("GPUPLAN_NVML_LIBRARY"); lib != nullptr && *lib != '\0') {

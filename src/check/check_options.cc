@@ -87,6 +87,11 @@ const OptionTable<CheckRequest>& CheckOptionTable() {
                           "serve the other end of the link test on [ADDR:]PORT (127.0.0.1 without ADDR) until stopped",
                           &R::net_listen)
                     .Unset("none"));
+    t.push_back(Option<R>("--net-tool", "net_tool",
+                          "what measures the link: gpuplan (a gpuplan check --net-listen answers) or iperf3 (the installed "
+                          "iperf3 client against an iperf3 -s)",
+                          &R::net_tool)
+                    .Choices({"gpuplan", "iperf3"}));
     t.push_back(Option<R>("--net-streams", "net_streams", "TCP connections at once in each direction of the link test",
                           &R::net_streams)
                     .Min(1)
@@ -102,7 +107,8 @@ const OptionTable<CheckRequest>& CheckOptionTable() {
                     .Min(static_cast<double>(kNetMinBytes))
                     .Max(static_cast<double>(kNetMaxBytes)));
     t.push_back(Option<R>("--net-rate-mbps", "net_rate_mbps",
-                          "with --net-listen: pace reads and writes to this rate each way (a link of known speed, for tests)",
+                          "with --net-listen: pace reads and writes to this rate each way (a link of known speed, for tests); with "
+                          "--net-tool iperf3: cap iperf3's senders to this in all (-b per stream)",
                           &R::net_rate_mbps)
                     .Unit("Mbit/s")
                     .Min(kNetMinRateMbps)

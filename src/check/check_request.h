@@ -57,7 +57,8 @@ struct CheckRequest {
   int net_streams = 4;
   double net_seconds = 10;
   int64_t net_bytes = int64_t{1} << 30;
-  std::optional<double> net_rate_mbps;   // the listener paces its reads and writes to this (tests)
+  std::string net_tool = "gpuplan";      // what measures: "gpuplan" (a --net-listen answers) or "iperf3" (an iperf3 -s)
+  std::optional<double> net_rate_mbps;   // the listener paces to this; with iperf3, the client caps its senders (-b)
   std::string net_token;                 // shared secret; required by a listener on a non-loopback address
   std::optional<double> net_min_gbps;    // FAIL a direction below this
   std::optional<double> net_max_rtt_ms;  // FAIL a round trip above this

@@ -26,6 +26,7 @@
 
 #include "check/cells.h"
 #include "check/compare.h"
+#include "check/net_iperf.h"
 #include "check/verdict.h"
 #include "core/error.h"
 
@@ -46,8 +47,9 @@ std::string N(double v) { return check_cells::Number(v, 3); }
   throw EnvironmentError(fmt::format("cannot reach the link-test listener at {}: {}", peer.Text(), why));
 }
 
-// One TCP connect (name resolution included), its time in ms; the error is the reason it failed.
-double ConnectMs(const NetEndpoint& peer) {
+}  // namespace
+
+double NetConnectMs(const NetEndpoint& peer, const std::string& hint) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -87,8 +89,10 @@ double ConnectMs(const NetEndpoint& peer) {
     error = std::strerror(saved);
   }
   ::freeaddrinfo(found);
-  Unreachable(peer, error + " (is `gpuplan check --net-listen` running there, and its port open?)");
+  Unreachable(peer, error + hint);
 }
+
+namespace {
 
 std::unique_ptr<httplib::Client> NewClient(const NetClientRequest& q, double read_timeout_s) {
   auto c = std::make_unique<httplib::Client>(q.peer.host, q.peer.port);
@@ -352,6 +356,9 @@ SigpipeBlock::~SigpipeBlock() {
 }
 
 NetLink MeasureLink(const NetClientRequest& q) {
+  if (q.tool == "iperf3") {
+    return MeasureLinkIperf(q);
+  }
   const SigpipeBlock no_sigpipe;
   NetLink link;
   link.host = q.peer.Text();
@@ -363,7 +370,7 @@ NetLink MeasureLink(const NetClientRequest& q) {
       q.progress(f);
     }
   };
-  link.connect_ms = ConnectMs(q.peer);
+  link.connect_ms = NetConnectMs(q.peer, " (is `gpuplan check --net-listen` running there, and its port open?)");
   Ping(q, link);
   progress(0.05);
   Upload(q, link);
@@ -400,16 +407,30 @@ NetLink MeasureLink(const NetClientRequest& q) {
 
 std::vector<CheckResult> JudgeLink(const NetLink& l, std::optional<double> min_gbps, std::optional<double> max_rtt_ms) {
   std::vector<CheckResult> out;
+  const bool iperf3 = l.tool == "iperf3";
   const std::string paced =
-      l.listener_rate_mbps ? fmt::format(" (the listener paces to {} Mbit/s each way: --net-rate-mbps)", N(*l.listener_rate_mbps))
-                           : "";
+      !l.listener_rate_mbps ? ""
+      : iperf3 ? fmt::format(" (iperf3's senders capped to {} Mbit/s in all, -b per stream: --net-rate-mbps)",
+                             N(*l.listener_rate_mbps))
+               : fmt::format(" (the listener paces to {} Mbit/s each way: --net-rate-mbps)", N(*l.listener_rate_mbps));
   {
     CheckResult r = Make("net_rtt", -1, {});
     r.unit = "ms";
     r.measured = l.rtt_ms;
-    r.evidence = fmt::format("median of {} HTTP round trips on one kept-alive connection to {} (p90 {} ms); one TCP "
-                             "connect took {} ms",
-                             l.pings, l.host, N(l.rtt_p90_ms), N(l.connect_ms));
+    if (iperf3 && l.pings == 0) {
+      r.evidence = fmt::format("mean of the {} sending streams' smoothed TCP round trip to {} as iperf3 -J reports it "
+                               "(end.streams[].sender.mean_rtt, the kernel's srtt while they sent: under load, so above "
+                               "an idle round trip; p90 over the streams {} ms)",
+                               l.streams, l.host, N(l.rtt_p90_ms));
+    } else if (iperf3) {
+      r.evidence = fmt::format("one TCP connect to {} (SYN to SYN-ACK, name resolution included): iperf3 -J reported no "
+                               "mean_rtt",
+                               l.host);
+    } else {
+      r.evidence = fmt::format("median of {} HTTP round trips on one kept-alive connection to {} (p90 {} ms); one TCP "
+                               "connect took {} ms",
+                               l.pings, l.host, N(l.rtt_p90_ms), N(l.connect_ms));
+    }
     if (max_rtt_ms) {
       r.expected = *max_rtt_ms;
       r.expected_text = "<= " + N(*max_rtt_ms) + " ms";
@@ -442,18 +463,31 @@ std::vector<CheckResult> JudgeLink(const NetLink& l, std::optional<double> min_g
     }
     out.push_back(r);
   };
-  rate("net_throughput", l.throughput_gbps, l.throughput_bytes, "this machine -> the listener, as the listener read it");
-  rate("net_reverse", l.reverse_gbps, l.reverse_bytes, "the listener -> this machine, as this machine read it");
+  if (iperf3) {
+    rate("net_throughput", l.throughput_gbps, l.throughput_bytes,
+         "this machine -> the iperf3 server, as the server received it (iperf3 -J end.sum_received)");
+    rate("net_reverse", l.reverse_gbps, l.reverse_bytes,
+         "the iperf3 server -> this machine (-R), as this machine received it (end.sum_received)");
+  } else {
+    rate("net_throughput", l.throughput_gbps, l.throughput_bytes, "this machine -> the listener, as the listener read it");
+    rate("net_reverse", l.reverse_gbps, l.reverse_bytes, "the listener -> this machine, as this machine read it");
+  }
   {
     CheckResult r = Make("net_transfer", -1, {});
     r.unit = "s";
     r.measured = l.transfer_seconds;
     const std::string size = N(static_cast<double>(l.transfer_bytes) / 1e9) + " GB";
+    const std::string from = iperf3 ? "the iperf3 server (-R -n BYTES)" : "the listener";
     if (l.transfer_extrapolated) {
-      r.evidence = fmt::format("a {} checkpoint from the listener on {} connections: {} GB arrived in the limit of {} s "
-                               "({} x --net-seconds); the time is extrapolated at that rate",
-                               size, l.streams, N(static_cast<double>(l.transfer_measured_bytes) / 1e9),
-                               N(kNetTransferLimitFactor * l.seconds), N(kNetTransferLimitFactor));
+      r.evidence = fmt::format("a {} checkpoint from {} on {} connections: {} GB arrived in the limit of {} s "
+                               "({} x --net-seconds){}; the time is extrapolated at that rate",
+                               size, from, l.streams, N(static_cast<double>(l.transfer_measured_bytes) / 1e9),
+                               N(kNetTransferLimitFactor * l.seconds), N(kNetTransferLimitFactor),
+                               iperf3 ? ", when iperf3 was stopped with SIGINT" : "");
+    } else if (iperf3) {
+      r.evidence = fmt::format("a {} checkpoint fetched from {} on {} connections, iperf3's receiving time "
+                               "(end.sum_received.seconds)",
+                               size, from, l.streams);
     } else {
       r.evidence = fmt::format("a {} checkpoint fetched from the listener on {} connections, from the requests to the "
                                "last byte",

@@ -90,10 +90,20 @@ struct NetClientRequest {
   std::string token;
   int pings = 20;
   std::function<void(double)> progress;  // 0..1
+  // "gpuplan": a `gpuplan check --net-listen` answers; "iperf3": an `iperf3 -s` does, and the
+  // installed iperf3 measures (check/net_iperf.h).
+  std::string tool = "gpuplan";
+  std::optional<double> rate_mbps;  // iperf3 only: cap the sending side at this in all (-b per stream)
+  std::string iperf3;               // iperf3 only: its path; empty: found on PATH
 };
 
-// Measures the link. Throws EnvironmentError when the listener cannot be reached, does not
-// answer as a gpuplan listener, refuses the token or drops a stream.
+// One TCP connect (name resolution included), its time in ms. Throws EnvironmentError naming
+// the peer and `hint` when it fails.
+double NetConnectMs(const NetEndpoint& peer, const std::string& hint);
+
+// Measures the link (with iperf3 when `tool` says so: MeasureLinkIperf). Throws EnvironmentError
+// when the listener cannot be reached, does not answer as a gpuplan listener, refuses the token
+// or drops a stream.
 NetLink MeasureLink(const NetClientRequest& request);
 
 // net_rtt (ms, lower is better), net_throughput and net_reverse (Gbit/s), net_transfer (s, lower

@@ -81,7 +81,7 @@ struct GpuCurve {
 // (iperf3's -R names it so).
 struct NetLink {
   std::string host;                  // the listener as given: "10.0.0.5:5201"
-  std::string tool = "gpuplan";      // what answered: a gpuplan listener
+  std::string tool = "gpuplan";      // what measured: "gpuplan" (a gpuplan listener) or "iperf3" (an iperf3 -s)
   int streams = 0;                   // parallel TCP connections per direction
   double seconds = 0;                // each direction ran this long
   double connect_ms = 0;             // one TCP connect (SYN to SYN-ACK, plus name resolution)
@@ -96,7 +96,7 @@ struct NetLink {
   uint64_t transfer_measured_bytes = 0;  // what arrived before the transfer's time limit
   double transfer_seconds = 0;           // measured, or extrapolated when the limit cut it short
   bool transfer_extrapolated = false;
-  std::optional<double> listener_rate_mbps;  // the listener's pacing (--net-rate-mbps), when it paces
+  std::optional<double> listener_rate_mbps;  // the listener's pacing (--net-rate-mbps), or iperf3's -b cap in all
 };
 
 struct CheckReport {

@@ -170,6 +170,11 @@ CheckReport RunCheck(const CheckRequest& req, const GpuCatalog& catalog, CheckOb
                                           ") runs on its own, from any machine: check the server in a run of its own");
       }
     }
+    if (req.net_rate_mbps && req.net_tool != "iperf3") {
+      throw InputError::Option("net_rate_mbps", "a gpuplan link is paced by its listener: give it to " +
+                                                    OptionRef("net_listen") + " (or cap iperf3's senders with " +
+                                                    OptionRef("net_tool") + " iperf3)");
+    }
     rep.notes.emplace_back("link test only (--net " + req.net +
                            "): this run measures the network, not the GPUs, host or storage of either machine");
   }

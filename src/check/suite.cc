@@ -7,6 +7,7 @@
 
 #include "check/gpu_tests.h"
 #include "check/net.h"
+#include "check/net_iperf.h"
 #include "check/sold_as.h"
 #include "check/verdict.h"
 #include "core/error.h"
@@ -82,13 +83,20 @@ std::vector<CheckResult> RunNet(CheckContext& c) {
   nr.transfer_bytes = static_cast<uint64_t>(q.net_bytes);
   nr.token = q.net_token;
   nr.progress = c.progress;
+  nr.tool = q.net_tool;
+  nr.rate_mbps = q.net_rate_mbps;
   try {
     c.net = MeasureLink(nr);
   } catch (const EnvironmentError& e) {
     CheckResult r = Make("net_link", -1, {});
+    const bool iperf3 = q.net_tool == "iperf3";
+    const bool missing = iperf3 && !FindExecutable("iperf3");
     Error(r, e.what(),
-          "start `gpuplan check --net-listen ADDR:PORT` on the other machine (with the same --net-token off loopback) "
-          "and open its port in the firewall");
+          missing  ? "install iperf3 on this machine (apt-get install iperf3), or measure with --net-tool gpuplan"
+          : iperf3 ? "start `iperf3 -s` on the other machine (-p PORT; 5201 by default) and open its port in the "
+                     "firewall; an iperf3 server runs one test at a time"
+                   : "start `gpuplan check --net-listen ADDR:PORT` on the other machine (with the same --net-token off "
+                     "loopback) and open its port in the firewall");
     return {r};
   }
   return JudgeLink(*c.net, q.net_min_gbps, q.net_max_rtt_ms);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -324,6 +325,84 @@ std::vector<WorkerRun> RunWorkers(const std::vector<WorkerCommand>& commands, co
     }
   }
   return runs;
+}
+
+ProcessRun RunProcess(const std::vector<std::string>& argv, const ProcessOptions& opt) {
+  ProcessRun out;
+  WorkerCommand cmd;
+  cmd.argv = argv;
+  WorkerRun run;
+  Live l;
+  Spawn(cmd, l, run);
+  if (!run.start_error.empty()) {
+    out.start_error = run.start_error;
+    return out;
+  }
+  auto since = [&] { return std::chrono::duration<double>(Clock::now() - l.started).count(); };
+  while (l.running || l.out >= 0 || l.err >= 0) {
+    if (l.running) {
+      int status = 0;
+      siginfo_t info{};
+      if (waitid(P_PID, static_cast<id_t>(l.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == l.pid) {
+        kill(-l.pid, SIGKILL);  // whatever it left behind, before the group id can be reused
+        waitpid(l.pid, &status, 0);
+        Reap(l, run, status);
+      } else if (since() >= opt.timeout_s) {
+        out.timed_out = true;
+        kill(-l.pid, SIGKILL);
+        kill(l.pid, SIGKILL);
+        waitpid(l.pid, &status, 0);
+        Reap(l, run, status);
+      } else if (opt.interrupt_s > 0 && !out.interrupted && since() >= opt.interrupt_s) {
+        out.interrupted = true;
+        kill(l.pid, SIGINT);
+      }
+    } else if (since() > run.seconds + 1) {  // a stray child holds the pipes: its group was killed
+      CloseFd(l.out);
+      CloseFd(l.err);
+      break;
+    }
+    std::vector<pollfd> fds;
+    if (l.out >= 0) {
+      fds.push_back({l.out, POLLIN, 0});
+    }
+    if (l.err >= 0) {
+      fds.push_back({l.err, POLLIN, 0});
+    }
+    if (fds.empty()) {
+      continue;
+    }
+    if (poll(fds.data(), fds.size(), 50) <= 0) {
+      continue;
+    }
+    for (const pollfd& f : fds) {
+      if (f.revents == 0) {
+        continue;
+      }
+      std::string buf;
+      const bool open = Drain(f.fd, buf);
+      if (f.fd == l.out) {
+        const std::size_t room = opt.max_stdout - std::min(opt.max_stdout, out.out.size());
+        out.out_truncated = out.out_truncated || buf.size() > room;
+        out.out.append(buf, 0, std::min(room, buf.size()));
+        if (!open) {
+          CloseFd(l.out);
+        }
+      } else {
+        out.stderr_tail += buf;
+        if (out.stderr_tail.size() > kStderrKeep) {
+          out.stderr_tail.erase(0, out.stderr_tail.size() - kStderrKeep);
+        }
+        if (!open) {
+          CloseFd(l.err);
+        }
+      }
+    }
+  }
+  out.exit_code = run.exit_code;
+  out.signal = run.signal;
+  out.seconds = run.seconds;
+  return out;
 }
 
 }  // namespace gpuplan

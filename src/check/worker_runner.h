@@ -52,6 +52,31 @@ struct WorkerRunOptions {
 // what a worker does; throws std::system_error only when this process cannot make pipes.
 std::vector<WorkerRun> RunWorkers(const std::vector<WorkerCommand>& commands, const WorkerRunOptions& options);
 
+// One other program run to its end with the workers' spawn (no shell; its own process group;
+// stdin /dev/null; default signal handling): the link test runs `iperf3 -J` with it
+// (check/net_iperf.h). stdout is kept up to `max_stdout` bytes (the rest is read and dropped,
+// `out_truncated`), stderr's last kStderrKeep bytes.
+struct ProcessOptions {
+  double timeout_s = 60;     // from its start: SIGKILL to its whole group
+  double interrupt_s = 0;    // > 0: SIGINT to it at this (it may still write what it has), before timeout_s
+  std::size_t max_stdout = std::size_t{1} << 20;
+};
+
+struct ProcessRun {
+  std::string out;
+  bool out_truncated = false;
+  std::string stderr_tail;
+  std::string start_error;  // non-empty: the process could not be started
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool interrupted = false;  // the SIGINT of interrupt_s was sent
+  bool timed_out = false;    // killed at timeout_s
+  double seconds = 0;
+};
+
+// Never throws for what the program does; throws std::system_error only when pipes cannot be made.
+ProcessRun RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options);
+
 // The signal's name ("SIGABRT"), or "signal N".
 std::string SignalName(int sig);
 

@@ -8,11 +8,15 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <fstream>
 #include <sstream>
 
 #include "check/compare.h"
 #include "check/net.h"
+#include "check/net_iperf.h"
 #include "check/net_listen.h"
+#include "check/worker_runner.h"
 #include "check/render/check_json.h"
 #include "check/render/check_markdown.h"
 #include "core/error.h"
@@ -253,6 +257,170 @@ TEST(NetReport, TwoProvidersLinksSideBySide) {
   CheckReportToMarkdown(a.report, md);
   EXPECT_NE(md.str().find("net_throughput"), std::string::npos);
   EXPECT_NE(md.str().find("0.2 Gbit/s"), std::string::npos);
+}
+
+// --- iperf3 (--net-tool iperf3). The fixtures are real iperf 3.12 -J outputs over loopback
+// (tests/fixtures/net/README.md says how they were made); each figure expected is read from the
+// file here by its own JSON pointer, so the parser is shown to pick the receiver's sum.
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const NetEndpoint kIperfPeer{"127.0.0.1", 5299};
+
+TEST(NetIperf, ForwardRunReadsTheReceiversSumOfBothStreams) {
+  const std::string text = ReadText(test::Fixture("net/iperf3-forward-P2-t1.json"));
+  const nlohmann::json j = nlohmann::json::parse(text);
+  const IperfRun r = ParseIperfJson(text, kIperfPeer, 2);
+  EXPECT_EQ(r.streams, 2);
+  EXPECT_EQ(r.bits_per_second, j.at(nlohmann::json::json_pointer("/end/sum_received/bits_per_second")).get<double>());
+  EXPECT_EQ(r.bytes, j.at(nlohmann::json::json_pointer("/end/sum_received/bytes")).get<uint64_t>());
+  EXPECT_EQ(r.seconds, j.at(nlohmann::json::json_pointer("/end/sum_received/seconds")).get<double>());
+  EXPECT_EQ(r.sent_bytes, j.at(nlohmann::json::json_pointer("/end/sum_sent/bytes")).get<uint64_t>());
+  // Hand-copied from the file: the receiver's sum 7312151440.726501 bit/s over 924057600 bytes;
+  // the sender's sum (7379134083.844577) and one stream's receiver figure (3650889797.3556433)
+  // are not it.
+  EXPECT_DOUBLE_EQ(r.bits_per_second, 7312151440.726501);
+  EXPECT_EQ(r.bytes, 924057600u);
+  EXPECT_NE(r.bits_per_second, j.at(nlohmann::json::json_pointer("/end/sum_sent/bits_per_second")).get<double>());
+  EXPECT_NE(r.bits_per_second,
+            j.at(nlohmann::json::json_pointer("/end/streams/0/receiver/bits_per_second")).get<double>());
+  // This side sent: both streams' mean_rtt (microseconds) in ms: 793 and 812 in the file.
+  ASSERT_EQ(r.sender_rtt_ms.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.sender_rtt_ms[0], j.at(nlohmann::json::json_pointer("/end/streams/0/sender/mean_rtt")).get<double>() / 1000);
+  EXPECT_DOUBLE_EQ(r.sender_rtt_ms[1], 0.812);
+  EXPECT_FALSE(r.interrupted);
+}
+
+TEST(NetIperf, ReverseRunReadsWhatArrivedHereAndHasNoRttOfOurs) {
+  const std::string text = ReadText(test::Fixture("net/iperf3-reverse-P2-t1.json"));
+  const nlohmann::json j = nlohmann::json::parse(text);
+  ASSERT_EQ(j.at(nlohmann::json::json_pointer("/start/test_start/reverse")).get<int>(), 1);
+  const IperfRun r = ParseIperfJson(text, kIperfPeer, 2);
+  EXPECT_EQ(r.bits_per_second, j.at(nlohmann::json::json_pointer("/end/sum_received/bits_per_second")).get<double>());
+  EXPECT_EQ(r.bytes, j.at(nlohmann::json::json_pointer("/end/sum_received/bytes")).get<uint64_t>());
+  // Hand-copied: received 1251868672 bytes at 9967394934.76623 bit/s; the server wrote 1259601920.
+  EXPECT_EQ(r.bytes, 1251868672u);
+  EXPECT_DOUBLE_EQ(r.bits_per_second, 9967394934.76623);
+  EXPECT_EQ(r.sent_bytes, 1259601920u);
+  // The server sent (sender.sender false, mean_rtt 0): no RTT from this run.
+  EXPECT_TRUE(r.sender_rtt_ms.empty());
+}
+
+TEST(NetIperf, ErrorsAndMalformedOutputAreEnvironmentErrorsNamingThePeer) {
+  auto expect_error = [](const std::string& text, const std::string& part, int streams = 2) {
+    try {
+      ParseIperfJson(text, kIperfPeer, streams);
+      ADD_FAILURE() << "accepted " << text.substr(0, 200);
+    } catch (const EnvironmentError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("127.0.0.1:5299"), std::string::npos) << what;
+      EXPECT_NE(what.find(part), std::string::npos) << what;
+    }
+  };
+  expect_error(R"({"error": "unable to connect to server"})", "unable to connect to server");
+  expect_error(ReadText(test::Fixture("net/iperf3-error-refused.json")), "unable to connect to server: Connection refused");
+  expect_error("iperf3: parameter error - only one test end condition (-t, -n, -k) may be specified", "not a JSON object");
+  const std::string good = ReadText(test::Fixture("net/iperf3-forward-P2-t1.json"));
+  expect_error(good.substr(0, good.size() / 2), "not a JSON object");
+  expect_error(good, "asked for 4 streams", 4);
+  nlohmann::json j = nlohmann::json::parse(good);
+  nlohmann::json no_sum = j;
+  no_sum["end"].erase("sum_received");
+  expect_error(no_sum.dump(), "end.sum_received");
+  nlohmann::json negative = j;
+  negative["end"]["sum_received"]["bits_per_second"] = -1;
+  expect_error(negative.dump(), "end.sum_received.bits_per_second");
+  nlohmann::json text_bytes = j;
+  text_bytes["end"]["sum_received"]["bytes"] = "924057600";
+  expect_error(text_bytes.dump(), "end.sum_received.bytes");
+  nlohmann::json one_connected = j;
+  one_connected["start"]["connected"].erase(1);
+  expect_error(one_connected.dump(), "connected 1");
+  nlohmann::json no_streams = j;
+  no_streams["end"].erase("streams");
+  expect_error(no_streams.dump(), "end.streams");
+}
+
+TEST(NetIperf, AnInterruptedCheckpointIsWhatHadArrived) {
+  const std::string text = ReadText(test::Fixture("net/iperf3-reverse-interrupted.json"));
+  const nlohmann::json j = nlohmann::json::parse(text);
+  // Not asked for: iperf3's interrupt is an error like any other.
+  EXPECT_THROW(ParseIperfJson(text, kIperfPeer, 2), EnvironmentError);
+  const IperfRun r = ParseIperfJson(text, kIperfPeer, 2, /*interrupted=*/true);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.bytes, j.at(nlohmann::json::json_pointer("/end/sum_received/bytes")).get<uint64_t>());
+  EXPECT_EQ(r.bytes, 37224448u);  // hand-copied: 1.49 s at the 2 x 100 Mbit/s -b cap
+  EXPECT_LT(r.bytes, j.at(nlohmann::json::json_pointer("/start/test_start/bytes")).get<uint64_t>());
+}
+
+TEST(NetIperf, ArgumentsAndTheRateSplitOverTheStreams) {
+  const NetEndpoint peer{"::1", 5202};
+  EXPECT_EQ(IperfArgs("/usr/bin/iperf3", peer, 4, 2, false, std::nullopt, std::nullopt),
+            (std::vector<std::string>{"/usr/bin/iperf3", "-c", "::1", "-p", "5202", "-J", "-P", "4", "--connect-timeout",
+                                      "5000", "-t", "2"}));
+  // 200 Mbit/s over 4 streams: iperf3's -b is per stream, 50,000,000 bit/s each.
+  EXPECT_EQ(IperfArgs("iperf3", peer, 4, 2, true, uint64_t{20000000}, 200.0),
+            (std::vector<std::string>{"iperf3", "-c", "::1", "-p", "5202", "-J", "-P", "4", "--connect-timeout", "5000",
+                                      "-n", "20000000", "-R", "-b", "50000000"}));
+}
+
+TEST(NetIperf, NoIperf3IsAnEnvironmentError) {
+  NetClientRequest q;
+  q.tool = "iperf3";
+  q.iperf3 = "/nonexistent/iperf3";
+  q.peer = kIperfPeer;
+  try {
+    MeasureLink(q);
+    ADD_FAILURE() << "measured without iperf3";
+  } catch (const EnvironmentError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/iperf3"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(FindExecutable("/nonexistent/iperf3"));
+  EXPECT_EQ(FindExecutable("/bin/sh"), "/bin/sh");
+}
+
+TEST(NetIperf, EvidenceSaysWhereTheFiguresCameFrom) {
+  NetLink l = Link("10.0.0.5:5201", 0.2, 0.9, 0.8);
+  l.tool = "iperf3";
+  l.pings = 0;
+  auto r = JudgeLink(l, std::nullopt, std::nullopt);
+  EXPECT_NE(r[0].evidence.find("mean_rtt"), std::string::npos) << r[0].evidence;
+  EXPECT_NE(r[1].evidence.find("sum_received"), std::string::npos) << r[1].evidence;
+  EXPECT_NE(r[1].evidence.find("-b per stream"), std::string::npos) << r[1].evidence;
+  l.pings = 1;
+  EXPECT_NE(JudgeLink(l, std::nullopt, std::nullopt)[0].evidence.find("one TCP connect"), std::string::npos);
+}
+
+// The child-process runner iperf3 runs under: a timeout kills, SIGINT interrupts, stdout is bounded.
+TEST(RunProcess, TimeoutInterruptAndBoundedOutput) {
+  ProcessOptions slow;
+  slow.timeout_s = 0.3;
+  const ProcessRun killed = RunProcess({"/bin/sleep", "10"}, slow);
+  EXPECT_TRUE(killed.timed_out);
+  EXPECT_EQ(killed.signal, SIGKILL);
+  EXPECT_LT(killed.seconds, 5);
+  ProcessOptions stop;
+  stop.interrupt_s = 0.2;
+  stop.timeout_s = 10;
+  const ProcessRun interrupted = RunProcess({"/bin/sleep", "10"}, stop);
+  EXPECT_TRUE(interrupted.interrupted);
+  EXPECT_FALSE(interrupted.timed_out);
+  EXPECT_EQ(interrupted.signal, SIGINT);
+  ProcessOptions small;
+  small.max_stdout = 1000;
+  small.timeout_s = 0.3;
+  const ProcessRun yes = RunProcess({"/usr/bin/yes"}, small);
+  EXPECT_EQ(yes.out.size(), 1000u);
+  EXPECT_TRUE(yes.out_truncated);
+  const ProcessRun echo = RunProcess({"/bin/echo", "a b"}, ProcessOptions{});
+  EXPECT_EQ(echo.out, "a b\n");
+  EXPECT_EQ(echo.exit_code, 0);
+  EXPECT_FALSE(RunProcess({"/nonexistent/x"}, ProcessOptions{}).start_error.empty());
 }
 
 }  // namespace
