@@ -406,7 +406,12 @@ void PrintCheckpoint(std::ostream& os, const CheckpointPlan& p, const std::strin
        << "\n";
   }
   if (p.sync_seconds) {
-    os << "  " << SayFormat("cli.fit.ckpt.sync", "sync     {} per checkpoint off each node", {Span(*p.sync_seconds)}) << "\n";
+    const std::string link = p.sync_link ? p.sync_link->name + (p.sync_link_source.empty() || p.sync_link_source == "given"
+                                                                     ? std::string()
+                                                                     : " (" + SayMessage(p.sync_link_source) + ")")
+                                         : std::string("-");
+    os << "  " << SayFormat("cli.fit.ckpt.sync", "sync     {0} per checkpoint off each node over {1}", {Span(*p.sync_seconds), link})
+       << "\n";
   }
   os << "  " << SayFormat("cli.fit.ckpt.restore", "restore  {} to resume on another node", {Span(p.restore_seconds)})
      << (p.restore_seconds <= 600 ? Say("cli.fit.ckpt.within10", " (within the 10 minutes providers promise)")
