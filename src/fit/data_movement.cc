@@ -82,7 +82,7 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
   p.storage_gbps = c.storage_gbps;
   p.storage_assumed = !c.storage_given;
   p.sync_link = c.sync_link;
-  p.sync_link_source = c.sync_link ? "given" : "";
+  p.sync_link_source = c.sync_link ? c.sync_link_source : "";
   const double storage = GbpsToBytes(c.storage_gbps);
   const double gpus = static_cast<double>(std::max<int64_t>(1, l.gpus));
   const double per_node = std::min(gpus, static_cast<double>(std::max<int64_t>(1, c.gpus_per_node)));

@@ -46,6 +46,7 @@ struct DataMovementConfig {
   double storage_gbps = kDefaultStorageGbps;  // the checkpoint storage, per node, Gbit/s
   bool storage_given = false;
   std::optional<LinkRate> sync_link;  // each node to shared or object storage
+  std::string sync_link_source = "given";  // or where a measured figure came from
   bool async = false;                 // --checkpoint-async on (the framework must offer it)
   double failures_per_gpu_hour = kLlama3FailuresPerGpuHour;
   bool failures_given = false;

@@ -152,6 +152,10 @@ const OptionTable<FitRequest>& FitOptionTable() {
                           &R::uplink)
                     .Choices({}, [](const std::string& s) { ParseLinkRate(s, "uplink"); })
                     .Unset("none"));
+    t.push_back(Option<R>("--check-report", "check_report",
+                          "a gpuplan check --json report of the rented machine: its measured link (check --net, "
+                          "instead of --sync-link) and storage read rate (instead of --storage-gbps)",
+                          &R::check_report).Unset("none"));
     t.push_back(Option<R>("--egress-gb", "egress_gb",
                           "with --offers: data the job takes out of the data centre, priced at the offers' "
                           "bandwidth.price_per_gb", &R::egress_gb)

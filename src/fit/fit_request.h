@@ -89,6 +89,7 @@ struct FitRequest {
   double dataset_bytes = 0;                     // to upload from the office before the start
   std::string uplink;                           // office to data centre (empty: none)
   std::optional<double> egress_gb;              // with offers: GB taken out (unset: the trained weights)
+  std::string check_report;  // a gpuplan check --json report: its measured link and storage (plan/fit_job.cc)
   std::optional<UtcSeconds> now;  // for `start` and the serving month (unset: the clock)
 
   // A network front end (the serve API) never lets a request name a file on the server: the
@@ -96,6 +97,7 @@ struct FitRequest {
   bool presets_only = false;                // `model` must name a preset (LoadPresetModel)
   std::optional<std::string> model_config;  // config.json text, used instead of `model`'s file
   std::optional<std::string> offers_text;   // the offers file's text; `offers` then only names it
+  std::optional<std::string> check_report_text;  // a check report's JSON text; `check_report` names it
 
   // Which options were given explicitly: the layout pins constrain a search (docs/time-model.md
   // §6); max_gpus given makes one card a search over counts; context given keeps the window

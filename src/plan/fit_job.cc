@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "check/render/check_json.h"
 #include "core/error.h"
 #include "fit/fit_options.h"
 #include "catalog/calendar.h"
 #include "catalog/offer.h"
+#include "read/json_fields.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -57,6 +59,44 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
     }
   }
   out.search = std::move(s);
+}
+
+// A check report's measured figures in place of the ones not given (docs/data-movement.md §2):
+// the link test's client -> listener throughput (TCP payload, so the line rate is it / 94.1%) as
+// the sync link, and the storage test's sequential read as the storage rate. Returns what it took.
+std::vector<std::string> ApplyCheckReport(const FitRequest& r, FitInputs& in) {
+  std::vector<std::string> took;
+  if (r.check_report.empty()) {
+    return took;
+  }
+  const NamedReport rep =
+      r.check_report_text
+          ? NamedReport{r.check_report, ReportFromJson(ParseJsonText(*r.check_report_text, r.check_report), r.check_report)}
+          : LoadReport(r.check_report);
+  if (rep.report.net && r.sync_link.empty() && rep.report.net->throughput_gbps > 0) {
+    const double goodput_gbps = rep.report.net->throughput_gbps;
+    in.data.sync_link = LinkRate{fmt::format("{:.4g}gbps measured", goodput_gbps / kTcpGoodputShare),
+                                 goodput_gbps * 1e9 / kTcpGoodputShare};
+    in.data.sync_link_source = "check report " + r.check_report;
+    took.push_back(fmt::format("sync link: {:.4g} Gbit/s measured to {} ({})", goodput_gbps, rep.report.net->host,
+                               r.check_report));
+  }
+  if (!r.storage_gbps) {
+    for (const CheckResult& t : rep.report.tests) {
+      if (t.name == "storage_seq_read" && t.measured && *t.measured > 0 && t.unit == "GB/s") {
+        in.data.storage_gbps = *t.measured * 8.0;
+        in.data.storage_given = true;
+        took.push_back(fmt::format("storage: {:.4g} GB/s sequential read measured ({})", *t.measured, r.check_report));
+        break;
+      }
+    }
+  }
+  if (took.empty()) {
+    throw InputError::Option("check_report",
+                             "the report has no link test (check --net) and no storage_seq_read to take figures from",
+                             {}, r.check_report, 0);
+  }
+  return took;
 }
 
 // The checkpoint again with another sync link (an offer's stated link or one of its upgrades).
@@ -115,7 +155,7 @@ void PriceSingle(const FitRequest& r, const FitInputs& in, const GpuCatalog& cat
     throw InputError::Option("offers", "no offer in " + r.offers + " is for " + s.gpu->name, {}, r.offers, 0);
   }
   // Without --sync-link, the slowest link the card's offers state carries the checkpoints.
-  if (r.sync_link.empty() && s.training) {
+  if (!in.data.sync_link && s.training) {
     const Offer* slowest = nullptr;
     for (const Offer& o : mine.offers) {
       if (o.link_gbps && (slowest == nullptr || *o.link_gbps < *slowest->link_gbps)) {
@@ -164,6 +204,7 @@ std::string FitJobResult::JobBasis() const {
 FitJobResult RunFit(const FitRequest& r, const GpuCatalog& catalog, const std::string& data_dir) {
   CheckFitRequest(r, data_dir);
   FitInputs in = PrepareFit(r, data_dir);
+  const std::vector<std::string> measured = ApplyCheckReport(r, in);
   FitJobResult out;
   out.workload = in.workload;
   out.tokens = in.tokens;
@@ -176,6 +217,9 @@ FitJobResult RunFit(const FitRequest& r, const GpuCatalog& catalog, const std::s
     RunSearch(r, in, catalog, out);
   } else {
     out.single = FitOnCard(r, in, catalog.Find(r.gpu), catalog);
+    for (const auto& m : measured) {
+      out.single->checkpoint.notes.push_back(m);
+    }
     if (!r.offers.empty()) {
       PriceSingle(r, in, catalog, out);
     }

@@ -150,6 +150,10 @@ HttpResponse Fit(ApiState& s, const HttpRequest& req) {
     r.offers_text = r.offers;
     r.offers = kOffersName;
   }
+  if (!r.check_report.empty()) {  // the report's JSON text, never a file on the server
+    r.check_report_text = r.check_report;
+    r.check_report = "check_report";
+  }
   std::unique_lock<std::timed_mutex> lock(s.solver, std::defer_lock);
   if (r.offers_text) {
     LockWithinBudget(lock);  // offers: the job is priced by the rental optimiser

@@ -10,6 +10,7 @@
 #include "cost/requests.h"
 #include "plan/fit_job.h"
 #include "plan/render/fit_job_json.h"
+#include "check/render/check_json.h"
 #include "test_paths.h"
 
 namespace gpuplan {
@@ -246,6 +247,65 @@ TEST(DataMovement, EgressPerMonthIsPricedInCompareAndOptimize) {
   const OptimizeResult opt = RunOptimize(o, test::Catalog());
   ASSERT_TRUE(opt.plan.feasible);
   EXPECT_NEAR(opt.plan.cost.egress, 100.0 * 744 / 730 * 0.5, 1e-6);
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(DataMovement, ACheckReportsMeasuredLinkAndStorageReplaceTheAssumptions) {
+  // A report of the rented machine: 0.8 Gbit/s of TCP payload measured by check --net and a
+  // 1 GB/s sequential read. The node's 493.876 GB then sync in 493.876e9 / 1e8 B/s = 4,938.76 s
+  // and save at 8 Gbit/s = 1 GB/s in 493.88 s (no longer "assumed").
+  CheckReport rep;
+  rep.mode = "quick";
+  rep.started = "2026-12-04T05:00:00Z";
+  rep.finished = "2026-12-04T05:01:00Z";
+  NetLink net;
+  net.host = "10.0.0.5:5201";
+  net.streams = 4;
+  net.seconds = 10;
+  net.pings = 20;
+  net.rtt_ms = 0.5;
+  net.rtt_p90_ms = 0.6;
+  net.throughput_gbps = 0.8;
+  net.reverse_gbps = 0.8;
+  net.throughput_bytes = 1000000000;
+  net.reverse_bytes = 1000000000;
+  net.transfer_bytes = 1000000000;
+  net.transfer_measured_bytes = 1000000000;
+  net.transfer_seconds = 10;
+  rep.net = net;
+  CheckResult seq;
+  seq.name = "storage_seq_read";
+  seq.gpu = -1;
+  seq.status = CheckStatus::kPass;
+  seq.measured = 1.0;
+  seq.unit = "GB/s";
+  rep.Add(seq);
+  FitRequest r = Llama70BFullOn16H100("megatron");
+  r.check_report = "rented.json";
+  r.check_report_text = CheckReportToJson(rep).dump();
+  const CheckpointPlan c = Fit(r).single->checkpoint;
+  ASSERT_TRUE(c.sync_seconds.has_value());
+  EXPECT_NEAR(*c.sync_seconds, 4938.76, 0.01);
+  EXPECT_NEAR(c.save_seconds, 493.876, 0.001);
+  EXPECT_FALSE(c.storage_assumed);
+  EXPECT_EQ(c.sync_link_source, "check report rented.json");
+  // A report with neither figure is an error naming the option, not a silent assumption.
+  CheckReport none;
+  none.mode = "quick";
+  none.started = rep.started;
+  none.finished = rep.finished;
+  r.check_report_text = CheckReportToJson(none).dump();
+  try {
+    Fit(r);
+    ADD_FAILURE() << "a report without figures was taken";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "check_report");
+  }
 }
 
 }  // namespace
