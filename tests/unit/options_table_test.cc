@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -118,6 +119,38 @@ TEST(OptionsTable, FlagsAndKeysAreUnique) {
   ExpectWellFormed(MeterAlertsOptionTable());
   ExpectWellFormed(MeterRunOptionTable());
   ExpectWellFormed(MeterRecordOptionTable());
+}
+
+// The command line spells a key by the flag registered for it (SpellFlags, read/options.h): one
+// flag per key across every table the CLI registers, so the spelling does not depend on which
+// table came last.
+TEST(OptionsTable, AKeyHasOneFlagAcrossTheTables) {
+  std::map<std::string, std::string> flag_of;
+  const auto add = [&flag_of](const auto& table) {
+    for (const auto& o : table) {
+      const auto [it, added] = flag_of.emplace(o.key, o.flag);
+      EXPECT_EQ(it->second, o.flag) << "key " << o.key;
+    }
+  };
+  add(FitOptionTable());
+  add(BreakevenOptionTable());
+  add(CompareOptionTable());
+  add(OptimizeOptionTable());
+  add(TcoOptionTable());
+  add(CheckOptionTable());
+  add(CompareReportsOptionTable());
+  add(MergeReportsOptionTable());
+  add(MeterReportOptionTable());
+  add(MeterExportOptionTable());
+  add(MeterTimelineOptionTable());
+  add(MeterAlertsOptionTable());
+  add(MeterRunOptionTable());
+  add(MeterRecordOptionTable());
+  add(MeterWatchOptionTable());
+  add(ServeOptionTable());
+  // The tests' spelling is the CLI's: --allow-host, not the default spelling's --allow-hosts.
+  EXPECT_EQ(test::AsCli(InputError::Option("allow_hosts", "x")).field(), "--allow-host");
+  EXPECT_EQ(test::AsCli(InputError::Option("timeout_seconds", "x")).field(), "--timeout");
 }
 
 TEST(OptionsTable, DefaultsComeFromTheRequest) {
