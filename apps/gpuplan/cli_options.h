@@ -2,14 +2,13 @@
 // subcommand. CLI11 converts each value to the option's type; the table's validation runs in
 // the library (RunFit, the cost jobs: the options given, by key) or after parsing
 // (CheckGivenFlags). The library names an option by its key; the CLI spells it as its flag
-// (SpellFlags: the field and the message), so errors name the flag the user typed.
+// (SpellFlags, read/options.h: the field and the message), so errors name the flag the user typed.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -17,25 +16,11 @@
 
 namespace gpuplan::cli {
 
-// Every flag AddOptions registered, by its option's key (one flag per key across the tables).
-inline std::map<std::string, std::string>& FlagsByKey() {
-  static std::map<std::string, std::string> flags;
-  return flags;
-}
-
-// `e` as the command line reports it: each option key spelled as its flag.
-inline InputError SpellFlags(const InputError& e) {
-  return SpellOptions(e, [](const std::string& key) {
-    const auto it = FlagsByKey().find(key);
-    return it != FlagsByKey().end() ? it->second : DefaultOptionFlag(key);
-  });
-}
-
 // `table` and `r` must outlive `c` (tables are static; requests are held by the runner).
 template <typename Req>
 void AddOptions(CLI::App* c, const OptionTable<Req>& table, Req& r) {
+  RegisterFlags(table);  // how SpellFlags names these options (read/options.h)
   for (const OptionSpec<Req>& o : table) {
-    FlagsByKey()[o.key] = o.flag;
     const OptionSpec<Req>* spec = &o;
     Req* req = &r;
     const std::string values = OptionCheckText(o.check, o.kind);
@@ -94,26 +79,11 @@ std::vector<std::string> GivenKeys(const CLI::App* c, const OptionTable<Req>& ta
   return keys;
 }
 
-// Runs `run`; an InputError comes out with its options spelled as flags (SpellFlags).
-template <typename F>
-auto RunWithFlags(F&& run) -> decltype(run()) {
-  try {
-    return run();
-  } catch (const InputError& e) {
-    throw SpellFlags(e);
-  }
-}
-
-// Whether the option with JSON key `key` was given on `c` (for MarkGivenFitOptions).
+// Whether the option with JSON key `key` was given on `c` (GivenKeys; for MarkGivenFitOptions).
 template <typename Req>
 std::function<bool(const std::string&)> GivenByKey(const CLI::App* c, const OptionTable<Req>& table) {
-  return [c, &table](const std::string& key) {
-    for (const auto& o : table) {
-      if (o.key == key) {
-        return c->count(o.flag) > 0;
-      }
-    }
-    return false;
+  return [keys = GivenKeys(c, table)](const std::string& key) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
   };
 }
 

@@ -174,6 +174,4 @@ const OptionTable<MergeReportsRequest>& MergeReportsOptionTable() {
   return table;
 }
 
-void ApplyJson(const nlohmann::json& j, CheckRequest& r) { ApplyJsonOptions(CheckOptionTable(), j, r); }
-
 }  // namespace gpuplan

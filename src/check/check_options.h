@@ -1,11 +1,9 @@
 // The options of `gpuplan check` (and of `check compare` / `check merge`), one table per job
 // (read/options.h): flag, JSON key, help, unit, validation and the request field each sets.
-// The CLI registers its flags from these tables, the serve API applies a JSON object with
-// ApplyJson, and docs/cli.md's check tables are generated from them. Defaults are the
-// requests' own (check/check_request.h, check/compare.h).
+// The CLI registers its flags from these tables and docs/cli.md's check tables are generated
+// from them (the serve API runs no check: its check routes read and compare reports, without
+// these tables). Defaults are the requests' own (check/check_request.h, check/compare.h).
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include "check/check_request.h"
 #include "check/compare.h"
@@ -16,7 +14,5 @@ namespace gpuplan {
 const OptionTable<CheckRequest>& CheckOptionTable();
 const OptionTable<CompareReportsRequest>& CompareReportsOptionTable();
 const OptionTable<MergeReportsRequest>& MergeReportsOptionTable();
-
-void ApplyJson(const nlohmann::json& j, CheckRequest& r);
 
 }  // namespace gpuplan

@@ -51,7 +51,7 @@ std::string Zone::Name() const {
   }
   const long m = static_cast<long>(offset_.count());
   const long a = std::labs(m);
-  char buf[16];
+  char buf[32];  // room for any long, as the compiler counts it
   std::snprintf(buf, sizeof buf, "%c%02ld:%02ld", m < 0 ? '-' : '+', a / 60, a % 60);
   return buf;
 }

@@ -82,7 +82,6 @@ class Zone {
   std::chrono::minutes OffsetAt(UtcMillis t) const;
   // The IANA name, or the offset as "+08:00".
   std::string Name() const;
-  bool IsFixed() const { return tz_ == nullptr; }
   bool operator==(const Zone& o) const { return tz_ == o.tz_ && offset_ == o.offset_; }
 
  private:

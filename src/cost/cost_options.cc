@@ -73,8 +73,13 @@ OptionTable<R> RentalTable() {
 }
 
 template <typename R>
-void Apply(const OptionTable<R>& table, const nlohmann::json& j, R& r) {
-  ApplyJsonOptions(table, j, r, &r.given);
+void CheckGiven(const OptionTable<R>& table, const R& r, const GpuCatalog& catalog) {
+  try {
+    CheckGivenOptions(table, r, r.given);
+  } catch (const InputError&) {
+    SelectOffers(r, catalog);  // its error first
+    throw;
+  }
 }
 
 }  // namespace
@@ -170,9 +175,9 @@ const OptionTable<TcoRequest>& TcoOptionTable() {
   return table;
 }
 
-void ApplyJson(const nlohmann::json& j, BreakevenRequest& r) { Apply(BreakevenOptionTable(), j, r); }
-void ApplyJson(const nlohmann::json& j, CompareRequest& r) { Apply(CompareOptionTable(), j, r); }
-void ApplyJson(const nlohmann::json& j, OptimizeRequest& r) { Apply(OptimizeOptionTable(), j, r); }
-void ApplyJson(const nlohmann::json& j, TcoRequest& r) { Apply(TcoOptionTable(), j, r); }
+void CheckCostRequest(const BreakevenRequest& r, const GpuCatalog& c) { CheckGiven(BreakevenOptionTable(), r, c); }
+void CheckCostRequest(const CompareRequest& r, const GpuCatalog& c) { CheckGiven(CompareOptionTable(), r, c); }
+void CheckCostRequest(const OptimizeRequest& r, const GpuCatalog& c) { CheckGiven(OptimizeOptionTable(), r, c); }
+void CheckCostRequest(const TcoRequest& r, const GpuCatalog& c) { CheckGiven(TcoOptionTable(), r, c); }
 
 }  // namespace gpuplan

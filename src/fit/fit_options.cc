@@ -198,11 +198,6 @@ void ReadJson(const nlohmann::json& j, FitRequest& r) {
   MarkGivenFitOptions(r, [&keys](const std::string& k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); });
 }
 
-void ApplyJson(const nlohmann::json& j, FitRequest& r) {
-  ReadJson(j, r);
-  CheckGivenOptions(FitOptionTable(), r, r.given);
-}
-
 void CheckFitRequest(const FitRequest& r, const std::string& data_dir) {
   try {
     CheckGivenOptions(FitOptionTable(), r, r.given);

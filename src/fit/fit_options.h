@@ -1,7 +1,7 @@
 // The options of the fit job, one table (read/options.h): flag, JSON key, help, unit,
 // validation and the FitRequest field each sets. The CLI registers its flags from it, the JSON
-// API applies a request object with ApplyJson, and docs/cli.md's fit table is generated from it
-// (tests/unit/options_table_test.cc). Defaults are FitRequest's own.
+// API reads a request object with ReadJson and checks it with CheckFitRequest, and docs/cli.md's
+// fit table is generated from it (tests/unit/options_table_test.cc). Defaults are FitRequest's own.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -24,8 +24,6 @@ void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::stri
 // key or a value of the wrong type throws InputError naming the JSON key; values are checked by
 // RunFit (CheckFitRequest), as for the command line.
 void ReadJson(const nlohmann::json& j, FitRequest& r);
-// ReadJson, then the table's checks of the keys given (CheckGivenOptions).
-void ApplyJson(const nlohmann::json& j, FitRequest& r);
 
 // The request's checks, in the one order every front end reports them (RunFit calls it first):
 // an error PrepareFit finds (the model first, fit_request.h) before the options table's checks

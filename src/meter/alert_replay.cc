@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "core/error.h"
-#include "format/times.h"
 #include "meter/monitor.h"
 #include "meter/observed.h"
 #include "meter/report.h"
@@ -23,9 +22,6 @@ constexpr int64_t kDayMs = 24 * kMillisecondsPerHour;
 // holds from the first tick replayed.
 constexpr int64_t kFirstLookBackMs = kDayMs;
 constexpr int64_t kLookBackGrowth = 4;
-
-int64_t FloorTo(int64_t t, int64_t width) { return FloorDiv(t, width) * width; }
-int64_t CeilTo(int64_t t, int64_t width) { return -FloorTo(-t, width); }
 
 // What the store holds that can be replayed: minute ticks in [data_from, raw_from), raw ticks
 // from raw_from on.

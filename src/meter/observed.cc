@@ -17,9 +17,6 @@
 namespace gpuplan {
 namespace {
 
-int64_t FloorHourMs(int64_t ms) { return FloorDiv(ms, kMillisecondsPerHour) * kMillisecondsPerHour; }
-int64_t CeilHourMs(int64_t ms) { return -FloorHourMs(-ms); }
-
 // The local hour (offers' zone) of the UTC hour starting at `ms`, and back.
 LocalHour LocalHourOf(int64_t ms, const Zone& zone) { return zone.LocalHourOf(FromUnixMillis(ms)); }
 int64_t MsOfLocalHour(LocalHour local_hour, const Zone& zone) { return UnixMillis(zone.StartOf(local_hour)); }

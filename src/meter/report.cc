@@ -16,7 +16,6 @@
 #include "catalog/offer.h"
 #include "format/money.h"
 #include "format/numbers.h"
-#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -24,9 +23,6 @@ namespace {
 
 constexpr double kMsPerHour = static_cast<double>(kMillisecondsPerHour);
 constexpr double kMjPerKwh = 3.6e9;  // 1 kWh = 3.6 MJ = 3.6e9 mJ
-
-int64_t FloorHourMs(int64_t ms) { return FloorDiv(ms, kMillisecondsPerHour) * kMillisecondsPerHour; }
-int64_t CeilHourMs(int64_t ms) { return -FloorHourMs(-ms); }
 
 int64_t NowMs(const std::optional<UtcSeconds>& now) { return UnixMillis(now ? *now : UtcNow()); }
 

@@ -52,17 +52,6 @@ void MergeRollup(GpuRollup& into, const GpuRollup& more) {
 
 namespace rollup {
 
-int64_t FloorTo(int64_t t, int64_t width) {
-  if (width <= 0) {
-    return t;
-  }
-  int64_t q = t / width;
-  if (t % width != 0 && t < 0) {
-    --q;
-  }
-  return q * width;
-}
-
 std::optional<int64_t> Later(std::optional<int64_t> a, std::optional<int64_t> b) {
   if (!a) {
     return b;

@@ -18,9 +18,6 @@ namespace gpuplan::rollup {
 
 inline constexpr int64_t kMilliwattsPerWatt = 1000;
 
-// `t` rounded down to a multiple of `width` (towards minus infinity); `t` when width <= 0.
-int64_t FloorTo(int64_t t, int64_t width);
-
 inline int64_t AsInt64(uint64_t v) { return static_cast<int64_t>(v); }  // bit-preserving
 inline uint64_t AsUint64(int64_t v) { return static_cast<uint64_t>(v); }
 

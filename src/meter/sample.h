@@ -23,6 +23,23 @@ inline constexpr int64_t kMillisecondsPerSecond = 1000;
 inline constexpr int64_t kMillisecondsPerMinute = 60 * kMillisecondsPerSecond;
 inline constexpr int64_t kMillisecondsPerHour = 60 * kMillisecondsPerMinute;
 
+// `t` rounded down to a multiple of `width` (towards minus infinity); `t` when width <= 0.
+inline int64_t FloorTo(int64_t t, int64_t width) {
+  if (width <= 0) {
+    return t;
+  }
+  int64_t q = t / width;
+  if (t % width != 0 && t < 0) {
+    --q;
+  }
+  return q * width;
+}
+// `t` rounded up to a multiple of `width` (towards plus infinity); `t` when width <= 0.
+inline int64_t CeilTo(int64_t t, int64_t width) { return -FloorTo(-t, width); }
+// The start of the UTC hour holding `ms`, and the first hour start at or after it.
+inline int64_t FloorHourMs(int64_t ms) { return FloorTo(ms, kMillisecondsPerHour); }
+inline int64_t CeilHourMs(int64_t ms) { return CeilTo(ms, kMillisecondsPerHour); }
+
 // Seconds since the epoch (what clocks and recordings give) to stored milliseconds, rounded to
 // the nearest millisecond.
 int64_t TimeMsFromSeconds(double seconds);

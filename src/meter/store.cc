@@ -16,7 +16,6 @@ namespace gpuplan {
 namespace {
 
 using rollup::Earlier;
-using rollup::FloorTo;
 using rollup::Later;
 
 constexpr int64_t kMillisecondsPerDay = 24 * kMillisecondsPerHour;

@@ -10,7 +10,6 @@
 namespace gpuplan {
 
 using rollup::Earlier;
-using rollup::FloorTo;
 
 rollup::IntervalRules MeterStore::Impl::Rules() const {
   rollup::IntervalRules rules;

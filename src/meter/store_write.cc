@@ -14,7 +14,6 @@ namespace gpuplan {
 namespace {
 
 using rollup::Earlier;
-using rollup::FloorTo;
 using rollup::Later;
 
 std::string FormatCount(std::size_t n) {
@@ -72,8 +71,8 @@ std::optional<int64_t> MeterStore::Impl::AcceptFrom() const {
   if (!raw_cut) {
     return std::nullopt;
   }
-  const int64_t margin = -FloorTo(-MaxGapMs(), kMillisecondsPerMinute);  // the gap, rounded up
-  return -FloorTo(-*raw_cut, kMillisecondsPerMinute) + margin;
+  const int64_t margin = CeilTo(MaxGapMs(), kMillisecondsPerMinute);  // the gap, rounded up
+  return CeilTo(*raw_cut, kMillisecondsPerMinute) + margin;
 }
 
 std::optional<int64_t> MeterStore::Impl::OldestWaiting(std::size_t skip_gpu, std::size_t skip_process) const {

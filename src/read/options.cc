@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 
 #include "core/error.h"
 #include "core/names.h"
@@ -122,6 +123,24 @@ void FailUnknownKey(const std::string& key, const std::vector<std::string>& know
 void FailMissingKey(const std::string& key) { throw InputError("required", "", 0, key); }
 
 void FailNotObject() { throw InputError("a request must be a JSON object"); }
+
+namespace {
+
+std::map<std::string, std::string>& FlagsByKey() {
+  static std::map<std::string, std::string> flags;
+  return flags;
+}
+
+}  // namespace
+
+void RegisterFlag(const std::string& key, const std::string& flag) { FlagsByKey()[key] = flag; }
+
+std::string FlagOfOption(const std::string& key) {
+  const auto it = FlagsByKey().find(key);
+  return it != FlagsByKey().end() ? it->second : DefaultOptionFlag(key);
+}
+
+InputError SpellFlags(const InputError& e) { return SpellOptions(e, FlagOfOption); }
 
 std::string MarkdownCell(const std::string& text) {
   std::string out;

@@ -4,8 +4,8 @@
 // values) and the generated option tables of docs/cli.md (OptionsMarkdown). Defaults are not
 // restated: they are read from a default-constructed request. Errors name the option by its key
 // (InputError::Option, core/error.h); each front end spells it the way its user wrote it
-// (SpellOptions): the flag on the command line (SpellFlags, apps/gpuplan/cli_options.h), the
-// key in JSON (the HTTP server's ErrorResponse, http/http_server.cc).
+// (SpellOptions): the flag on the command line (SpellFlags, below), the key in JSON (the HTTP
+// server's ErrorResponse, http/http_server.cc).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -229,41 +229,25 @@ void CheckGivenOptions(const OptionTable<Req>& table, const Req& r, const std::v
   });
 }
 
-// ReadJsonOptions, then CheckGivenOptions over the keys read. `given` (may be null) receives
-// the keys set, in the object's order.
+// ReadJsonOptions, then CheckGivenOptions over the keys read.
 template <typename Req>
-void ApplyJsonOptions(const OptionTable<Req>& table, const nlohmann::json& j, Req& r,
-                      std::vector<std::string>* given = nullptr) {
-  const std::vector<std::string> keys = ReadJsonOptions(table, j, r);
-  CheckGivenOptions(table, r, keys);
-  if (given != nullptr) {
-    *given = keys;
-  }
+void ApplyJsonOptions(const OptionTable<Req>& table, const nlohmann::json& j, Req& r) {
+  CheckGivenOptions(table, r, ReadJsonOptions(table, j, r));
 }
 
-// How the command line spells the option with key `key`: its flag in `table`, else
-// DefaultOptionFlag (an option of another table the message mentions).
+// The command line's spelling of options: the flag registered for each option key (the CLI
+// registers every table's flags as it adds them, RegisterFlags; one flag per key across the
+// tables), else DefaultOptionFlag (an option of no registered table).
+void RegisterFlag(const std::string& key, const std::string& flag);
 template <typename Req>
-std::string FlagOfKey(const OptionTable<Req>& table, const std::string& key) {
+void RegisterFlags(const OptionTable<Req>& table) {
   for (const auto& o : table) {
-    if (o.key == key) {
-      return o.flag;
-    }
-  }
-  return DefaultOptionFlag(key);
-}
-
-// Runs one request -> result function for a JSON front end: an InputError comes out with its
-// options spelled as JSON keys (SpellOptions), anything else passes through. (The serve API
-// spells them once for every route, in the HTTP server's ErrorResponse.)
-template <typename Req, typename F>
-auto RunWithJsonKeys(const OptionTable<Req>& /*table*/, F&& run) -> decltype(run()) {
-  try {
-    return run();
-  } catch (const InputError& e) {
-    throw SpellOptions(e, [](const std::string& key) { return key; });
+    RegisterFlag(o.key, o.flag);
   }
 }
+std::string FlagOfOption(const std::string& key);
+// `e` as the command line reports it: each option key spelled as its flag (FlagOfOption).
+InputError SpellFlags(const InputError& e);
 
 // The table as Markdown for docs/cli.md: option, JSON key, default, unit, values, meaning.
 template <typename Req>

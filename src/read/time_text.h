@@ -64,7 +64,7 @@ std::string FormatTimeOfDay(std::chrono::minutes m);
 std::optional<std::chrono::minutes> ParseTimeOfDay(const std::string& s);
 
 // --start: "HH:MM" (today, in the zone), "YYYY-MM-DDTHH:MM", "now", or empty for the convention
-// below. Throws InputError naming --start.
+// below. Throws InputError::Option with key `start` (each front end spells it: --start, start).
 LocalMinute ParseJobStart(const std::string& s, const Zone& zone, UtcSeconds now);
 
 // The start of a job given no --start: 09:00 on the first Monday of the calendar month after

@@ -145,7 +145,7 @@ HttpResponse Fit(ApiState& s, const HttpRequest& req) {
       body["model"] = "";  // named from the config (LoadModelFromConfigText)
     }
   }
-  ReadJson(body, r);  // the values are checked by RunFit, in the order the CLI reports them
+  ReadJson(body, r);
   if (!r.offers.empty()) {
     r.offers_text = r.offers;
     r.offers = kOffersName;
@@ -154,6 +154,9 @@ HttpResponse Fit(ApiState& s, const HttpRequest& req) {
     r.check_report_text = r.check_report;
     r.check_report = "check_report";
   }
+  // The values' checks, in the order the CLI reports them (RunFit makes them too), before the
+  // wait for the solver: a bad request gets its own error at once, not the budget's.
+  CheckFitRequest(r, s.data_dir);
   std::unique_lock<std::timed_mutex> lock(s.solver, std::defer_lock);
   if (r.offers_text) {
     LockWithinBudget(lock);  // offers: the job is priced by the rental optimiser
@@ -178,8 +181,10 @@ template <typename Req, typename Run, typename ToJson>
 HttpResponse CostJob(ApiState& s, const HttpRequest& req, const OptionTable<Req>& table, Run run, ToJson to_json) {
   const nlohmann::json body = ParseBody(req);
   Req r;
-  r.given = ReadJsonOptions(table, body, r);  // the values are checked by the job (Run*), as for the CLI
+  r.given = ReadJsonOptions(table, body, r);
   TextsInsteadOfFiles(r);
+  // The values' checks, as the job (Run*) and the CLI make them, before the wait for the solver.
+  CheckCostRequest(r, s.catalog);
   std::unique_lock<std::timed_mutex> lock(s.solver, std::defer_lock);
   LockWithinBudget(lock);
   return HttpResponse::Json(to_json(run(r, s.catalog)));

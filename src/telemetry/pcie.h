@@ -1,5 +1,7 @@
 // The PCIe link's theoretical bandwidth per direction, from the generation and width a GPU
-// reports (NVML, nvidia-smi): used by check (host-device copy verdicts) and meter watch.
+// reports (NVML, nvidia-smi) or the GPU catalog lists: used by check (host-device copy
+// verdicts), meter watch and fit (the asynchronous checkpoint copy to host memory,
+// fit/data_movement.h).
 #pragma once
 
 #include <optional>

@@ -4,9 +4,10 @@
 // is not the project's own, turned into "internal error") is a finding, as is a crash.
 //
 // Input: byte 0 = route (low 5 bits) and whether a POST carries Content-Type: application/json
-// (bit 7 clear) or not; then "SEGMENT\nQUERY\nBODY", where SEGMENT is the {job} / {name} of the
-// routes that have one and QUERY is "key=value&key=value" (values taken as decoded, as the
-// server's handlers receive them).
+// (bit 7 clear) or not; then "SEGMENT\nQUERY\nBODY", where SEGMENT completes the paths below
+// that end in '/': the {name} of /api/check/reports/{name}, and after /api/cost/ a cost job's
+// name or any other text (the cost routes are literal, one per job: anything else is a 404);
+// QUERY is "key=value&key=value" (values taken as decoded, as the server's handlers receive them).
 #include <unistd.h>
 
 #include <cstddef>

@@ -34,6 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/gpu_catalog.h"
 #include "core/error.h"
 #include "meter/sample.h"
 #include "meter/store.h"
@@ -539,6 +540,61 @@ TEST_F(ServeApiTest, RequestsHaveAWorkBudget) {
   EXPECT_EQ(busy.Stop(), 0);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - stop_started).count(), 5.0);
   client.join();
+}
+
+// A bad request is answered with its own error at once, never queued behind the solver (GLPK:
+// one solve at a time, api.cc): the cost and fit bodies are checked before the lock is waited
+// for. A priced fit search holds the lock to its budget (3 s here): Mixtral-8x22B on every card
+// of the catalog up to 4,096 GPUs, about 8 s of search alone. Meanwhile a cost body and a priced
+// fit body with a value out of range get their validation errors, not the budget's, and long
+// before the lock is free; a good cost request waits for the lock (which shows it was held).
+TEST(ServeSolverLock, ABadRequestGetsItsErrorWhileTheLockIsHeld) {
+  const std::string offers = ReadText(DataDir() + "/offers/nanjing-a100.yaml");
+  std::string every_card = "currency: CNY\noffers:\n";
+  int n = 0;
+  for (const Gpu& g : GpuCatalog::Load(DataDir() + "/gpus.yaml").gpus()) {
+    every_card += "  - {id: o" + std::to_string(n++) + ", provider: p, gpu: " + g.name +
+                  ", gpus_per_instance: 1, mode: on_demand, price: 50}\n";
+  }
+  ServerProcess server({"--max-request-seconds", "3"});
+  ASSERT_GT(server.port(), 0) << server.first_line();
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  json holder_error;
+  std::thread holder([&] {
+    const auto r = server.Client().Post(
+        "/api/fit",
+        json{{"model", "Mixtral-8x22B-v0.1"}, {"task", "full"}, {"max_gpus", 4096}, {"offers", every_card}}.dump(),
+        "application/json");
+    holder_error = r ? json::parse(r->body, nullptr, false)["error"] : json();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the holder has the lock
+
+  const auto started = std::chrono::steady_clock::now();
+  const auto cost = server.Client().Post(
+      "/api/cost/compare", json{{"offers", offers}, {"hours_per_month", 100}, {"extrapolate", "week"}}.dump(),
+      "application/json");
+  const auto fit = server.Client().Post(
+      "/api/fit", json{{"model", "Qwen2.5-7B"}, {"tp", 0}, {"offers", offers}}.dump(), "application/json");
+  const double took = seconds_since(started);
+  const auto good_started = std::chrono::steady_clock::now();
+  const auto good =
+      server.Client().Post("/api/cost/compare", json{{"offers", offers}, {"hours_per_month", 100}}.dump(), "application/json");
+  const double good_took = seconds_since(good_started);
+  holder.join();
+  ASSERT_TRUE(cost);
+  ASSERT_TRUE(fit);
+  EXPECT_EQ(cost->status, 400);
+  EXPECT_EQ(Body(cost)["error"]["field"], "extrapolate");
+  EXPECT_EQ(Body(cost)["error"]["message"], "expected month or year, got 'week'");
+  EXPECT_EQ(fit->status, 400);
+  EXPECT_EQ(Body(fit)["error"]["field"], "tp");
+  EXPECT_EQ(Body(fit)["error"]["message"], "must be a positive number, got 0");
+  EXPECT_LT(took, 1.5);  // not the 2.5 s left of the holder's budget
+  EXPECT_GT(good_took, 1.0) << "the lock was not held";
+  EXPECT_EQ(holder_error["field"], "max_request_seconds");
+  EXPECT_TRUE(good);
 }
 
 // Issue 26 req. 4: the API's prose in the page's language, by the CLI's catalogue: ?lang=zh or

@@ -506,7 +506,7 @@ UsageTrace LabSixMonths() {
     UsageHour x;
     x.hour_of_day = h % 24;
     const int day = h / 24;
-    const bool workday = test::Weekday(test::Days(2027, 1, 1) + day) < 5;
+    const bool workday = DayOfWeek(CivilHour(2027, 1, 1) + std::chrono::hours{24 * day}) < 5;
     const bool working_hours = x.hour_of_day >= 9 && x.hour_of_day < 21;
     x.firm = 4 + (workday && working_hours ? static_cast<double>(rng() % 9) : 0.0);
     x.interruptible = (!working_hours && day % 3 == 0) ? 2 : 0;
@@ -661,8 +661,8 @@ TEST(Calendar, MonthsFollowTheCivilCalendar) {
   EXPECT_EQ(DaysInMonth(2027, 2), 28);
   EXPECT_EQ(DaysInMonth(2028, 2), 29);
   EXPECT_EQ(DaysInMonth(2027, 3), 31);
-  EXPECT_EQ(test::Weekday(test::Days(2027, 1, 1)), 4);
-  EXPECT_EQ(test::Weekday(test::Days(2027, 3, 1)), 0);
+  EXPECT_EQ(DayOfWeek(CivilHour(2027, 1, 1)), 4);
+  EXPECT_EQ(DayOfWeek(CivilHour(2027, 3, 1)), 0);
   const int64_t jan31 = test::Days(2027, 1, 31) * 24 + 9;
   EXPECT_EQ(test::Count(AddMonths(test::Hour(jan31), 1)), test::Days(2027, 2, 28) * 24 + 9);  // clamped
   EXPECT_EQ(test::Count(AddMonths(test::Hour(jan31), 2)), test::Days(2027, 3, 31) * 24 + 9);  // from the anchor

@@ -112,7 +112,9 @@ TEST(FormatTimes, AnInstantAsItsLocalHourAndMinuteWithTheZone) {
 TEST(FormatTimes, ANamedZoneFollowsItsDaylightSaving) {
   const auto berlin = ParseZone("Europe/Berlin");
   ASSERT_TRUE(berlin.has_value());
-  EXPECT_FALSE(berlin->IsFixed());
+  // Not a fixed offset: its winter and summer offsets differ.
+  EXPECT_NE(berlin->OffsetAt(berlin->StartOf(CivilHour(2027, 1, 15))),
+            berlin->OffsetAt(berlin->StartOf(CivilHour(2027, 7, 15))));
   EXPECT_EQ(berlin->Name(), "Europe/Berlin");
   const int64_t switch_ms = (CivilDay(2027, 3, 28).time_since_epoch().count() * 24 + 1) * int64_t{3600000};
   EXPECT_EQ(FormatZonedMinute(*berlin, switch_ms - 30 * 60000), "2027-03-28T01:30+01:00");

@@ -18,6 +18,13 @@
 namespace gpuplan {
 namespace {
 
+// A JSON request read into `r` as the serve API reads it: ReadJson, then the checks RunFit
+// makes first (CheckFitRequest).
+void ReadChecked(const nlohmann::json& j, FitRequest& r) {
+  ReadJson(j, r);
+  CheckFitRequest(r, test::DataDir());
+}
+
 const FrameworkCatalog& Shipped() {
   static const FrameworkCatalog c = FrameworkCatalog::Load(test::DataDir() + "/frameworks.yaml");
   return c;
@@ -407,7 +414,7 @@ TEST(FrameworkRequest, PrepareFitAppliesTheProfileAndChecksIt) {
   r.model = "Llama-3.1-8B";
   r.task = "infer";
   r.context = 8192;
-  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"context", 8192}, {"framework", "vllm"}}, r);
+  ReadChecked(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"context", 8192}, {"framework", "vllm"}}, r);
   FitInputs in = PrepareFit(r, test::DataDir());
   EXPECT_EQ(in.overhead.framework.name, "vllm");
   EXPECT_EQ(in.overhead.framework.version, "0.21");
@@ -423,7 +430,7 @@ TEST(FrameworkRequest, PrepareFitAppliesTheProfileAndChecksIt) {
   EXPECT_EQ(one.memory.server_max_num_seqs.value_or(0), 1024);
   EXPECT_TRUE(one.fits);
   // --cuda-context-mib given keeps its value for every card.
-  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"framework", "vllm"}, {"cuda_context_mib", 500}}, r);
+  ReadChecked(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"framework", "vllm"}, {"cuda_context_mib", 500}}, r);
   EXPECT_TRUE(PrepareFit(r, test::DataDir()).cuda_context_mib.empty());
   // The wrong kind of profile, an unknown one, a fraction out of range or on a training profile,
   // an unknown GGUF type: each names its flag.
@@ -457,7 +464,7 @@ FitInputs Prepared(const std::string& model, const std::string& task, const std:
   if (context > 0) {
     j["context"] = context;
   }
-  ApplyJson(j, r);
+  ReadChecked(j, r);
   return PrepareFit(r, test::DataDir());
 }
 
@@ -511,7 +518,7 @@ TEST(FrameworkVersions, VllmProfilingBatchByCard) {
   EXPECT_EQ(OnCard("Llama-3.1-8B", "infer", "vllm", 4096, "A100 80GB SXM").kv_cache_tokens.value_or(0), 472'368);
   // --batched-tokens given wins over the card's default.
   FitRequest r;
-  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"framework", "vllm"}, {"batched_tokens", 4096}},
+  ReadChecked(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "infer"}, {"framework", "vllm"}, {"batched_tokens", 4096}},
             r);
   const FitInputs in = PrepareFit(r, test::DataDir());
   EXPECT_EQ(FitOnCard(r, in, test::Catalog().Find("H200 SXM 141GB"), test::Catalog()).memory.server_batched_tokens.value_or(0),
@@ -595,7 +602,7 @@ TEST(FrameworkVersions, LlamaFactoryCheckpointsByDefault) {
   FitRequest r;
   EXPECT_EQ(Prepared("Llama-3.1-8B", "lora", "llama-factory", 0, r).workload.recompute, Recompute::kFull);
   EXPECT_EQ(Prepared("Llama-3.1-8B", "lora", "hf-trainer", 0, r).workload.recompute, Recompute::kNone);
-  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "lora"}, {"framework", "llama-factory"}, {"recompute", "none"}}, r);
+  ReadChecked(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "lora"}, {"framework", "llama-factory"}, {"recompute", "none"}}, r);
   EXPECT_EQ(PrepareFit(r, test::DataDir()).workload.recompute, Recompute::kNone);
 }
 
@@ -613,7 +620,7 @@ TEST(FrameworkVersions, TransformersV5TrainsInPureBf16) {
   EXPECT_DOUBLE_EQ(v5, 4 * kP8b);
   EXPECT_DOUBLE_EQ(v4, 12 * kP8b);
   // --precision given wins.
-  ApplyJson(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "full"}, {"framework", "hf-trainer"}, {"precision", "mixed"}}, r);
+  ReadChecked(nlohmann::json{{"model", "Llama-3.1-8B"}, {"task", "full"}, {"framework", "hf-trainer"}, {"precision", "mixed"}}, r);
   EXPECT_EQ(PrepareFit(r, test::DataDir()).workload.precision, Precision::kMixed);
 }
 

@@ -46,12 +46,12 @@ GpuRow Row(int64_t t, std::optional<int> util) {
 
 TEST(MeterRollup, FloorToRoundsTowardsMinusInfinity) {
   // 119,999 ms is in the minute that starts at 60,000; 120,000 starts its own.
-  EXPECT_EQ(rollup::FloorTo(119999, kMinute), 60000);
-  EXPECT_EQ(rollup::FloorTo(120000, kMinute), 120000);
+  EXPECT_EQ(FloorTo(119999, kMinute), 60000);
+  EXPECT_EQ(FloorTo(120000, kMinute), 120000);
   // -1 ms lies in the minute [-60,000, 0), not in [0, 60,000).
-  EXPECT_EQ(rollup::FloorTo(-1, kMinute), -60000);
+  EXPECT_EQ(FloorTo(-1, kMinute), -60000);
   // Width 0 (one row per sample): the time itself.
-  EXPECT_EQ(rollup::FloorTo(12345, 0), 12345);
+  EXPECT_EQ(FloorTo(12345, 0), 12345);
 }
 
 TEST(MeterRollup, IntervalIsTheGapUpToTheLongestElseNominal) {

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "plan/fit_job.h"
 #include "doc_table.h"
 #include "fit/fit_options.h"
+#include "http/http_server.h"
 #include "test_paths.h"
 
 namespace gpuplan {
@@ -60,6 +62,36 @@ InputError ErrorOf(F f) {
   return InputError("none");
 }
 
+// A fit request from a JSON object as the serve API takes it: ReadJson, then the checks RunFit
+// makes first (CheckFitRequest).
+FitRequest FitFromJson(const nlohmann::json& j) {
+  FitRequest r;
+  ReadJson(j, r);
+  CheckFitRequest(r, test::DataDir());
+  return r;
+}
+
+// A cost request from a JSON object as the serve API takes it: ReadJsonOptions (the keys given
+// in `given`), then the checks Run* makes first (CheckCostRequest).
+template <typename Req>
+void CostFromJson(const OptionTable<Req>& table, const nlohmann::json& j, Req& r) {
+  r.given = ReadJsonOptions(table, j, r);
+  CheckCostRequest(r, test::Catalog());
+}
+
+// The error `f` throws as the serve API answers it (the HTTP server's ErrorResponse: options
+// named by their JSON keys): the answer's "error" object.
+template <typename F>
+nlohmann::json ApiErrorOf(F f) {
+  try {
+    f();
+  } catch (...) {
+    return nlohmann::json::parse(ErrorResponse(std::current_exception()).body)["error"];
+  }
+  ADD_FAILURE() << "no error";
+  return nlohmann::json::object();
+}
+
 template <typename Req>
 void ExpectWellFormed(const OptionTable<Req>& table) {
   std::set<std::string> flags, keys;
@@ -87,6 +119,38 @@ TEST(OptionsTable, FlagsAndKeysAreUnique) {
   ExpectWellFormed(MeterAlertsOptionTable());
   ExpectWellFormed(MeterRunOptionTable());
   ExpectWellFormed(MeterRecordOptionTable());
+}
+
+// The command line spells a key by the flag registered for it (SpellFlags, read/options.h): one
+// flag per key across every table the CLI registers, so the spelling does not depend on which
+// table came last.
+TEST(OptionsTable, AKeyHasOneFlagAcrossTheTables) {
+  std::map<std::string, std::string> flag_of;
+  const auto add = [&flag_of](const auto& table) {
+    for (const auto& o : table) {
+      const auto [it, added] = flag_of.emplace(o.key, o.flag);
+      EXPECT_EQ(it->second, o.flag) << "key " << o.key;
+    }
+  };
+  add(FitOptionTable());
+  add(BreakevenOptionTable());
+  add(CompareOptionTable());
+  add(OptimizeOptionTable());
+  add(TcoOptionTable());
+  add(CheckOptionTable());
+  add(CompareReportsOptionTable());
+  add(MergeReportsOptionTable());
+  add(MeterReportOptionTable());
+  add(MeterExportOptionTable());
+  add(MeterTimelineOptionTable());
+  add(MeterAlertsOptionTable());
+  add(MeterRunOptionTable());
+  add(MeterRecordOptionTable());
+  add(MeterWatchOptionTable());
+  add(ServeOptionTable());
+  // The tests' spelling is the CLI's: --allow-host, not the default spelling's --allow-hosts.
+  EXPECT_EQ(test::AsCli(InputError::Option("allow_hosts", "x")).field(), "--allow-host");
+  EXPECT_EQ(test::AsCli(InputError::Option("timeout_seconds", "x")).field(), "--timeout");
 }
 
 TEST(OptionsTable, DefaultsComeFromTheRequest) {
@@ -125,11 +189,9 @@ TEST(OptionsTable, FitJsonGivesTheSameRequestAsFlags) {
                                      {"--model", "qwen2.5-7b", "--task", "lora", "--gpu", "A100", "--gpus", "8", "--tp",
                                       "2", "--sp", "--lora-dropout", "0.1", "--mfu", "0.4", "--recompute", "selective",
                                       "--max-gpus", "16", "--offload-optimizer", "--context", "8192"});
-  FitRequest json;
-  ApplyJson(nlohmann::json::parse(R"({"model": "qwen2.5-7b", "task": "lora", "gpu": "A100", "gpus": 8, "tp": 2,
-      "sp": true, "lora_dropout": 0.1, "mfu": 0.4, "recompute": "selective", "max_gpus": 16,
-      "offload_optimizer": true, "context": 8192})"),
-            json);
+  const FitRequest json = FitFromJson(nlohmann::json::parse(R"({"model": "qwen2.5-7b", "task": "lora", "gpu": "A100",
+      "gpus": 8, "tp": 2, "sp": true, "lora_dropout": 0.1, "mfu": 0.4, "recompute": "selective", "max_gpus": 16,
+      "offload_optimizer": true, "context": 8192})"));
   EXPECT_EQ(Values(FitOptionTable(), json), Values(FitOptionTable(), flags));
   EXPECT_EQ(json.tp, 2);
   ASSERT_TRUE(json.mfu.has_value());
@@ -153,34 +215,37 @@ TEST(OptionsTable, FitJsonGivesTheSameRequestAsFlags) {
 }
 
 TEST(OptionsTable, FitJsonErrorsNameTheKey) {
-  FitRequest r;
-  InputError e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"tpp", 2}}, r); });
+  // A model that loads: a table check's error comes after the model's (CheckFitRequest).
+  const std::string model = "Qwen2.5-7B";
+  InputError e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"tpp", 2}}); });
   EXPECT_EQ(e.field(), "tpp");
   EXPECT_NE(e.message().find("unknown key 'tpp'"), std::string::npos) << e.message();
   ASSERT_FALSE(e.suggestions().empty());
   EXPECT_EQ(e.suggestions().front(), "tp");
 
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"tp", 0}}, r); });
+  e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"tp", 0}}); });
   EXPECT_EQ(e.field(), "tp");
   EXPECT_EQ(e.message(), "must be a positive number, got 0");
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"tp", "2"}}, r); });
+  e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"tp", "2"}}); });
   EXPECT_EQ(e.field(), "tp");
   EXPECT_NE(e.message().find("expected an integer"), std::string::npos) << e.message();
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"task", "pretrian"}}, r); });
+  e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"task", "pretrian"}}); });
   EXPECT_EQ(e.field(), "task");
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"flash_attn", "maybe"}}, r); });
+  e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"flash_attn", "maybe"}}); });
   EXPECT_EQ(e.field(), "flash_attn");
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"lora_dropout", 1.0}}, r); });
+  // lora_dropout is checked by PrepareFit too, whose error comes first (CheckFitRequest): the
+  // message both front ends report (the table's own says "must be in [0, 1), got 1").
+  e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"lora_dropout", 1.0}}); });
   EXPECT_EQ(e.field(), "lora_dropout");
-  EXPECT_EQ(e.message(), "must be in [0, 1), got 1");
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"model", "x"}, {"sp", 1}}, r); });
+  EXPECT_EQ(e.message(), "must be in [0, 1)");
+  e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"sp", 1}}); });
   EXPECT_EQ(e.field(), "sp");
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"task", "infer"}}, r); });
+  e = ErrorOf([&] { FitFromJson(nlohmann::json{{"task", "infer"}}); });
   EXPECT_EQ(e.field(), "model");
-  e = ErrorOf([&] { ApplyJson(nlohmann::json::array(), r); });
+  e = ErrorOf([&] { FitFromJson(nlohmann::json::array()); });
   EXPECT_EQ(e.field(), "");
   // Aliases the domain accepts are accepted (the table validates with the domain's parser).
-  EXPECT_NO_THROW(ApplyJson(nlohmann::json{{"model", "x"}, {"optimizer", "adam"}, {"objective", "gpu-hours"}}, r));
+  EXPECT_NO_THROW(FitFromJson(nlohmann::json{{"model", model}, {"optimizer", "adam"}, {"objective", "gpu-hours"}}));
 }
 
 TEST(OptionsTable, FlagErrorsNameTheFlag) {
@@ -198,9 +263,10 @@ TEST(OptionsTable, CostJsonGivesTheSameRequestAsFlags) {
                                                         "--spot-for-all", "--pue", "1.2", "--buy-gpus", "6",
                                                         "--horizon-months", "24", "--month", "2027-01"});
   TcoRequest json;
-  ApplyJson(nlohmann::json::parse(R"({"offers": "o.yaml", "hours_per_month": 300, "gpus": 4, "spot_for_all": true,
+  CostFromJson(TcoOptionTable(),
+               nlohmann::json::parse(R"({"offers": "o.yaml", "hours_per_month": 300, "gpus": 4, "spot_for_all": true,
       "pue": 1.2, "buy_gpus": 6, "horizon_months": 24, "month": "2027-01"})"),
-            json);
+               json);
   EXPECT_EQ(Values(TcoOptionTable(), json), Values(TcoOptionTable(), flags));
   EXPECT_DOUBLE_EQ(json.own.pue, 1.2);
   EXPECT_EQ(json.own.gpus, 6);
@@ -210,90 +276,98 @@ TEST(OptionsTable, CostJsonGivesTheSameRequestAsFlags) {
   const BreakevenRequest be_flags =
       FromFlags(BreakevenOptionTable(), {"--offers", "o.yaml", "--usage", "u.csv", "--extrapolate", "month"});
   BreakevenRequest be;
-  ApplyJson(nlohmann::json{{"offers", "o.yaml"}, {"usage", "u.csv"}, {"extrapolate", "month"}}, be);
+  CostFromJson(BreakevenOptionTable(), nlohmann::json{{"offers", "o.yaml"}, {"usage", "u.csv"}, {"extrapolate", "month"}},
+               be);
   EXPECT_EQ(Values(BreakevenOptionTable(), be), Values(BreakevenOptionTable(), be_flags));
 
   const OptimizeRequest opt_flags = FromFlags(OptimizeOptionTable(), {"--offers", "o.yaml", "--release-idle"});
   OptimizeRequest opt;
-  ApplyJson(nlohmann::json{{"offers", "o.yaml"}, {"release_idle", true}}, opt);
+  CostFromJson(OptimizeOptionTable(), nlohmann::json{{"offers", "o.yaml"}, {"release_idle", true}}, opt);
   EXPECT_EQ(Values(OptimizeOptionTable(), opt), Values(OptimizeOptionTable(), opt_flags));
   EXPECT_TRUE(opt.release_idle);
 
   CompareRequest cmp;
-  ApplyJson(nlohmann::json{{"offers", "o.yaml"}, {"usage", "u.csv"}}, cmp);
+  CostFromJson(CompareOptionTable(), nlohmann::json{{"offers", "o.yaml"}, {"usage", "u.csv"}}, cmp);
   EXPECT_EQ(cmp.usage, "u.csv");
 }
 
 TEST(OptionsTable, CostJsonErrorsNameTheKey) {
+  // An offers file that loads: a table check's error comes after the offers' (CheckCostRequest).
+  const std::string o = test::DataDir() + "/offers/nanjing-a100.yaml";
   TcoRequest r;
-  InputError e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", "o"}, {"pue", "high"}}, r); });
+  InputError e = ErrorOf([&] { CostFromJson(TcoOptionTable(), nlohmann::json{{"offers", o}, {"pue", "high"}}, r); });
   EXPECT_EQ(e.field(), "pue");
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", "o"}, {"card_prise", 1}}, r); });
+  e = ErrorOf([&] { CostFromJson(TcoOptionTable(), nlohmann::json{{"offers", o}, {"card_prise", 1}}, r); });
   EXPECT_EQ(e.field(), "card_prise");
   ASSERT_FALSE(e.suggestions().empty());
   EXPECT_EQ(e.suggestions().front(), "card_price");
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"usage", "u.csv"}}, r); });
+  e = ErrorOf([&] { CostFromJson(TcoOptionTable(), nlohmann::json{{"usage", "u.csv"}}, r); });
   EXPECT_EQ(e.field(), "offers");
   BreakevenRequest be;
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", "o"}, {"extrapolate", "week"}}, be); });
+  e = ErrorOf([&] { CostFromJson(BreakevenOptionTable(), nlohmann::json{{"offers", o}, {"extrapolate", "week"}}, be); });
   EXPECT_EQ(e.field(), "extrapolate");
   // breakeven has no optimiser options
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", "o"}, {"spot_for_all", true}}, be); });
+  e = ErrorOf([&] { CostFromJson(BreakevenOptionTable(), nlohmann::json{{"offers", o}, {"spot_for_all", true}}, be); });
   EXPECT_EQ(e.field(), "spot_for_all");
 }
 
 // docs/cli.md's option tables are the tables' own.
 // Checks that only the domain can make (they depend on the model, the offers file or each
-// other) name the option by its key in src/; on the JSON path (RunWithJsonKeys, as the serve
-// API spells every error) the error names the key the user wrote, in the field and the text,
-// and on the command line (cli::RunWithFlags) the flag.
+// other) name the option by its key in src/; on the JSON path (the serve API's ErrorResponse
+// spells every error) the error names the key the user wrote, in the field and the text, and on
+// the command line (SpellFlags, as main.cc reports every error) the flag.
 TEST(OptionsTable, DomainErrorsOnTheJsonPathNameTheKey) {
   const auto fit_error = [](const nlohmann::json& j) {
     FitRequest r;
-    ApplyJson(j, r);
-    return ErrorOf([&] { RunWithJsonKeys(FitOptionTable(), [&] { return RunFit(r, test::Catalog(), test::DataDir()); }); });
+    ReadJson(j, r);
+    return ApiErrorOf([&] { RunFit(r, test::Catalog(), test::DataDir()); });
   };
-  InputError e = fit_error({{"model", "qwen2.5-7bb"}});
-  EXPECT_EQ(e.field(), "model");
-  ASSERT_FALSE(e.suggestions().empty());
-  EXPECT_EQ(e.suggestions().front(), "Qwen2.5-7B");
+  nlohmann::json e = fit_error({{"model", "qwen2.5-7bb"}});
+  EXPECT_EQ(e["field"], "model");
+  ASSERT_FALSE(e["suggestions"].empty());
+  EXPECT_EQ(e["suggestions"][0], "Qwen2.5-7B");
   // Qwen2.5-7B has 28 attention heads: tp=8 cannot split them (a check on the model).
   e = fit_error({{"model", "Qwen2.5-7B"}, {"gpu", "A100"}, {"gpus", 8}, {"tp", 8}});
-  EXPECT_EQ(e.field(), "tp");
+  EXPECT_EQ(e["field"], "tp");
   e = fit_error({{"model", "Qwen2.5-7B"}, {"gpu", "A100"}, {"gpus", 3}, {"tp", 2}});
-  EXPECT_EQ(e.field(), "gpus");
+  EXPECT_EQ(e["field"], "gpus");
   e = fit_error({{"model", "Qwen2.5-7B"}, {"gpu", "A100"}, {"epochs", 2}});
-  EXPECT_EQ(e.field(), "epochs");
-  EXPECT_EQ(e.message(), "epochs and dataset_tokens go together");
+  EXPECT_EQ(e["field"], "epochs");
+  EXPECT_EQ(e["message"], "epochs and dataset_tokens go together");
   // On the command line (the CLI spells the library's keys as flags) the same error names flags.
-  e = ErrorOf([] {
+  InputError flags = ErrorOf([] {
     FitRequest r = FromFlags(FitOptionTable(), {"--model", "Qwen2.5-7B", "--gpu", "A100", "--epochs", "2"});
-    cli::RunWithFlags([&] { return RunFit(r, test::Catalog(), test::DataDir()); });
+    RunFit(r, test::Catalog(), test::DataDir());
   });
-  EXPECT_EQ(e.field(), "--epochs");
-  EXPECT_EQ(e.message(), "--epochs and --dataset-tokens go together");
+  flags = SpellFlags(flags);
+  EXPECT_EQ(flags.field(), "--epochs");
+  EXPECT_EQ(flags.message(), "--epochs and --dataset-tokens go together");
 
   const std::string offers = test::DataDir() + "/offers/nanjing-a100.yaml";
   CompareRequest c;
-  ApplyJson(nlohmann::json{{"offers", offers}, {"hours_per_month", 200}, {"month", "2026-13"}}, c);
-  e = ErrorOf([&] { RunWithJsonKeys(CompareOptionTable(), [&] { return RunCompare(c, test::Catalog()); }); });
-  EXPECT_EQ(e.field(), "month");
-  ApplyJson(nlohmann::json{{"offers", offers}, {"month", "2027-02"}, {"hours_per_month", 731}}, c);
-  e = ErrorOf([&] { RunWithJsonKeys(CompareOptionTable(), [&] { return RunCompare(c, test::Catalog()); }); });
-  EXPECT_EQ(e.field(), "hours_per_month");  // per average month: 730 h is every hour
+  c.given = ReadJsonOptions(CompareOptionTable(),
+                            nlohmann::json{{"offers", offers}, {"hours_per_month", 200}, {"month", "2026-13"}}, c);
+  e = ApiErrorOf([&] { RunCompare(c, test::Catalog()); });
+  EXPECT_EQ(e["field"], "month");
+  c.given = ReadJsonOptions(CompareOptionTable(),
+                            nlohmann::json{{"offers", offers}, {"month", "2027-02"}, {"hours_per_month", 731}}, c);
+  e = ApiErrorOf([&] { RunCompare(c, test::Catalog()); });
+  EXPECT_EQ(e["field"], "hours_per_month");  // per average month: 730 h is every hour
 
   TcoRequest t;
-  ApplyJson(nlohmann::json{{"offers", offers}, {"hours_per_month", 200}, {"gpus", 4}, {"buy_gpu", "RTX 409"}}, t);
-  e = ErrorOf([&] { RunWithJsonKeys(TcoOptionTable(), [&] { return RunTco(t, test::Catalog()); }); });
-  EXPECT_EQ(e.field(), "buy_gpu");  // an unknown card, named by its JSON key
+  t.given = ReadJsonOptions(
+      TcoOptionTable(), nlohmann::json{{"offers", offers}, {"hours_per_month", 200}, {"gpus", 4}, {"buy_gpu", "RTX 409"}},
+      t);
+  e = ApiErrorOf([&] { RunTco(t, test::Catalog()); });
+  EXPECT_EQ(e["field"], "buy_gpu");  // an unknown card, named by its JSON key
   t.buy_gpu_name.clear();
   // Ownership values the table already bounds: PUE is facility over IT power, at least 1.
-  e = ErrorOf([&] { ApplyJson(nlohmann::json{{"offers", offers}, {"pue", 0.9}}, t); });
-  EXPECT_EQ(e.field(), "pue");
-  e = ErrorOf([] { FromFlags(TcoOptionTable(), {"--offers", "o.yaml", "--resale", "1.5"}); });
-  EXPECT_EQ(e.field(), "--resale");
-  e = ErrorOf([] { FromFlags(FitOptionTable(), {"--model", "x", "--fragmentation", "-0.1"}); });
-  EXPECT_EQ(e.field(), "--fragmentation");
+  e = ApiErrorOf([&] { CostFromJson(TcoOptionTable(), nlohmann::json{{"offers", offers}, {"pue", 0.9}}, t); });
+  EXPECT_EQ(e["field"], "pue");
+  InputError flag = ErrorOf([] { FromFlags(TcoOptionTable(), {"--offers", "o.yaml", "--resale", "1.5"}); });
+  EXPECT_EQ(flag.field(), "--resale");
+  flag = ErrorOf([] { FromFlags(FitOptionTable(), {"--model", "x", "--fragmentation", "-0.1"}); });
+  EXPECT_EQ(flag.field(), "--fragmentation");
 }
 
 // The library names an option by its key; each front end spells it its own way, by the table
@@ -303,7 +377,7 @@ TEST(OptionsTable, EachFrontEndSpellsTheKey) {
   CLI::App app;
   cli::AddOptions(&app, ServeOptionTable(), r);
   const InputError e = InputError::Option("allow_hosts", "not with `timeout_seconds` and `max_gpus`");
-  const InputError flags = cli::SpellFlags(e);
+  const InputError flags = SpellFlags(e);
   EXPECT_EQ(flags.field(), "--allow-host");
   EXPECT_EQ(flags.message(), "not with --timeout and --max-gpus");
   EXPECT_FALSE(flags.names_option());
@@ -312,8 +386,8 @@ TEST(OptionsTable, EachFrontEndSpellsTheKey) {
   EXPECT_EQ(keys.message(), "not with timeout_seconds and max_gpus");
   // A field that is not an option (a file's key) and quoted text that is not a key stay as they are.
   const InputError file = InputError("expected a mapping with `rules:`", "alerts.yaml", 3, "rules");
-  EXPECT_EQ(cli::SpellFlags(file).field(), "rules");
-  EXPECT_EQ(cli::SpellFlags(file).message(), "expected a mapping with `rules:`");
+  EXPECT_EQ(SpellFlags(file).field(), "rules");
+  EXPECT_EQ(SpellFlags(file).message(), "expected a mapping with `rules:`");
 }
 
 TEST(OptionsTable, DocsCliIsCurrent) {

@@ -10,10 +10,6 @@ namespace gpuplan::test {
 
 // Days since 1970-01-01 of a civil date.
 inline int64_t Days(int y, unsigned m, unsigned d) { return CivilDay(y, m, d).time_since_epoch().count(); }
-// 0 = Monday .. 6 = Sunday of a day count since 1970-01-01.
-inline int Weekday(int64_t days) {
-  return static_cast<int>(date::weekday{date::sys_days{date::days{days}}}.iso_encoding()) - 1;
-}
 // A wall-clock hour / minute from its count since 1970-01-01T00:00.
 inline LocalHour Hour(int64_t h) { return LocalHour{std::chrono::hours{h}}; }
 inline LocalMinute Minute(int64_t m) { return LocalMinute{std::chrono::minutes{m}}; }

@@ -11,7 +11,6 @@
 #include "format/numbers.h"
 #include "format/table.h"
 #include "format/text_lang.h"
-#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {

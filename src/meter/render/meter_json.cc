@@ -2,7 +2,6 @@
 
 #include "format/money.h"
 #include "format/numbers.h"
-#include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
