@@ -135,7 +135,8 @@ double LowestRatePerGpuHour(const OfferSet& card_offers) {
 }
 
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
-                               std::size_t keep, std::optional<LocalMinute> start, bool interruptible) {
+                               std::size_t keep, std::optional<LocalMinute> start, bool interruptible,
+                               const std::function<double(const Candidate&)>& checkpoint_minutes) {
   const LocalMinute start_minute = start ? *start : DefaultJobStart(offers.zone, UtcNow());
   const double t = tokens > 0 ? tokens : 1e6;
   // Ranked by cost, every card and count is priced through its fastest layout as well (the
@@ -185,8 +186,19 @@ void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objectiv
       break;  // this and every later one costs more than `keep` layouts already priced
     }
     Candidate& c = e.c;
+    const OfferSet& card = by_card.at(c.gpu);
+    std::optional<OfferSet> own;  // the card's offers with this layout's checkpoint minutes
+    if (interruptible && checkpoint_minutes) {
+      own = card;
+      const double minutes = checkpoint_minutes(c);
+      for (Offer& o : own->offers) {
+        if (o.spot) {
+          o.spot->checkpoint_minutes = minutes;
+        }
+      }
+    }
     const JobPrice p =
-        PriceJob(by_card.at(c.gpu), static_cast<double>(c.layout.gpus), e.hours, start_minute, interruptible);
+        PriceJob(own ? *own : card, static_cast<double>(c.layout.gpus), e.hours, start_minute, interruptible);
     if (!p.plan.feasible) {
       if (unserved.empty()) {
         unserved = p.unserved;

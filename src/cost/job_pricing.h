@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -66,9 +67,12 @@ double LowestRatePerGpuHour(const OfferSet& card_offers);
 // above, until that bound exceeds the `keep`-th exact price: the ranking is exact.
 // A candidate no offer may serve (spot only, the job not interruptible) is dropped; when none is
 // left, r.closest says why.
+// `checkpoint_minutes` (optional): a candidate's own checkpoint save time, which replaces the spot
+// offers' typed minutes in its rework (docs/data-movement.md §3) when the job is interruptible.
 void PriceCandidatesWithOffers(SearchResult& r, const OfferSet& offers, Objective objective, double tokens,
                                std::size_t keep, std::optional<LocalMinute> start_minute = std::nullopt,
-                               bool interruptible = false);
+                               bool interruptible = false,
+                               const std::function<double(const Candidate&)>& checkpoint_minutes = {});
 
 // Re-prices serving plans as services on the offers file's cards (PriceService for the plan's
 // GPUs in the calendar month starting at `month_start`), drops plans on cards without offers,

@@ -50,8 +50,15 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
       PricePlansWithOffers(s.inference->best_per_gpu, *offers, s.options.objective, month);
     } else {
       out.search_start_minute = ParseJobStart(r.start, offers->zone, Now(r));
+      // Each layout's spot rework with its own checkpoint's save time (docs/data-movement.md §3).
+      const auto minutes = [&in](const Candidate& c) {
+        return EstimateCheckpoint(in.model.spec, c.workload, c.layout, *c.gpu, in.overhead.framework, c.memory,
+                                  in.data, 0.0)
+                   .save_seconds /
+               60.0;
+      };
       PriceCandidatesWithOffers(*s.training, *offers, s.options.objective, in.tokens, s.options.top + 3,
-                                out.search_start_minute, r.interruptible);
+                                out.search_start_minute, r.interruptible, minutes);
       for (Candidate& c : s.training->ranked) {
         c.cost_basis += std::string(r.interruptible ? "; interruptible (spot allowed)" : "") +
                         (r.start.empty() ? std::string(" (") + kDefaultJobStartText + ")" : "");

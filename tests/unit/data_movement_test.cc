@@ -7,7 +7,9 @@
 
 #include "core/error.h"
 #include "fit/data_movement.h"
+#include "cost/job_pricing.h"
 #include "cost/requests.h"
+#include "read/time_text.h"
 #include "plan/fit_job.h"
 #include "plan/render/fit_job_json.h"
 #include "check/render/check_json.h"
@@ -306,6 +308,62 @@ TEST(DataMovement, ACheckReportsMeasuredLinkAndStorageReplaceTheAssumptions) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "check_report");
   }
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(DataMovement, SpotReworkUsesTheLayoutsOwnSaveTimeInASearchToo) {
+  // Interruptible on the fixture's spot nodes: Qwen2.5-7B (7,615,616,512 parameters) under
+  // Megatron saves 14 bytes a parameter, 106.62 GB, all on one 8-GPU node, at 2 GB/s in 53.309 s =
+  // 0.88849 min, which replaces the offer's typed 5 minutes, in the single fit and for each
+  // layout a search prices.
+  FitRequest one;
+  one.model = "Qwen2.5-7B";
+  one.task = "full";
+  one.gpu = "H100 SXM";
+  one.gpus = 8;
+  one.zero = 3;
+  one.framework = "megatron";
+  one.tokens = 1e9;
+  one.offers = test::Fixture("offers/h100-link-upgrade.yaml");
+  one.start = "2027-03-01T09:00";
+  one.interruptible = true;
+  const FitJobResult single = Fit(one);
+  ASSERT_TRUE(single.spot_checkpoint_minutes.has_value());
+  EXPECT_NEAR(*single.spot_checkpoint_minutes, 7615616512.0 * 14 / 2e9 / 60, 1e-6);
+  ASSERT_TRUE(single.job && single.job->plan.feasible);
+  EXPECT_FALSE(single.job->plan.spot_gpu_hours.empty());
+  FitRequest search = one;
+  search.gpu = "H100 SXM,A100 80GB SXM";  // a search over the listed cards, the layout pinned
+  search.pinned.gpus = 8;
+  search.pinned.tp = 1;
+  search.pinned.pp = 1;
+  search.pinned.zero = 3;
+  search.pinned.micro_batch = 1;
+  search.pinned.recompute = Recompute::kNone;
+  const FitJobResult s = Fit(search);
+  ASSERT_TRUE(s.search && s.search->training);
+  ASSERT_FALSE(s.search->training->ranked.empty());
+  const Candidate& c = s.search->training->ranked.front();
+  EXPECT_EQ(c.layout.zero, 3);
+  // Priced again here for the candidate's hours with the hand-worked minutes; with the offer's
+  // typed 5 minutes the price differs (so this test sees which minutes the search used).
+  OfferSet offers = LoadOffers(one.offers, test::Catalog());
+  const LocalMinute start = ParseJobStart(one.start, offers.zone, UtcSeconds{});
+  const double hours = *c.time.total_hours;
+  const double typed = PriceJob(offers, 8, hours, start, true).total.amount;
+  for (Offer& o : offers.offers) {
+    if (o.spot) {
+      o.spot->checkpoint_minutes = 7615616512.0 * 14 / 2e9 / 60;
+    }
+  }
+  const double own = PriceJob(offers, 8, hours, start, true).total.amount;
+  EXPECT_GT(std::abs(typed - own), 0.01);
+  EXPECT_NEAR(c.cost.amount, own, 1e-6);
 }
 
 }  // namespace
