@@ -7,6 +7,7 @@
 
 #include "check/render/check_json.h"
 #include "core/error.h"
+#include "cost/billing.h"
 #include "fit/fit_options.h"
 #include "catalog/calendar.h"
 #include "catalog/offer.h"
@@ -189,6 +190,18 @@ void PriceSingle(const FitRequest& r, const FitInputs& in, const GpuCatalog& cat
     out.job = PriceJob(priced, static_cast<double>(s.layout.gpus), *s.training->total_hours,
                        ParseJobStart(r.start, mine.zone, Now(r)), r.interruptible, out.egress_gb);
     ValueUpgrades(in, s, mine, out);
+    const JobPrice& job = *out.job;
+    const double hours = *s.training->total_hours;
+    if (job.plan.feasible && hours > 0 && s.checkpoint.lost_hours) {
+      out.lost_cost = *s.checkpoint.lost_hours * job.total.amount / hours;
+    }
+    for (const Offer& o : priced.offers) {
+      const auto it = job.plan.spot_gpu_hours.find(o.id);
+      if (o.spot && it != job.plan.spot_gpu_hours.end() && it->second > 0) {
+        out.spot_checkpoints.push_back({o.id, o.spot->interruptions_per_hour,
+                                        YoungDalyIntervalHours(*o.spot) * 3600.0, SpotReworkFraction(*o.spot)});
+      }
+    }
   } else if (s.plan && s.plan->fits) {
     std::vector<InferencePlan> one{*s.plan};
     PricePlansWithOffers(one, mine, Objective::kTime, NextMonthStart(Now(r), mine.zone));

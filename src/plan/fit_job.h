@@ -38,6 +38,17 @@ struct FitJobResult : FitResult {
   };
   std::vector<LinkUpgradeValue> link_upgrades;
   double egress_gb = 0;  // priced in job->plan.cost.egress
+  // The checkpoint's lost hours at the job's price per hour of compute (priced jobs).
+  std::optional<double> lost_cost;
+  // When the plan runs work on spot: the Young interval at the spot offer's interruption rate
+  // with this job's save time, and the rework share it prices (cost/billing.h).
+  struct SpotCheckpoint {
+    std::string offer;
+    double interruptions_per_hour = 0;
+    double interval_seconds = 0;
+    double rework_fraction = 0;
+  };
+  std::vector<SpotCheckpoint> spot_checkpoints;
   std::optional<LocalMinute> search_start_minute;  // a training search priced from this start (offers' clock)
   std::string JobBasis() const;   // "cheapest rental from <offers> for <n> GPUs"
   // fits (single) or found (search), and a job that was priced could be served: exit 0, else 1

@@ -337,6 +337,17 @@ TEST(DataMovement, SpotReworkUsesTheLayoutsOwnSaveTimeInASearchToo) {
   EXPECT_NEAR(*single.spot_checkpoint_minutes, 7615616512.0 * 14 / 2e9 / 60, 1e-6);
   ASSERT_TRUE(single.job && single.job->plan.feasible);
   EXPECT_FALSE(single.job->plan.spot_gpu_hours.empty());
+  // The spot offer's interval with that save time: sqrt(2 x 0.0148081 h / 0.05) = 0.769627 h =
+  // 2,770.66 s; rework 0.05 x (0.769627 / 2 + 10 / 60) + 0.0148081 / 0.769627 = 0.0468147.
+  ASSERT_EQ(single.spot_checkpoints.size(), 1u);
+  EXPECT_EQ(single.spot_checkpoints[0].offer, "h100-spot");
+  EXPECT_NEAR(single.spot_checkpoints[0].interval_seconds, 2770.66, 0.01);
+  EXPECT_NEAR(single.spot_checkpoints[0].rework_fraction, 0.0468147, 1e-6);
+  // The node-failure lost hours at the job's price per hour of compute.
+  ASSERT_TRUE(single.lost_cost.has_value());
+  EXPECT_NEAR(*single.lost_cost,
+              *single.single->checkpoint.lost_hours * single.job->total.amount / *single.single->training->total_hours,
+              1e-9);
   FitRequest search = one;
   search.gpu = "H100 SXM,A100 80GB SXM";  // a search over the listed cards, the layout pinned
   search.pinned.gpus = 8;

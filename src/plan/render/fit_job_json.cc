@@ -33,6 +33,18 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
     j["notes"].push_back(r.price_note);
   }
   j["checkpoint"] = CheckpointPlanToJson(s.checkpoint);
+  if (r.lost_cost) {
+    j["checkpoint"]["lost_cost"] = *r.lost_cost;  // in cost.currency
+  }
+  if (!r.spot_checkpoints.empty()) {
+    j["checkpoint"]["spot"] = nlohmann::json::array();
+    for (const auto& sc : r.spot_checkpoints) {
+      j["checkpoint"]["spot"].push_back({{"offer", sc.offer},
+                                         {"interruptions_per_hour", sc.interruptions_per_hour},
+                                         {"interval_seconds", sc.interval_seconds},
+                                         {"rework_fraction", sc.rework_fraction}});
+    }
+  }
   j["data"] = DataPlanToJson(r.data);
   if (s.plan) {
     // (beside the KV cache figures FitToJson puts there)

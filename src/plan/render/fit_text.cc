@@ -469,6 +469,20 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
                        FormatMoney(job.plan.cost.egress, job.total.currency)})
          << "\n";
     }
+    if (res.lost_cost) {
+      os << "  "
+         << SayFormat("cli.fit.lost_cost", "checkpoint saves, rework and restarts: {} of the job's price ({} h)",
+                      {FormatMoney(*res.lost_cost, job.total.currency), FormatNumber(*s.checkpoint.lost_hours, 3)})
+         << "\n";
+    }
+    for (const auto& sc : res.spot_checkpoints) {
+      os << "  "
+         << SayFormat("cli.fit.spot_ckpt",
+                      "on spot ({}, {} interruptions per hour): a checkpoint every {}, {}% of the work redone or saving",
+                      {sc.offer, FormatNumber(sc.interruptions_per_hour, 3), Span(sc.interval_seconds),
+                       FormatNumber(100.0 * sc.rework_fraction, 3)})
+         << "\n";
+    }
     for (const auto& u : res.link_upgrades) {
       os << "  "
          << SayFormat("cli.fit.upgrade",
