@@ -552,7 +552,8 @@ TEST(ServeSolverLock, ABadRequestGetsItsErrorWhileTheLockIsHeld) {
   const std::string offers = ReadText(DataDir() + "/offers/nanjing-a100.yaml");
   std::string every_card = "currency: CNY\noffers:\n";
   int n = 0;
-  for (const Gpu& g : GpuCatalog::Load(DataDir() + "/gpus.yaml").gpus()) {
+  const GpuCatalog catalog = GpuCatalog::Load(DataDir() + "/gpus.yaml");
+  for (const Gpu& g : catalog.gpus()) {
     every_card += "  - {id: o" + std::to_string(n++) + ", provider: p, gpu: " + g.name +
                   ", gpus_per_instance: 1, mode: on_demand, price: 50}\n";
   }
