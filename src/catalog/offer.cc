@@ -98,7 +98,8 @@ double NightDiscount::HoursPerDay() const {
 }
 
 double Offer::MonthlyFixedFees() const {
-  return storage_gb * storage_price_per_gb_month + bandwidth_price_per_month;
+  return storage_gb * storage_price_per_gb_month + bandwidth_price_per_month +
+         (link_upgrade_bought ? link_upgrade_bought->price_per_month : 0.0);
 }
 
 double Offer::ReservedMonthly() const {

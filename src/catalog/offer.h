@@ -84,6 +84,9 @@ struct Offer {
   // stated): the sync link of a job's checkpoints when fit is not given one (docs/data-movement.md).
   std::optional<double> link_gbps;
   std::vector<LinkUpgrade> link_upgrades;  // slowest first
+  // The upgrade bought (cost's `link_gbps`: the link each instance needs): its price per instance
+  // and month is one of MonthlyFixedFees; unset: none bought.
+  std::optional<LinkUpgrade> link_upgrade_bought;
   std::optional<NightDiscount> night;
   std::optional<SpotTerms> spot;
   std::optional<int> cpu_cores;  // CPU cores per instance the offer promises
@@ -91,7 +94,8 @@ struct Offer {
   ProviderTerms terms;
   int line = 0;                  // where the offer starts in its file
 
-  // Fixed monthly fees that do not depend on use (storage, bandwidth), per instance.
+  // Fixed monthly fees that do not depend on use (storage, bandwidth, a link upgrade bought), per
+  // instance.
   double MonthlyFixedFees() const;
   // Reserved modes: the price per average month per instance, add-on fees included (steering
   // estimates only; bills follow the calendar terms of cost/billing.h).

@@ -59,6 +59,11 @@ double BilledInstanceHours(const Offer& o, double minutes) {
 
 double HourlyFixedFee(const Offer& o) { return o.MonthlyFixedFees() / kHoursPerMonth; }
 
+double LinkUpgradeShare(const Offer& o) {
+  const double all = o.MonthlyFixedFees();
+  return o.link_upgrade_bought && all > 0 ? o.link_upgrade_bought->price_per_month / all : 0.0;
+}
+
 InstanceHourCharge ChargeInstanceHour(const Offer& o, int hour_of_day, double minutes, double work) {
   InstanceHourCharge c;
   c.billed_hours = BilledInstanceHours(o, minutes);

@@ -35,6 +35,9 @@ double BilledInstanceHours(const Offer& o, double minutes);
 // Fixed fees of an hourly instance while it exists (storage, bandwidth: monthly fees prorated
 // over the 730-hour average month, as providers prorate GB-months by the hour).
 double HourlyFixedFee(const Offer& o);
+// The share of an offer's fixed fees that is the link upgrade bought (Offer::link_upgrade_bought):
+// 0 without one, 1 when the upgrade is its only fixed fee.
+double LinkUpgradeShare(const Offer& o);
 
 // Hour rule of an on-demand or spot offer: what one instance bills for `minutes` of use within
 // one local hour at `hour_of_day`: BilledInstanceHours (granularity) at the hour's price

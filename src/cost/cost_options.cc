@@ -54,6 +54,15 @@ OptionTable<R> RentalTable() {
                   .Min(0, true)
                   .Max(1e6)
                   .Unset("the peak"));
+  t.push_back(Option<R>("--link-gbps", "link_gbps",
+                        "the internal link each instance needs: an offer with a slower stated link is priced with "
+                        "its cheapest upgrade that reaches it (link.upgrades, a fixed fee per instance and month); "
+                        "an offer that states no link or cannot reach it is left out",
+                        &R::link_gbps)
+                  .Unit("Gbit/s")
+                  .Min(0, true)
+                  .Max(3200)
+                  .Unset("any"));
   t.push_back(Option<R>("--extrapolate", "extrapolate",
                         "the usage is a sample (say one or two measured weeks); repeat its weekly shape to the "
                         "whole month or year",

@@ -572,7 +572,9 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
       plan.reserved[v.o->id] = std::max(plan.reserved[v.o->id], n);
       plan.cost.reserved += static_cast<double>(n) * ReservedTermPrice(*v.o);
       plan.cost.addons_included += static_cast<double>(n) * v.o->price * v.o->addon_fee_ratio;
-      plan.cost.fixed_fees += static_cast<double>(n) * ReservedTermFixedFees(*v.o, v.start[m], v.start[m + 1]);
+      const double fixed = static_cast<double>(n) * ReservedTermFixedFees(*v.o, v.start[m], v.start[m + 1]);
+      plan.cost.fixed_fees += fixed;
+      plan.cost.link_upgrades_included += fixed * LinkUpgradeShare(*v.o);
     }
   }
   std::stable_sort(plan.reserved_terms.begin(), plan.reserved_terms.end(),
@@ -601,6 +603,7 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
         item += billed * c.price * c.work;
         plan.cost.addons_included += billed * c.price * c.work * v.o->addon_fee_ratio / (1.0 + v.o->addon_fee_ratio);
         plan.cost.fixed_fees += billed * c.fixed_fee;
+        plan.cost.link_upgrades_included += billed * c.fixed_fee * LinkUpgradeShare(*v.o);
       }
     }
     if (!used || v.by_day) {
@@ -616,6 +619,9 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
     if (v.o->mode == BillingMode::kOnDemand) {
       const IdleCosts idle = IdleInstanceCosts(*v.o, instances, !opt.retain_idle);
       plan.cost.stopped += idle.retention;
+      if (v.o->billing_starts != BillingStart::kTask) {  // retention: fixed fees while kept (RetentionPerHour)
+        plan.cost.link_upgrades_included += idle.kept_instance_hours * HourlyFixedFee(*v.o) * LinkUpgradeShare(*v.o);
+      }
       plan.cost.recreate += idle.recreate;
       if (idle.kept_instance_hours > 0) plan.kept_idle_instance_hours[v.o->id] = idle.kept_instance_hours;
       if (idle.releases > 0) plan.releases[v.o->id] = idle.releases;
@@ -625,8 +631,11 @@ Plan Solve(const OfferSet& set, const UsageTrace& usage, const OptimizeOptions& 
     const double x = glp_mip_col_val(p.lp, c);
     const double cost = x * glp_get_obj_coef(p.lp, c);
     (hv[key.first].o->mode == BillingMode::kSpot ? plan.cost.spot : plan.cost.on_demand) += cost;
-    const double r = hv[key.first].o->addon_fee_ratio;
-    plan.cost.addons_included += cost * r / (1.0 + r);
+    const Offer& o = *hv[key.first].o;
+    const double r = o.addon_fee_ratio;
+    const double fixed = x * 24.0 * HourlyFixedFee(o) * (hv[key.first].whole ? 1.0 : 1.0 / o.gpus_per_instance);
+    plan.cost.addons_included += (cost - fixed) * r / (1.0 + r);
+    plan.cost.link_upgrades_included += fixed * LinkUpgradeShare(o);
   }
   for (const auto& [c, shift] : deferral_cols) {
     if (shift > 0) {

@@ -37,6 +37,10 @@ struct CostItems {
   // Of reserved, on_demand and spot: the image / add-on fees (addon_fee_ratio), shown on their own
   // line; already inside those items, not added again by Total().
   double addons_included = 0;
+  // Of fixed_fees (and of on_demand for day-billed offers, of stopped for retention): the link
+  // upgrades bought to reach the link asked for (cost's `link_gbps`, docs/cost-model.md §9), shown
+  // on their own line; already inside those items, not added again by Total().
+  double link_upgrades_included = 0;
   double subsidies = 0;       // vouchers and subsidies paid back (OfferSet::subsidies), subtracted
   // Data leaving the data centre (UsageTrace::egress_gb) at the highest egress price per GB
   // (`bandwidth.price_per_gb`) of the offers the plan uses (docs/cost-model.md §9).

@@ -63,7 +63,52 @@ OfferSet SelectOffers(const CostRequest& r, const GpuCatalog& cat) {
   return s;
 }
 
+OfferSet RequireLink(OfferSet set, double gbps, LinkRequirement& out) {
+  out.gbps = gbps;
+  std::vector<Offer> keep;
+  for (Offer& o : set.offers) {
+    if (!o.link_gbps) {
+      out.left_out.push_back({o.id, std::nullopt, "states no link speed (link.gbps)"});
+      continue;
+    }
+    if (*o.link_gbps >= gbps) {
+      keep.push_back(std::move(o));
+      continue;
+    }
+    const LinkUpgrade* best = nullptr;
+    for (const LinkUpgrade& u : o.link_upgrades) {
+      if (u.gbps >= gbps && (best == nullptr || u.price_per_month < best->price_per_month)) {
+        best = &u;
+      }
+    }
+    if (best == nullptr) {
+      out.left_out.push_back({o.id, o.link_gbps,
+                              fmt::format("its link is {:g} Gbit/s and it sells no upgrade to {:g}", *o.link_gbps, gbps)});
+      continue;
+    }
+    out.bought.push_back({o.id, *o.link_gbps, best->gbps, best->price_per_month});
+    o.link_upgrade_bought = *best;
+    keep.push_back(std::move(o));
+  }
+  if (keep.empty()) {
+    throw InputError::Option("link_gbps",
+                             fmt::format("no offer states a link of at least {:g} Gbit/s or sells an upgrade to it", gbps));
+  }
+  set.offers = std::move(keep);
+  return set;
+}
+
 namespace {
+
+// The request's offers, with the link it needs (RentalRequest::link_gbps) bought where needed.
+OfferSet SelectRentalOffers(const RentalRequest& r, const GpuCatalog& catalog, std::optional<LinkRequirement>& link) {
+  OfferSet set = SelectOffers(r, catalog);
+  if (r.link_gbps) {
+    link.emplace();
+    set = RequireLink(std::move(set), *r.link_gbps, *link);
+  }
+  return set;
+}
 
 UsageTrace LoadUsageAsGiven(const CostRequest& r, const Zone& zone) {
   if (!r.usage.empty() && r.hours_per_month) {
@@ -296,8 +341,8 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
 
 CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
   CheckCostRequest(CompareOptionTable(), r, catalog);
-  OfferSet set = SelectOffers(r, catalog);
   CompareResult c;
+  OfferSet set = SelectRentalOffers(r, catalog, c.link);
   c.currency = set.currency;
   c.usage = LoadRequestedUsage(r, set.zone);
   set = WithJobCheckpoint(set, c.usage);
@@ -337,9 +382,9 @@ CompareResult RunCompare(const CompareRequest& r, const GpuCatalog& catalog) {
 
 OptimizeResult RunOptimize(const OptimizeRequest& r, const GpuCatalog& catalog) {
   CheckCostRequest(OptimizeOptionTable(), r, catalog);
-  OfferSet set = SelectOffers(r, catalog);
   const OptimizeOptions oo = r.Options();
   OptimizeResult o;
+  OfferSet set = SelectRentalOffers(r, catalog, o.link);
   o.currency = set.currency;
   o.usage = LoadRequestedUsage(r, set.zone);
   set = WithJobCheckpoint(set, o.usage);
@@ -384,8 +429,8 @@ double TokensPerGpuSecond(const TcoRequest& r, const Gpu& gpu, const GpuCatalog&
 
 TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog, const std::string& data_dir) {
   CheckCostRequest(TcoOptionTable(), r, catalog);
-  OfferSet set = SelectOffers(r, catalog);
   TcoJobResult t;
+  OfferSet set = SelectRentalOffers(r, catalog, t.link);
   t.currency = set.currency;
   t.usage = LoadRequestedUsage(r, set.zone);
   set = WithJobCheckpoint(set, t.usage);

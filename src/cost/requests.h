@@ -54,6 +54,10 @@ struct RentalRequest : CostRequest {
   bool spot_for_all = false;  // allow spot for every class of work, not only interruptible
   bool release_idle = false;  // release every idle on-demand instance (false: keep or release per gap)
   std::optional<double> max_gpus;  // GPUs held at once at most (unset: OptimizeOptions' default)
+  // The internal link each instance needs, Gbit/s (unset: any): an offer whose stated link is
+  // slower is priced with its cheapest upgrade that reaches it (`link.upgrades`); an offer that
+  // states no link, or cannot reach it, is left out (LinkRequirement).
+  std::optional<double> link_gbps;
   OptimizeOptions Options() const;
 };
 struct CompareRequest : RentalRequest {
@@ -117,6 +121,27 @@ struct BreakevenResult {
 };
 
 // One provider's (region's, offer's) best plan for the usage: the optimiser on its offers alone.
+// What a required link speed (RentalRequest::link_gbps) did to the offers.
+struct LinkRequirement {
+  double gbps = 0;
+  struct Bought {
+    std::string offer;
+    double from_gbps = 0;        // the offer's stated link
+    double gbps = 0;             // the upgrade's
+    double price_per_month = 0;  // per instance, one of the offer's fixed fees from now on
+  };
+  std::vector<Bought> bought;
+  struct LeftOut {
+    std::string offer;
+    std::optional<double> link_gbps;  // its stated link (none: not stated)
+    std::string why;
+  };
+  std::vector<LeftOut> left_out;
+};
+// The offers that reach `gbps`, each slower one with its cheapest sufficient upgrade bought.
+// Throws InputError (option link_gbps) when none is left.
+OfferSet RequireLink(OfferSet set, double gbps, LinkRequirement& out);
+
 struct GroupPlan {
   std::string key;                  // the provider, region or offer id ("(none)" when unnamed)
   std::vector<std::string> offers;  // its offer ids
@@ -126,6 +151,7 @@ struct GroupPlan {
 struct CompareResult {
   std::string currency;
   UsageTrace usage;
+  std::optional<LinkRequirement> link;  // with link_gbps: upgrades bought, offers left out
   std::map<std::string, Plan> strategies;  // PureStrategies: billing mode name -> plan
   std::string by;                          // with --by: what groups (provider, region, offer)
   std::vector<GroupPlan> groups;           // with --by: each group's best plan, cheapest first, infeasible last
@@ -135,6 +161,7 @@ struct CompareResult {
 struct OptimizeResult {
   std::string currency;
   UsageTrace usage;
+  std::optional<LinkRequirement> link;  // with link_gbps: upgrades bought, offers left out
   Plan plan;                                // the cheapest mix
   std::map<std::string, Plan> pure;         // every pure strategy
   // Per feasible pure strategy: 1 - plan / pure; null when the plan is infeasible or the pure
@@ -149,6 +176,7 @@ struct OptimizeResult {
 struct TcoJobResult {
   std::string currency;
   UsageTrace usage;
+  std::optional<LinkRequirement> link;  // with link_gbps: upgrades bought, offers left out
   TcoResult tco;
   std::string speed_basis;  // where the speed ratio came from (--speed-ratio, or fit's figures)
   bool BuyIsCheaper() const { return tco.buy_total < tco.rent_total; }

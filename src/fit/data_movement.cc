@@ -87,6 +87,8 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
   const double gpus = static_cast<double>(std::max<int64_t>(1, l.gpus));
   const double per_node = std::min(gpus, static_cast<double>(std::max<int64_t>(1, c.gpus_per_node)));
   const double goodput = c.sync_link ? c.sync_link->GoodputBytesPerSecond() : 0.0;
+  p.node_wait_seconds = c.node_wait_seconds.value_or(0.0);
+  p.node_wait_source = c.node_wait_seconds ? c.node_wait_source : "assumed: a spare node at hand";
 
   if (!IsTraining(w.task)) {
     // Inference: nothing is saved; a replica's GPUs load their weights (the most loaded GPU's
@@ -98,6 +100,7 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
     p.bytes_per_rank = per_gpu;
     p.node_bytes = per_gpu * per_node;
     p.restore_seconds = p.node_bytes / storage + (c.sync_link ? p.node_bytes / goodput : 0.0);
+    p.resume_seconds = p.node_wait_seconds + p.restore_seconds;
     p.save_mode = "none";
     return p;
   }
@@ -168,6 +171,7 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
     p.notes.push_back("no --sync-link: the checkpoint stays on the node's storage, and a lost node loses it");
   }
   p.restore_seconds = (c.sync_link ? p.node_bytes / goodput : 0.0) + p.node_bytes / storage;
+  p.resume_seconds = p.node_wait_seconds + p.restore_seconds;
 
   p.failures_per_hour = c.failures_per_gpu_hour * gpus;
   p.failure_basis = c.failures_given ? "given" : "Llama 3 pre-training, 419 unexpected interruptions in 54 days on 16,384 H100";
@@ -180,7 +184,7 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
     p.young_seconds = young;
     p.interval_seconds = interval;
     p.sync_bound = interval > young;
-    p.lost_fraction = LostFraction(p.save_seconds, interval, lag, p.restore_seconds, mtbf);
+    p.lost_fraction = LostFraction(p.save_seconds, interval, lag, p.resume_seconds, mtbf);
     if (p.lost_fraction >= 1) {
       p.notes.push_back("saves and rework take all the time: the job would not finish between failures");
     } else if (job_hours > 0) {

@@ -50,6 +50,10 @@ struct DataMovementConfig {
   bool async = false;                 // --checkpoint-async on (the framework must offer it)
   double failures_per_gpu_hour = kLlama3FailuresPerGpuHour;
   bool failures_given = false;
+  // After a node fails, the time until a replacement runs (0: a spare node at hand); unset: 0,
+  // said to be assumed. A priced fit takes the offers' terms.node_replacement_hours.
+  std::optional<double> node_wait_seconds;
+  std::string node_wait_source = "given";
   double dataset_bytes = 0;           // to upload before the job starts
   std::optional<LinkRate> uplink;     // office to data centre
   int64_t gpus_per_node = 8;
@@ -69,6 +73,9 @@ struct CheckpointPlan {
   double write_seconds = 0;      // the node's write to storage (behind the training when async)
   std::optional<double> sync_seconds;     // the node's share over the sync link
   double restore_seconds = 0;    // fetch over the sync link (when given) and load on another node
+  double node_wait_seconds = 0;  // until a replacement node runs (DataMovementConfig)
+  std::string node_wait_source;  // "given", "assumed: a spare node at hand", or the offer's terms
+  double resume_seconds = 0;     // node wait + restore: the restart after a failure
   std::optional<double> interval_seconds;  // optimum between saves (none without failures)
   std::optional<double> young_seconds;     // sqrt(2 C M) before the write and sync bounds
   bool sync_bound = false;       // the interval was raised to the sync (or write) time
@@ -99,7 +106,7 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
 // Young's interval sqrt(2 C M) for a save of C seconds and a mean time between failures of M
 // seconds, and the wall-time share lost at interval T: C / T (saves) + (T / 2 + lag + restart) / M
 // (rework after a failure, on average half an interval plus the time until the last checkpoint
-// was safe off the node, plus the restart).
+// was safe off the node, plus the restart: waiting for a node and restoring on it).
 double YoungIntervalSeconds(double save_seconds, double mtbf_seconds);
 double LostFraction(double save_seconds, double interval_seconds, double lag_seconds, double restart_seconds,
                     double mtbf_seconds);

@@ -146,6 +146,14 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--failures-per-gpu-hour", "failures_per_gpu_hour",
                           "node failures per GPU-hour, for the checkpoint interval (docs/data-movement.md §3)",
                           &R::failures_per_gpu_hour).Min(0).Max(1).Unset("1.97e-5 (Llama 3 pre-training)"));
+    t.push_back(Option<R>("--node-wait-minutes", "node_wait_minutes",
+                          "after a node fails, the minutes until a replacement runs the job again, before the "
+                          "restore (0: a spare node at hand; docs/data-movement.md §2)",
+                          &R::node_wait_minutes)
+                    .Unit("minutes")
+                    .Min(0)
+                    .Max(43200)
+                    .Unset("0, assumed; with --offers the offers' terms.node_replacement_hours"));
     t.push_back(Option<R>("--dataset-bytes", "dataset_bytes", "dataset to upload from the office before the job",
                           &R::dataset_bytes).Unit("bytes").Min(0).Max(1e17).Unset("none"));
     t.push_back(Option<R>("--uplink", "uplink", "the office's link to the data centre: 100mbps, 1gbe ... (upload time)",

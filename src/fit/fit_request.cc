@@ -209,6 +209,10 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
     d.failures_per_gpu_hour = *r.failures_per_gpu_hour;
     d.failures_given = true;
   }
+  if (r.node_wait_minutes) {
+    d.node_wait_seconds = *r.node_wait_minutes * 60.0;
+    d.node_wait_source = "given";
+  }
   d.dataset_bytes = r.dataset_bytes;
   if (!r.uplink.empty()) {
     d.uplink = ParseLinkRate(r.uplink, "uplink");

@@ -86,6 +86,7 @@ struct FitRequest {
   std::string sync_link;                        // node to shared storage (empty: none)
   std::string checkpoint_async = "off";         // on: stage in host memory, write behind
   std::optional<double> failures_per_gpu_hour;  // unset: Llama 3's rate
+  std::optional<double> node_wait_minutes;      // after a failure, until a replacement node runs
   double dataset_bytes = 0;                     // to upload from the office before the start
   std::string uplink;                           // office to data centre (empty: none)
   std::optional<double> egress_gb;              // with offers: GB taken out (unset: the trained weights)

@@ -66,6 +66,13 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
       }
     }
   }
+  if (s.training) {
+    for (const Candidate& c : s.training->ranked) {
+      out.candidate_checkpoints.push_back(EstimateCheckpoint(in.model.spec, c.workload, c.layout, *c.gpu,
+                                                             in.overhead.framework, c.memory, in.data,
+                                                             c.time.total_hours.value_or(0.0)));
+    }
+  }
   out.search = std::move(s);
 }
 
@@ -107,19 +114,22 @@ std::vector<std::string> ApplyCheckReport(const FitRequest& r, FitInputs& in) {
   return took;
 }
 
-// The checkpoint again with another sync link (an offer's stated link or one of its upgrades).
-CheckpointPlan CheckpointOver(const FitInputs& in, const FitSingle& s, double gbps, const std::string& source) {
-  DataMovementConfig c = in.data;
+// The single fit's checkpoint again with other data-movement settings (an offer's stated link or
+// one of its upgrades, its node replacement time).
+CheckpointPlan CheckpointWith(const FitInputs& in, const FitSingle& s, const DataMovementConfig& c) {
+  return EstimateCheckpoint(in.model.spec, s.workload, s.layout, *s.gpu, in.overhead.framework, s.memory, c,
+                            s.training ? s.training->total_hours.value_or(0.0) : 0.0);
+}
+DataMovementConfig WithLink(DataMovementConfig c, double gbps, const std::string& source) {
   c.sync_link = LinkRate{fmt::format("{:g}gbps", gbps), gbps * 1e9};
-  CheckpointPlan p = EstimateCheckpoint(in.model.spec, s.workload, s.layout, *s.gpu, in.overhead.framework, s.memory,
-                                        c, s.training ? s.training->total_hours.value_or(0.0) : 0.0);
-  p.sync_link_source = source;
-  return p;
+  c.sync_link_source = source;
+  return c;
 }
 
 // Each link upgrade an offer of the plan sells, priced over the job's wall hours against the lost
 // time it saves at the job's price per hour (docs/data-movement.md §2).
-void ValueUpgrades(const FitInputs& in, const FitSingle& s, const OfferSet& offers, FitJobResult& out) {
+void ValueUpgrades(const FitInputs& in, const DataMovementConfig& data, const FitSingle& s, const OfferSet& offers,
+                   FitJobResult& out) {
   const JobPrice& job = *out.job;
   const double hours = s.training->total_hours.value_or(0.0);
   if (!job.plan.feasible || !(hours > 0) || !s.checkpoint.lost_hours) {
@@ -135,7 +145,7 @@ void ValueUpgrades(const FitInputs& in, const FitSingle& s, const OfferSet& offe
       continue;
     }
     for (const LinkUpgrade& u : o.link_upgrades) {
-      const CheckpointPlan up = CheckpointOver(in, s, u.gbps, "upgrade of " + o.id);
+      const CheckpointPlan up = CheckpointWith(in, s, WithLink(data, u.gbps, "upgrade of " + o.id));
       FitJobResult::LinkUpgradeValue v;
       v.offer = o.id;
       v.from_gbps = *o.link_gbps;
@@ -162,16 +172,33 @@ void PriceSingle(const FitRequest& r, const FitInputs& in, const GpuCatalog& cat
   if (mine.offers.empty()) {
     throw InputError::Option("offers", "no offer in " + r.offers + " is for " + s.gpu->name, {}, r.offers, 0);
   }
-  // Without --sync-link, the slowest link the card's offers state carries the checkpoints.
-  if (!in.data.sync_link && s.training) {
+  // Without --sync-link, the slowest link the card's offers state carries the checkpoints; without
+  // --node-wait-minutes, a failed node waits the longest replacement time they state (an upper
+  // bound: "replaced within").
+  DataMovementConfig data = in.data;
+  if (s.training) {
     const Offer* slowest = nullptr;
+    const Offer* longest = nullptr;
     for (const Offer& o : mine.offers) {
       if (o.link_gbps && (slowest == nullptr || *o.link_gbps < *slowest->link_gbps)) {
         slowest = &o;
       }
+      if (o.terms.node_replacement_hours &&
+          (longest == nullptr || *o.terms.node_replacement_hours > *longest->terms.node_replacement_hours)) {
+        longest = &o;
+      }
     }
-    if (slowest != nullptr) {
-      s.checkpoint = CheckpointOver(in, s, *slowest->link_gbps, "offer " + slowest->id);
+    const bool link = !data.sync_link && slowest != nullptr;
+    const bool wait = !data.node_wait_seconds && longest != nullptr;
+    if (link) {
+      data = WithLink(data, *slowest->link_gbps, "offer " + slowest->id);
+    }
+    if (wait) {
+      data.node_wait_seconds = *longest->terms.node_replacement_hours * 3600.0;
+      data.node_wait_source = "offer " + longest->id + ": terms.node_replacement_hours, at most";
+    }
+    if (link || wait) {
+      s.checkpoint = CheckpointWith(in, s, data);
     }
   }
   if (s.training && s.training->total_hours) {
@@ -189,7 +216,7 @@ void PriceSingle(const FitRequest& r, const FitInputs& in, const GpuCatalog& cat
     out.egress_gb = r.egress_gb.value_or(s.checkpoint.weights_bytes / 1e9);
     out.job = PriceJob(priced, static_cast<double>(s.layout.gpus), *s.training->total_hours,
                        ParseJobStart(r.start, mine.zone, Now(r)), r.interruptible, out.egress_gb);
-    ValueUpgrades(in, s, mine, out);
+    ValueUpgrades(in, data, s, mine, out);
     const JobPrice& job = *out.job;
     const double hours = *s.training->total_hours;
     if (job.plan.feasible && hours > 0 && s.checkpoint.lost_hours) {
@@ -237,11 +264,11 @@ FitJobResult RunFit(const FitRequest& r, const GpuCatalog& catalog, const std::s
     RunSearch(r, in, catalog, out);
   } else {
     out.single = FitOnCard(r, in, catalog.Find(r.gpu), catalog);
-    for (const auto& m : measured) {
-      out.single->checkpoint.notes.push_back(m);
-    }
     if (!r.offers.empty()) {
       PriceSingle(r, in, catalog, out);
+    }
+    for (const auto& m : measured) {
+      out.single->checkpoint.notes.push_back(m);
     }
   }
   out.data = EstimateDataUpload(in.data);

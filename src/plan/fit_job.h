@@ -49,6 +49,9 @@ struct FitJobResult : FitResult {
     double rework_fraction = 0;
   };
   std::vector<SpotCheckpoint> spot_checkpoints;
+  // A training search: each ranked layout's checkpoint (search->training->ranked, same order), with
+  // the layout's own hours for its lost time.
+  std::vector<CheckpointPlan> candidate_checkpoints;
   std::optional<LocalMinute> search_start_minute;  // a training search priced from this start (offers' clock)
   std::string JobBasis() const;   // "cheapest rental from <offers> for <n> GPUs"
   // fits (single) or found (search), and a job that was priced could be served: exit 0, else 1

@@ -251,6 +251,145 @@ TEST(DataMovement, EgressPerMonthIsPricedInCompareAndOptimize) {
   EXPECT_NEAR(opt.plan.cost.egress, 100.0 * 744 / 730 * 0.5, 1e-6);
 }
 
+TEST(DataMovement, WaitingForAReplacementNodeIsPartOfTheRestart) {
+  // The 70B job at 1e-4 failures per GPU-hour: M = 3,600 / (1e-4 x 16) = 2,250,000 s. With no
+  // sync link the restore is the node's 493.88 GB read at 2 GB/s, 246.94 s, and a spare node is
+  // assumed (no wait). Waiting an hour for a replacement adds 3,600 s to every restart, so the
+  // lost share grows by 3,600 / 2,250,000 = 0.0016 and the interval (which R does not enter)
+  // stays.
+  FitRequest r = Llama70BFullOn16H100("megatron");
+  r.failures_per_gpu_hour = 1e-4;
+  const CheckpointPlan spare = Fit(r).single->checkpoint;
+  EXPECT_DOUBLE_EQ(spare.node_wait_seconds, 0);
+  EXPECT_NEAR(spare.resume_seconds, 246.94, 0.01);
+  r.node_wait_minutes = 60;
+  const CheckpointPlan hour = Fit(r).single->checkpoint;
+  EXPECT_DOUBLE_EQ(hour.node_wait_seconds, 3600);
+  EXPECT_EQ(hour.node_wait_source, "given");
+  EXPECT_NEAR(hour.resume_seconds, 3600 + 246.94, 0.01);
+  EXPECT_NEAR(hour.lost_fraction - spare.lost_fraction, 3600.0 / 2.25e6, 1e-12);
+  EXPECT_DOUBLE_EQ(*hour.interval_seconds, *spare.interval_seconds);
+
+  // Priced on offers that state a replacement within 4 hours, that bound is the wait.
+  r.node_wait_minutes.reset();
+  r.tokens = 1e9;
+  r.start = "2027-03-01T09:00";
+  r.offers = "terms.yaml";
+  r.offers_text =
+      "currency: CNY\n"
+      "offers:\n"
+      "  - {id: n, provider: p, gpu: H100 SXM, gpus_per_instance: 8, mode: on_demand, price: 400,\n"
+      "     terms: {node_replacement_hours: 4}}\n";
+  const CheckpointPlan priced = Fit(r).single->checkpoint;
+  EXPECT_DOUBLE_EQ(priced.node_wait_seconds, 4 * 3600);
+  EXPECT_NE(priced.node_wait_source.find("offer n"), std::string::npos);
+  EXPECT_NEAR(priced.lost_fraction - spare.lost_fraction, 14400.0 / 2.25e6, 1e-12);
+}
+
+TEST(DataMovement, EverySearchRowCarriesItsLayoutsCheckpoint) {
+  // Megatron saves 14 bytes a parameter, sharded over every rank, whatever the layout: 987.75 GB
+  // in all, a 1/n share per rank of an n-GPU layout; the JSON's top level has the best row's.
+  FitRequest r;
+  r.model = "Llama-3.1-70B";
+  r.task = "full";
+  r.gpu = "H100 SXM";
+  r.framework = "megatron";
+  r.max_gpus = 32;
+  r.max_gpus_given = true;
+  r.tokens = 1e9;
+  const FitJobResult f = Fit(r);
+  ASSERT_TRUE(f.search && f.search->training);
+  const auto& ranked = f.search->training->ranked;
+  ASSERT_FALSE(ranked.empty());
+  ASSERT_EQ(f.candidate_checkpoints.size(), ranked.size());
+  const nlohmann::json j = FitJobToJson(f);
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const double gpus = static_cast<double>(ranked[i].layout.gpus);
+    const nlohmann::json& c = j["candidates"][i]["checkpoint"];
+    EXPECT_NEAR(c["bytes"].get<double>(), kLlama70BParams * 14, 1) << i;
+    EXPECT_NEAR(c["bytes_per_rank"].get<double>(), kLlama70BParams * 14 / gpus, 1) << i;
+  }
+  EXPECT_EQ(j["checkpoint"], j["candidates"][0]["checkpoint"]);
+}
+
+TEST(DataMovement, ARequiredLinkBuysTheUpgradeInCompare) {
+  // 8 GPUs busy every hour of March 2027 (744 h) on the fixture's 8-GPU H100 node, 400 CNY an
+  // hour, 1 Gbit/s stated, a 10 Gbit/s upgrade at 1,500 CNY per instance and month. With a 10
+  // Gbit/s link required the upgrade is a fixed fee prorated per billed hour over the 730-hour
+  // month: 1,500 x 744 / 730 = 1,528.767 CNY; all on demand 744 x 400 + 1,528.767 = 299,128.767.
+  // The spot offer states no link: left out.
+  CompareRequest c;
+  c.offers = test::Fixture("offers/h100-link-upgrade.yaml");
+  c.hours_per_month = 730;
+  c.gpus = 8;
+  c.month = "2027-03";
+  c.link_gbps = 10;
+  const CompareResult r = RunCompare(c, test::Catalog());
+  const Plan& od = r.strategies.at("on_demand");
+  ASSERT_TRUE(od.feasible);
+  EXPECT_NEAR(od.cost.link_upgrades_included, 1500.0 * 744 / 730, 1e-6);
+  EXPECT_NEAR(od.cost.fixed_fees, 1500.0 * 744 / 730, 1e-6);
+  EXPECT_NEAR(od.cost.Total(), 744 * 400.0 + 1500.0 * 744 / 730, 1e-6);
+  ASSERT_TRUE(r.link);
+  ASSERT_EQ(r.link->bought.size(), 1u);
+  EXPECT_EQ(r.link->bought[0].offer, "h100-node");
+  EXPECT_EQ(r.link->bought[0].gbps, 10);
+  ASSERT_EQ(r.link->left_out.size(), 1u);
+  EXPECT_EQ(r.link->left_out[0].offer, "h100-spot");
+  EXPECT_FALSE(r.link->left_out[0].link_gbps);
+
+  // The stated 1 Gbit/s is enough for 1: nothing bought; without the option no link line at all.
+  c.link_gbps = 1;
+  const CompareResult one = RunCompare(c, test::Catalog());
+  EXPECT_TRUE(one.link->bought.empty());
+  EXPECT_NEAR(one.strategies.at("on_demand").cost.Total(), 744 * 400.0, 1e-6);
+  c.link_gbps.reset();
+  EXPECT_FALSE(RunCompare(c, test::Catalog()).link);
+
+  // 25 Gbit/s: no offer reaches it; the error names the option.
+  c.link_gbps = 25;
+  try {
+    RunCompare(c, test::Catalog());
+    ADD_FAILURE() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "link_gbps");
+  }
+}
+
+TEST(DataMovement, TheUpgradeCanChangeWhichOfferIsCheapest) {
+  // A: 400 CNY an hour with 1 Gbit/s and a 10 Gbit/s upgrade at 1,500 a month; B: 402 an hour
+  // with 10 Gbit/s. March 2027, one node every hour (744 h): without a link required A is
+  // cheaper (297,600 < 299,088); with 10 Gbit/s required A costs 297,600 + 1,528.767 =
+  // 299,128.767 and B (299,088) wins.
+  CompareRequest c;
+  c.offers = "two.yaml";
+  c.offers_text =
+      "currency: CNY\n"
+      "offers:\n"
+      "  - {id: a, provider: pa, gpu: H100 SXM, gpus_per_instance: 8, mode: on_demand, price: 400,\n"
+      "     link: {gbps: 1, upgrades: [{gbps: 10, price_per_month: 1500}]}}\n"
+      "  - {id: b, provider: pb, gpu: H100 SXM, gpus_per_instance: 8, mode: on_demand, price: 402, link: {gbps: 10}}\n";
+  c.hours_per_month = 730;
+  c.gpus = 8;
+  c.month = "2027-03";
+  c.by = "offer";
+  const CompareResult free = RunCompare(c, test::Catalog());
+  ASSERT_EQ(free.groups.size(), 2u);
+  EXPECT_EQ(free.groups[0].key, "a");
+  EXPECT_NEAR(free.groups[0].plan.cost.Total(), 297600, 1e-6);
+  c.link_gbps = 10;
+  const CompareResult ten = RunCompare(c, test::Catalog());
+  EXPECT_EQ(ten.groups[0].key, "b");
+  EXPECT_NEAR(ten.groups[0].plan.cost.Total(), 299088, 1e-6);
+  EXPECT_NEAR(ten.groups[1].plan.cost.Total(), 297600 + 1500.0 * 744 / 730, 1e-6);
+  // The optimiser over both picks B too.
+  OptimizeRequest o;
+  static_cast<RentalRequest&>(o) = static_cast<const RentalRequest&>(c);
+  const OptimizeResult best = RunOptimize(o, test::Catalog());
+  EXPECT_NEAR(best.plan.cost.Total(), 299088, 1e-6);
+  EXPECT_EQ(best.plan.on_demand_gpu_hours.count("a"), 0u);
+}
+
 }  // namespace
 }  // namespace gpuplan
 

@@ -15,6 +15,26 @@ nlohmann::json ReservedToJson(const std::map<std::string, int64_t>& reserved) {
   return r;
 }
 
+// `link`: null without a required link speed.
+nlohmann::json LinkToJson(const std::optional<LinkRequirement>& link, const std::string& currency) {
+  if (!link) {
+    return nullptr;
+  }
+  nlohmann::json bought = nlohmann::json::array();
+  for (const auto& b : link->bought) {
+    bought.push_back({{"offer", b.offer},
+                      {"from_gbps", b.from_gbps},
+                      {"gbps", b.gbps},
+                      {"price_per_month", b.price_per_month},
+                      {"currency", currency}});
+  }
+  nlohmann::json left = nlohmann::json::array();
+  for (const auto& l : link->left_out) {
+    left.push_back({{"offer", l.offer}, {"link_gbps", OptionalToJson(l.link_gbps)}, {"why", l.why}});
+  }
+  return {{"gbps", link->gbps}, {"upgrades_bought", bought}, {"left_out", left}};
+}
+
 }  // namespace
 
 nlohmann::json CostItemsToJson(const CostItems& c, const std::string& currency) {
@@ -26,6 +46,7 @@ nlohmann::json CostItemsToJson(const CostItems& c, const std::string& currency) 
           {"storage_and_bandwidth", c.fixed_fees},
           {"egress", c.egress},
           {"addons_included", c.addons_included},
+          {"link_upgrades_included", c.link_upgrades_included},
           {"subsidies", c.subsidies},
           {"total", c.Total()},
           {"currency", currency}};
@@ -119,7 +140,10 @@ nlohmann::json BreakevenToJson(const BreakevenResult& b) {
 }
 
 nlohmann::json CompareToJson(const CompareResult& c) {
-  nlohmann::json j = {{"currency", c.currency}, {"usage", UsageToJson(c.usage)}, {"strategies", nlohmann::json::object()}};
+  nlohmann::json j = {{"currency", c.currency},
+                      {"usage", UsageToJson(c.usage)},
+                      {"link", LinkToJson(c.link, c.currency)},
+                      {"strategies", nlohmann::json::object()}};
   for (const auto& [mode, p] : c.strategies) {
     j["strategies"][mode] = PlanToJson(p, c.currency);
   }
@@ -141,6 +165,7 @@ nlohmann::json CompareToJson(const CompareResult& c) {
 nlohmann::json OptimizeToJson(const OptimizeResult& o) {
   nlohmann::json j = PlanToJson(o.plan, o.currency);
   j["usage"] = UsageToJson(o.usage);
+  j["link"] = LinkToJson(o.link, o.currency);
   j["pure_strategies"] = nlohmann::json::object();
   j["savings"] = nlohmann::json::object();
   for (const auto& [mode, p] : o.pure) {
@@ -165,6 +190,7 @@ nlohmann::json TcoToJson(const TcoJobResult& r) {
   }
   return {{"currency", r.currency},
           {"horizon_months", t.horizon_months},
+          {"link", LinkToJson(r.link, r.currency)},
           {"buy",
            {{"total", t.buy_total},
             {"gpu", t.buy_gpu},

@@ -33,6 +33,29 @@ void PrintItems(std::ostream& os, const CostItems& c, const std::string& cur) {
   if (c.egress > 0.005) {
     os << "    " << SayMessage(fmt::format("egress {} (in the total)", FormatMoney(c.egress, cur))) << "\n";
   }
+  if (c.link_upgrades_included > 0.005) {
+    os << "    "
+       << SayMessage(fmt::format("link upgrades {} (in the total)", FormatMoney(c.link_upgrades_included, cur)))
+       << "\n";
+  }
+}
+
+// What a required link speed (--link-gbps) bought and left out.
+void PrintLink(std::ostream& os, const std::optional<LinkRequirement>& link, const std::string& cur) {
+  if (!link) {
+    return;
+  }
+  for (const auto& b : link->bought) {
+    os << SayMessage(fmt::format("link of at least {:g} Gbit/s: {} is upgraded from {:g} to {:g} Gbit/s at {} per "
+                                 "instance and month",
+                                 link->gbps, b.offer, b.from_gbps, b.gbps, FormatMoney(b.price_per_month, cur)))
+       << "\n";
+  }
+  for (const auto& l : link->left_out) {
+    os << SayMessage(fmt::format("link of at least {:g} Gbit/s: {} is left out: {}", link->gbps, l.offer,
+                                 SayMessage(l.why)))
+       << "\n";
+  }
 }
 
 void PrintUsage(std::ostream& os, const UsageTrace& u) {
@@ -122,6 +145,7 @@ void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
 
 void CompareToText(std::ostream& os, const CompareResult& c) {
   PrintUsage(os, c.usage);
+  PrintLink(os, c.link, c.currency);
   if (!c.by.empty()) {
     // Each group's best plan, cheapest first, every fee on its own line.
     int rank = 0;
@@ -141,6 +165,7 @@ void CompareToText(std::ostream& os, const CompareResult& c) {
                                                       {"stopped instances", p.cost.stopped},
                                                       {"re-creation", p.cost.recreate},
                                                       {"storage and bandwidth", p.cost.fixed_fees},
+                                                      {"of these, link upgrades", p.cost.link_upgrades_included},
                                                       {"egress", p.cost.egress},
                                                       {"subsidies and vouchers (taken off)", p.cost.subsidies}};
       for (const auto& [what, amount] : lines) {
@@ -171,6 +196,7 @@ void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all
   const Plan& best = o.plan;
   const std::string& cur = o.currency;
   PrintUsage(os, o.usage);
+  PrintLink(os, o.link, o.currency);
   if (!best.feasible) {
     os << SayMessage(best.solver_status) << "\n";
     return;
@@ -227,6 +253,7 @@ void TcoToText(std::ostream& os, const TcoJobResult& r) {
   const TcoResult& t = r.tco;
   const std::string& cur = r.currency;
   PrintUsage(os, r.usage);
+  PrintLink(os, r.link, r.currency);
   os << SayMessage(fmt::format("buy {:g} x {}{}", t.gpus_bought, t.buy_gpu,
                                t.speed_ratio != 1.0
                                    ? fmt::format(", each doing {:.3g} of a rented card's work per hour", t.speed_ratio)

@@ -133,8 +133,15 @@ nlohmann::json TrainingSearchToJson(const FitJobResult& r) {
     j["model_files"] = ModelFilesToJson(*r.model.checkpoint);
   }
   j["candidates"] = nlohmann::json::array();
-  for (const auto& c : x.ranked) {
-    j["candidates"].push_back(CandidateToJson(c));
+  for (std::size_t i = 0; i < x.ranked.size(); ++i) {
+    nlohmann::json c = CandidateToJson(x.ranked[i]);
+    if (i < r.candidate_checkpoints.size()) {
+      c["checkpoint"] = CheckpointPlanToJson(r.candidate_checkpoints[i]);
+    }
+    j["candidates"].push_back(std::move(c));
+  }
+  if (!r.candidate_checkpoints.empty()) {  // the best layout's, as a single fit has it
+    j["checkpoint"] = CheckpointPlanToJson(r.candidate_checkpoints.front());
   }
   if (r.offers.empty()) {  // (with offers only the re-priced candidates carry a rental cost)
     j["best_per_gpu"] = nlohmann::json::array();

@@ -413,9 +413,19 @@ void PrintCheckpoint(std::ostream& os, const CheckpointPlan& p, const std::strin
     os << "  " << SayFormat("cli.fit.ckpt.sync", "sync     {0} per checkpoint off each node over {1}", {Span(*p.sync_seconds), link})
        << "\n";
   }
-  os << "  " << SayFormat("cli.fit.ckpt.restore", "restore  {} to resume on another node", {Span(p.restore_seconds)})
-     << (p.restore_seconds <= 600 ? Say("cli.fit.ckpt.within10", " (within the 10 minutes providers promise)")
-                                  : Say("cli.fit.ckpt.over10", " (over the 10 minutes providers promise: a faster sync link or storage)"))
+  if (p.node_wait_seconds > 0) {
+    os << "  "
+       << SayFormat("cli.fit.ckpt.resume", "resume   {0} on another node: {1} until it runs ({2}), {3} to restore",
+                    {Span(p.resume_seconds), Span(p.node_wait_seconds), SayMessage(p.node_wait_source),
+                     Span(p.restore_seconds)});
+  } else {
+    os << "  " << SayFormat("cli.fit.ckpt.restore_spare", "restore  {} to resume on a spare node (no wait for one: --node-wait-minutes)",
+                            {Span(p.restore_seconds)});
+  }
+  os << (p.resume_seconds <= 600 ? Say("cli.fit.ckpt.within10", " (within the 10 minutes providers promise)")
+         : p.restore_seconds > 600
+             ? Say("cli.fit.ckpt.over10", " (over the 10 minutes providers promise: a faster sync link or storage)")
+             : Say("cli.fit.ckpt.over10_wait", " (over the 10 minutes providers promise: ask for a spare node)"))
      << "\n";
   if (p.interval_seconds) {
     os << "  " << SayFormat("cli.fit.ckpt.interval", "interval {} between checkpoints (Young; {} failures per hour: {})",
@@ -518,6 +528,10 @@ void FitJobToText(std::ostream& os, const FitJobResult& res) {
     PrintInferenceSearch(os, res);
   } else {
     PrintTrainingSearch(os, res);
+    if (!res.candidate_checkpoints.empty()) {  // the best layout's (--json: every candidate's)
+      PrintCheckpoint(os, res.candidate_checkpoints.front(), res.search->training->ranked.front().memory.framework);
+    }
+    PrintUpload(os, res.data);
   }
 }
 
