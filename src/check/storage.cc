@@ -150,6 +150,78 @@ Phase RunPhase(const std::vector<OpenFile>& files, int threads, uint64_t block, 
   return p;
 }
 
+// Sequential writes as a checkpoint save makes them: each thread writes its own new file in
+// `block` pieces of pseudo-random data until `bytes_per_thread` or the deadline, opened with
+// O_DIRECT where the file system allows it, then fsyncs it; the rate is all bytes written over
+// the time to the last fsync. The files are removed on every path.
+void MeasureWrites(const std::string& dir, int threads, uint64_t bytes_per_thread, uint64_t block, double seconds,
+                   StorageResult& res) {
+  std::vector<TestFile> files(static_cast<std::size_t>(threads));
+  std::atomic<uint64_t> written{0};
+  std::atomic<int> refused{0};
+  std::mutex mu;
+  std::string error;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto deadline =
+      t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    files[static_cast<std::size_t>(t)].path =
+        (fs::path(dir) / fmt::format(".gpuplan-write-test-{}-{}", ::getpid(), t)).string();
+    pool.emplace_back([&, t] {
+      const std::string& path = files[static_cast<std::size_t>(t)].path;
+      const auto fail = [&](const std::string& what) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (error.empty()) {
+          error = fmt::format("{} {}: {}", what, path, std::strerror(errno));
+        }
+      };
+      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_DIRECT, 0600);
+      if (fd < 0 && errno == EINVAL) {  // O_DIRECT refused (tmpfs, some FUSE)
+        ++refused;
+        fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+      }
+      if (fd < 0) {
+        fail("cannot create");
+        return;
+      }
+      AlignedBuffer buf(block);
+      std::mt19937_64 rng(20261204 + static_cast<uint64_t>(t));
+      uint64_t done = 0;
+      while (done < bytes_per_thread && std::chrono::steady_clock::now() < deadline) {
+        auto* words = reinterpret_cast<uint64_t*>(buf.data);
+        for (uint64_t i = 0; i < block / sizeof(uint64_t); ++i) {
+          words[i] = rng();
+        }
+        const ssize_t n = ::pwrite(fd, buf.data, block, static_cast<off_t>(done));
+        if (n <= 0) {
+          fail("cannot write");
+          break;
+        }
+        done += static_cast<uint64_t>(n);
+        written += static_cast<uint64_t>(n);
+      }
+      if (::fsync(fd) != 0) {
+        fail("cannot sync");
+      }
+      ::close(fd);
+    });
+  }
+  for (auto& th : pool) {
+    th.join();
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.write_bytes = written.load();
+  if (!error.empty()) {
+    res.write_not_measured = error;
+    return;
+  }
+  res.write_bytes_per_s = static_cast<double>(res.write_bytes) / elapsed;
+  res.write_how = refused == 0 ? "O_DIRECT"
+                               : fmt::format("O_DIRECT refused on {} of {} files: through the page cache, timed "
+                                             "to fsync", refused.load(), threads);
+}
+
 }  // namespace
 
 uint64_t RandomBlockFor(const std::optional<StorageNeed>& need) {
@@ -285,6 +357,9 @@ StorageResult MeasureStorage(const StorageRequest& req) {
   if (!seq.error.empty() || !rnd.error.empty()) {
     res.not_measured = !seq.error.empty() ? seq.error : rnd.error;
   }
+  MeasureWrites(req.dir, res.threads,
+                std::max<uint64_t>(seq_block, req.test_file_bytes / static_cast<uint64_t>(res.threads) / seq_block * seq_block),
+                seq_block, req.seconds / 2, res);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
@@ -329,6 +404,20 @@ std::vector<CheckResult> JudgeStorage(const StorageResult& s, const std::optiona
       r.evidence = fmt::format("{} KiB blocks at random places, {:.0f} reads/s, {} (judged against training in "
                                "storage_feeds_training)",
                                s.random_block / 1024, s.random_iops, how);
+    }
+    out.push_back(r);
+  }
+  {
+    CheckResult r = base("storage_seq_write");
+    if (!s.write_bytes_per_s) {
+      Skip(r, "not measured: " + (s.write_not_measured.empty() ? s.not_measured : s.write_not_measured));
+    } else {
+      Pass(r);
+      r.measured = *s.write_bytes_per_s / 1e9;
+      r.evidence = fmt::format("{} threads each writing its own file in 4 MiB blocks to {} ({} MiB in all, {}), timed "
+                               "to the last fsync: the pattern of a checkpoint save (fit --check-report takes it as "
+                               "the save rate)",
+                               s.threads, s.dir, s.write_bytes >> 20, s.write_how);
     }
     out.push_back(r);
   }

@@ -1,6 +1,7 @@
 // The storage test of `gpuplan check --data DIR` (docs/check.md §5): sequential large reads and
 // random reads of the sample size that bypass the page cache, on several threads, judged
-// against what training will consume, and the free space against the checkpoint size.
+// against what training will consume; sequential writes as a checkpoint save makes them; and the
+// free space against the checkpoint size.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@ namespace gpuplan {
 
 struct StorageRequest {
   std::string dir;               // the dataset folder (must exist)
-  double seconds = 20;           // half sequential, half random
+  double seconds = 20;           // reads: half sequential, half random; writes: at most half again
   int threads = 4;
   // Files already in `dir` are read when they hold at least this many bytes (the real dataset
   // on its real storage); otherwise a test file of test_file_bytes is written there, read and
@@ -39,6 +40,12 @@ struct StorageResult {
   double sequential_bytes_per_s = 0;
   double random_bytes_per_s = 0;
   double random_iops = 0;
+  // Sequential writes (every thread its own file, 4 MiB blocks, timed to the last fsync); unset
+  // when they could not run (write_not_measured says why).
+  std::optional<double> write_bytes_per_s;
+  uint64_t write_bytes = 0;       // written in all
+  std::string write_how;          // O_DIRECT or the fallback
+  std::string write_not_measured;
   std::optional<uint64_t> free_bytes;  // on the folder's file system (statvfs f_bavail)
   double seconds = 0;
   std::string not_measured;  // why the reads could not run (empty when they did)
@@ -59,7 +66,7 @@ struct StorageNeed {
 // [4 KiB, 4 MiB]; 128 KiB without a need.
 uint64_t RandomBlockFor(const std::optional<StorageNeed>& need);
 
-// storage_seq_read, storage_random_read (measured, no expectation), storage_feeds_training
+// storage_seq_read, storage_random_read, storage_seq_write (measured, no expectation), storage_feeds_training
 // (against the need: the sequential rate for samples of 1 MiB and more, the random rate below;
 // SKIP without a need), disk_free (against disk_free_checkpoints x checkpoint_bytes).
 std::vector<CheckResult> JudgeStorage(const StorageResult& result, const std::optional<StorageNeed>& need,

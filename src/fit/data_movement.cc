@@ -84,6 +84,8 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
   p.sync_link = c.sync_link;
   p.sync_link_source = c.sync_link ? c.sync_link_source : "";
   const double storage = GbpsToBytes(c.storage_gbps);
+  const double read = GbpsToBytes(c.storage_read_gbps.value_or(c.storage_gbps));
+  p.storage_read_gbps = c.storage_read_gbps;
   const double gpus = static_cast<double>(std::max<int64_t>(1, l.gpus));
   const double per_node = std::min(gpus, static_cast<double>(std::max<int64_t>(1, c.gpus_per_node)));
   const double goodput = c.sync_link ? c.sync_link->GoodputBytesPerSecond() : 0.0;
@@ -99,7 +101,7 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
     p.weights_bytes = p.bytes;
     p.bytes_per_rank = per_gpu;
     p.node_bytes = per_gpu * per_node;
-    p.restore_seconds = p.node_bytes / storage + (c.sync_link ? p.node_bytes / goodput : 0.0);
+    p.restore_seconds = p.node_bytes / read + (c.sync_link ? p.node_bytes / goodput : 0.0);
     p.resume_seconds = p.node_wait_seconds + p.restore_seconds;
     p.save_mode = "none";
     return p;
@@ -132,13 +134,13 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
   p.bytes = weights_total + optimizer_total;
   p.bytes_per_param = trained > 0 ? p.bytes / trained : 0.0;
   p.weights_bytes = saved_weights * (adapters ? std::max(weight_bytes, ElementBytes(w.precision)) : ElementBytes(w.precision));
-  p.save_mode = fw.checkpoint_save;
+  p.save_mode = c.consolidated ? "rank0" : fw.checkpoint_save;
 
   const double mp = static_cast<double>(std::max<int64_t>(1, l.tp * l.pp));
   if (p.save_mode == "rank0") {
     p.bytes_per_rank = p.bytes;
     p.node_bytes = p.bytes;
-  } else if (p.save_mode == "sharded" || zero3_partitions) {
+  } else if (p.save_mode == "sharded" || zero3_partitions) {  // (consolidated: rank0 above)
     p.bytes_per_rank = p.bytes / gpus;
     p.node_bytes = p.bytes * per_node / gpus;
   } else {  // replica0: the first replica writes the weights, the optimizer as ZeRO partitions it
@@ -170,7 +172,7 @@ CheckpointPlan EstimateCheckpoint(const ModelSpec& m, const Workload& w, const L
   } else {
     p.notes.push_back("no --sync-link: the checkpoint stays on the node's storage, and a lost node loses it");
   }
-  p.restore_seconds = (c.sync_link ? p.node_bytes / goodput : 0.0) + p.node_bytes / storage;
+  p.restore_seconds = (c.sync_link ? p.node_bytes / goodput : 0.0) + p.node_bytes / read;
   p.resume_seconds = p.node_wait_seconds + p.restore_seconds;
 
   p.failures_per_hour = c.failures_per_gpu_hour * gpus;

@@ -45,9 +45,13 @@ inline constexpr double kHostCopyShare = 0.8;
 struct DataMovementConfig {
   double storage_gbps = kDefaultStorageGbps;  // the checkpoint storage, per node, Gbit/s
   bool storage_given = false;
+  // Read rate for the restore when it differs from the write rate (a check report measures both);
+  // unset: storage_gbps.
+  std::optional<double> storage_read_gbps;
   std::optional<LinkRate> sync_link;  // each node to shared or object storage
   std::string sync_link_source = "given";  // or where a measured figure came from
   bool async = false;                 // --checkpoint-async on (the framework must offer it)
+  bool consolidated = false;          // --checkpoint-consolidated on: rank 0 writes it all
   double failures_per_gpu_hour = kLlama3FailuresPerGpuHour;
   bool failures_given = false;
   // After a node fails, the time until a replacement runs (0: a spare node at hand); unset: 0,
@@ -82,7 +86,8 @@ struct CheckpointPlan {
   double failures_per_hour = 0;  // the job's: per GPU-hour x GPUs
   double lost_fraction = 0;      // of wall time: saves + rework + restarts
   std::optional<double> lost_hours;  // with a job size: the wall hours lost
-  double storage_gbps = 0;       // as used
+  double storage_gbps = 0;       // as used (saves; restores too unless storage_read_gbps)
+  std::optional<double> storage_read_gbps;  // the restore's read rate, when measured apart
   bool storage_assumed = true;
   std::optional<LinkRate> sync_link;  // as used
   std::string sync_link_source;       // "given", or the offer whose stated link it is

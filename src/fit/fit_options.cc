@@ -143,6 +143,10 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--checkpoint-async", "checkpoint_async",
                           "save checkpoints asynchronously (copy to host memory, write behind: fsdp, megatron, "
                           "torchtitan)", &R::checkpoint_async).Choices({"on", "off"}, on_off));
+    t.push_back(Option<R>("--checkpoint-consolidated", "checkpoint_consolidated",
+                          "save one consolidated checkpoint (rank 0 gathers the shards and writes it all: FSDP's "
+                          "full state dict, DeepSpeed's zero_to_fp32) instead of the framework's sharded save",
+                          &R::checkpoint_consolidated).Choices({"on", "off"}, on_off));
     t.push_back(Option<R>("--failures-per-gpu-hour", "failures_per_gpu_hour",
                           "node failures per GPU-hour, for the checkpoint interval (docs/data-movement.md §3)",
                           &R::failures_per_gpu_hour).Min(0).Max(1).Unset("1.97e-5 (Llama 3 pre-training)"));

@@ -205,6 +205,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
     d.sync_link = ParseLinkRate(r.sync_link, "sync_link");
   }
   d.async = ParseOnOff(r.checkpoint_async, "checkpoint_async");
+  d.consolidated = ParseOnOff(r.checkpoint_consolidated, "checkpoint_consolidated");
   if (r.failures_per_gpu_hour) {
     d.failures_per_gpu_hour = *r.failures_per_gpu_hour;
     d.failures_given = true;

@@ -85,6 +85,7 @@ struct FitRequest {
   std::optional<double> storage_gbps;           // unset: kDefaultStorageGbps, said to be assumed
   std::string sync_link;                        // node to shared storage (empty: none)
   std::string checkpoint_async = "off";         // on: stage in host memory, write behind
+  std::string checkpoint_consolidated = "off";  // on: one rank gathers and writes the whole checkpoint
   std::optional<double> failures_per_gpu_hour;  // unset: Llama 3's rate
   std::optional<double> node_wait_minutes;      // after a failure, until a replacement node runs
   double dataset_bytes = 0;                     // to upload from the office before the start

@@ -78,7 +78,8 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
 
 // A check report's measured figures in place of the ones not given (docs/data-movement.md §2):
 // the link test's client -> listener throughput (TCP payload, so the line rate is it / 94.1%) as
-// the sync link, and the storage test's sequential read as the storage rate. Returns what it took.
+// the sync link, the storage test's sequential write as the save rate and its sequential read as
+// the restore's. Returns what it took.
 std::vector<std::string> ApplyCheckReport(const FitRequest& r, FitInputs& in) {
   std::vector<std::string> took;
   if (r.check_report.empty()) {
@@ -97,18 +98,38 @@ std::vector<std::string> ApplyCheckReport(const FitRequest& r, FitInputs& in) {
                                r.check_report));
   }
   if (!r.storage_gbps) {
-    for (const CheckResult& t : rep.report.tests) {
-      if (t.name == "storage_seq_read" && t.measured && *t.measured > 0 && t.unit == "GB/s") {
-        in.data.storage_gbps = *t.measured * 8.0;
-        in.data.storage_given = true;
-        took.push_back(fmt::format("storage: {:.4g} GB/s sequential read measured ({})", *t.measured, r.check_report));
-        break;
+    // Saves write (storage_seq_write); restores read (storage_seq_read). A report from before the
+    // write test has only the read: it then stands for both, and the answer says so.
+    const auto rate = [&rep](const char* name) -> std::optional<double> {
+      for (const CheckResult& t : rep.report.tests) {
+        if (t.name == name && t.measured && *t.measured > 0 && t.unit == "GB/s") {
+          return *t.measured;
+        }
       }
+      return std::nullopt;
+    };
+    const auto write = rate("storage_seq_write");
+    const auto read = rate("storage_seq_read");
+    if (write) {
+      in.data.storage_gbps = *write * 8.0;
+      in.data.storage_given = true;
+      took.push_back(fmt::format("storage: {:.4g} GB/s sequential write measured ({})", *write, r.check_report));
+      if (read) {
+        in.data.storage_read_gbps = *read * 8.0;
+        took.push_back(fmt::format("restore: {:.4g} GB/s sequential read measured ({})", *read, r.check_report));
+      }
+    } else if (read) {
+      in.data.storage_gbps = *read * 8.0;
+      in.data.storage_given = true;
+      took.push_back(fmt::format("storage: {:.4g} GB/s sequential read measured, for saves too: the report has "
+                                 "no write test ({})",
+                                 *read, r.check_report));
     }
   }
   if (took.empty()) {
     throw InputError::Option("check_report",
-                             "the report has no link test (check --net) and no storage_seq_read to take figures from",
+                             "the report has no link test (check --net) and no storage_seq_write or storage_seq_read to take "
+                             "figures from",
                              {}, r.check_report, 0);
   }
   return took;

@@ -82,6 +82,19 @@ TEST(DataMovement, A70BFullFineTuneCheckpointAndItsSyncOverOneAndTenGbE) {
   EXPECT_EQ(one.save_mode, "sharded");
 }
 
+TEST(DataMovement, AConsolidatedSaveIsWrittenByOneRank) {
+  // Asked for one consolidated file, rank 0 gathers and writes all 987.75 GB: its node writes
+  // twice the sharded 493.88 GB, at 2 GB/s in 493.876 s instead of 246.94 s.
+  FitRequest r = Llama70BFullOn16H100("megatron");
+  r.checkpoint_consolidated = "on";
+  const CheckpointPlan c = Fit(r).single->checkpoint;
+  EXPECT_EQ(c.save_mode, "rank0");
+  EXPECT_NEAR(c.bytes, kLlama70BParams * 14, 1);
+  EXPECT_NEAR(c.bytes_per_rank, kLlama70BParams * 14, 1);
+  EXPECT_NEAR(c.node_bytes, kLlama70BParams * 14, 1);
+  EXPECT_NEAR(c.save_seconds, kLlama70BParams * 14 / 2e9, 1e-6);
+}
+
 TEST(DataMovement, WhatEachFrameworkSavesPerTrainedParameter) {
   // DeepSpeed ZeRO-3 saves no bf16 copy by default: the fp32 partitions and the moments, 12 B.
   FitRequest ds = Llama70BFullOn16H100("deepspeed");
@@ -435,6 +448,20 @@ TEST(DataMovement, ACheckReportsMeasuredLinkAndStorageReplaceTheAssumptions) {
   EXPECT_NEAR(c.save_seconds, 493.876, 0.001);
   EXPECT_FALSE(c.storage_assumed);
   EXPECT_EQ(c.sync_link_source, "check report rented.json");
+  // Restore: fetch over the link (4,938.76 s) and read at 1 GB/s (493.876 s).
+  EXPECT_NEAR(c.restore_seconds, 4938.76 + 493.876, 0.01);
+  // With the write test too (0.5 GB/s), saves write at 0.5 GB/s: 987.75 s; the restore still
+  // reads at 1 GB/s.
+  CheckResult write = seq;
+  write.name = "storage_seq_write";
+  write.measured = 0.5;
+  rep.Add(write);
+  r.check_report_text = CheckReportToJson(rep).dump();
+  const CheckpointPlan w = Fit(r).single->checkpoint;
+  EXPECT_NEAR(w.save_seconds, 987.752, 0.001);
+  EXPECT_NEAR(w.restore_seconds, 4938.76 + 493.876, 0.01);
+  ASSERT_TRUE(w.storage_read_gbps.has_value());
+  EXPECT_DOUBLE_EQ(*w.storage_read_gbps, 8.0);
   // A report with neither figure is an error naming the option, not a silent assumption.
   CheckReport none;
   none.mode = "quick";

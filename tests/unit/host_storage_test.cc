@@ -147,6 +147,28 @@ TEST(Storage, RandomBlockFollowsTheSample) {
   EXPECT_EQ(RandomBlockFor(StorageNeed{1, 10e6}), 4u << 20);  // capped at 4 MiB
 }
 
+TEST(Storage, WritesLikeACheckpointSaveAndLeavesNothingBehind) {
+  // A real folder: 4 threads write 4 x 4 MiB, synced; the rate is measured (its size depends on
+  // the machine) and every file gpuplan wrote is gone afterwards.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("gpuplan-write-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  StorageRequest req;
+  req.dir = dir.string();
+  req.seconds = 2;
+  req.threads = 4;
+  req.test_file_bytes = 16ull << 20;
+  const StorageResult s = MeasureStorage(req);
+  ASSERT_TRUE(s.write_bytes_per_s.has_value()) << s.write_not_measured << s.not_measured;
+  EXPECT_GT(*s.write_bytes_per_s, 0);
+  EXPECT_EQ(s.write_bytes, 16ull << 20);  // 4 threads x 4 MiB, one block each
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  const auto judged = JudgeStorage(s, std::nullopt, std::nullopt, CheckThresholds{});
+  const CheckResult w = Find(judged, "storage_seq_write");
+  EXPECT_EQ(w.status, CheckStatus::kPass);
+  EXPECT_NEAR(*w.measured, *s.write_bytes_per_s / 1e9, 1e-12);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Storage, VerdictAgainstTraining) {
   StorageResult s;
   s.dir = "/data";

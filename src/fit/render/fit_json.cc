@@ -217,6 +217,7 @@ nlohmann::json CheckpointPlanToJson(const CheckpointPlan& p) {
                       {"node_wait_source", p.node_wait_source},
                       {"resume_seconds", p.resume_seconds},
                       {"storage_gbps", p.storage_gbps},
+                      {"storage_read_gbps", OptionalToJson(p.storage_read_gbps)},
                       {"storage_assumed", p.storage_assumed},
                       {"sync_link", LinkToJson(p.sync_link)},
                       {"notes", p.notes}};
