@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "catalog/offer.h"
 #include "meter/processes.h"
+#include "meter/report.h"
 #include "telemetry/nvml_source.h"
 
 namespace gpuplan {
@@ -122,33 +123,19 @@ TraceHeader HeaderOf(const SystemSnapshot& snap, double interval_seconds) {
   return h;
 }
 
+// The offer the agent prices with, by the report's rules and messages (ChooseMeterOffer): the
+// same first error whether `meter run` or `meter report` is given the file.
 void CheckOffer(const MeterAgentRequest& r, const GpuCatalog* catalog) {
   if (r.offers.empty()) {
     if (!r.offer.empty()) {
-      Bad("--offer", "--offer needs --offers FILE");
+      throw InputError::Option("offer", OptionRef("offer") + " needs " + OptionRef("offers") + " FILE");
     }
     return;
   }
   if (catalog == nullptr) {
     throw EnvironmentError("internal: --offers needs the GPU catalog");
   }
-  const OfferSet set = LoadOffers(r.offers, *catalog);
-  if (r.offer.empty()) {
-    if (set.offers.size() != 1) {
-      Bad("--offer", set.file + " has " + std::to_string(set.offers.size()) + " offers: name one with --offer");
-    }
-    return;
-  }
-  for (const auto& o : set.offers) {
-    if (o.id == r.offer) {
-      return;
-    }
-  }
-  std::vector<std::string> ids;
-  for (const auto& o : set.offers) {
-    ids.push_back(o.id);
-  }
-  throw InputError("no offer '" + r.offer + "' in " + set.file, set.file, 0, "--offer", ids);
+  ChooseMeterOffer(LoadOffers(r.offers, *catalog), r.offer);
 }
 
 // Observer calls come from the sampling thread (OnTick) and the writer thread (the store's

@@ -246,14 +246,14 @@ MeterAlerts RunMeterAlerts(const MeterAlertsRequest& r, const GpuCatalog& catalo
   out.replayed_from_ms = replay.replayed_from_ms;
   out.raw_from_ms = replay.raw_from_ms;
   if (!replay.data_from_ms || *replay.data_from_ms >= range.to_ms) {
-    out.notes.push_back("nothing to replay from " + FormatZonedMinute(zone, range.from_ms) + " to " +
-                        FormatZonedMinute(zone, range.to_ms) + ": the store holds no raw samples or 1-minute roll-ups there");
+    out.notes.push_back("nothing to replay from " + FormatZonedMinute(zone, FromUnixMillis(range.from_ms)) + " to " +
+                        FormatZonedMinute(zone, FromUnixMillis(range.to_ms)) + ": the store holds no raw samples or 1-minute roll-ups there");
   } else if (*replay.data_from_ms > range.from_ms) {
-    out.notes.push_back("nothing before " + FormatZonedMinute(zone, *replay.data_from_ms) +
+    out.notes.push_back("nothing before " + FormatZonedMinute(zone, FromUnixMillis(*replay.data_from_ms)) +
                         " is replayed: the store's raw samples and 1-minute roll-ups start there");
   }
   if (out.raw_from_ms && out.replayed_from_ms && *out.raw_from_ms > *out.replayed_from_ms) {
-    out.notes.push_back("replayed from the 1-minute roll-ups up to " + FormatZonedMinute(zone, *out.raw_from_ms) +
+    out.notes.push_back("replayed from the 1-minute roll-ups up to " + FormatZonedMinute(zone, FromUnixMillis(*out.raw_from_ms)) +
                         " (a condition counts when it held the whole minute), from the raw samples after");
   } else if (!out.raw_from_ms && out.replayed_from_ms) {
     out.notes.push_back("replayed from the 1-minute roll-ups (a condition counts when it held the whole minute)");

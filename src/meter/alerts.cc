@@ -391,7 +391,7 @@ AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end
       n.money = m;
     }
   }
-  const std::string at = FormatZonedMinute(zone, end_ms);
+  const std::string at = FormatZonedMinute(zone, FromUnixMillis(end_ms));
   const std::string what = first.kind == AlertKind::kIdleNoProcess ? "billed with no process" : "low utilisation";
   const std::string where = last.gpu >= 0 ? fmt::format("GPU {}", last.gpu) : "machine";
   n.summary = exact ? fmt::format("{}: {} ended at {} after {}{}", where, what, at, FormatMinutes(n.minutes),

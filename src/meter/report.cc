@@ -104,13 +104,13 @@ constexpr int64_t kLongestRangeMs = 1100LL * 24 * 3600 * 1000;
 
 void CheckRange(int64_t from, int64_t to, const Zone& zone) {
   if (from < kEarliestRangeMs) {
-    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, from) + ") must be 2000-01-01 or later (no meter holds earlier samples)");
+    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, FromUnixMillis(from)) + ") must be 2000-01-01 or later (no meter holds earlier samples)");
   }
   if (from >= to) {
-    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, from) + ") must be before `to` (" + FormatZonedHour(zone, to) + ")");
+    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, FromUnixMillis(from)) + ") must be before `to` (" + FormatZonedHour(zone, FromUnixMillis(to)) + ")");
   }
   if (to - from > kLongestRangeMs) {
-    throw InputError::Option("from", "the range from " + FormatZonedHour(zone, from) + " to " + FormatZonedHour(zone, to) +
+    throw InputError::Option("from", "the range from " + FormatZonedHour(zone, FromUnixMillis(from)) + " to " + FormatZonedHour(zone, FromUnixMillis(to)) +
                          " is longer than 1,100 days, the most one report reads; report it in parts");
   }
 }
@@ -146,7 +146,7 @@ std::string StoreSpan(const MeterStore& store, const Zone& zone) {
   if (!b) {
     return "the store holds no samples";
   }
-  return "the store holds samples from " + FormatZonedHour(zone, b->first) + " to " + FormatZonedHour(zone, CeilHourMs(b->second));
+  return "the store holds samples from " + FormatZonedHour(zone, FromUnixMillis(b->first)) + " to " + FormatZonedHour(zone, FromUnixMillis(CeilHourMs(b->second)));
 }
 
 // The groups, total and idle lines of `rep` (by, priced, currency set) from the use of its range
@@ -460,8 +460,8 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
     rep.notes.push_back("right-sizing needs --offers and --offer (the card the jobs ran on and its price)");
   }
   if (!use.ObservedHours()) {
-    rep.notes.push_back("nothing was observed from " + FormatZonedHour(zone, rep.from_ms) + " to " +
-                        FormatZonedHour(zone, rep.to_ms) + "; " + StoreSpan(store, zone));
+    rep.notes.push_back("nothing was observed from " + FormatZonedHour(zone, FromUnixMillis(rep.from_ms)) + " to " +
+                        FormatZonedHour(zone, FromUnixMillis(rep.to_ms)) + "; " + StoreSpan(store, zone));
   }
   if (use.utilisation_from_hour_means > 0) {
     rep.notes.push_back(std::to_string(use.utilisation_from_hour_means) +

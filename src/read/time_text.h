@@ -30,12 +30,6 @@ std::string FormatLocalMinute(LocalMinute m);
 // holding it: "2026-03-01T09:00+08:00".
 std::string FormatZonedMinute(const Zone& zone, UtcMillis t);
 std::string FormatZonedHour(const Zone& zone, UtcMillis t);
-inline std::string FormatZonedMinute(const Zone& zone, int64_t unix_ms) {
-  return FormatZonedMinute(zone, FromUnixMillis(unix_ms));
-}
-inline std::string FormatZonedHour(const Zone& zone, int64_t unix_ms) {
-  return FormatZonedHour(zone, FromUnixMillis(unix_ms));
-}
 // "2026-12-03T21:15:00Z".
 std::string FormatUtcIso(UtcSeconds t);
 // "2026-12-03T21:15:00.250Z"; whole seconds as FormatUtcIso.

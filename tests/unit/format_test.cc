@@ -96,14 +96,14 @@ constexpr int64_t kDec3At1315Utc = (20790 * int64_t{86400} + 13 * 3600 + 15 * 60
 
 TEST(FormatTimes, AnInstantAsItsLocalHourAndMinuteWithTheZone) {
   const auto z = [](int minutes) { return Zone::FixedOffset(std::chrono::minutes{minutes}); };
-  EXPECT_EQ(FormatZonedHour(z(8 * 60), kDec3At1315Utc), "2026-12-03T21:00+08:00");
-  EXPECT_EQ(FormatZonedMinute(z(8 * 60), kDec3At1315Utc), "2026-12-03T21:15+08:00");
-  EXPECT_EQ(FormatZonedHour(z(0), kDec3At1315Utc), "2026-12-03T13:00+00:00");
-  EXPECT_EQ(FormatZonedHour(z(-5 * 60), kDec3At1315Utc + 59 * 1000), "2026-12-03T08:00-05:00");
-  EXPECT_EQ(FormatZonedMinute(z(-5 * 60), kDec3At1315Utc + 59 * 1000), "2026-12-03T08:15-05:00");  // its minute
+  EXPECT_EQ(FormatZonedHour(z(8 * 60), FromUnixMillis(kDec3At1315Utc)), "2026-12-03T21:00+08:00");
+  EXPECT_EQ(FormatZonedMinute(z(8 * 60), FromUnixMillis(kDec3At1315Utc)), "2026-12-03T21:15+08:00");
+  EXPECT_EQ(FormatZonedHour(z(0), FromUnixMillis(kDec3At1315Utc)), "2026-12-03T13:00+00:00");
+  EXPECT_EQ(FormatZonedHour(z(-5 * 60), FromUnixMillis(kDec3At1315Utc + 59 * 1000)), "2026-12-03T08:00-05:00");
+  EXPECT_EQ(FormatZonedMinute(z(-5 * 60), FromUnixMillis(kDec3At1315Utc + 59 * 1000)), "2026-12-03T08:15-05:00");  // its minute
   // Before the epoch the hour is floored, not truncated toward zero: 1 ms before is 23:00 the day before.
-  EXPECT_EQ(FormatZonedHour(z(0), int64_t{-1}), "1969-12-31T23:00+00:00");
-  EXPECT_EQ(FormatZonedMinute(z(0), int64_t{-1}), "1969-12-31T23:59+00:00");
+  EXPECT_EQ(FormatZonedHour(z(0), FromUnixMillis(int64_t{-1})), "1969-12-31T23:00+00:00");
+  EXPECT_EQ(FormatZonedMinute(z(0), FromUnixMillis(int64_t{-1})), "1969-12-31T23:59+00:00");
 }
 
 // Real zones from the system's tz database (Debian's tzdata). Europe/Berlin moves from +01:00 to
@@ -117,8 +117,8 @@ TEST(FormatTimes, ANamedZoneFollowsItsDaylightSaving) {
             berlin->OffsetAt(berlin->StartOf(CivilHour(2027, 7, 15))));
   EXPECT_EQ(berlin->Name(), "Europe/Berlin");
   const int64_t switch_ms = (CivilDay(2027, 3, 28).time_since_epoch().count() * 24 + 1) * int64_t{3600000};
-  EXPECT_EQ(FormatZonedMinute(*berlin, switch_ms - 30 * 60000), "2027-03-28T01:30+01:00");
-  EXPECT_EQ(FormatZonedMinute(*berlin, switch_ms + 30 * 60000), "2027-03-28T03:30+02:00");  // 02:xx is skipped
+  EXPECT_EQ(FormatZonedMinute(*berlin, FromUnixMillis(switch_ms - 30 * 60000)), "2027-03-28T01:30+01:00");
+  EXPECT_EQ(FormatZonedMinute(*berlin, FromUnixMillis(switch_ms + 30 * 60000)), "2027-03-28T03:30+02:00");  // 02:xx is skipped
   // The instant of a wall-clock time: 09:00 in Berlin is 08:00Z in winter, 07:00Z in summer.
   EXPECT_EQ(FormatUtcIso(date::floor<std::chrono::seconds>(berlin->StartOf(CivilHour(2027, 3, 27, 9)))),
             "2027-03-27T08:00:00Z");
@@ -131,7 +131,7 @@ TEST(FormatTimes, ANamedZoneFollowsItsDaylightSaving) {
   // Asia/Shanghai has kept +08:00 since 1991: the same clock as the fixed default.
   const auto shanghai = ParseZone("Asia/Shanghai");
   ASSERT_TRUE(shanghai.has_value());
-  EXPECT_EQ(FormatZonedHour(*shanghai, kDec3At1315Utc), "2026-12-03T21:00+08:00");
+  EXPECT_EQ(FormatZonedHour(*shanghai, FromUnixMillis(kDec3At1315Utc)), "2026-12-03T21:00+08:00");
   // Half-hour zones and unknown names are refused (bills are in whole local hours).
   EXPECT_FALSE(ParseZone("Asia/Kolkata").has_value());
   EXPECT_FALSE(ParseZone("+05:30").has_value());

@@ -41,9 +41,9 @@ nlohmann::json MeterGroupToJson(const MeterGroup& g, bool priced) {
 
 nlohmann::json MonthProjectionToJson(const MonthProjection& p, const Zone& zone) {
   return {{"month", p.month},
-          {"from", FormatZonedHour(zone, p.from_ms)},
-          {"to", FormatZonedHour(zone, p.to_ms)},
-          {"month_end", FormatZonedHour(zone, p.month_end_ms)},
+          {"from", FormatZonedHour(zone, FromUnixMillis(p.from_ms))},
+          {"to", FormatZonedHour(zone, FromUnixMillis(p.to_ms))},
+          {"month_end", FormatZonedHour(zone, FromUnixMillis(p.month_end_ms))},
           {"so_far", p.so_far},
           {"per_hour", p.per_hour},
           {"remaining_hours", p.remaining_hours},
@@ -99,12 +99,12 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
              {"night_window", r.offer->night_window.empty() ? nlohmann::json() : nlohmann::json(r.offer->night_window)}};
   }
   return {{"db", r.db},
-          {"from", FormatZonedHour(zone, r.from_ms)},
-          {"to", FormatZonedHour(zone, r.to_ms)},
+          {"from", FormatZonedHour(zone, FromUnixMillis(r.from_ms))},
+          {"to", FormatZonedHour(zone, FromUnixMillis(r.to_ms))},
           {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(r.from_ms)))},
           {"hours", (r.to_ms - r.from_ms) / kMillisecondsPerHour},
           {"store", r.store_from_ms && r.store_to_ms
-                        ? nlohmann::json{{"from", FormatZonedHour(zone, *r.store_from_ms)}, {"to", FormatZonedHour(zone, *r.store_to_ms)}}
+                        ? nlohmann::json{{"from", FormatZonedHour(zone, FromUnixMillis(*r.store_from_ms))}, {"to", FormatZonedHour(zone, FromUnixMillis(*r.store_to_ms))}}
                         : nlohmann::json(nullptr)},
           {"by", std::string(ToString(r.by))},
           {"gpus", r.gpus},
@@ -124,13 +124,13 @@ nlohmann::json MeterTimelineToJson(const MeterTimeline& t) {
   const Zone& zone = t.zone;
   nlohmann::json slots = nlohmann::json::array();
   for (const auto& s : t.slots) {
-    slots.push_back({{"from", FormatZonedHour(zone, s.from_ms)},
-                     {"to", FormatZonedHour(zone, s.to_ms)},
+    slots.push_back({{"from", FormatZonedHour(zone, FromUnixMillis(s.from_ms))},
+                     {"to", FormatZonedHour(zone, FromUnixMillis(s.to_ms))},
                      {"total", MeterGroupToJson(s.total, t.priced)}});
   }
   return {{"db", t.db},
-          {"from", FormatZonedHour(zone, t.from_ms)},
-          {"to", FormatZonedHour(zone, t.to_ms)},
+          {"from", FormatZonedHour(zone, FromUnixMillis(t.from_ms))},
+          {"to", FormatZonedHour(zone, FromUnixMillis(t.to_ms))},
           {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(t.from_ms)))},
           {"step", t.step},
           {"priced", t.priced},
@@ -140,8 +140,8 @@ nlohmann::json MeterTimelineToJson(const MeterTimeline& t) {
 
 nlohmann::json AlertToJson(const Alert& a, const Zone& zone) {
   nlohmann::json j = AlertFieldsJson(a);
-  j["since"] = FormatZonedMinute(zone, a.since_ms);
-  j["at"] = FormatZonedMinute(zone, a.at_ms);
+  j["since"] = FormatZonedMinute(zone, FromUnixMillis(a.since_ms));
+  j["at"] = FormatZonedMinute(zone, FromUnixMillis(a.at_ms));
   return j;
 }
 
@@ -159,17 +159,17 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
     counts[ToString(a.kind)] = counts[ToString(a.kind)].get<int>() + 1;
   }
   auto text = [zone](const std::optional<int64_t>& ms) {
-    return ms ? nlohmann::json(FormatZonedMinute(zone, *ms)) : nlohmann::json(nullptr);
+    return ms ? nlohmann::json(FormatZonedMinute(zone, FromUnixMillis(*ms))) : nlohmann::json(nullptr);
   };
   nlohmann::json notifications = nlohmann::json::array();
   int incidents = 0;
   for (const AlertNotification& n : m.notifications) {
     incidents += n.type == "start" ? 1 : 0;
     notifications.push_back({{"type", n.type},
-                             {"at", FormatZonedMinute(zone, n.at_ms)},
+                             {"at", FormatZonedMinute(zone, FromUnixMillis(n.at_ms))},
                              {"kind", n.kind ? nlohmann::json(ToString(*n.kind)) : nlohmann::json()},
                              {"gpu", n.kind && n.gpu >= 0 ? nlohmann::json(n.gpu) : nlohmann::json()},
-                             {"since", n.kind ? nlohmann::json(FormatZonedMinute(zone, n.since_ms)) : nlohmann::json()},
+                             {"since", n.kind ? nlohmann::json(FormatZonedMinute(zone, FromUnixMillis(n.since_ms))) : nlohmann::json()},
                              {"severity", n.severity.empty() ? nlohmann::json() : nlohmann::json(n.severity)},
                              {"minutes", n.minutes},
                              {"money", MoneyToJson(n.money)},
@@ -178,8 +178,8 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
   counts["incidents"] = incidents;
   counts["notifications"] = m.notifications.size();
   return {{"db", m.db},
-          {"from", FormatZonedHour(zone, m.from_ms)},
-          {"to", FormatZonedHour(zone, m.to_ms)},
+          {"from", FormatZonedHour(zone, FromUnixMillis(m.from_ms))},
+          {"to", FormatZonedHour(zone, FromUnixMillis(m.to_ms))},
           {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(m.from_ms)))},
           {"offer", OptionalToJson(m.offer)},
           {"rules",
