@@ -203,6 +203,7 @@ void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::stri
   r.batched_tokens_given = given("batched_tokens");
   r.precision_given = given("precision");
   r.recompute_given = given("recompute");
+  r.tp_overlap_given = given("tp_overlap");
 }
 
 void ReadJson(const nlohmann::json& j, FitRequest& r) {

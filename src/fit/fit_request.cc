@@ -252,6 +252,78 @@ SearchOptions SearchOptionsOf(const FitRequest& r, const FitInputs& in, const Gp
   return so;
 }
 
+std::optional<UnstatedSettings> ChooseUnstatedSettings(bool vpp_given, bool tp_overlap_given, const ModelSpec& spec,
+                                                       const Workload& w, Layout& l, const Gpu& gpu,
+                                                       const OverheadConfig& overhead, TimeConfig& time, double tokens) {
+  std::vector<int64_t> vpps{l.vpp};
+  if (!vpp_given && l.pp > 1 && overhead.framework.interleaved_pipeline) {
+    vpps = {1};
+    for (int64_t v = 2; v <= 8 && l.pp * v <= spec.layers; v *= 2) {
+      vpps.push_back(v);
+    }
+  }
+  std::vector<bool> overlaps{time.tp_overlap};
+  if (!tp_overlap_given && l.tp > 1 && l.sp && overhead.framework.tp_comm_overlap) {
+    overlaps = {false, true};
+  }
+  if (vpps.size() == 1 && overlaps.size() == 1) {
+    return std::nullopt;
+  }
+  UnstatedSettings u;
+  std::optional<std::pair<int64_t, bool>> best, worst;
+  for (int64_t v : vpps) {
+    for (bool o : overlaps) {
+      Layout lc = l;
+      lc.vpp = v;
+      TimeConfig tc = time;
+      tc.tp_overlap = o;
+      ++u.combinations;
+      const MemoryEstimate e = EstimateMemory(spec, w, lc, overhead, std::optional<int64_t>(gpu.memory_bytes));
+      if (!Fits(e, gpu)) {
+        continue;
+      }
+      ++u.fitting;
+      const TrainingTime t = EstimateTrainingTime(spec, w, lc, gpu, tc, tokens);
+      if (!best || t.tokens_per_second > u.best_tokens_per_second) {
+        best = {v, o};
+        u.best_tokens_per_second = t.tokens_per_second;
+        u.best_step_seconds = t.step_seconds;
+        u.best_mfu = t.mfu;
+        u.best_total_hours = t.total_hours;
+      }
+      if (!worst || t.tokens_per_second < u.worst_tokens_per_second) {
+        worst = {v, o};
+        u.worst_tokens_per_second = t.tokens_per_second;
+        u.worst_step_seconds = t.step_seconds;
+        u.worst_mfu = t.mfu;
+        u.worst_total_hours = t.total_hours;
+      }
+    }
+  }
+  if (!best) {
+    return std::nullopt;
+  }
+  l.vpp = best->first;
+  time.tp_overlap = best->second;
+  std::vector<std::string> worst_parts;
+  if (vpps.size() > 1) {
+    UnstatedChoice c{"vpp", std::to_string(best->first), {}};
+    for (int64_t v : vpps) {
+      c.tried.push_back(std::to_string(v));
+    }
+    u.choices.push_back(std::move(c));
+    worst_parts.push_back("vpp " + std::to_string(worst->first));
+  }
+  if (overlaps.size() > 1) {
+    u.choices.push_back({"tp_overlap", best->second ? "on" : "off", {"off", "on"}});
+    worst_parts.push_back(std::string("tp_overlap ") + (worst->second ? "on" : "off"));
+  }
+  for (std::size_t i = 0; i < worst_parts.size(); ++i) {
+    u.worst += (i ? ", " : "") + worst_parts[i];
+  }
+  return u;
+}
+
 FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, const GpuCatalog& catalog) {
   FitSingle s;
   s.gpu = &gpu;
@@ -267,6 +339,13 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
     overhead.cuda_context = MiB(it->second);  // §8.4 the card generation's context
   }
   FrameworkForCard(gpu, spec, l, s.workload, overhead, &dtype_notes);
+  TimeConfig time = in.time;
+  if (IsTraining(w.task)) {
+    // Given: marked so by the front end, or (a request built in code) a value other than the default.
+    const bool vpp_given = r.pinned.vpp.has_value() || r.vpp != 1;
+    const bool overlap_given = r.tp_overlap_given || r.tp_overlap != "off";
+    s.unstated = ChooseUnstatedSettings(vpp_given, overlap_given, spec, w, s.layout, gpu, overhead, time, in.tokens);
+  }
   e = EstimateMemory(spec, w, l, overhead, std::optional<int64_t>(gpu.memory_bytes));
   e.notes.insert(e.notes.end(), dtype_notes.begin(), dtype_notes.end());
   const auto& ckpt = in.model.checkpoint;
@@ -282,7 +361,7 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
   }
   s.network = NetworkFor(in.time, gpu);
   if (IsTraining(w.task)) {
-    s.training = EstimateTrainingTime(spec, w, l, gpu, in.time, in.tokens);
+    s.training = EstimateTrainingTime(spec, w, l, gpu, time, in.tokens);
   } else {
     s.plan = PlanInference(spec, w, l, gpu, in.time, overhead, r.prompt_tokens, r.output_tokens, r.qps,
                            r.latency_ms);

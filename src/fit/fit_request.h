@@ -110,6 +110,7 @@ struct FitRequest {
   bool cuda_context_given = false;
   bool batched_tokens_given = false;  // else a server profile's default on the card (vLLM)
   bool precision_given = false;       // else the framework's default precision (transformers v5: bf16)
+  bool tp_overlap_given = false;      // else chosen for speed where the framework offers it
   bool recompute_given = false;       // else the framework's default (LLaMA-Factory: full)  // else a framework profile takes the card generation's context
   // The options given, by key (MarkGivenFitOptions): RunFit checks their values against the
   // options table (CheckFitRequest), the same way for every front end.
@@ -145,6 +146,35 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir);
 SearchOptions SearchOptionsOf(const FitRequest& r, const FitInputs& in, const GpuCatalog& catalog);
 
 // One card, one layout.
+// A setting a training fit's request left unstated, chosen for speed within memory
+// (docs/time-model.md §10).
+struct UnstatedChoice {
+  std::string name;                // "vpp", "tp_overlap"
+  std::string chosen;              // "4", "on"
+  std::vector<std::string> tried;  // every value tried, in order
+};
+// Over every combination of the unstated settings that fits: the fastest (the one taken) and the
+// slowest, so a user sees how much the answer hangs on what they did not say.
+struct UnstatedSettings {
+  std::vector<UnstatedChoice> choices;
+  int combinations = 0;  // tried
+  int fitting = 0;       // of those, fitting the card
+  double best_step_seconds = 0, worst_step_seconds = 0;
+  double best_tokens_per_second = 0, worst_tokens_per_second = 0;
+  double best_mfu = 0, worst_mfu = 0;
+  std::optional<double> best_total_hours, worst_total_hours;
+  std::string worst;  // the slowest combination, "vpp 1, tp_overlap off"
+};
+
+// The settings a training request left unstated that its framework offers (vpp with a pipeline,
+// tensor-parallel overlap with sequence parallelism), each combination estimated on the card: the
+// fastest that fits is taken (`l` and `time` are set to it; a tie keeps the smaller value) and
+// the range over all that fit is returned. Nullopt when nothing was left to choose or nothing
+// fits (then `l` and `time` are unchanged). docs/time-model.md §10.
+std::optional<UnstatedSettings> ChooseUnstatedSettings(bool vpp_given, bool tp_overlap_given, const ModelSpec& spec,
+                                                       const Workload& w, Layout& l, const Gpu& gpu,
+                                                       const OverheadConfig& overhead, TimeConfig& time, double tokens);
+
 struct FitSingle {
   const Gpu* gpu = nullptr;
   Workload workload;  // after ForCard
@@ -157,6 +187,7 @@ struct FitSingle {
   std::optional<InferencePlan> plan;  // inference: the serving plan
   InferenceTime shown;                // inference at the concurrency asked for (plan->fits)
   CheckpointPlan checkpoint;          // its size, save, sync and restore times, the interval
+  std::optional<UnstatedSettings> unstated;  // training: settings chosen because none was given
 };
 
 // A search over cards and layouts: training or inference.

@@ -29,7 +29,8 @@ const std::vector<std::string>& ProfileKeys() {
       "context_outside_fraction",      "weights",              "sources",
       "batched_tokens_rule",           "card_f16_tflops",
       "attention",    "elementwise",   "default_precision",    "default_recompute",
-      "checkpoint_weights",            "checkpoint_save",      "checkpoint_async"};
+      "checkpoint_weights",            "checkpoint_save",      "checkpoint_async",
+      "interleaved_pipeline",          "tp_comm_overlap"};
   return keys;
 }
 
@@ -150,6 +151,8 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
       "half_and_master";
   p.checkpoint_save = Choice(m, "checkpoint_save", p.checkpoint_save, {"rank0", "replica0", "sharded"});
   p.checkpoint_async = Flag(m, "checkpoint_async", p.checkpoint_async);
+  p.interleaved_pipeline = Flag(m, "interleaved_pipeline", p.interleaved_pipeline);
+  p.tp_comm_overlap = Flag(m, "tp_comm_overlap", p.tp_comm_overlap);
   if (m.Has("sources")) {
     p.sources = m.Strings("sources");
   }

@@ -77,6 +77,11 @@ struct FrameworkProfile {
   bool checkpoint_half_weights = true;
   std::string checkpoint_save = "replica0";  // rank0 | replica0 | sharded
   bool checkpoint_async = false;             // the framework can stage in host memory and write behind
+  // Settings a training fit chooses for speed when the request leaves them unstated
+  // (docs/time-model.md §10): an interleaved pipeline schedule (vpp > 1) and tensor-parallel
+  // collectives overlapped with the GEMMs.
+  bool interleaved_pipeline = true;  // the generic convention (Megatron-style pipelines)
+  bool tp_comm_overlap = false;
   std::vector<std::string> sources;  // keys of the file's `sources`
   int line = 0;                      // where the entry starts in its file
 

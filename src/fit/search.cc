@@ -1,6 +1,8 @@
 #include "fit/search.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 
 #include "core/error.h"
@@ -210,13 +212,47 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
               if (pin.offload_params.value_or(false) && zero != 3) {
                 continue;  // parameter offload needs ZeRO-3
               }
+              // The interleaved schedule (vpp virtual stages a GPU) where the framework runs it and --vpp is
+              // not given: 1, 2, 4, 8 while every virtual stage keeps a layer (docs/time-model.md §10).
+              std::vector<int64_t> vpps{pp > 1 ? pin.vpp.value_or(1) : 1};
+              if (!pin.vpp && pp > 1 && o.overhead.framework.interleaved_pipeline) {
+                for (int64_t v = 2; v <= 8 && pp * v <= m.layers; v *= 2) {
+                  vpps.push_back(v);
+                }
+              }
               for (Recompute rc : recomputes) {
                 if (rc == Recompute::kSelective && base.flash_attn && !pin.recompute) {
                   continue;  // with flash attention, selective recomputation is what already happens
                 }
+                // The first vpp's result per micro-batch: more virtual stages only shorten the bubble
+                // and hide the pipeline transfers (and hold more in flight), so a later vpp is
+                // estimated only when that bound could still rank (docs/time-model.md §10).
+                struct FirstVpp {
+                  bool fits = false;
+                  double score = 0, tokens_per_second = 0, factor = 1;
+                };
+                std::array<FirstVpp, 4> first{};
+               for (int64_t vpp : vpps) {
                 for (int64_t mb = pin.micro_batch.value_or(1); mb <= pin.micro_batch.value_or(8); mb *= 2) {
                   if (mb * dp > gb_base && mb > 1 && !pin.micro_batch) {
                     break;
+                  }
+                  const std::size_t mi = pin.micro_batch ? 0 : static_cast<std::size_t>(std::countr_zero(static_cast<uint64_t>(mb)));
+                  if (vpp != vpps.front()) {
+                    const FirstVpp& b = first[mi];
+                    if (!b.fits) {
+                      break;  // it did not fit with fewer virtual stages: more hold more in flight
+                    }
+                    const double lb = b.score * b.factor;
+                    bool could = best.size() < keep || lb < best.back().score || any_shape.size() < keep ||
+                                 lb < any_shape.back().score || !per_gpu[gi] || lb < per_gpu[gi]->score;
+                    if (!could && o.keep_extra > 0) {
+                      const auto f = fastest.find({gi, count});
+                      could = f == fastest.end() || b.tokens_per_second / b.factor > f->second.time.tokens_per_second;
+                    }
+                    if (!could) {
+                      continue;  // even with no bubble and no pipeline transfers it would not rank
+                    }
                   }
                   Workload w = base;
                   w.recompute = rc;
@@ -228,7 +264,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                   l.tp = tp;
                   l.pp = pp;
                   l.ep = ep;
-                  l.vpp = pp > 1 ? pin.vpp.value_or(1) : 1;
+                  l.vpp = vpp;
                   l.cp = cp;
                   l.zero = zero;
                   l.sp = sp;
@@ -260,6 +296,11 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                                (price != o.price_per_card_hour.end() ? price->second : gpu->price_cny_per_card_hour);
                   c.cost_per = o.tokens > 0 ? "job" : "1M tokens";
                   c.score = Score(c, o.objective, o.tokens);
+                  if (vpp == vpps.front()) {
+                    const double step = c.time.step_seconds;
+                    first[mi] = {true, c.score, c.time.tokens_per_second,
+                                 step > 0 ? std::max(0.0, step - c.time.bubble_seconds - c.time.pp_seconds) / step : 1.0};
+                  }
                   if (!per_gpu[gi] || c.score < per_gpu[gi]->score) {
                     per_gpu[gi] = c;
                     per_gpu[gi]->memory = mem;
@@ -302,6 +343,7 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                     }
                   }
                 }
+               }
               }
             }
           }

@@ -15,6 +15,8 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
+#include "fit/fit_request.h"
+#include "fit/framework.h"
 #include "fit/time_model.h"
 #include "doc_table.h"
 #include "test_paths.h"
@@ -219,6 +221,15 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
       return r;
     }
     r.measured = D(m["tflops_per_gpu"]) * 1e12 / per_token;
+  }
+  // A row whose source does not state vpp takes what fit takes (docs/time-model.md §10): the generic
+  // profile runs the interleaved schedule, so the fastest vpp that fits the card.
+  if (!c["vpp"] && l.pp > 1) {
+    OverheadConfig oc;
+    oc.framework = FrameworkCatalog::Load(test::DataDir() + "/frameworks.yaml").Find("generic");
+    if (const auto u = ChooseUnstatedSettings(false, true, model, w, l, gpu, oc, tc, 0); u && l.vpp > 1) {
+      r.layout += fmt::format(" vpp={} (not stated: chosen)", l.vpp);
+    }
   }
   const TrainingTime t = EstimateTrainingTime(model, w, l, gpu, tc, 0);
   r.predicted = t.tokens_per_second / gpus;

@@ -528,8 +528,7 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
       [],
       [{ name: t('col.memory'), colour: '#8c9bb5' }],
     );
-    out.append(
-      table(
+    const ranked = table(
         [t('col.gpu'), t('col.count'), t('col.layout'), t('col.memory'), t('col.time'), t('col.cost')],
         c.map((x) => [
           x.gpu,
@@ -537,7 +536,7 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
           // Inference candidates are replicas of a tp x pp layout; training ones have dp and ZeRO.
           x.inference
             ? `tp${x.tp} pp${x.pp} ×${x.replicas ?? 1}`
-            : `tp${x.tp} pp${x.pp} dp${x.dp} zero${x.zero}`,
+            : `tp${x.tp} pp${x.pp}${x.vpp > 1 ? ` vpp${x.vpp}` : ''} dp${x.dp} zero${x.zero}`,
           gib(x.memory_per_gpu_total),
           x.inference
             ? fill('unit.ms_per_token', num(x.inference.per_token_latency_seconds * 1000, 3))
@@ -549,8 +548,9 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
             : fill(x.inference || x.cost.per === 'hour' ? 'unit.per_hour'
               : x.cost.per === 'job' ? 'unit.for_job' : 'unit.per_mtok', money(x.cost.amount, x.cost.currency)),
         ]),
-      ),
-    );
+      );
+    ranked.id = 'candidates';
+    out.append(ranked);
   }
   if (!r.memory_per_gpu) checkpointSection(out, r);
 }

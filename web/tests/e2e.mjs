@@ -153,7 +153,7 @@ try {
     expect(head.includes('示例'), `the price's basis is said: ${head}`);
     const text = await page.textContent('#fit-out');
     expect(!/undefined|NaN/.test(text), 'no undefined or NaN');
-    const costs = await page.$$eval('#fit-out table:last-of-type tbody tr', (rows) =>
+    const costs = await page.$$eval('#candidates tbody tr', (rows) =>
       rows.map((r) => Number(r.lastElementChild.textContent.replace(/[^\d.]/g, ''))));
     expect(costs.length > 1 && costs.every((c) => c >= costs[0]), `ranked by cost: ${costs}`);
     await shot('1b-fit-search-zh');
@@ -163,7 +163,7 @@ try {
     await page.click('#fit-run');
     await page.waitForFunction(() => document.querySelector('#headline')?.textContent.includes('整个任务'));
     const jobHead = await page.textContent('#headline');
-    const first = await page.$$eval('#fit-out table:last-of-type tbody tr:first-child td', (tds) => tds.map((td) => td.textContent));
+    const first = await page.$$eval('#candidates tbody tr:first-child td', (tds) => tds.map((td) => td.textContent));
     expect(jobHead.includes(first[4].replace(' h', ' 小时')) && jobHead.includes(first[5].replace('（整个任务）', '')),
       `job headline ${jobHead} vs first row ${first}`);
     await page.fill('#in-tokens', '');
@@ -180,7 +180,7 @@ try {
     await page.waitForFunction(() => document.querySelector('#headline .basis')?.textContent.includes('最便宜的租用方式'));
     const head = await page.textContent('#headline');
     expect(head.includes('A100 80GB SXM'), `the offers' card: ${head}`);
-    const cards = await page.$$eval('#fit-out table:last-of-type tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
+    const cards = await page.$$eval('#candidates tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
     expect(cards.length > 0 && cards.every((c) => c === 'A100 80GB SXM'), `only the offers' card: ${cards}`);
     await page.selectOption('#in-offers', '');
     await page.selectOption('#in-gpu', 'A100 80GB SXM');
@@ -530,7 +530,7 @@ try {
       'NCCL STREAM TDP MFU TTFT QPS KV LoRA QLoRA ZeRO FSDP GGUF bf fp int tp pp dp vpp sp GiB GB MiB MB kB TFLOP TFLOPS ' +
       'TOPS FLOP CNY USD ms min MHz W h s us JSON CSV YAML ISO UTC NVIDIA cuBLASLt busbw Linux Gen gen Transformer ' +
       'Fabric Manager steal token Pod square off AMD EPYC Intel Xeon vCPU PyTorch ' +
-      'timestamp gpus').split(' '));  // the usage CSV's column names
+      'timestamp gpus Young').split(' '));  // the usage CSV's column names; Young's name (the checkpoint interval)
     await desk.goto(server.url);
     const names = await desk.evaluate(async () => {
       const get = async (p) => (await fetch(p)).json();

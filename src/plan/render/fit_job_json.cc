@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "fit/render/fit_json.h"
+#include "format/numbers.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -25,6 +26,24 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
   nlohmann::json j = FitToJson(r.model.spec, s.workload, s.layout, s.gpu, s.memory, s.suggestions);
   if (s.training) {
     j["time"] = TrainingTimeToJson(*s.training);
+  }
+  // The settings not given, chosen for speed within memory, and the range over them
+  // (docs/time-model.md §10); null when nothing was left to choose.
+  j["unstated"] = nullptr;
+  if (s.unstated) {
+    const UnstatedSettings& u = *s.unstated;
+    nlohmann::json choices = nlohmann::json::array();
+    for (const auto& c : u.choices) {
+      choices.push_back({{"name", c.name}, {"chosen", c.chosen}, {"tried", c.tried}});
+    }
+    j["unstated"] = {{"choices", choices},
+                     {"combinations", u.combinations},
+                     {"fitting", u.fitting},
+                     {"worst", u.worst},
+                     {"step_seconds", {{"best", u.best_step_seconds}, {"worst", u.worst_step_seconds}}},
+                     {"tokens_per_second", {{"best", u.best_tokens_per_second}, {"worst", u.worst_tokens_per_second}}},
+                     {"mfu", {{"best", u.best_mfu}, {"worst", u.worst_mfu}}},
+                     {"total_hours", {{"best", OptionalToJson(u.best_total_hours)}, {"worst", OptionalToJson(u.worst_total_hours)}}}};
   }
   if (r.job) {
     j["cost"] = JobPriceToJson(r);

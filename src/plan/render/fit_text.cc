@@ -297,6 +297,7 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
                      {Say("cli.fit.col.gpus", "GPUs"), 5, rt},
                      {"tp", 3, rt},
                      {"pp", 3, rt},
+                     {"vpp", 3, rt},
                      {"cp", 3, rt},
                      {"dp", 4, rt},
                      {"zero", 4, rt},
@@ -319,7 +320,7 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
     table.PrintRow(
         os,
         {fmt::format("{}", i + 1), c.gpu->name, fmt::format("{}", c.layout.gpus), fmt::format("{}", c.layout.tp),
-         fmt::format("{}", c.layout.pp), fmt::format("{}", c.layout.cp), fmt::format("{}", c.layout.dp()),
+         fmt::format("{}", c.layout.pp), fmt::format("{}", c.layout.vpp), fmt::format("{}", c.layout.cp), fmt::format("{}", c.layout.dp()),
          fmt::format("{}", c.layout.zero),
          std::string(ToString(c.workload.recompute)), fmt::format("{}", c.workload.micro_batch),
          fmt::format("{:.1f}", c.memory.per_gpu.Total().gib()), fmt::format("{:.2f}", c.time.step_seconds),
@@ -461,6 +462,19 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
   PrintTable(os, res.model.spec, s.workload, s.layout, s.gpu, s.memory, s.suggestions);
   if (s.training) {
     PrintTrainingTime(os, *s.training, s.network);
+    if (s.unstated) {
+      const UnstatedSettings& u = *s.unstated;
+      std::string chosen;
+      for (const auto& c : u.choices) {
+        chosen += (chosen.empty() ? "" : ", ") + c.name + " " + c.chosen;
+      }
+      os << SayFormat("cli.fit.unstated",
+                      "not given, chosen for speed within memory: {0} (the slowest that fits, {1}: {2} tokens/s, "
+                      "{3} s a step)",
+                      {chosen, u.worst, fmt::format("{:.0f}", u.worst_tokens_per_second),
+                       fmt::format("{:.3f}", u.worst_step_seconds)})
+         << "\n";
+    }
   }
   PrintCheckpoint(os, s.checkpoint, s.memory.framework);
   PrintUpload(os, res.data);
