@@ -476,6 +476,14 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
       );
       timing.id = 'fit-time';
       out.append(el('h3', {}, t('fit.time')), timing);
+      // Settings not given, chosen for speed within memory, and how much the answer hangs on them
+      // (POST /api/fit `unstated`, docs/time-model.md §10).
+      if (r.unstated) {
+        const u = r.unstated;
+        const chosen = (u.choices as Json[]).map((x) => `${x.name} ${x.chosen}`).join(t('sep.list'));
+        out.append(el('p', { id: 'fit-unstated', class: 'note' },
+          fill('fit.unstated', chosen, u.worst, num(u.tokens_per_second.worst), num(u.tokens_per_second.best))));
+      }
     }
     if (r.inference?.time_to_first_token_seconds !== undefined) {
       const inf = r.inference;
@@ -578,13 +586,19 @@ function checkpointSection(out: HTMLElement, r: Json): void {
   const rows: [string, string, string][] = [];
   const restore = (s: number): string =>
     fill(s <= PROMISED_RESTORE_SECONDS ? 'fit.ckpt.restore_within' : 'fit.ckpt.restore_over', span(s));
+  // Waiting for a replacement node (--node-wait-minutes, or the offers' node_replacement_hours)
+  // comes before the restore: the resume is both, and that is what the 10 minutes are about.
+  const resume = (): string => {
+    const total = present(c.resume_seconds) ? c.resume_seconds : c.restore_seconds;
+    return restore(total) + (c.node_wait_seconds > 0 ? fill('fit.ckpt.wait_part', span(c.node_wait_seconds)) : '');
+  };
   const storageRate = (): string =>
     fill('fit.ckpt.storage_value', num(c.storage_gbps)) + (c.storage_assumed ? t('fit.ckpt.assumed') : '');
   if (c && !c.training) {
     // Inference: the weights a replica loads, and loading them on another node.
     rows.push(['weights', t('fit.ckpt.weights'), fill('fit.ckpt.weights_value', gbytes(c.bytes), gbytes(c.bytes_per_rank))]);
     rows.push(['storage', t('fit.ckpt.storage'), storageRate()]);
-    rows.push(['restore', t('fit.ckpt.restore'), restore(c.restore_seconds)]);
+    rows.push(['restore', t('fit.ckpt.restore'), resume()]);
   } else if (c) {
     rows.push(['size', t('fit.ckpt.size'), fill('fit.ckpt.size_value', gbytes(c.bytes), num(c.bytes_per_param))]);
     rows.push(['split', t('fit.ckpt.split'), fill('fit.ckpt.split_value', gbytes(c.bytes_per_rank), gbytes(c.node_bytes))]);
@@ -598,7 +612,7 @@ function checkpointSection(out: HTMLElement, r: Json): void {
     rows.push(['sync', t('fit.ckpt.sync'), present(c.sync_seconds)
       ? fill('fit.ckpt.sync_value', span(c.sync_seconds))
       : t('fit.ckpt.sync_none')]);
-    rows.push(['restore', t('fit.ckpt.restore'), restore(c.restore_seconds)]);
+    rows.push(['restore', t('fit.ckpt.restore'), resume()]);
     rows.push(['interval', t('fit.ckpt.interval'), present(c.interval_seconds)
       ? fill('fit.ckpt.interval_value', span(c.interval_seconds), num(c.failures_per_hour), c.failure_basis ?? '')
       : t('fit.ckpt.interval_none')]);

@@ -132,6 +132,21 @@ try {
     await shot('1-fit-zh');
   });
 
+  // Issue 28 req. 2: a setting not given (vpp, with a pipeline) is chosen for speed and the answer
+  // says which, with the slowest combination that fits beside it.
+  await step('a pipeline without vpp: the answer says which vpp it took', async () => {
+    await page.selectOption('#in-task', 'lora');
+    await page.selectOption('#in-gpu', 'A100 80GB SXM');
+    await page.fill('#in-gpus', '2');
+    await page.fill('#in-pp', '2');
+    await page.click('#fit-run');
+    await page.waitForSelector('#fit-unstated');
+    const note = await page.textContent('#fit-unstated');
+    expect(note.startsWith('未给定的设置') && /vpp \d/.test(note) && !/undefined|NaN/.test(note), `unstated: ${note}`);
+    await page.fill('#in-pp', '');
+    await page.fill('#in-gpus', '1');
+  });
+
   // Issue 26 req. 1: a search leads with one sentence, its numbers and units; ranked by cost by
   // default, the first row is the cheapest; no "undefined" or "NaN" anywhere.
   await step('the default search leads with the cheapest answer, in units', async () => {
