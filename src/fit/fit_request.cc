@@ -160,7 +160,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   }
   in.workload = WorkloadOf(r);
   if (r.lora_dropout < 0 || r.lora_dropout >= 1) {
-    throw InputError::Option("lora_dropout", "must be in [0, 1)");
+    throw InputError::Option("lora_dropout", fmt::format("must be in [0, 1), got {:g}", r.lora_dropout));
   }
   for (const auto& [v, field] : {std::pair{r.cuda_context_mib, "cuda_context_mib"}, std::pair{r.nccl_mib, "nccl_mib"},
                                  std::pair{r.fragmentation, "fragmentation"}}) {

@@ -233,11 +233,11 @@ TEST(OptionsTable, FitJsonErrorsNameTheKey) {
   EXPECT_EQ(e.field(), "task");
   e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"flash_attn", "maybe"}}); });
   EXPECT_EQ(e.field(), "flash_attn");
-  // lora_dropout is checked by PrepareFit too, whose error comes first (CheckFitRequest): the
-  // message both front ends report (the table's own says "must be in [0, 1), got 1").
+  // lora_dropout is checked by PrepareFit too, whose error comes first (CheckFitRequest), with
+  // the same words as the table's.
   e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"lora_dropout", 1.0}}); });
   EXPECT_EQ(e.field(), "lora_dropout");
-  EXPECT_EQ(e.message(), "must be in [0, 1)");
+  EXPECT_EQ(e.message(), "must be in [0, 1), got 1");
   e = ErrorOf([&] { FitFromJson(nlohmann::json{{"model", model}, {"sp", 1}}); });
   EXPECT_EQ(e.field(), "sp");
   e = ErrorOf([&] { FitFromJson(nlohmann::json{{"task", "infer"}}); });
