@@ -502,6 +502,11 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
   // Pipeline stages run one after another for a given token.
   r.decode_weight_seconds = mem.per_gpu.weights.value * pp / hbm;
   r.decode_kv_seconds = mem.per_gpu.kv_cache.value * pp / hbm;
+  if (c.decode_kv_per_query_head && m.kv_heads > 0 && m.heads > m.kv_heads) {
+    // §5 an engine without a GQA decode kernel loads each K/V head once for every query head
+    // that shares it (TensorRT-LLM before v0.8's XQA kernel).
+    r.decode_kv_seconds *= static_cast<double>(m.heads) / static_cast<double>(m.kv_heads);
+  }
   const double mem_seconds = r.decode_weight_seconds + r.decode_kv_seconds;
   const double decode_flops =
       c_seq * (2.0 * n + AttentionForwardFlopsPerToken(m, static_cast<double>(wd.context)));

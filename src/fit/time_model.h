@@ -47,6 +47,9 @@ struct TimeConfig {
   bool tp_overlap = false;           // tensor-parallel collectives pipelined with the GEMMs (Megatron-Core
                                      // --tp-comm-overlap, Transformer Engine userbuffers)
   bool eager_elementwise = false;    // training's elementwise ops run as eager PyTorch ops (§3.3), not fused
+  // Inference decode: the engine's attention kernel reads a GQA model's K/V once per query head
+  // instead of once per K/V head (TensorRT-LLM's masked MHA before the XQA kernel of v0.8: §5).
+  bool decode_kv_per_query_head = false;
 };
 // The network a time estimate uses for this card: the configured one, else the card's default.
 Network NetworkFor(const TimeConfig& c, const Gpu& gpu);

@@ -227,6 +227,29 @@ TEST(TimeModel, BatchOneDecodeReadsAllWeightsPerToken) {
   EXPECT_NEAR(t.decode_tokens_per_second, 1.0 / t.decode_step_seconds, 1e-9);
 }
 
+TEST(TimeModel, AnEngineWithoutAGqaDecodeKernelReadsTheKvOncePerQueryHead) {
+  // Llama-3.1-8B has 32 query heads and 8 K/V heads: an engine whose decode attention loads each
+  // K/V head once for every query head sharing it (TensorRT-LLM before its XQA kernel) reads the
+  // KV cache 32 / 8 = 4 times; the weights are read once either way. Llama-2-7B (32 heads, 32 K/V
+  // heads) shares nothing, so nothing changes.
+  Workload w;
+  w.task = Task::kInfer;
+  w.concurrency = 64;
+  w.context = 1024 + 128;
+  const Gpu& h100 = Cat().Find("H100");
+  TimeConfig per_head;
+  per_head.decode_kv_per_query_head = true;
+  const InferenceTime shared = EstimateInferenceTime(Llama8b(), w, Layout{}, h100, {}, 1024, 128);
+  const InferenceTime unshared = EstimateInferenceTime(Llama8b(), w, Layout{}, h100, per_head, 1024, 128);
+  ASSERT_GT(shared.decode_kv_seconds, 0);
+  EXPECT_NEAR(unshared.decode_kv_seconds, 4.0 * shared.decode_kv_seconds, 1e-12);
+  EXPECT_DOUBLE_EQ(unshared.decode_weight_seconds, shared.decode_weight_seconds);
+  const ModelSpec mha = LoadHfConfig(test::Preset("Llama-2-7b-hf"));
+  ASSERT_EQ(mha.heads, mha.kv_heads);
+  EXPECT_DOUBLE_EQ(EstimateInferenceTime(mha, w, Layout{}, h100, per_head, 1024, 128).decode_kv_seconds,
+                   EstimateInferenceTime(mha, w, Layout{}, h100, {}, 1024, 128).decode_kv_seconds);
+}
+
 TEST(Search, RanksFittingLayoutsBestFirst) {
   SearchOptions o;
   o.gpus = {&Cat().Find("A100"), &Cat().Find("RTX 4090")};

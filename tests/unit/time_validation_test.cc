@@ -146,6 +146,7 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   tc.attention = attention == "fa3" ? AttentionKernel::kFa3 : AttentionKernel::kFa2;
   tc.tp_overlap = c["tp_comm_overlap"] && c["tp_comm_overlap"].as<bool>();
   tc.eager_elementwise = c["compile"] && !c["compile"].IsNull() && !c["compile"].as<bool>();
+  tc.decode_kv_per_query_head = S(c["decode_attention"]) == "per_query_head";
   const std::string net = S(c["network"]);
   // 8 x 200 Gb/s a node ("200 Gb/s" per GPU, or "1600 Gbps" node to node), else 8 x 400 Gb/s.
   const bool node_1600 = net.find("200 Gb") != std::string::npos || net.find("1600 Gbps") != std::string::npos;
