@@ -24,6 +24,13 @@ OfferSet OffersOf(const FitRequest& r, const GpuCatalog& catalog) {
   return r.offers_text ? ParseOffers(*r.offers_text, r.offers, catalog) : LoadOffers(r.offers, catalog);
 }
 
+// A search layout's checkpoint with the request's data-movement settings, its own hours for the
+// lost time (0: none).
+CheckpointPlan CandidateCheckpoint(const FitInputs& in, const Candidate& c, double hours) {
+  return EstimateCheckpoint(in.model.spec, c.workload, c.layout, *c.gpu, in.overhead.framework, c.memory, in.data,
+                            hours);
+}
+
 void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catalog, FitJobResult& out) {
   SearchOptions so = SearchOptionsOf(r, in, catalog);
   std::optional<OfferSet> offers;
@@ -52,12 +59,7 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
     } else {
       out.search_start_minute = ParseJobStart(r.start, offers->zone, Now(r));
       // Each layout's spot rework with its own checkpoint's save time (docs/data-movement.md §3).
-      const auto minutes = [&in](const Candidate& c) {
-        return EstimateCheckpoint(in.model.spec, c.workload, c.layout, *c.gpu, in.overhead.framework, c.memory,
-                                  in.data, 0.0)
-                   .save_seconds /
-               60.0;
-      };
+      const auto minutes = [&in](const Candidate& c) { return CandidateCheckpoint(in, c, 0.0).save_seconds / 60.0; };
       PriceCandidatesWithOffers(*s.training, *offers, s.options.objective, in.tokens, s.options.top + 3,
                                 out.search_start_minute, r.interruptible, minutes);
       for (Candidate& c : s.training->ranked) {
@@ -68,9 +70,7 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
   }
   if (s.training) {
     for (const Candidate& c : s.training->ranked) {
-      out.candidate_checkpoints.push_back(EstimateCheckpoint(in.model.spec, c.workload, c.layout, *c.gpu,
-                                                             in.overhead.framework, c.memory, in.data,
-                                                             c.time.total_hours.value_or(0.0)));
+      out.candidate_checkpoints.push_back(CandidateCheckpoint(in, c, c.time.total_hours.value_or(0.0)));
     }
   }
   out.search = std::move(s);
