@@ -698,7 +698,7 @@ MemoryEstimate EstimateMemory(const ModelSummary& sum, const Workload& w, const 
   const FrameworkProfile& f = o.framework;
   double load = 0;
   if (f.load_peak == LoadPeak::kBf16BeforeQuant && w.task == Task::kQlora) {
-    load = kHalfBytes * peak.params_on_gpu;  // every base weight in bf16 before NF4
+    load = kHalfBytes * peak.params_on_gpu;  // litgpt@58c5b18: the measured QLoRA peak (about the model in bf16), a stand-in: its code quantises per layer
   } else if (f.load_peak == LoadPeak::kUnshardedWeights && IsTraining(w.task)) {
     load = ElementBytes(w.precision) * peak.params_on_gpu;  // the whole stage before sharding
   }
