@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/names.h"
+#include "core/stop_cleanup.h"
 #include "format/error_json.h"
 #include "format/text_lang.h"
 #include "read/messages.h"
@@ -148,6 +149,9 @@ void SetLanguage(const std::string& lang, const GlobalOptions& g) {
 
 int main(int argc, char** argv) {
   using namespace gpuplan::cli;
+  // SIGINT/SIGTERM end a command at once but remove its temporary files and worker process
+  // groups first; meter run, serve and check --net-listen replace this with a graceful stop.
+  gpuplan::InstallStopCleanup();
   CLI::App app{"gpuplan: which GPUs, how many, how laid out, and what it costs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpuplan ") + GPUPLAN_VERSION);

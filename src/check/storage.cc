@@ -16,10 +16,12 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "core/error.h"
+#include "core/stop_cleanup.h"
 #include "check/cells.h"
 #include "check/verdict.h"
 
@@ -44,9 +46,15 @@ struct AlignedBuffer {
   char* data;
 };
 
-// The test file gpuplan writes when the folder holds too little data; removed on every path.
+// A test file gpuplan writes (too little data in the folder; the write test); removed on every
+// path, a stop by SIGINT or SIGTERM included (core/stop_cleanup.h).
 struct TestFile {
   std::string path;
+  std::optional<RemoveOnStop> on_stop;
+  void Set(std::string p) {
+    path = std::move(p);
+    on_stop.emplace(path);
+  }
   ~TestFile() {
     if (!path.empty()) {
       ::unlink(path.c_str());
@@ -166,8 +174,7 @@ void MeasureWrites(const std::string& dir, int threads, uint64_t bytes_per_threa
       t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
-    files[static_cast<std::size_t>(t)].path =
-        (fs::path(dir) / fmt::format(".gpuplan-write-test-{}-{}", ::getpid(), t)).string();
+    files[static_cast<std::size_t>(t)].Set((fs::path(dir) / fmt::format(".gpuplan-write-test-{}-{}", ::getpid(), t)).string());
     pool.emplace_back([&, t] {
       const std::string& path = files[static_cast<std::size_t>(t)].path;
       const auto fail = [&](const std::string& what) {
@@ -265,7 +272,7 @@ StorageResult MeasureStorage(const StorageRequest& req) {
   if (total >= req.min_dataset_bytes) {
     res.read_from = fmt::format("{} dataset file{} ({})", files.size(), files.size() == 1 ? "" : "s", Gib(total));
   } else {
-    test_file.path = (fs::path(req.dir) / fmt::format(".gpuplan-storage-test-{}", ::getpid())).string();
+    test_file.Set((fs::path(req.dir) / fmt::format(".gpuplan-storage-test-{}", ::getpid())).string());
     const uint64_t bytes = std::max<uint64_t>(kAlign, req.test_file_bytes / kAlign * kAlign);
     if (std::string err = WriteTestFile(test_file.path, bytes); !err.empty()) {
       ::unlink(test_file.path.c_str());

@@ -12,7 +12,10 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <system_error>
+
+#include "core/stop_cleanup.h"
 
 extern char** environ;
 
@@ -28,6 +31,7 @@ struct Live {
   std::string out_buf;
   bool running = false;
   Clock::time_point started;
+  std::optional<KillGroupOnStop> group;  // killed if gpuplan is stopped while it runs
 };
 
 void MakePipe(int fds[2]) {
@@ -107,6 +111,7 @@ void Spawn(const WorkerCommand& cmd, Live& live, WorkerRun& run) {
     return;
   }
   live.pid = pid;
+  live.group.emplace(pid);
   live.out = out[0];
   live.err = err[0];
   live.running = true;
@@ -235,12 +240,14 @@ std::vector<WorkerRun> RunWorkers(const std::vector<WorkerCommand>& commands, co
         // when whatever it started and left behind is killed with the group.
         if (waitid(P_PID, static_cast<id_t>(l.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == l.pid) {
           kill(-l.pid, SIGKILL);
+          l.group.reset();  // before waitpid frees the group id for reuse
           waitpid(l.pid, &status, 0);
           Reap(l, runs[i], status);
         } else if (std::chrono::duration<double>(Clock::now() - l.started).count() >= opt.timeout_s) {
           runs[i].timed_out = true;
           kill(-l.pid, SIGKILL);
           kill(l.pid, SIGKILL);
+          l.group.reset();  // before waitpid frees the group id for reuse
           waitpid(l.pid, &status, 0);
           Reap(l, runs[i], status);
         }
@@ -345,12 +352,14 @@ ProcessRun RunProcess(const std::vector<std::string>& argv, const ProcessOptions
       siginfo_t info{};
       if (waitid(P_PID, static_cast<id_t>(l.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == l.pid) {
         kill(-l.pid, SIGKILL);  // whatever it left behind, before the group id can be reused
+        l.group.reset();  // before waitpid frees the group id for reuse
         waitpid(l.pid, &status, 0);
         Reap(l, run, status);
       } else if (since() >= opt.timeout_s) {
         out.timed_out = true;
         kill(-l.pid, SIGKILL);
         kill(l.pid, SIGKILL);
+        l.group.reset();  // before waitpid frees the group id for reuse
         waitpid(l.pid, &status, 0);
         Reap(l, run, status);
       } else if (opt.interrupt_s > 0 && !out.interrupted && since() >= opt.interrupt_s) {

@@ -8,11 +8,13 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/stop_cleanup.h"
 
 namespace gpuplan {
 
 void WriteFileAtomically(const std::string& path, const std::string& text, const std::string& what) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const RemoveOnStop remove_if_stopped(tmp);
   const auto fail = [&](const char* step) {
     const std::string why = std::strerror(errno);
     ::unlink(tmp.c_str());
@@ -52,6 +54,7 @@ void CheckFileWritable(const std::string& path, const std::string& what) {
     throw EnvironmentError("cannot write " + what + " " + path + ": it is a folder");
   }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const RemoveOnStop remove_if_stopped(tmp);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw EnvironmentError("cannot write " + what + " " + path + ": open: " + std::strerror(errno));

@@ -23,6 +23,25 @@ smi=$fixtures/nvidia-smi
 printf 'storage_seconds_quick: 0.3\ncpu_seconds_quick: 0.2\n' >"$tmp/fast.yaml"
 mkdir -p "$tmp/data"
 
+# A check stopped by SIGTERM while its storage test writes its test file (the folder holds no
+# data) is gone within 5 s and leaves no .gpuplan-* file in the user's folder (core/stop_cleanup.h).
+mkdir -p "$tmp/stopdata"
+GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$bin" check --data "$tmp/stopdata" >"$tmp/stop.out" 2>&1 &
+checker=$!
+for _ in $(seq 1 200); do
+  if ls -A "$tmp/stopdata" | grep -q '^\.gpuplan-'; then break; fi
+  sleep 0.05
+done
+if ls -A "$tmp/stopdata" | grep -q '^\.gpuplan-'; then ok; else bad "no storage test file appeared: $(ls -A "$tmp/stopdata")"; fi
+kill -TERM "$checker"
+for _ in $(seq 1 50); do kill -0 "$checker" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$checker" 2>/dev/null; then bad "check still running 5 s after SIGTERM"; kill -KILL "$checker"; fi
+wait "$checker"
+rc=$?
+if [ "$rc" = 143 ]; then ok; else bad "check exit $rc after SIGTERM, want 143 (128 + SIGTERM)"; fi
+left=$(ls -A "$tmp/stopdata")
+if [ -z "$left" ]; then ok; else bad "files left after SIGTERM: $left"; fi
+
 # 1. No driver: one line says so, host and storage still run, the report is written, exit 3.
 expect_exit 3 "no driver" -- env GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$bin" check --quick \
   --thresholds "$tmp/fast.yaml" --data "$tmp/data" --json "$tmp/nodriver.json" --markdown "$tmp/nodriver.md"
@@ -309,6 +328,19 @@ if [ -n "$stand" ]; then
   json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "nccl_all_reduce_busbw")][0] | (.measured - 1073741824 / (0.00001 + 1073741824 / 1e11) / 1e9 | fabs < 1e-5) and .status == "FAIL"' true
   json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "nccl_all_gather_busbw")][0].measured - 1073741824 / (0.00001 + 1073741824 / 1e11) / 1e9 / 2 | fabs < 1e-5' true
   json_is "$tmp/gpu-two.json" '[.tests[] | select(.name == "burn_in_errors") | .gpu] | map(tostring) | join(",")' "0,1"
+  # SIGTERM to a check whose GPU worker hangs: gpuplan is gone within 5 s and so is the worker (it
+  # runs in its own process group, which the stop handler kills).
+  "${nv[@]}" "$bin" check --thresholds "$tmp/fastgpu.yaml" --expect "1x H100 SXM" --cuda 12.4 \
+    --worker "$stand/stand_in_worker_hang" --sample-interval 0.2 >"$tmp/hang-stop.out" 2>&1 &
+  checker=$!
+  for _ in $(seq 1 300); do pgrep -f "^[^ ]*stand_in_worker_hang" >/dev/null && break; sleep 0.05; done
+  if pgrep -f "^[^ ]*stand_in_worker_hang" >/dev/null; then ok; else bad "the hanging worker never started: $(tail -3 "$tmp/hang-stop.out")"; fi
+  kill -TERM "$checker"
+  for _ in $(seq 1 50); do kill -0 "$checker" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$checker" 2>/dev/null; then bad "check still running 5 s after SIGTERM"; kill -KILL "$checker"; fi
+  wait "$checker"
+  for _ in $(seq 1 20); do pgrep -f "^[^ ]*stand_in_worker_hang" >/dev/null || break; sleep 0.1; done
+  if pgrep -f "^[^ ]*stand_in_worker_hang" >/dev/null; then bad "the worker outlived gpuplan's SIGTERM"; pkill -KILL -f "^[^ ]*stand_in_worker_hang"; else ok; fi
   # No worker: the GPU tests are SKIP "not measured", never PASS.
   expect_exit 1 "gpu tests: no worker" -- "${nv[@]}" "$bin" check --quick --thresholds "$tmp/fastgpu.yaml" \
     --worker /nonexistent/gpu-worker --json "$tmp/gpu-none.json"
