@@ -26,7 +26,7 @@ const OptionTable<FitRequest>& FitOptionTable() {
                           "list, or with --max-gpus, fit searches", &R::gpu).Unset("none (search)"));
     t.push_back(Option<R>("--gpus", "gpus", "GPU count; dp = gpus / (tp x pp); in a search, given = kept (for inference: one replica's GPUs)", &R::gpus).Min(0, true).Max(100000));
     t.push_back(Option<R>("--seq", "seq", "training sequence length", &R::seq).Unit("tokens"));
-    t.push_back(Option<R>("--micro-batch", "micro_batch", "sequences per GPU per micro-step", &R::micro_batch));
+    t.push_back(Option<R>("--micro-batch", "micro_batch", "sequences per GPU per micro-step; not given: 1, 2, 4 or 8, the fastest that fits within the global batch (docs/time-model.md §10)", &R::micro_batch));
     t.push_back(Option<R>("--global-batch", "global_batch", "sequences per optimizer step (0: fill the pipeline)",
                           &R::global_batch));
     t.push_back(Option<R>("--precision", "precision", "training precision (mixed: bf16/fp16 + fp32 master weights; bf16: pure)",
@@ -38,12 +38,12 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--tp", "tp", "tensor-parallel size; in a search, given = kept", &R::tp).Min(0, true));
     t.push_back(Option<R>("--pp", "pp", "pipeline-parallel size; in a search, given = kept", &R::pp).Min(0, true));
     t.push_back(Option<R>("--ep", "ep", "expert-parallel size (MoE); in a search, given = kept", &R::ep).Min(0, true));
-    t.push_back(Option<R>("--tp-overlap", "tp_overlap", "tensor-parallel collectives overlapped with the GEMMs (Megatron-Core --tp-comm-overlap); docs/time-model.md §4", &R::tp_overlap)
+    t.push_back(Option<R>("--tp-overlap", "tp_overlap", "tensor-parallel collectives overlapped with the GEMMs (Megatron-Core --tp-comm-overlap); docs/time-model.md §4; not given: on where the framework offers it and it is faster (§10)", &R::tp_overlap)
                     .Choices({"on", "off"}, on_off));
     t.push_back(Option<R>("--cp", "cp", "context-parallel size (training; ring attention over sequence chunks); in a search, given = kept", &R::cp).Min(0, true));
-    t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept", &R::vpp).Min(0, true));
+    t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept; not given: the fastest of 1, 2, 4, 8 that fits where the framework interleaves (docs/time-model.md §10)", &R::vpp).Min(0, true));
     t.push_back(Option<R>("--sp", "sp", "sequence parallelism (with tp > 1); in a search, given = kept (otherwise on whenever tp > 1)", &R::sp));
-    t.push_back(Option<R>("--recompute", "recompute", "activation recomputation: none, selective (the attention core), op (every second matmul of a block, torchtitan's op-level policy) or full; docs/memory-model.md §4.3", &R::recompute)
+    t.push_back(Option<R>("--recompute", "recompute", "activation recomputation: none, selective (the attention core), op (every second matmul of a block, torchtitan's op-level policy) or full; docs/memory-model.md §4.3; not given: the framework's default, or the least that fits (docs/time-model.md §10)", &R::recompute)
                     .Choices({"none", "selective", "op", "full"}, [](const std::string& s) { ParseRecompute(s); }));
     t.push_back(Option<R>("--flash-attn", "flash_attn", "FlashAttention (no attention-score activations)", &R::flash_attn).Choices({"on", "off"}, on_off));
     t.push_back(Option<R>("--fp8", "fp8", "training GEMMs in fp8 (Transformer Engine / torchao float8; Hopper and later; docs/time-model.md §3.1)", &R::fp8)

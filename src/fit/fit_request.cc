@@ -252,71 +252,138 @@ SearchOptions SearchOptionsOf(const FitRequest& r, const FitInputs& in, const Gp
   return so;
 }
 
-std::optional<UnstatedSettings> ChooseUnstatedSettings(bool vpp_given, bool tp_overlap_given, const ModelSpec& spec,
-                                                       const Workload& w, Layout& l, const Gpu& gpu,
-                                                       const OverheadConfig& overhead, TimeConfig& time, double tokens) {
+std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& given, const ModelSpec& spec, Workload& w,
+                                                       Layout& l, const Gpu& gpu, const OverheadConfig& overhead,
+                                                       TimeConfig& time, double tokens) {
+  const FrameworkProfile& f = overhead.framework;
   std::vector<int64_t> vpps{l.vpp};
-  if (!vpp_given && l.pp > 1 && overhead.framework.interleaved_pipeline) {
+  if (!given.vpp && l.pp > 1 && f.interleaved_pipeline) {
     vpps = {1};
     for (int64_t v = 2; v <= 8 && l.pp * v <= spec.layers; v *= 2) {
       vpps.push_back(v);
     }
   }
   std::vector<bool> overlaps{time.tp_overlap};
-  if (!tp_overlap_given && l.tp > 1 && l.sp && overhead.framework.tp_comm_overlap) {
+  if (!given.tp_overlap && l.tp > 1 && l.sp && f.tp_comm_overlap) {
     overlaps = {false, true};
   }
-  if (vpps.size() == 1 && overlaps.size() == 1) {
+  // The global batch every micro-batch must divide into (micro-batch x dp): the given one, or
+  // the one the current micro-batch fills the pipeline with (the time model's rule, §1).
+  const int64_t dp = std::max<int64_t>(l.dp(), 1);
+  const int64_t global = w.global_batch > 0 ? w.global_batch : w.micro_batch * dp * std::max<int64_t>(l.pp, 1);
+  std::vector<int64_t> micro_batches{w.micro_batch};
+  if (!given.micro_batch) {
+    micro_batches.clear();
+    for (int64_t mb = 1; mb <= 8; mb *= 2) {
+      if (global % (mb * dp) == 0) {
+        micro_batches.push_back(mb);
+      }
+    }
+    if (micro_batches.empty()) {
+      micro_batches = {w.micro_batch};
+    }
+  }
+  std::vector<Recompute> recomputes{w.recompute};
+  if (!given.recompute && f.default_recompute.empty()) {
+    recomputes = {Recompute::kNone};
+    if (!w.flash_attn) {
+      recomputes.push_back(Recompute::kSelective);
+    }
+    if (std::any_of(f.recompute.begin(), f.recompute.end(),
+                    [](const std::string& v) { return FindRecompute(v) == Recompute::kOp; })) {
+      recomputes.push_back(Recompute::kOp);
+    }
+    recomputes.push_back(Recompute::kFull);
+  }
+  if (vpps.size() == 1 && overlaps.size() == 1 && micro_batches.size() == 1 && recomputes.size() == 1) {
     return std::nullopt;
   }
+  struct Combo {
+    int64_t vpp;
+    bool overlap;
+    int64_t micro_batch;
+    Recompute recompute;
+  };
   UnstatedSettings u;
-  std::optional<std::pair<int64_t, bool>> best, worst;
-  for (int64_t v : vpps) {
-    for (bool o : overlaps) {
-      Layout lc = l;
-      lc.vpp = v;
-      TimeConfig tc = time;
-      tc.tp_overlap = o;
-      ++u.combinations;
-      const MemoryEstimate e = EstimateMemory(spec, w, lc, overhead, std::optional<int64_t>(gpu.memory_bytes));
-      if (!Fits(e, gpu)) {
-        continue;
-      }
-      ++u.fitting;
-      const TrainingTime t = EstimateTrainingTime(spec, w, lc, gpu, tc, tokens);
-      if (!best || t.tokens_per_second > u.best_tokens_per_second) {
-        best = {v, o};
-        u.best_tokens_per_second = t.tokens_per_second;
-        u.best_step_seconds = t.step_seconds;
-        u.best_mfu = t.mfu;
-        u.best_total_hours = t.total_hours;
-      }
-      if (!worst || t.tokens_per_second < u.worst_tokens_per_second) {
-        worst = {v, o};
-        u.worst_tokens_per_second = t.tokens_per_second;
-        u.worst_step_seconds = t.step_seconds;
-        u.worst_mfu = t.mfu;
-        u.worst_total_hours = t.total_hours;
+  std::optional<Combo> best, worst;
+  for (Recompute rc : recomputes) {
+    for (int64_t mb : micro_batches) {
+      for (int64_t v : vpps) {
+        for (bool o : overlaps) {
+          Workload wc = w;
+          wc.recompute = rc;
+          if (mb != w.micro_batch) {
+            wc.micro_batch = mb;
+            wc.global_batch = global;
+          }
+          Layout lc = l;
+          lc.vpp = v;
+          TimeConfig tc = time;
+          tc.tp_overlap = o;
+          ++u.combinations;
+          const MemoryEstimate e = EstimateMemory(spec, wc, lc, overhead, std::optional<int64_t>(gpu.memory_bytes));
+          if (!Fits(e, gpu)) {
+            continue;
+          }
+          ++u.fitting;
+          const TrainingTime t = EstimateTrainingTime(spec, wc, lc, gpu, tc, tokens);
+          if (!best || t.tokens_per_second > u.best_tokens_per_second) {
+            best = Combo{v, o, mb, rc};
+            u.best_tokens_per_second = t.tokens_per_second;
+            u.best_step_seconds = t.step_seconds;
+            u.best_mfu = t.mfu;
+            u.best_total_hours = t.total_hours;
+          }
+          if (!worst || t.tokens_per_second < u.worst_tokens_per_second) {
+            worst = Combo{v, o, mb, rc};
+            u.worst_tokens_per_second = t.tokens_per_second;
+            u.worst_step_seconds = t.step_seconds;
+            u.worst_mfu = t.mfu;
+            u.worst_total_hours = t.total_hours;
+          }
+        }
       }
     }
   }
   if (!best) {
     return std::nullopt;
   }
-  l.vpp = best->first;
-  time.tp_overlap = best->second;
+  l.vpp = best->vpp;
+  time.tp_overlap = best->overlap;
+  if (best->micro_batch != w.micro_batch) {
+    w.micro_batch = best->micro_batch;
+    w.global_batch = global;
+  }
+  w.recompute = best->recompute;
   std::vector<std::string> worst_parts;
+  const auto choice = [&](const char* name, const std::string& chosen, std::vector<std::string> tried,
+                          const std::string& slowest) {
+    u.choices.push_back({name, chosen, std::move(tried)});
+    worst_parts.push_back(std::string(name) + " " + slowest);
+  };
   if (vpps.size() > 1) {
-    UnstatedChoice c{"vpp", std::to_string(best->first), {}};
+    std::vector<std::string> tried;
     for (int64_t v : vpps) {
-      c.tried.push_back(std::to_string(v));
+      tried.push_back(std::to_string(v));
     }
-    u.choices.push_back(std::move(c));
-    worst_parts.push_back("vpp " + std::to_string(worst->first));
+    choice("vpp", std::to_string(best->vpp), std::move(tried), std::to_string(worst->vpp));
   }
   if (overlaps.size() > 1) {
-    u.choices.push_back({"tp_overlap", best->second ? "on" : "off", {"off", "on"}});
-    worst_parts.push_back(std::string("tp_overlap ") + (worst->second ? "on" : "off"));
+    choice("tp_overlap", best->overlap ? "on" : "off", {"off", "on"}, worst->overlap ? "on" : "off");
+  }
+  if (micro_batches.size() > 1) {
+    std::vector<std::string> tried;
+    for (int64_t mb : micro_batches) {
+      tried.push_back(std::to_string(mb));
+    }
+    choice("micro_batch", std::to_string(best->micro_batch), std::move(tried), std::to_string(worst->micro_batch));
+  }
+  if (recomputes.size() > 1) {
+    std::vector<std::string> tried;
+    for (Recompute rc : recomputes) {
+      tried.emplace_back(ToString(rc));
+    }
+    choice("recompute", ToString(best->recompute), std::move(tried), ToString(worst->recompute));
   }
   for (std::size_t i = 0; i < worst_parts.size(); ++i) {
     u.worst += (i ? ", " : "") + worst_parts[i];
@@ -342,9 +409,12 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
   TimeConfig time = in.time;
   if (IsTraining(w.task)) {
     // Given: marked so by the front end, or (a request built in code) a value other than the default.
-    const bool vpp_given = r.pinned.vpp.has_value() || r.vpp != 1;
-    const bool overlap_given = r.tp_overlap_given || r.tp_overlap != "off";
-    s.unstated = ChooseUnstatedSettings(vpp_given, overlap_given, spec, w, s.layout, gpu, overhead, time, in.tokens);
+    GivenSettings given;
+    given.vpp = r.pinned.vpp.has_value() || r.vpp != 1;
+    given.tp_overlap = r.tp_overlap_given || r.tp_overlap != "off";
+    given.micro_batch = r.pinned.micro_batch.has_value() || r.micro_batch != 1;
+    given.recompute = r.recompute_given || r.pinned.recompute.has_value() || r.recompute != "none";
+    s.unstated = ChooseUnstatedSettings(given, spec, s.workload, s.layout, gpu, overhead, time, in.tokens);
   }
   e = EstimateMemory(spec, w, l, overhead, std::optional<int64_t>(gpu.memory_bytes));
   e.notes.insert(e.notes.end(), dtype_notes.begin(), dtype_notes.end());

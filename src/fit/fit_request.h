@@ -149,8 +149,8 @@ SearchOptions SearchOptionsOf(const FitRequest& r, const FitInputs& in, const Gp
 // A setting a training fit's request left unstated, chosen for speed within memory
 // (docs/time-model.md §10).
 struct UnstatedChoice {
-  std::string name;                // "vpp", "tp_overlap"
-  std::string chosen;              // "4", "on"
+  std::string name;                // "vpp", "tp_overlap", "micro_batch", "recompute"
+  std::string chosen;              // "4", "on", "2", "selective"
   std::vector<std::string> tried;  // every value tried, in order
 };
 // Over every combination of the unstated settings that fits: the fastest (the one taken) and the
@@ -163,17 +163,32 @@ struct UnstatedSettings {
   double best_tokens_per_second = 0, worst_tokens_per_second = 0;
   double best_mfu = 0, worst_mfu = 0;
   std::optional<double> best_total_hours, worst_total_hours;
-  std::string worst;  // the slowest combination, "vpp 1, tp_overlap off"
+  std::string worst;  // the slowest combination, "vpp 1, tp_overlap off, recompute full"
 };
 
-// The settings a training request left unstated that its framework offers (vpp with a pipeline,
-// tensor-parallel overlap with sequence parallelism), each combination estimated on the card: the
-// fastest that fits is taken (`l` and `time` are set to it; a tie keeps the smaller value) and
-// the range over all that fit is returned. Nullopt when nothing was left to choose or nothing
-// fits (then `l` and `time` are unchanged). docs/time-model.md §10.
-std::optional<UnstatedSettings> ChooseUnstatedSettings(bool vpp_given, bool tp_overlap_given, const ModelSpec& spec,
-                                                       const Workload& w, Layout& l, const Gpu& gpu,
-                                                       const OverheadConfig& overhead, TimeConfig& time, double tokens);
+// Which of the settings ChooseUnstatedSettings may choose the request gave (each true: kept).
+struct GivenSettings {
+  bool vpp = true;
+  bool tp_overlap = true;
+  bool micro_batch = true;
+  bool recompute = true;
+};
+
+// The settings a training request left unstated that its framework offers (docs/time-model.md
+// §10), each combination estimated on the card; the fastest that fits is taken (`w`, `l` and
+// `time` are set to it; a tie keeps the earlier value: the smaller vpp and micro-batch, overlap
+// off, the least recomputation) and the range over all that fit is returned:
+// - vpp with a pipeline where the profile runs the interleaved schedule: 1, 2, 4, 8;
+// - tensor-parallel overlap with sequence parallelism where the profile offers it: off, on;
+// - micro-batch 1, 2, 4, 8 within the global batch (the given one, or the one the current
+//   micro-batch gives: a micro-batch is tried only where micro-batch x dp divides it, so the
+//   global batch, a training hyperparameter, never changes);
+// - recomputation where the profile has no default of its own: none, selective (skipped with
+//   flash attention, which already does it), op (where the profile offers it), full.
+// Nullopt when nothing was left to choose or nothing fits (then `w`, `l` and `time` are unchanged).
+std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& given, const ModelSpec& spec, Workload& w,
+                                                       Layout& l, const Gpu& gpu, const OverheadConfig& overhead,
+                                                       TimeConfig& time, double tokens);
 
 struct FitSingle {
   const Gpu* gpu = nullptr;

@@ -228,7 +228,7 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   if (!c["vpp"] && l.pp > 1) {
     OverheadConfig oc;
     oc.framework = FrameworkCatalog::Load(test::DataDir() + "/frameworks.yaml").Find("generic");
-    if (const auto u = ChooseUnstatedSettings(false, true, model, w, l, gpu, oc, tc, 0); u && l.vpp > 1) {
+    if (const auto u = ChooseUnstatedSettings(GivenSettings{.vpp = false}, model, w, l, gpu, oc, tc, 0); u && l.vpp > 1) {
       r.layout += fmt::format(" vpp={} (not stated: chosen)", l.vpp);
     }
   }

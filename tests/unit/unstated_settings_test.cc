@@ -1,5 +1,6 @@
-// Settings a training fit is not given (docs/time-model.md §10): vpp and tensor-parallel overlap,
-// where the framework offers them, chosen for speed within memory, and the range over them.
+// Settings a training fit is not given (docs/time-model.md §10): vpp and tensor-parallel overlap
+// where the framework offers them, the micro-batch within the global batch and the recomputation,
+// chosen for speed within memory, and the range over them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,37 +37,55 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
   const FitJobResult f = Fit(Pipeline("megatron"));
   ASSERT_TRUE(f.single && f.single->unstated);
   const UnstatedSettings& u = *f.single->unstated;
-  ASSERT_EQ(u.choices.size(), 2u);
+  ASSERT_EQ(u.choices.size(), 4u);
   EXPECT_EQ(u.choices[0].name, "vpp");
   EXPECT_EQ(u.choices[0].tried, (std::vector<std::string>{"1", "2", "4", "8"}));
   EXPECT_EQ(u.choices[1].name, "tp_overlap");
-  EXPECT_EQ(u.combinations, 8);
+  // dp = 32 / (8 x 4) = 1, so every micro-batch 1-8 divides the global batch of 256.
+  EXPECT_EQ(u.choices[2].name, "micro_batch");
+  EXPECT_EQ(u.choices[2].tried, (std::vector<std::string>{"1", "2", "4", "8"}));
+  // Megatron has no recomputation by default; selective is skipped with flash attention (it is
+  // what flash attention does), and Megatron offers no op-level policy.
+  EXPECT_EQ(u.choices[3].name, "recompute");
+  EXPECT_EQ(u.choices[3].tried, (std::vector<std::string>{"none", "full"}));
+  EXPECT_EQ(u.combinations, 4 * 2 * 4 * 2);
 
-  // Every combination given explicitly (as --vpp and --tp-overlap would): the choice is the
-  // fastest of them, the range their fastest and slowest.
+  // Every combination given explicitly (as --vpp, --tp-overlap, --micro-batch and --recompute
+  // would): the choice is the fastest of them (the first in the tried order on a tie), the range
+  // their fastest and slowest.
   double fastest = 0, slowest = 1e300;
-  std::string fastest_vpp, fastest_overlap;
+  std::string fastest_vpp, fastest_overlap, fastest_mb, fastest_rc;
   int fitting = 0;
-  for (int64_t v : {1, 2, 4, 8}) {
-    for (const char* o : {"off", "on"}) {
-      FitRequest q = Pipeline("megatron");
-      q.vpp = v;
-      q.pinned.vpp = v;
-      q.tp_overlap = o;
-      q.tp_overlap_given = true;
-      const FitJobResult g = Fit(q);
-      EXPECT_FALSE(g.single->unstated) << v << o;  // nothing left to choose
-      if (!g.single->fits) {
-        continue;
+  for (const char* rc : {"none", "full"}) {
+    for (int64_t mb : {1, 2, 4, 8}) {
+      for (int64_t v : {1, 2, 4, 8}) {
+        for (const char* o : {"off", "on"}) {
+          FitRequest q = Pipeline("megatron");
+          q.vpp = v;
+          q.pinned.vpp = v;
+          q.tp_overlap = o;
+          q.tp_overlap_given = true;
+          q.micro_batch = mb;
+          q.pinned.micro_batch = mb;
+          q.recompute = rc;
+          q.recompute_given = true;
+          const FitJobResult g = Fit(q);
+          EXPECT_FALSE(g.single->unstated) << v << o << mb << rc;  // nothing left to choose
+          if (!g.single->fits) {
+            continue;
+          }
+          ++fitting;
+          const double tps = g.single->training->tokens_per_second;
+          if (tps > fastest) {
+            fastest = tps;
+            fastest_vpp = std::to_string(v);
+            fastest_overlap = o;
+            fastest_mb = std::to_string(mb);
+            fastest_rc = rc;
+          }
+          slowest = std::min(slowest, tps);
+        }
       }
-      ++fitting;
-      const double tps = g.single->training->tokens_per_second;
-      if (tps > fastest) {
-        fastest = tps;
-        fastest_vpp = std::to_string(v);
-        fastest_overlap = o;
-      }
-      slowest = std::min(slowest, tps);
     }
   }
   EXPECT_EQ(u.fitting, fitting);
@@ -74,20 +93,102 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
   EXPECT_DOUBLE_EQ(u.worst_tokens_per_second, slowest);
   EXPECT_EQ(u.choices[0].chosen, fastest_vpp);
   EXPECT_EQ(u.choices[1].chosen, fastest_overlap);
+  EXPECT_EQ(u.choices[2].chosen, fastest_mb);
+  EXPECT_EQ(u.choices[3].chosen, fastest_rc);
   EXPECT_EQ(std::to_string(f.single->layout.vpp), fastest_vpp);
+  EXPECT_EQ(std::to_string(f.single->workload.micro_batch), fastest_mb);
   EXPECT_DOUBLE_EQ(f.single->training->tokens_per_second, fastest);
   EXPECT_LT(slowest, fastest);  // the answer hangs on them: the JSON says by how much
+  // Recomputation only adds work, and with 4 stages fewer, larger micro-batches only lengthen the
+  // bubble ((pp - 1) / (micro-batches x vpp), Narayanan et al. 2021): the fastest recomputes
+  // nothing and keeps micro-batch 1 when that fits.
+  EXPECT_EQ(fastest_rc, "none");
+  EXPECT_EQ(fastest_mb, "1");
 
   const nlohmann::json j = FitJobToJson(f);
   EXPECT_EQ(j["unstated"]["choices"][0]["chosen"], fastest_vpp);
+  EXPECT_EQ(j["unstated"]["choices"][3]["name"], "recompute");
   EXPECT_DOUBLE_EQ(j["unstated"]["tokens_per_second"]["worst"].get<double>(), slowest);
   EXPECT_EQ(j["layout"]["vpp"], f.single->layout.vpp);
+}
+
+// The given micro-batch and recomputation of the tests below, so that only vpp and overlap vary.
+FitRequest PinnedBatch(FitRequest r) {
+  r.micro_batch = 1;
+  r.pinned.micro_batch = 1;
+  r.recompute = "none";
+  r.recompute_given = true;
+  return r;
+}
+
+bool Chose(const FitJobResult& f, const std::string& name) {
+  if (!f.single->unstated) {
+    return false;
+  }
+  const auto& c = f.single->unstated->choices;
+  return std::any_of(c.begin(), c.end(), [&](const UnstatedChoice& x) { return x.name == name; });
+}
+
+TEST(UnstatedSettings, RecomputationIsTheLeastThatFits) {
+  // Llama-3.1-8B LoRA at 8,192 tokens on one A100 40GB (generic: no recomputation by default).
+  // The activations without recomputation are far beyond the card (about 70 GiB in all), with
+  // full recomputation each layer keeps only its input (about 30 GiB). Given explicitly: none does
+  // not fit, full does. Unstated: full is taken, and the memory answer is the one with it.
+  FitRequest r;
+  r.model = "Llama-3.1-8B";
+  r.task = "lora";
+  r.seq = 8192;
+  r.gpu = "A100 40GB";
+  r.gpus = 1;
+  r.micro_batch = 1;
+  r.pinned.micro_batch = 1;
+  FitRequest none = r, full = r;
+  none.recompute = "none";
+  none.recompute_given = true;
+  full.recompute = "full";
+  full.recompute_given = true;
+  const FitJobResult n = Fit(none), fu = Fit(full), chosen = Fit(r);
+  ASSERT_FALSE(n.single->fits);
+  ASSERT_TRUE(fu.single->fits);
+  ASSERT_TRUE(chosen.single->unstated);
+  ASSERT_EQ(chosen.single->unstated->choices.size(), 1u);
+  EXPECT_EQ(chosen.single->unstated->choices[0].name, "recompute");
+  EXPECT_EQ(chosen.single->unstated->choices[0].chosen, "full");
+  EXPECT_TRUE(chosen.single->fits);
+  EXPECT_EQ(chosen.single->workload.recompute, Recompute::kFull);
+  EXPECT_DOUBLE_EQ(chosen.single->memory.per_gpu.Total().value, fu.single->memory.per_gpu.Total().value);
+  EXPECT_EQ(chosen.single->unstated->fitting, 1);  // only full fits: best and worst are the same
+  EXPECT_EQ(chosen.single->unstated->worst, "recompute full");
+}
+
+TEST(UnstatedSettings, TheMicroBatchNeverChangesTheGlobalBatch) {
+  // 8 GPUs of data parallelism and a global batch of 24: micro-batch x 8 must divide 24, so only
+  // 1 (24 = 3 x 8) is possible (2 x 8 = 16 and 4 x 8 do not divide 24): nothing to choose.
+  FitRequest r;
+  r.model = "Llama-3.1-8B";
+  r.task = "full";
+  r.seq = 2048;
+  r.gpu = "H100 SXM";
+  r.gpus = 8;
+  r.zero = 3;
+  r.global_batch = 24;
+  r.recompute = "full";
+  r.recompute_given = true;
+  const FitJobResult f = Fit(r);
+  EXPECT_FALSE(Chose(f, "micro_batch"));
+  EXPECT_EQ(f.single->workload.micro_batch, 1);
+  // A global batch of 64: 1, 2, 4 and 8 all divide it (64 = 8 x 8 x 1), each tried.
+  r.global_batch = 64;
+  const FitJobResult g = Fit(r);
+  ASSERT_TRUE(Chose(g, "micro_batch"));
+  EXPECT_EQ(g.single->unstated->choices[0].tried, (std::vector<std::string>{"1", "2", "4", "8"}));
+  EXPECT_EQ(g.single->workload.global_batch, 64);
 }
 
 TEST(UnstatedSettings, InterleavingDividesTheBubbleByVpp) {
   // Narayanan et al. 2021 §2.2.2: the interleaved schedule's bubble is (pp - 1) / vpp micro-batch
   // slots against (pp - 1) for 1F1B, the micro-batch's time per stage being the same.
-  FitRequest one = Pipeline("megatron");
+  FitRequest one = PinnedBatch(Pipeline("megatron"));
   one.vpp = 1;
   one.pinned.vpp = 1;
   one.tp_overlap_given = true;
@@ -102,11 +203,16 @@ TEST(UnstatedSettings, InterleavingDividesTheBubbleByVpp) {
 
 TEST(UnstatedSettings, GivenValuesAndFrameworksWithoutTheScheduleAreKept) {
   // DeepSpeed's pipeline engine runs 1F1B only and has no tensor-parallel overlap.
-  const FitJobResult ds = Fit(Pipeline("deepspeed"));
+  const FitJobResult ds = Fit(PinnedBatch(Pipeline("deepspeed")));
   EXPECT_FALSE(ds.single->unstated);
   EXPECT_EQ(ds.single->layout.vpp, 1);
-  // Megatron with both given: kept.
-  FitRequest given = Pipeline("megatron");
+  // Unstated micro-batch and recomputation are still chosen for DeepSpeed, never vpp or overlap.
+  const FitJobResult ds2 = Fit(Pipeline("deepspeed"));
+  EXPECT_TRUE(Chose(ds2, "micro_batch"));
+  EXPECT_FALSE(Chose(ds2, "vpp"));
+  EXPECT_FALSE(Chose(ds2, "tp_overlap"));
+  // Megatron with all given: kept.
+  FitRequest given = PinnedBatch(Pipeline("megatron"));
   given.vpp = 2;
   given.tp_overlap = "off";
   given.tp_overlap_given = true;  // --tp-overlap off on the command line (off is also the default)
@@ -114,12 +220,23 @@ TEST(UnstatedSettings, GivenValuesAndFrameworksWithoutTheScheduleAreKept) {
   EXPECT_FALSE(g.single->unstated);
   EXPECT_EQ(g.single->layout.vpp, 2);
   // Without sequence parallelism Megatron cannot overlap: only vpp is chosen.
-  FitRequest no_sp = Pipeline("megatron");
+  FitRequest no_sp = PinnedBatch(Pipeline("megatron"));
   no_sp.sp = false;
   const FitJobResult n = Fit(no_sp);
   ASSERT_TRUE(n.single->unstated);
   ASSERT_EQ(n.single->unstated->choices.size(), 1u);
   EXPECT_EQ(n.single->unstated->choices[0].name, "vpp");
+  // LLaMA-Factory turns full recomputation on by default: that is what runs, not a choice.
+  FitRequest lf;
+  lf.model = "Llama-3.1-8B";
+  lf.task = "lora";
+  lf.seq = 2048;
+  lf.gpu = "H100 SXM";
+  lf.gpus = 1;
+  lf.framework = "llama-factory";
+  const FitJobResult l = Fit(lf);
+  EXPECT_FALSE(Chose(l, "recompute"));
+  EXPECT_EQ(l.single->workload.recompute, Recompute::kFull);
 }
 
 TEST(UnstatedSettings, TheSearchTriesVirtualStagesToo) {
