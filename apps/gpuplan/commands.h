@@ -25,6 +25,7 @@ Runner RegisterFrameworks(CLI::App& app, GlobalOptions& g);
 Runner RegisterCost(CLI::App& app, GlobalOptions& g);
 Runner RegisterCheck(CLI::App& app, GlobalOptions& g);
 Runner RegisterMeter(CLI::App& app, GlobalOptions& g);
+Runner RegisterPlan(CLI::App& app, GlobalOptions& g);
 Runner RegisterServe(CLI::App& app, GlobalOptions& g);
 
 // Resolved data directory: --data-dir, else $GPUPLAN_DATA, else the build's data/ folder.

@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
     const char* name;
     Runner (*reg)(CLI::App&, GlobalOptions&);
   };
-  const Entry table[] = {{"fit", RegisterFit}, {"gpus", RegisterGpus}, {"models", RegisterModels}, {"frameworks", RegisterFrameworks}, {"cost", RegisterCost}, {"check", RegisterCheck}, {"meter", RegisterMeter}, {"serve", RegisterServe}};
+  const Entry table[] = {{"fit", RegisterFit}, {"gpus", RegisterGpus}, {"models", RegisterModels}, {"frameworks", RegisterFrameworks}, {"cost", RegisterCost}, {"check", RegisterCheck}, {"meter", RegisterMeter}, {"plan", RegisterPlan}, {"serve", RegisterServe}};
   std::map<CLI::App*, Runner> runners;
   for (const auto& e : table) {
     Runner r = e.reg(app, g);

@@ -52,7 +52,7 @@ const OptionTable<FitRequest>& FitOptionTable() {
                     .Choices({"fa2", "fa3"}, [](const std::string& s) { ParseAttentionKernel(s); }).Unset("the framework's (fa2)"));
     t.push_back(Option<R>("--compile", "compile", "training's elementwise kernels fused (torch.compile, Transformer Engine, fused kernels) or off: eager PyTorch, each op reading and writing its tensors; docs/time-model.md §3.3", &R::compile)
                     .Choices({"on", "off"}, on_off).Unset("the framework's (on unless it runs eager)"));
-    t.push_back(Option<R>("--lora-rank", "lora_rank", "LoRA rank", &R::lora_rank));
+    t.push_back(Option<R>("--lora-rank", "lora_rank", "LoRA rank", &R::lora_rank).Min(1).Max(65536));
     t.push_back(Option<R>("--lora-dropout", "lora_dropout", "LoRA dropout probability", &R::lora_dropout)
                     .Min(0).Max(1, true));
     t.push_back(Option<R>("--lora-targets", "lora_targets", "all-linear or module names, comma separated",

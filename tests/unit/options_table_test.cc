@@ -6,6 +6,7 @@
 
 #include "check/check_options.h"
 #include "meter/meter_options.h"
+#include "plan/plan_request.h"
 #include "serve/serve_options.h"
 
 #include <CLI/CLI.hpp>
@@ -119,6 +120,7 @@ TEST(OptionsTable, FlagsAndKeysAreUnique) {
   ExpectWellFormed(MeterAlertsOptionTable());
   ExpectWellFormed(MeterRunOptionTable());
   ExpectWellFormed(MeterRecordOptionTable());
+  ExpectWellFormed(PlanOptionTable());
 }
 
 // The command line spells a key by the flag registered for it (SpellFlags, read/options.h): one
@@ -148,6 +150,7 @@ TEST(OptionsTable, AKeyHasOneFlagAcrossTheTables) {
   add(MeterRecordOptionTable());
   add(MeterWatchOptionTable());
   add(ServeOptionTable());
+  add(PlanOptionTable());
   // The tests' spelling is the CLI's: --allow-host, not the default spelling's --allow-hosts.
   EXPECT_EQ(test::AsCli(InputError::Option("allow_hosts", "x")).field(), "--allow-host");
   EXPECT_EQ(test::AsCli(InputError::Option("timeout_seconds", "x")).field(), "--timeout");
@@ -412,6 +415,7 @@ TEST(OptionsTable, DocsCliIsCurrent) {
   check("meter run", OptionsMarkdown(MeterRunOptionTable()));
   check("meter record", OptionsMarkdown(MeterRecordOptionTable()));
   check("meter watch", OptionsMarkdown(MeterWatchOptionTable()));
+  check("plan", OptionsMarkdown(PlanOptionTable()));
 }
 
 }  // namespace

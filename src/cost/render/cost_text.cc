@@ -192,17 +192,7 @@ void CompareToText(std::ostream& os, const CompareResult& c) {
   }
 }
 
-void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all) {
-  const Plan& best = o.plan;
-  const std::string& cur = o.currency;
-  PrintUsage(os, o.usage);
-  PrintLink(os, o.link, o.currency);
-  if (!best.feasible) {
-    os << SayMessage(best.solver_status) << "\n";
-    return;
-  }
-  os << Say("cost.text.cheapest", "cheapest plan") << " "
-     << SayMessage(fmt::format("(GLPK MILP, {} variables, {} integer):", best.variables, best.integer_variables)) << "\n";
+void RentalToText(std::ostream& os, const Plan& best, const std::string& cur) {
   PrintReservedTerms(os, best);
   for (const auto& [id, h] : best.on_demand_gpu_hours) {
     os << "  " << SayMessage(fmt::format("on-demand {:.0f} GPU-hours on {}", h, id)) << "\n";
@@ -232,6 +222,20 @@ void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all
   if (!best.note.empty()) {
     os << "  " << SayMessage(best.note) << "\n";
   }
+}
+
+void OptimizeToText(std::ostream& os, const OptimizeResult& o, bool spot_for_all) {
+  const Plan& best = o.plan;
+  const std::string& cur = o.currency;
+  PrintUsage(os, o.usage);
+  PrintLink(os, o.link, o.currency);
+  if (!best.feasible) {
+    os << SayMessage(best.solver_status) << "\n";
+    return;
+  }
+  os << Say("cost.text.cheapest", "cheapest plan") << " "
+     << SayMessage(fmt::format("(GLPK MILP, {} variables, {} integer):", best.variables, best.integer_variables)) << "\n";
+  RentalToText(os, best, cur);
   for (const auto& [mode, saving] : o.savings) {
     if (saving) {
       os << "  "

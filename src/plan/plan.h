@@ -1,0 +1,116 @@
+// `gpuplan plan`: from a workload over months to one rental plan (docs/plan.md). Every training
+// job and service is sized on every offered card with fit's search (memory and time), the hourly
+// usage each choice implies is built per card and month, and the rental optimiser prices each
+// card's usage month by month; the card of every job is chosen jointly (the jobs on one card
+// share its instances), starting from each job's cheapest card alone and moving one job at a time
+// while the total falls. The result says per month what runs where, what to rent and every fee,
+// the alternatives (fastest to finish, one provider) and what each gives up.
+//
+// Lifetime: the result's Gpu pointers point into `catalog`.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/gpu_catalog.h"
+#include "catalog/offer.h"
+#include "cost/optimizer.h"
+#include "cost/usage.h"
+#include "fit/search.h"
+#include "plan/workload.h"
+
+namespace gpuplan {
+
+// A job or service on one card: how it is laid out and what it holds.
+struct PlanSizing {
+  const Gpu* gpu = nullptr;
+  int64_t gpus = 0;               // training: the job's GPUs; serving: one replica's
+  Layout layout;
+  Workload workload;              // micro-batch, recomputation as sized
+  double hours = 0;               // training: hours to finish one run
+  double tokens_per_second = 0;   // training
+  double requests_per_second = 0; // serving: one replica's
+  std::array<int64_t, 24> gpus_by_hour{};  // serving: GPUs at each hour of the day
+};
+
+// What runs in a month: a job's run or a service.
+struct PlanRun {
+  std::string id;
+  bool serving = false;
+  PlanSizing sizing;
+  LocalHour start{};   // training: the hour it starts (offers' wall clock)
+  LocalHour end{};     // training: the hour after it ends
+  bool interruptible = false;
+  double gpu_hours = 0;  // in the month
+  double share = 0;      // of its card's rental money in the month, by GPU-hours
+};
+
+// One card's rental in one month: the usage of the runs on it and the optimiser's plan.
+struct PlanCardMonth {
+  const Gpu* gpu = nullptr;
+  UsageTrace usage;
+  Plan rental;
+};
+
+struct PlanMonth {
+  LocalDay month{};
+  std::vector<PlanRun> runs;
+  std::vector<PlanCardMonth> cards;
+  CostItems cost;       // the cards' items summed
+  double total = 0;
+  double peak_gpus = 0;  // GPUs in use at the busiest hour, every card
+  std::optional<bool> within_budget;
+};
+
+struct PlanAlternative {
+  std::string name;        // "fastest", "single_provider"
+  std::string provider;    // single_provider: which
+  bool feasible = false;
+  double total = 0;
+  double hours_to_finish = 0;  // the training runs' hours, summed over jobs and months
+  std::string gives_up;        // one sentence, against the plan
+};
+
+// What to run when a rented machine type is delivered (docs/plan.md §5).
+struct PlanCheck {
+  std::string gpu;
+  int gpus_per_instance = 1;
+  std::string command;  // gpuplan check --expect "Nx CARD"
+};
+
+struct PlanResult {
+  std::string workload_file;
+  std::vector<std::string> offers_files;
+  std::string currency = "CNY";
+  Zone zone = DefaultZone();
+  bool feasible = false;
+  std::vector<PlanMonth> months;
+  double total = 0;
+  double hours_to_finish = 0;
+  std::optional<double> budget_per_month;
+  std::vector<PlanAlternative> alternatives;
+  std::vector<PlanCheck> checks;
+  std::map<std::string, std::string> assignment;  // job or service id -> card name
+  std::vector<std::string> notes;                 // cards a job cannot use and why, limits
+  std::string unserved;                           // when not feasible: why
+  int rentals_solved = 0;                         // optimiser runs (cache misses)
+};
+
+struct PlanOptions {
+  bool fastest = false;                 // each training job on its fastest card and count
+  std::vector<std::string> providers;   // restrict the offers to these (empty: the workload's limits)
+};
+
+// Throws InputError for offers that cannot be combined (currencies, zones) or a workload the
+// offers cannot size at all.
+PlanResult RunPlan(const PlanWorkload& w, const OfferSet& offers, const GpuCatalog& catalog, const std::string& data_dir,
+                   const PlanOptions& o = {});
+
+// The hourly usage the plan priced for one card over all its months, in the CSV `cost optimize
+// --usage` reads (timestamp,gpus,class), so that cost optimize on one month of it gives that
+// month's money.
+std::string PlanUsageCsv(const PlanResult& r, const Gpu* gpu);
+
+}  // namespace gpuplan

@@ -1,0 +1,97 @@
+#include "plan/render/plan_text.h"
+
+#include <fmt/format.h>
+
+#include "cost/render/cost_text.h"
+#include "format/money.h"
+#include "format/numbers.h"
+#include "format/text_lang.h"
+#include "read/time_text.h"
+
+namespace gpuplan {
+namespace {
+
+std::string MonthText(LocalDay d) { return FormatLocalHour(LocalHour{d}).substr(0, 7); }
+
+std::string LayoutText(const PlanSizing& s) {
+  std::string t = fmt::format("tp {}, pp {}", s.layout.tp, s.layout.pp);
+  if (s.layout.cp > 1) t += fmt::format(", cp {}", s.layout.cp);
+  if (s.layout.zero > 0) t += fmt::format(", ZeRO {}", s.layout.zero);
+  return t;
+}
+
+}  // namespace
+
+void PlanResultToText(std::ostream& os, const PlanResult& r) {
+  const std::string& cur = r.currency;
+  if (!r.feasible) {
+    os << SayFormat("plan.text.none", "no plan: {0}", {SayMessage(r.unserved)}) << "\n";
+    for (const auto& n : r.notes) {
+      os << "  " << SayMessage(n) << "\n";
+    }
+    return;
+  }
+  for (const PlanMonth& m : r.months) {
+    os << SayFormat("plan.text.month", "{0}: {1}", {MonthText(m.month), FormatMoney(m.total, cur)});
+    if (m.within_budget && !*m.within_budget) {
+      os << "  " << SayFormat("plan.text.over_budget", "over the budget of {0}", {FormatMoney(*r.budget_per_month, cur)});
+    }
+    os << "\n";
+    for (const PlanRun& x : m.runs) {
+      const PlanSizing& s = x.sizing;
+      if (x.serving) {
+        int64_t lo = s.gpus_by_hour[0], hi = s.gpus_by_hour[0];
+        for (int64_t g : s.gpus_by_hour) {
+          lo = std::min(lo, g);
+          hi = std::max(hi, g);
+        }
+        os << "  "
+           << (lo == hi ? SayFormat("plan.text.service_flat", "{0}: {1} x {2} all day ({3} per replica, {4}), about {5}",
+                                    {x.id, std::to_string(lo), s.gpu->name, std::to_string(s.gpus), LayoutText(s),
+                                     FormatMoney(x.share, cur)})
+                        : SayFormat("plan.text.service",
+                                    "{0}: {1} to {2} x {3} over the day ({4} per replica, {5}), about {6}",
+                                    {x.id, std::to_string(lo), std::to_string(hi), s.gpu->name, std::to_string(s.gpus),
+                                     LayoutText(s), FormatMoney(x.share, cur)}))
+           << "\n";
+      } else {
+        os << "  "
+           << SayFormat("plan.text.job", "{0}: {1} x {2} ({3}), {4} h from {5}{6}, about {7}",
+                        {x.id, std::to_string(s.gpus), s.gpu->name, LayoutText(s), FormatNumber(s.hours, 3),
+                         FormatLocalHour(x.start),
+                         x.interruptible ? Say("plan.text.interruptible", ", may run on spot") : std::string(),
+                         FormatMoney(x.share, cur)})
+           << "\n";
+      }
+    }
+    for (const PlanCardMonth& c : m.cards) {
+      os << "  " << SayFormat("plan.text.rent", "rent {0}:", {c.gpu->name}) << "\n";
+      RentalToText(os, c.rental, cur);
+    }
+  }
+  os << SayFormat("plan.text.total", "total {0} over {1} months", {FormatMoney(r.total, cur), std::to_string(r.months.size())})
+     << "\n";
+  for (const PlanAlternative& a : r.alternatives) {
+    if (a.name == "fastest") {
+      os << "  "
+         << (a.feasible ? SayFormat("plan.text.alt_fastest", "fastest to finish: {0} ({1})",
+                                    {FormatMoney(a.total, cur), SayMessage(a.gives_up)})
+                        : SayFormat("plan.text.alt_fastest_none", "fastest to finish: none ({0})", {SayMessage(a.gives_up)}))
+         << "\n";
+    } else {
+      os << "  "
+         << (a.feasible ? SayFormat("plan.text.alt_provider", "one provider, {0}: {1} ({2})",
+                                    {a.provider, FormatMoney(a.total, cur), SayMessage(a.gives_up)})
+                        : SayFormat("plan.text.alt_provider_none", "one provider: none ({0})", {SayMessage(a.gives_up)}))
+         << "\n";
+    }
+  }
+  for (const PlanCheck& c : r.checks) {
+    os << SayFormat("plan.text.check", "on delivery of {0}: {1}", {c.gpu, c.command}) << "\n";
+  }
+  for (const auto& n : r.notes) {
+    os << SayFormat("plan.text.note", "note: {0}", {SayMessage(n)}) << "\n";
+  }
+}
+
+}  // namespace gpuplan

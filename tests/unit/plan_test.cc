@@ -1,0 +1,267 @@
+// gpuplan plan (docs/plan.md): the workload file's strictness, and plans whose money is worked by
+// hand from the offers' prices and the sizing fit gives each job.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "cost/job_pricing.h"
+#include "cost/optimizer.h"
+#include "cost/usage.h"
+#include "plan/plan.h"
+#include "plan/plan_request.h"
+#include "plan/render/plan_json.h"
+#include "plan/workload.h"
+#include "test_paths.h"
+
+namespace gpuplan {
+namespace {
+
+OfferSet Offers(const std::string& yaml) { return ParseOffers(yaml, "offers.yaml", test::Catalog()); }
+
+PlanResult Plan(const std::string& workload, const std::string& offers) {
+  return RunPlan(ParseWorkload(workload, "work.yaml"), Offers(offers), test::Catalog(), test::DataDir());
+}
+
+// A service small enough for one replica of one GPU (0.1 requests a second of a 7B model).
+const char* kOneGpuService = R"(
+currency: CNY
+months: 2027-03..2027-04
+serving:
+  - id: chat
+    model: Qwen2.5-7B
+    qps: 0.1
+    prompt_tokens: 512
+    output_tokens: 128
+)";
+
+TEST(PlanWorkload, ReadsJobsServicesAndLimits) {
+  const PlanWorkload w = ParseWorkload(R"(
+currency: CNY
+months: 2027-03..2027-08
+training:
+  - id: paper-run
+    model: Qwen2.5-7B
+    task: full
+    tokens: 2e9
+    every: month
+    window: {from: 2027-05-01, to: 2027-05-31}
+    interruptible: true
+    framework: megatron
+serving:
+  - id: chat
+    model: Qwen2.5-7B
+    qps_by_hour: [1, 1, 1, 1, 1, 1, 1, 1, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 3, 3, 3, 3, 1, 1]
+    latency_ms: 50
+limits: {budget_per_month: 60000, max_gpus: 16, providers: [idc-a, idc-c]}
+)", "w.yaml");
+  ASSERT_EQ(w.Months().size(), 6u);
+  EXPECT_EQ(w.Months().front(), CivilDay(2027, 3, 1));
+  EXPECT_EQ(w.Months().back(), CivilDay(2027, 8, 1));
+  ASSERT_EQ(w.training.size(), 1u);
+  EXPECT_EQ(w.training[0].fit.framework, "megatron");
+  EXPECT_DOUBLE_EQ(w.training[0].fit.tokens, 2e9);
+  EXPECT_EQ(w.training[0].every, JobRepeat::kMonth);
+  EXPECT_TRUE(w.training[0].interruptible);
+  EXPECT_EQ(*w.training[0].window_to, CivilDay(2027, 5, 31));
+  ASSERT_EQ(w.serving.size(), 1u);
+  EXPECT_DOUBLE_EQ(w.serving[0].QpsAt(9), 5);
+  EXPECT_DOUBLE_EQ(w.serving[0].PeakQps(), 5);
+  EXPECT_DOUBLE_EQ(w.serving[0].fit.latency_ms, 50);
+  EXPECT_EQ(*w.limits.max_gpus, 16);
+  EXPECT_EQ(w.limits.providers, (std::vector<std::string>{"idc-a", "idc-c"}));
+}
+
+// The error names file, line and field, as every reader does.
+void ExpectError(const std::string& yaml, int line, const std::string& field, const std::string& words) {
+  try {
+    ParseWorkload(yaml, "w.yaml");
+    FAIL() << "accepted: " << yaml;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "w.yaml");
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_EQ(e.field(), field) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(PlanWorkload, BadInputNamesFileLineAndField) {
+  const std::string head = "months: 2027-03..2027-04\ntraining:\n  - id: a\n    model: Qwen2.5-7B\n    task: lora\n";
+  // A misspelt fit key is not dropped: "did you mean tokens".
+  ExpectError(head + "    tokns: 1e9\n", 6, "training[a].tokns", "did you mean tokens");
+  // The card and the count are the plan's to choose.
+  ExpectError(head + "    tokens: 1e9\n    gpus: 8\n", 7, "training[a].gpus", "the plan's to choose");
+  ExpectError(head + "    tokens: 1e9\n    window: {from: 2027-06-01, to: 2027-06-05}\n", 7, "training[a].window.from",
+              "outside the plan's months");
+  ExpectError(head + "    tokens: 1e9\n    every: weekly\n", 7, "training[a].every", "once or month");
+  ExpectError(head + "    tokens: 1e9\n  - id: a\n    model: Qwen2.5-7B\n    task: lora\n    tokens: 1e9\n", 7,
+              "training[1].id", "two jobs");
+  ExpectError(head, 3, "training[a].tokens", "tokens");
+  ExpectError("months: 2027-03..2027-04\nserving:\n  - id: s\n    model: Qwen2.5-7B\n    qps_by_hour: [1, 2]\n", 5,
+              "serving[s].qps_by_hour", "24 numbers");
+  ExpectError("months: 2027-13\nserving: []\n", 1, "months", "not a month range");
+  ExpectError("months: 2027-03\nlimits: {max_gpu: 4}\nserving:\n  - {id: s, model: Qwen2.5-7B, qps: 1}\n", 2,
+              "limits.max_gpu", "did you mean max_gpus");
+}
+
+TEST(Plan, FitsOwnChecksArePlacedAtTheJob) {
+  // fit's checks hold for a job: a LoRA rank of 0 (fit's bounds, at the key's line) and an unknown
+  // model (found when fit prepares the job, at the job's line).
+  const char* offers = "currency: CNY\noffers:\n  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40}\n";
+  try {
+    Plan("months: 2027-03\ntraining:\n  - id: a\n    model: Qwen2.5-7B\n    task: lora\n    tokens: 1e9\n    lora_rank: 0\n",
+         offers);
+    FAIL() << "lora_rank 0 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "work.yaml");
+    EXPECT_EQ(e.line(), 7);
+    EXPECT_EQ(e.field(), "training[a].lora_rank");
+  }
+  try {
+    Plan("months: 2027-03\nserving:\n  - {id: s, model: Qwen9-7B, qps: 1}\n", offers);
+    FAIL() << "an unknown model accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field().rfind("serving[s].", 0), 0u) << e.field();
+  }
+}
+
+TEST(Plan, AServiceOnOneGpuRentsTheMonthlyTermWhenItIsCheaper) {
+  // One GPU all month. On demand: 744 h x 50 = 37,200 CNY in March, 720 x 50 = 36,000 in April;
+  // the monthly term is 21,900 a month, so the plan reserves it both months: 43,800 in all.
+  const PlanResult r = Plan(kOneGpuService, R"(
+currency: CNY
+offers:
+  - {id: m, provider: p, gpu: A100 80GB SXM, mode: monthly, price: 21900}
+  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 50}
+)");
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  ASSERT_EQ(r.months.size(), 2u);
+  ASSERT_EQ(r.months[0].runs.size(), 1u);
+  for (int64_t g : r.months[0].runs[0].sizing.gpus_by_hour) {
+    ASSERT_EQ(g, 1);  // one replica of one GPU every hour
+  }
+  EXPECT_NEAR(r.months[0].total, 21900, 0.005);
+  EXPECT_NEAR(r.months[1].total, 21900, 0.005);
+  EXPECT_NEAR(r.total, 43800, 0.005);
+  EXPECT_EQ(r.assignment.at("chat"), "A100 80GB SXM");
+  ASSERT_EQ(r.checks.size(), 1u);
+  EXPECT_EQ(r.checks[0].command, "gpuplan check --expect \"1x A100 80GB SXM\"");
+}
+
+TEST(Plan, ATrainingJobOnDemandIsItsGpusTimesItsWholeHoursTimesThePrice) {
+  // On demand only, 40 CNY an instance-hour of one GPU, no fees: each month's money is the job's
+  // GPUs x its hours rounded up to whole hours x 40 (the plan holds a run's GPUs in whole hours).
+  const PlanResult r = Plan(R"(
+currency: CNY
+months: 2027-03..2027-04
+training:
+  - id: tune
+    model: Qwen2.5-7B
+    task: lora
+    tokens: 5e7
+    every: month
+)", R"(
+currency: CNY
+offers:
+  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40}
+)");
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  for (const PlanMonth& m : r.months) {
+    ASSERT_EQ(m.runs.size(), 1u);
+    const PlanRun& run = m.runs[0];
+    const double hours = std::ceil(run.sizing.hours);
+    EXPECT_EQ(run.start, LocalHour{m.month});  // the first hour of the month
+    EXPECT_NEAR(m.total, static_cast<double>(run.sizing.gpus) * hours * 40, 0.005);
+    EXPECT_NEAR(run.share, m.total, 0.005);  // the only run holds the whole bill
+  }
+  // The job's hours are fit's for that card and count: 5e7 tokens at its tokens per second.
+  const PlanRun& run = r.months[0].runs[0];
+  EXPECT_NEAR(run.sizing.hours, 5e7 / run.sizing.tokens_per_second / 3600.0, 1e-6 * run.sizing.hours);
+}
+
+TEST(Plan, SubsidyCapsHoldAcrossMonths) {
+  // 30% of the monthly price back, at most 5,000 in total: March takes 5,000 (0.3 x 21,900 = 6,570
+  // capped), April nothing: 2 x 21,900 - 5,000 = 38,800 CNY.
+  const PlanResult r = Plan(kOneGpuService, R"(
+currency: CNY
+offers:
+  - {id: m, provider: p, gpu: A100 80GB SXM, mode: monthly, price: 21900}
+subsidies:
+  - {id: v, share: 0.3, cap: {amount: 5000, per: total}}
+)");
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  EXPECT_NEAR(r.months[0].cost.subsidies, 5000, 0.005);
+  EXPECT_NEAR(r.months[1].cost.subsidies, 0, 0.005);
+  EXPECT_NEAR(r.total, 38800, 0.005);
+}
+
+TEST(Plan, TheBudgetIsCheckedEveryMonth) {
+  std::string w = kOneGpuService;
+  w += "limits: {budget_per_month: 21000}\n";
+  const PlanResult r = Plan(w, R"(
+currency: CNY
+offers:
+  - {id: m, provider: p, gpu: A100 80GB SXM, mode: monthly, price: 21900}
+)");
+  ASSERT_TRUE(r.feasible);
+  EXPECT_EQ(r.months[0].within_budget, std::optional<bool>(false));  // 21,900 > 21,000
+  const nlohmann::json j = PlanResultToJson(r);
+  EXPECT_EQ(j["months"][0]["within_budget"], false);
+  EXPECT_EQ(j["months"].size(), 2u);
+  EXPECT_NEAR(j["months"][0]["total"].get<double>(), 21900, 0.005);
+  EXPECT_NEAR(j["total"].get<double>(), 43800, 0.005);
+}
+
+TEST(Plan, EachMonthIsWhatCostOptimizeGivesForTheUsageItPrints) {
+  // The illustrative three-provider offers, a monthly job and a service: for every month and
+  // card, cost optimize on the usage CSV the plan writes gives that month's money, and no pure
+  // strategy is cheaper (docs/plan.md §3, issue 30 req 6).
+  const PlanWorkload w = ParseWorkload(R"(
+currency: CNY
+months: 2027-03..2027-04
+training:
+  - {id: paper-run, model: Qwen2.5-7B, task: lora, tokens: 2e8, every: month, interruptible: true}
+serving:
+  - {id: chat, model: Qwen2.5-7B, qps: 2, prompt_tokens: 1024, output_tokens: 256, latency_ms: 50}
+)", "w.yaml");
+  const OfferSet offers = LoadOffers(test::DataDir() + "/offers/three-providers.yaml", test::Catalog());
+  const PlanResult r = RunPlan(w, offers, test::Catalog(), test::DataDir());
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  for (const PlanMonth& m : r.months) {
+    for (const PlanCardMonth& c : m.cards) {
+      // The month's slice of the CSV the plan writes, read back as cost optimize reads it.
+      const UsageTrace all = ParseUsageCsv(PlanUsageCsv(r, c.gpu), "usage.csv", offers.zone);
+      UsageTrace month = all;
+      const auto from = static_cast<std::size_t>((LocalHour{m.month} - all.start_hour).count());
+      month.hours.assign(all.hours.begin() + static_cast<std::ptrdiff_t>(from),
+                         all.hours.begin() + static_cast<std::ptrdiff_t>(from + c.usage.hours.size()));
+      month.start_hour = LocalHour{m.month};
+      const gpuplan::Plan again = OptimizeRental(OffersFor(offers, c.gpu), month);
+      EXPECT_NEAR(again.cost.Total(), c.rental.cost.Total(), 0.005);
+      for (const auto& [mode, pure] : PureStrategies(OffersFor(offers, c.gpu), month)) {
+        if (pure.feasible) {
+          EXPECT_LE(c.rental.cost.Total(), pure.cost.Total() + 0.005) << mode;
+        }
+      }
+    }
+  }
+}
+
+TEST(Plan, OffersOfSeveralFilesMustAgree) {
+  const OfferSet a = Offers("currency: CNY\noffers:\n  - {id: x, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40}\n");
+  OfferSet b = a;
+  b.file = "b.yaml";
+  try {
+    MergeOffers({a, b});
+    FAIL() << "an offer id twice was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "b.yaml");
+    EXPECT_EQ(e.field(), "offers[x].id");
+  }
+  OfferSet c = Offers("currency: USD\noffers:\n  - {id: y, provider: q, gpu: A100 80GB SXM, mode: on_demand, price: 6}\n");
+  EXPECT_THROW(MergeOffers({a, c}), InputError);
+}
+
+}  // namespace
+}  // namespace gpuplan
