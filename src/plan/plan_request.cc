@@ -57,8 +57,22 @@ PlanResult RunPlanRequest(const PlanRequest& q, const GpuCatalog& catalog, const
   if (q.offers.empty() && q.offers_text.empty()) {
     throw InputError::Option("offers", "no offers file given");
   }
-  const PlanWorkload w = q.workload_text ? ParseWorkload(*q.workload_text, q.workload.empty() ? "workload" : q.workload)
-                                         : LoadWorkload(q.workload);
+  PlanWorkload w = q.workload_text ? ParseWorkload(*q.workload_text, q.workload.empty() ? "workload" : q.workload)
+                                   : LoadWorkload(q.workload);
+  if (q.presets_only) {
+    const auto server_safe = [&](FitRequest& f, const std::string& where, int line) {
+      f.presets_only = true;
+      if (!f.check_report.empty()) {
+        throw InputError("a job sent to the server cannot name a file on it", w.file, line, where + "check_report");
+      }
+    };
+    for (auto& j : w.training) {
+      server_safe(j.fit, "training[" + j.id + "].", j.line);
+    }
+    for (auto& v : w.serving) {
+      server_safe(v.fit, "serving[" + v.id + "].", v.line);
+    }
+  }
   std::vector<OfferSet> sets;
   if (!q.offers_text.empty()) {
     for (std::size_t i = 0; i < q.offers_text.size(); ++i) {

@@ -22,6 +22,9 @@ struct PlanRequest {
   // The serve API never names a file on the server: the texts, the names only label them.
   std::optional<std::string> workload_text;
   std::vector<std::string> offers_text;
+  // A network front end: every job's model must be a preset, and no job may name a file
+  // (check_report) on the server.
+  bool presets_only = false;
 };
 
 const OptionTable<PlanRequest>& PlanOptionTable();

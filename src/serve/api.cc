@@ -23,6 +23,8 @@
 #include "check/render/check_json.h"
 #include "cost/render/cost_json.h"
 #include "plan/render/fit_job_json.h"
+#include "plan/plan_request.h"
+#include "plan/render/plan_json.h"
 #include "meter/render/meter_json.h"
 #include "meter/meter_options.h"
 #include "meter/monitor.h"
@@ -211,6 +213,31 @@ HttpResponse CostTco(ApiState& s, const HttpRequest& req) {
         return RunTco(r, c, s.data_dir);
       },
       &TcoToJson);
+}
+
+// POST /api/plan: {"workload": TEXT, "offers": [TEXT, ...]}, the files' texts (never a file on
+// the server: every job's model a preset, --usage-out refused).
+HttpResponse PlanRoute(ApiState& s, const HttpRequest& req) {
+  nlohmann::json body = ParseBody(req);
+  if (!body.is_object() || !body.contains("workload") || !body["workload"].is_string()) {
+    throw InputError("expected the workload file's text (docs/plan.md §1)", "", 0, "workload");
+  }
+  PlanRequest q;
+  q.workload_text = body["workload"].get<std::string>();
+  q.workload = "workload";
+  q.presets_only = true;
+  body.erase("workload");
+  RefuseKeys(body, {"usage_out"}, "the server writes no file; the usage is in the answer's months[].rentals");
+  q.given = ReadJsonOptions(PlanOptionTable(), body, q);
+  q.offers_text = q.offers;
+  q.offers.clear();
+  for (std::size_t i = 0; i < q.offers_text.size(); ++i) {
+    q.offers.push_back("offers[" + std::to_string(i) + "]");
+  }
+  std::unique_lock<std::timed_mutex> lock(s.solver, std::defer_lock);
+  LockWithinBudget(lock);  // the rental optimiser
+  const PlanResult r = RunPlanRequest(q, s.catalog, s.data_dir);
+  return HttpResponse::Json(PlanResultToJson(r));
 }
 
 void NeedMeterDb(const ApiState& s) {
@@ -548,6 +575,17 @@ const std::vector<ApiRoute>& ApiRoutes() {
                           {{"offers", kExampleOffers}, {"usage", kExampleUsage}}, "Optimize"));
     t.push_back(CostRoute("tco", &CostTco, &ListOptions<TcoRequest, &TcoOptionTable>, "buy versus rent",
                           {{"offers", kExampleOffers}, {"hours_per_month", 300}, {"month", "2027-03"}}, "Tco"));
+    ApiRoute& plan = add("POST", "/api/plan", &PlanRoute, "gpuplan plan --json: a workload over months to a rental plan",
+                         "the plan, feasible or not", "Plan");
+    plan.upload = true;
+    plan.description =
+        "The body: `workload`, the workload file's text (docs/plan.md §1; every job's model a preset), and `offers`, "
+        "a list of offers files' texts.";
+    plan.options = "plan";
+    plan.option_list = &ListOptions<PlanRequest, &PlanOptionTable>;
+    plan.body_example = {{"workload",
+                          "months: 2027-03\nserving:\n  - {id: chat, model: Qwen2.5-7B, qps: 1}\n"},
+                         {"offers", {kExampleOffers}}};
     ApiRoute& report = add("GET", "/api/meter/report", &MeterReportRoute,
                            "gpuplan meter report --json over the server's --meter-db", "the report", "MeterReport");
     report.options = "meter_report";

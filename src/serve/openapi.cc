@@ -213,6 +213,11 @@ json Schemas() {
               {"properties",
                {{"currency", str}, {"horizon_months", num}, {"buy", obj}, {"rent", obj}, {"cheaper", str},
                 {"months", arr}}}};
+  s["Plan"] = {{"type", "object"},
+               {"required", {"feasible", "currency", "total", "months", "alternatives", "checks"}},
+               {"properties",
+                {{"feasible", boolean}, {"currency", str}, {"total", {{"type", "number"}, {"nullable", true}}},
+                 {"months", arr}, {"alternatives", arr}, {"checks", arr}}}};
   s["MeterGroup"] = {{"type", "object"},
                      {"required", {"key", "observed_hours", "busy_hours", "idle_hours"}},
                      {"properties",

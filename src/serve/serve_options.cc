@@ -28,7 +28,7 @@ const OptionTable<ServeRequest>& ServeOptionTable() {
     t.push_back(Option<R>("--body-limit-mib", "body_limit_mib", "largest request body, uploads aside",
                           &R::body_limit_mib).Unit("MiB").Min(0, true));
     t.push_back(Option<R>("--upload-limit-mib", "upload_limit_mib",
-                          "largest body of POST /api/fit and /api/cost/* (usage traces, offers files)",
+                          "largest body of POST /api/fit, /api/cost/* and /api/plan (usage traces, offers and workload files)",
                           &R::upload_limit_mib).Unit("MiB").Min(0, true));
     t.push_back(Option<R>("--timeout", "timeout_seconds", "read and write timeout per request", &R::timeout_seconds)
                     .Unit("s").Min(0, true));

@@ -287,6 +287,39 @@ TEST_F(ServeApiTest, FitEqualsTheCli) {
   EXPECT_EQ(Body(r)["model"]["params_total"], 7615616512LL);
 }
 
+TEST_F(ServeApiTest, PlanEqualsTheCliAndNamesNoServerFile) {
+  // One GPU served all March: the monthly term (21,900 CNY) beats 744 h x 50 on demand (issue 30
+  // req 7: {"workload": TEXT, "offers": [TEXT]}; the same JSON as the CLI).
+  const std::string workload = "months: 2027-03\nserving:\n  - {id: chat, model: Qwen2.5-7B, qps: 0.1}\n";
+  const std::string offers =
+      "currency: CNY\noffers:\n  - {id: m, provider: p, gpu: A100 80GB SXM, mode: monthly, price: 21900}\n"
+      "  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 50}\n";
+  const auto r = Post("/api/plan", {{"workload", workload}, {"offers", {offers}}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json j = Body(r);
+  EXPECT_NEAR(j["total"].get<double>(), 21900, 0.005);
+  ASSERT_EQ(j["months"].size(), 1u);
+  EXPECT_EQ(j["months"][0]["month"], "2027-03");
+  const std::filesystem::path w = *dir_ / "plan-work.yaml", o = *dir_ / "plan-offers.yaml";
+  std::ofstream(w) << workload;
+  std::ofstream(o) << offers;
+  const CliRun cli = RunCli({"plan", w.string(), "--offers", o.string(), "--json"}, dir_->string());
+  ASSERT_EQ(cli.code, 0) << cli.out;
+  json from_cli = json::parse(cli.out);
+  EXPECT_EQ(from_cli["months"], j["months"]);
+  EXPECT_EQ(from_cli["total"], j["total"]);
+  // The server writes no file and reads none a request names.
+  const auto out = Post("/api/plan", {{"workload", workload}, {"offers", {offers}}, {"usage_out", "/tmp/x.csv"}});
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->status, 400) << out->body;
+  const std::string by_path = "months: 2027-03\nserving:\n  - {id: chat, model: /etc/passwd, qps: 0.1}\n";
+  const auto bad = Post("/api/plan", {{"workload", by_path}, {"offers", {offers}}});
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400) << bad->body;
+  EXPECT_EQ(Body(bad)["error"]["line"], 3);
+}
+
 TEST_F(ServeApiTest, InferenceWeightsByHand) {
   const json req = {{"model", "Qwen2.5-7B"}, {"task", "infer"}, {"gpu", "A100 80GB SXM"}};
   const json j = Body(Post("/api/fit", req));
@@ -1103,6 +1136,7 @@ TEST_F(ServeApiTest, EveryRouteIsInTheDocumentAndEveryOperationIsARoute) {
       {"POST", "/api/cost/compare"},
       {"POST", "/api/cost/optimize"},
       {"POST", "/api/cost/tco"},
+      {"POST", "/api/plan"},
       {"GET", "/api/meter/report"},
       {"GET", "/api/meter/export"},
       {"GET", "/api/meter/timeline"},
@@ -1121,7 +1155,7 @@ TEST_F(ServeApiTest, EveryRouteIsInTheDocumentAndEveryOperationIsARoute) {
     tables.insert(name);
     EXPECT_FALSE(list.empty()) << name;
   }
-  EXPECT_EQ(tables, (std::set<std::string>{"fit", "breakeven", "compare", "optimize", "tco", "meter_report",
+  EXPECT_EQ(tables, (std::set<std::string>{"fit", "breakeven", "compare", "optimize", "tco", "plan", "meter_report",
                                            "meter_export", "meter_timeline", "meter_alerts"}));
 }
 
