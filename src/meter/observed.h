@@ -78,8 +78,8 @@ struct ProcessHourUse {
 };
 
 struct ObservedUse {
-  int64_t from_ms = 0;    // start of the first hour (UTC ms, a whole hour)
-  std::size_t hours = 0;  // consecutive hours from from_ms
+  UtcMillis from{};       // start of the first hour (a whole UTC hour)
+  std::size_t hours = 0;  // consecutive hours from `from`
   std::vector<int> gpus;  // NVML indexes seen in the range, ascending
   std::vector<std::optional<std::string>> uuids;  // per gpus[i]
   std::vector<std::vector<GpuHourUse>> use;       // [i][hour], i indexes gpus
@@ -89,7 +89,7 @@ struct ObservedUse {
   // minute roll-ups were trimmed by retention); 0 when every hour had finer data.
   int64_t utilisation_from_hour_means = 0;
 
-  int64_t ToMs() const { return from_ms + static_cast<int64_t>(hours) * kMillisecondsPerHour; }
+  UtcMillis To() const { return from + std::chrono::hours{static_cast<int64_t>(hours)}; }
   // First and one-past-last hour with any observed time; nullopt when nothing was observed.
   std::optional<std::pair<std::size_t, std::size_t>> ObservedHours() const;
 };
@@ -138,32 +138,32 @@ struct ObservedBill {
 ObservedBill BillObservedUse(const ObservedUse& use, const Offer& offer, const OfferSet& offers);
 
 // The month holding the last hour of a report, and where it is heading: the money from the
-// month's start (or the first observation, when later) to `to_ms`, the rate per hour over that
+// month's start (or the first observation, when later) to `to`, the rate per hour over that
 // time, and that rate carried to the month's end.
 struct MonthProjection {
   std::string month;          // YYYY-MM in the offers' zone
-  int64_t from_ms = 0;        // the month so far: [from_ms, to_ms)
-  int64_t to_ms = 0;
-  int64_t month_end_ms = 0;   // the next month's start
-  double so_far = 0;          // money billed in [from_ms, to_ms)
+  UtcMillis from{};           // the month so far: [from, to)
+  UtcMillis to{};
+  UtcMillis month_end{};      // the next month's start
+  double so_far = 0;          // money billed in [from, to)
   double per_hour = 0;        // so_far / its hours
-  double remaining_hours = 0; // to_ms .. month_end_ms
+  double remaining_hours = 0; // to .. month_end
   double projected = 0;       // so_far + per_hour x remaining_hours; a reserved offer: per_hour x the month
   // A reserved offer: its terms are paid whole, so the month projects to the contract's bill
   // (per_hour over every hour of the month, the hours before metering began included).
   bool whole_term = false;
 };
-// nullopt when nothing was observed in the month up to `to_ms`.
+// nullopt when nothing was observed in the month up to `to`.
 std::optional<MonthProjection> ProjectMonth(const MeterStore& store, const Offer& offer, const OfferSet& offers,
-                                            int64_t to_ms);
-// The same from use already read: `use` holds the hours from ProjectMonthFrom(...) to `to_ms`
-// (and may hold more around them); `first_ms` is the store's first sample (ProjectMonthFrom).
-std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& use, std::optional<int64_t> first_ms,
-                                              const Offer& offer, const OfferSet& offers, int64_t to_ms);
+                                            UtcMillis to);
+// The same from use already read: `use` holds the hours from ProjectMonthFrom(...) to `to`
+// (and may hold more around them); `first` is the store's first sample (ProjectMonthFrom).
+std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& use, std::optional<UtcMillis> first,
+                                              const Offer& offer, const OfferSet& offers, UtcMillis to);
 // The store's first sample in any table (the start of what ProjectMonth can bill), and the
-// hour a projection to `to_ms` starts at: the month's start or that first hour, the later.
-std::optional<int64_t> StoreFirstMs(const MeterStore& store);
-int64_t ProjectMonthFrom(std::optional<int64_t> first_ms, const OfferSet& offers, int64_t to_ms);
+// hour a projection to `to` starts at: the month's start or that first hour, the later.
+std::optional<UtcMillis> StoreFirst(const MeterStore& store);
+UtcMillis ProjectMonthFrom(std::optional<UtcMillis> first, const OfferSet& offers, UtcMillis to);
 
 // What the exported usage counts per hour (docs/meter.md, "Export").
 enum class UsageBasis {

@@ -24,9 +24,9 @@ void MergeRollup(GpuRollup& into, const GpuRollup& more) {
   using rollup::KeepMax;
   using rollup::KeepMin;
   into.samples += more.samples;
-  into.observed_ms += more.observed_ms;
-  into.busy_ms += more.busy_ms;
-  into.active_ms += more.active_ms;
+  into.observed += more.observed;
+  into.busy += more.busy;
+  into.active += more.active;
   into.utilization_gpu_n += more.utilization_gpu_n;
   into.utilization_gpu_sum += more.utilization_gpu_sum;
   KeepMin(into.utilization_gpu_min, more.utilization_gpu_min);
@@ -78,7 +78,7 @@ std::optional<double> MeanOf(int64_t sum, int64_t n, double scale) {
 
 GpuRow RowOf(const GpuSample& s, std::optional<int64_t> device_id) {
   GpuRow r;
-  r.time_ms = s.time_ms;
+  r.time_ms = UnixMillis(s.time);  // the stored column
   r.gpu = s.gpu;
   r.device_id = device_id;
   r.util_gpu = s.utilization_gpu;
@@ -97,7 +97,7 @@ GpuRow RowOf(const GpuSample& s, std::optional<int64_t> device_id) {
 
 GpuSample SampleOf(const GpuRow& r, std::optional<std::string> uuid) {
   GpuSample s;
-  s.time_ms = r.time_ms;
+  s.time = FromUnixMillis(r.time_ms);
   s.gpu = r.gpu;
   s.uuid = std::move(uuid);
   s.utilization_gpu = r.util_gpu;
@@ -137,10 +137,11 @@ GpuStep StepOf(const std::optional<GpuPrevious>& previous, const GpuRow& s, cons
 void AddSample(GpuAcc& a, const GpuRow& s, int64_t dt_ms, std::optional<uint64_t> energy_delta, bool busy) {
   GpuRollup& r = a.r;
   const bool active = s.util_gpu && *s.util_gpu > 0;
+  const std::chrono::milliseconds dt{dt_ms};
   r.samples += 1;
-  r.observed_ms += dt_ms;
-  r.busy_ms += busy ? dt_ms : 0;
-  r.active_ms += active ? dt_ms : 0;
+  r.observed += dt;
+  r.busy += busy ? dt : std::chrono::milliseconds{0};
+  r.active += active ? dt : std::chrono::milliseconds{0};
   if (s.util_gpu) {
     r.utilization_gpu_n += 1;
     r.utilization_gpu_sum += *s.util_gpu;
@@ -190,10 +191,10 @@ void MergeProcess(ProcessAcc& into, const ProcessAcc& more) {
 }
 
 void MergeUse(ProcessUse& into, const ProcessUse& more) {
-  into.from_ms = std::min(into.from_ms, more.from_ms);
-  into.to_ms = std::max(into.to_ms, more.to_ms);
+  into.from = std::min(into.from, more.from);
+  into.to = std::max(into.to, more.to);
   into.samples += more.samples;
-  into.observed_ms += more.observed_ms;
+  into.observed += more.observed;
   into.gpu_memory_n += more.gpu_memory_n;
   into.gpu_memory_sum += more.gpu_memory_sum;
   KeepMax(into.gpu_memory_max, more.gpu_memory_max);
@@ -203,10 +204,10 @@ ProcessUse UseOf(const ProcessAcc& a, const ProcessIdentity& who) {
   ProcessUse u;
   static_cast<ProcessIdentity&>(u) = who;
   u.gpu = a.gpu;
-  u.from_ms = a.first_ms;
-  u.to_ms = a.last_ms;
+  u.from = FromUnixMillis(a.first_ms);
+  u.to = FromUnixMillis(a.last_ms);
   u.samples = a.samples;
-  u.observed_ms = a.observed_ms;
+  u.observed = std::chrono::milliseconds{a.observed_ms};
   u.gpu_memory_n = a.mem_n;
   u.gpu_memory_sum = a.mem_sum;
   u.gpu_memory_max = a.mem_max;
@@ -236,8 +237,8 @@ void GpuRollupBuilder::Add(const GpuRow& s) {
     acc = &out_.gpus.try_emplace(GpuKey{bucketing_.BucketOf(s.time_ms), s.gpu}).first->second;
   }
   if (acc->r.samples == 0) {
-    acc->r.bucket_ms = bucketing_.BucketOf(s.time_ms);
-    acc->r.width_ms = bucketing_.RowWidth();
+    acc->r.bucket = FromUnixMillis(bucketing_.BucketOf(s.time_ms));
+    acc->r.width = std::chrono::milliseconds{bucketing_.RowWidth()};
     acc->r.gpu = s.gpu;
   }
   AddSample(*acc, s, step.dt_ms, step.energy_mj, busy);
@@ -272,11 +273,11 @@ void ProcessRollupBuilder::Add(int64_t time_ms, int gpu, int64_t process_id, std
 }
 
 void AddMinuteToHour(std::map<GpuKey, GpuAcc>& hours, const GpuAcc& minute) {
-  const GpuKey key{FloorTo(minute.r.bucket_ms, kMillisecondsPerHour), minute.r.gpu};
+  const GpuKey key{FloorTo(UnixMillis(minute.r.bucket), kMillisecondsPerHour), minute.r.gpu};
   auto [it, inserted] = hours.try_emplace(key, minute);
   if (inserted) {
-    it->second.r.bucket_ms = key.first;
-    it->second.r.width_ms = kMillisecondsPerHour;
+    it->second.r.bucket = FromUnixMillis(key.first);
+    it->second.r.width = std::chrono::hours{1};
   } else {
     MergeAcc(it->second, minute);
   }

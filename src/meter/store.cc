@@ -35,16 +35,16 @@ Resolution ParseResolution(const std::string& text, const std::string& field) {
   return ParseEnumName(kResolutions, text, field);
 }
 
-int64_t BucketWidthMs(Resolution r) {
+std::chrono::milliseconds BucketWidth(Resolution r) {
   switch (r) {
     case Resolution::kMinute:
-      return kMillisecondsPerMinute;
+      return std::chrono::minutes{1};
     case Resolution::kHour:
-      return kMillisecondsPerHour;
+      return std::chrono::hours{1};
     case Resolution::kRaw:
       break;
   }
-  return 0;
+  return std::chrono::milliseconds{0};
 }
 
 std::string_view ToString(FlushState s) {
@@ -68,10 +68,10 @@ std::string_view ToString(FlushState s) {
 bool IsBehind(FlushState s) { return s != FlushState::kOk && s != FlushState::kSlow; }
 
 Resolution StoreExtent::FinestCovering(const TimeRange& range) const {
-  if (raw_from_ms && *raw_from_ms <= range.from_ms) {
+  if (raw_from && *raw_from <= range.from) {
     return Resolution::kRaw;
   }
-  if (minute_from_ms && *minute_from_ms <= range.from_ms) {
+  if (minute_from && *minute_from <= range.from) {
     return Resolution::kMinute;
   }
   return Resolution::kHour;
@@ -158,10 +158,10 @@ std::optional<int64_t> MeterStore::Impl::NewestSample() {
 std::optional<int64_t> MeterStore::Impl::NewestData() {
   std::optional<int64_t> t = NewestSample();
   for (const GpuSample& s : gpu_buffer) {
-    t = Later(t, s.time_ms);
+    t = Later(t, UnixMillis(s.time));
   }
   for (const ProcessSample& s : process_buffer) {
-    t = Later(t, s.time_ms);
+    t = Later(t, UnixMillis(s.time));
   }
   if (t) {
     return t;
@@ -284,13 +284,17 @@ int64_t MeterStore::Impl::DeleteOlder(const std::string& table, const std::strin
   return total;
 }
 
-RetentionResult MeterStore::ApplyRetention(int64_t now_ms) {
+RetentionResult MeterStore::ApplyRetention(UtcMillis now_time) {
+  // The cuts are computed on the store's integer milliseconds (its columns), converted here.
+  const int64_t now_ms = UnixMillis(now_time);
   Impl& m = *impl_;
   if (m.options.read_only) {
     throw EnvironmentError("meter database " + m.path + " was opened read-only");
   }
   const StoreOptions& o = m.options;
   RetentionResult result;
+  // The cuts as the columns hold them; result gets each, typed, as soon as it is known.
+  std::optional<int64_t> raw_cut_ms, minute_cut_ms, hour_cut_ms;
   auto span = [](double amount, int64_t unit) {
     return static_cast<int64_t>(std::llround(amount * static_cast<double>(unit)));
   };
@@ -308,43 +312,46 @@ RetentionResult MeterStore::ApplyRetention(int64_t now_ms) {
     // from everything it was first rolled from. Never delete what is not rolled up yet, nor
     // the minutes of an hour whose raw samples are still kept.
     if (m.minutes_done) {
-      result.raw_cut_ms = std::min(FloorTo(now - span(o.raw_retention_hours, kMillisecondsPerHour), kMillisecondsPerMinute),
+      raw_cut_ms = std::min(FloorTo(now - span(o.raw_retention_hours, kMillisecondsPerHour), kMillisecondsPerMinute),
                                    *m.minutes_done);
+      result.raw_cut = FromUnixMillis(*raw_cut_ms);
     }
-    const std::optional<int64_t> raw_cut = Later(result.raw_cut_ms, m.raw_cut);
+    const std::optional<int64_t> raw_cut = Later(raw_cut_ms, m.raw_cut);
     if (m.hours_done) {
       int64_t cut = std::min(FloorTo(now - span(o.minute_retention_days, kMillisecondsPerDay), kMillisecondsPerHour),
                              *m.hours_done);
       if (raw_cut) {
         cut = std::min(cut, FloorTo(*raw_cut, kMillisecondsPerHour));
       }
-      result.minute_cut_ms = cut;
+      minute_cut_ms = cut;
+      result.minute_cut = FromUnixMillis(cut);
     }
     if (o.hour_retention_days) {
       int64_t cut = FloorTo(now - span(*o.hour_retention_days, kMillisecondsPerDay), kMillisecondsPerHour);
-      if (result.minute_cut_ms) {
-        cut = std::min(cut, *result.minute_cut_ms);
+      if (minute_cut_ms) {
+        cut = std::min(cut, *minute_cut_ms);
       }
-      result.hour_cut_ms = cut;
+      hour_cut_ms = cut;
+      result.hour_cut = FromUnixMillis(cut);
     }
-    if (result.raw_cut_ms) {
+    if (raw_cut_ms) {
       const std::optional<int64_t> oldest = Earlier(m.MinOf("gpu_sample", "time_ms"), m.MinOf("process_sample", "time_ms"));
-      if ((!m.raw_cut || *result.raw_cut_ms > *m.raw_cut) && oldest && *oldest < *result.raw_cut_ms) {
+      if ((!m.raw_cut || *raw_cut_ms > *m.raw_cut) && oldest && *oldest < *raw_cut_ms) {
         // Recorded first (and only when it deletes something): a late sample from before the
         // cut is dropped, not rolled up alone.
-        m.SetMeta(kMetaRawCut, *result.raw_cut_ms);
-        m.raw_cut = result.raw_cut_ms;
+        m.SetMeta(kMetaRawCut, *raw_cut_ms);
+        m.raw_cut = raw_cut_ms;
       }
-      result.gpu_samples = m.DeleteOlder("gpu_sample", "time_ms", *result.raw_cut_ms);
-      result.process_samples = m.DeleteOlder("process_sample", "time_ms", *result.raw_cut_ms);
+      result.gpu_samples = m.DeleteOlder("gpu_sample", "time_ms", *raw_cut_ms);
+      result.process_samples = m.DeleteOlder("process_sample", "time_ms", *raw_cut_ms);
     }
-    if (result.minute_cut_ms) {
-      result.gpu_minutes = m.DeleteOlder("gpu_minute", "bucket_ms", *result.minute_cut_ms);
-      result.process_minutes = m.DeleteOlder("process_minute", "bucket_ms", *result.minute_cut_ms);
+    if (minute_cut_ms) {
+      result.gpu_minutes = m.DeleteOlder("gpu_minute", "bucket_ms", *minute_cut_ms);
+      result.process_minutes = m.DeleteOlder("process_minute", "bucket_ms", *minute_cut_ms);
     }
-    if (result.hour_cut_ms) {
-      result.gpu_hours = m.DeleteOlder("gpu_hour", "bucket_ms", *result.hour_cut_ms);
-      result.process_hours = m.DeleteOlder("process_hour", "bucket_ms", *result.hour_cut_ms);
+    if (hour_cut_ms) {
+      result.gpu_hours = m.DeleteOlder("gpu_hour", "bucket_ms", *hour_cut_ms);
+      result.process_hours = m.DeleteOlder("process_hour", "bucket_ms", *hour_cut_ms);
     }
   } catch (const sqlite::SqliteFailure& f) {
     if (!sqlite::IsTransient(f.rc())) {

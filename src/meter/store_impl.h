@@ -28,6 +28,11 @@ extern const char* const kMetaHoursDone;
 extern const char* const kMetaRawCut;
 extern const char* const kMetaSamplesComplete;
 
+// The store's edge: a column's (or meta value's) integer milliseconds as a typed time.
+inline std::optional<UtcMillis> OptFromUnixMillis(std::optional<int64_t> ms) {
+  return ms ? std::optional<UtcMillis>(FromUnixMillis(*ms)) : std::nullopt;
+}
+
 // "<time> >= ?1 AND <time> < ?2 AND (?3 IS NULL OR <gpu> = ?3)": the range and GPU filter of a
 // read, bound by Impl::ForEachInRange.
 std::string InRange(const std::string& time_column, const std::string& gpu_column);

@@ -86,8 +86,8 @@ RollUpResult MeterStore::Impl::RollUpInTransaction(int64_t now_ms, std::optional
                                                    std::size_t skip_gpu, std::size_t skip_process,
                                                    MetaUpdate& update) {
   RollUpResult result;
-  result.minutes_done_ms = minutes_done;
-  result.hours_done_ms = hours_done;
+  result.minutes_done = OptFromUnixMillis(minutes_done);
+  result.hours_done = OptFromUnixMillis(hours_done);
   update = {minutes_done, hours_done};
 
   // Never past the minute of the newest sample held: a clock ahead of the data (a replay's
@@ -130,7 +130,7 @@ RollUpResult MeterStore::Impl::RollUpInTransaction(int64_t now_ms, std::optional
   result.process_minute_rows = static_cast<int64_t>(minutes.processes.size());
   SetMeta(kMetaMinutesDone, m_end);
   update.minutes_done = m_end;
-  result.minutes_done_ms = m_end;
+  result.minutes_done = FromUnixMillis(m_end);
 
   // Hours from the minute rows: an hour is complete when all its minutes are.
   std::optional<int64_t> h_start = hours_done;
@@ -174,11 +174,11 @@ RollUpResult MeterStore::Impl::RollUpInTransaction(int64_t now_ms, std::optional
   result.process_hour_rows = static_cast<int64_t>(process_hours.size());
   SetMeta(kMetaHoursDone, h_end);
   update.hours_done = h_end;
-  result.hours_done_ms = h_end;
+  result.hours_done = FromUnixMillis(h_end);
   return result;
 }
 
-RollUpResult MeterStore::RollUp(int64_t now_ms) {
+RollUpResult MeterStore::RollUp(UtcMillis now) {
   Impl& m = *impl_;
   if (m.options.read_only) {
     throw EnvironmentError("meter database " + m.path + " was opened read-only");
@@ -186,7 +186,7 @@ RollUpResult MeterStore::RollUp(int64_t now_ms) {
   try {
     sqlite::WriteTransaction tx(m.db);
     Impl::MetaUpdate update;
-    RollUpResult result = m.RollUpInTransaction(now_ms, std::nullopt, 0, 0, update);
+    RollUpResult result = m.RollUpInTransaction(UnixMillis(now), std::nullopt, 0, 0, update);
     tx.Commit();
     m.minutes_done = update.minutes_done;
     m.hours_done = update.hours_done;

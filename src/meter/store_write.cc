@@ -53,7 +53,7 @@ void MeterStore::Impl::Trim() {
     // The oldest first; at one time, process rows before GPU samples: a step with more
     // processes than the bound loses process rows, never the GPU samples bills are made of.
     const bool drop_gpu = process_buffer.empty() ||
-                          (!gpu_buffer.empty() && gpu_buffer.front().time_ms < process_buffer.front().time_ms);
+                          (!gpu_buffer.empty() && gpu_buffer.front().time < process_buffer.front().time);
     if (drop_gpu) {
       gpu_buffer.pop_front();
     } else {
@@ -78,10 +78,10 @@ std::optional<int64_t> MeterStore::Impl::AcceptFrom() const {
 std::optional<int64_t> MeterStore::Impl::OldestWaiting(std::size_t skip_gpu, std::size_t skip_process) const {
   std::optional<int64_t> oldest;
   for (std::size_t i = skip_gpu; i < gpu_buffer.size(); ++i) {
-    oldest = Earlier(oldest, gpu_buffer[i].time_ms);
+    oldest = Earlier(oldest, UnixMillis(gpu_buffer[i].time));
   }
   for (std::size_t i = skip_process; i < process_buffer.size(); ++i) {
-    oldest = Earlier(oldest, process_buffer[i].time_ms);
+    oldest = Earlier(oldest, UnixMillis(process_buffer[i].time));
   }
   return oldest;
 }
@@ -100,7 +100,8 @@ void MeterStore::Append(const std::vector<ProcessSample>& samples) {
 
 std::size_t MeterStore::Buffered() const { return impl_->gpu_buffer.size() + impl_->process_buffer.size(); }
 
-bool MeterStore::FlushDue(int64_t now_ms) const {
+bool MeterStore::FlushDue(UtcMillis now) const {
+  const int64_t now_ms = UnixMillis(now);
   if (!impl_->last_flush_ms || impl_->last_state == FlushState::kCatchingUp) {
     return true;
   }
@@ -195,7 +196,7 @@ void MeterStore::Impl::InsertGpu(const GpuSample& s) {
 void MeterStore::Impl::InsertProcess(const ProcessSample& s) {
   const int64_t id = ProcessId(s);
   auto q = Q("INSERT OR REPLACE INTO process_sample(time_ms, gpu, process_id, gpu_memory) VALUES(?1, ?2, ?3, ?4)");
-  q->BindAll(s.time_ms, s.gpu, id, s.gpu_memory);
+  q->BindAll(UnixMillis(s.time), s.gpu, id, s.gpu_memory);
   q->Run();
 }
 
@@ -207,7 +208,7 @@ void MeterStore::Impl::WriteGpuRollup(const std::string& table, const rollup::Gp
   sql += ")";
   const GpuRollup& r = a.r;
   auto q = Q(sql);
-  q->BindAll(r.bucket_ms, r.gpu, a.device_id, r.samples, r.observed_ms, r.busy_ms, r.active_ms,
+  q->BindAll(UnixMillis(r.bucket), r.gpu, a.device_id, r.samples, r.observed.count(), r.busy.count(), r.active.count(),
              r.utilization_gpu_n, r.utilization_gpu_sum, r.utilization_gpu_min, r.utilization_gpu_max,
              r.utilization_memory_n, r.utilization_memory_sum, r.memory_used_n, r.memory_used_sum,
              r.memory_used_max, r.memory_total, r.power_n, r.power_sum_mw, r.power_max_mw, r.energy_mj,
@@ -230,7 +231,9 @@ void MeterStore::Impl::DeleteBuckets(const std::string& table, int64_t from, int
 
 // --- Flush ---------------------------------------------------------------------------------------
 
-FlushStatus MeterStore::Flush(int64_t now_ms) {
+FlushStatus MeterStore::Flush(UtcMillis now) {
+  // The store's inside works on its columns' integer milliseconds.
+  const int64_t now_ms = UnixMillis(now);
   Impl& m = *impl_;
   if (m.options.read_only) {
     throw EnvironmentError("meter database " + m.path + " was opened read-only");
@@ -262,12 +265,12 @@ FlushStatus MeterStore::Flush(int64_t now_ms) {
         return true;
       };
       for (std::size_t i = 0; i < n_gpu; ++i) {
-        if (keep(m.gpu_buffer[i].time_ms)) {
+        if (keep(UnixMillis(m.gpu_buffer[i].time))) {
           m.InsertGpu(m.gpu_buffer[i]);
         }
       }
       for (std::size_t i = 0; i < n_process; ++i) {
-        if (keep(m.process_buffer[i].time_ms)) {
+        if (keep(UnixMillis(m.process_buffer[i].time))) {
           m.InsertProcess(m.process_buffer[i]);
         }
       }
@@ -278,10 +281,10 @@ FlushStatus MeterStore::Flush(int64_t now_ms) {
         complete = *waiting - 1;
       } else {
         for (std::size_t i = 0; i < n_gpu; ++i) {
-          complete = Later(complete, m.gpu_buffer[i].time_ms);
+          complete = Later(complete, UnixMillis(m.gpu_buffer[i].time));
         }
         for (std::size_t i = 0; i < n_process; ++i) {
-          complete = Later(complete, m.process_buffer[i].time_ms);
+          complete = Later(complete, UnixMillis(m.process_buffer[i].time));
         }
       }
       if (complete && (!m.samples_complete || *complete > *m.samples_complete)) {

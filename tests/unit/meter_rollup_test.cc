@@ -77,14 +77,14 @@ TEST(MeterRollup, TwoSamplesAverageAndObservedTime) {
   b.Add(Row(kT0 + 3000, 90));  // 2 s after the first: stands for 2 s
   ASSERT_EQ(c.gpus.size(), 1u);
   const GpuRollup& r = c.gpus.at(GpuKey{kT0, 0}).r;
-  EXPECT_EQ(r.bucket_ms, kT0);
-  EXPECT_EQ(r.width_ms, kMinute);
+  EXPECT_EQ(UnixMillis(r.bucket), kT0);
+  EXPECT_EQ(r.width.count(), kMinute);
   EXPECT_EQ(r.samples, 2);
   // Observed 1 s + 2 s = 3,000 ms; both samples above 0 % so all of it active and busy.
-  EXPECT_EQ(r.observed_ms, 3000);
-  EXPECT_EQ(r.active_ms, 3000);
-  EXPECT_EQ(r.busy_ms, 3000);
-  EXPECT_EQ(r.IdleMs(), 0);
+  EXPECT_EQ(r.observed.count(), 3000);
+  EXPECT_EQ(r.active.count(), 3000);
+  EXPECT_EQ(r.busy.count(), 3000);
+  EXPECT_EQ(r.Idle().count(), 0);
   // Utilisation: n 2, sum 30 + 90 = 120, mean per sample 120 / 2 = 60 %, min 30, max 90.
   EXPECT_EQ(r.utilization_gpu_n, 2);
   EXPECT_EQ(r.utilization_gpu_sum, 120);
@@ -108,7 +108,7 @@ TEST(MeterRollup, GapIsNotObservedTime) {
   b.Add(Row(kT0 + 4000, 50));    // 4 s: 4,000
   b.Add(Row(kT0 + 60000 - 1, 50));  // 55.999 s > 10 s: nominal 1,000
   // Observed 2,000 + 4,000 + 1,000 = 7,000 ms.
-  EXPECT_EQ(c.gpus.at(GpuKey{kT0, 0}).r.observed_ms, 7000);
+  EXPECT_EQ(c.gpus.at(GpuKey{kT0, 0}).r.observed.count(), 7000);
 }
 
 // An hour of one GPU at 0 % sampled every 5 s; a process sits on it for 10 of the 60 minutes.
@@ -127,16 +127,16 @@ TEST(MeterRollup, IdleHourWithAProcessForTenMinutes) {
   const GpuRollup& r = c.gpus.at(GpuKey{kT0, 0}).r;
   // 3,600 s / 5 s = 720 samples, each standing for 5,000 ms: 3,600,000 ms observed (1 h).
   EXPECT_EQ(r.samples, 720);
-  EXPECT_EQ(r.observed_ms, kHour);
+  EXPECT_EQ(r.observed.count(), kHour);
   // Utilisation 0 throughout: nothing active.
-  EXPECT_EQ(r.active_ms, 0);
+  EXPECT_EQ(r.active.count(), 0);
   // Busy where a process sample lies in the tick's interval (t - 5 s, t]: the 120 ticks of
   // [00:10, 00:20), 120 x 5,000 = 600,000 ms (10 min), all of it held idle.
-  EXPECT_EQ(r.busy_ms, 10 * kMinute);
-  EXPECT_EQ(r.IdleHeldMs(), 10 * kMinute);
+  EXPECT_EQ(r.busy.count(), 10 * kMinute);
+  EXPECT_EQ(r.IdleHeld().count(), 10 * kMinute);
   // Idle with nothing on it: 3,600,000 - 600,000 = 3,000,000 ms = 50 min = 0.8333 h.
-  EXPECT_EQ(r.IdleMs(), 50 * kMinute);
-  EXPECT_NEAR(static_cast<double>(r.IdleMs()) / static_cast<double>(kHour), 0.8333, 1e-4);
+  EXPECT_EQ(r.Idle().count(), 50 * kMinute);
+  EXPECT_NEAR(static_cast<double>(r.Idle().count()) / static_cast<double>(kHour), 0.8333, 1e-4);
   // Mean utilisation 0 / 720 = 0 %, min = max = 0.
   EXPECT_DOUBLE_EQ(*r.UtilizationGpuMean(), 0.0);
   EXPECT_EQ(r.utilization_gpu_min, 0);
@@ -157,14 +157,14 @@ TEST(MeterRollup, ProcessInsideTheIntervalMakesItBusy) {
   b.Add(Row(kT0, 0));         // interval (T0 - 1 s, T0]: no process, idle
   b.Add(Row(kT0 + 5000, 0));  // interval (T0, T0 + 5 s] holds T0 + 3 s: busy 5,000
   ASSERT_EQ(c.gpu_rows.size(), 2u);  // one row per sample
-  EXPECT_EQ(c.gpu_rows[0].r.bucket_ms, kT0);
-  EXPECT_EQ(c.gpu_rows[0].r.width_ms, 0);
-  EXPECT_EQ(c.gpu_rows[0].r.observed_ms, 1000);
-  EXPECT_EQ(c.gpu_rows[0].r.busy_ms, 0);
-  EXPECT_EQ(c.gpu_rows[1].r.bucket_ms, kT0 + 5000);
-  EXPECT_EQ(c.gpu_rows[1].r.observed_ms, 5000);
-  EXPECT_EQ(c.gpu_rows[1].r.busy_ms, 5000);
-  EXPECT_EQ(c.gpu_rows[1].r.active_ms, 0);
+  EXPECT_EQ(UnixMillis(c.gpu_rows[0].r.bucket), kT0);
+  EXPECT_EQ(c.gpu_rows[0].r.width.count(), 0);
+  EXPECT_EQ(c.gpu_rows[0].r.observed.count(), 1000);
+  EXPECT_EQ(c.gpu_rows[0].r.busy.count(), 0);
+  EXPECT_EQ(UnixMillis(c.gpu_rows[1].r.bucket), kT0 + 5000);
+  EXPECT_EQ(c.gpu_rows[1].r.observed.count(), 5000);
+  EXPECT_EQ(c.gpu_rows[1].r.busy.count(), 5000);
+  EXPECT_EQ(c.gpu_rows[1].r.active.count(), 0);
 }
 
 // The energy counter: differences between samples; a counter that went down was reset.
@@ -197,7 +197,7 @@ TEST(MeterRollup, EnergyAcrossACounterReset) {
 // Power is stored in whole milliwatts; the mean is in watts.
 TEST(MeterRollup, PowerStoredInMilliwattsAndAveragedInWatts) {
   GpuSample s;
-  s.time_ms = kT0;
+  s.time = FromUnixMillis(kT0);
   s.power = 123.4567;  // 123,456.7 mW, rounded to 123,457
   EXPECT_EQ(rollup::RowOf(s, std::nullopt).power_mw, 123457);
   EXPECT_DOUBLE_EQ(*rollup::SampleOf(rollup::RowOf(s, std::nullopt), std::nullopt).power, 123.457);
@@ -207,10 +207,10 @@ TEST(MeterRollup, PowerStoredInMilliwattsAndAveragedInWatts) {
   GpuRollupBuilder b(Bucketing{kT0, kT0 + kMinute, kMinute}, kRules, nobody, c);
   b.SetPrevious(0, std::nullopt);
   GpuSample a;
-  a.time_ms = kT0;
+  a.time = FromUnixMillis(kT0);
   a.power = 250.5;  // 250,500 mW
   GpuSample z;
-  z.time_ms = kT0 + 1000;
+  z.time = FromUnixMillis(kT0 + 1000);
   z.power = 300;  // 300,000 mW
   b.Add(rollup::RowOf(a, 4));
   b.Add(rollup::RowOf(z, std::nullopt));
@@ -228,12 +228,12 @@ TEST(MeterRollup, MinutesMergeIntoTheirHour) {
   auto minute = [](int64_t bucket, int64_t observed, int64_t busy, int util_min, int util_max, int64_t util_sum,
                    std::optional<uint64_t> energy) {
     GpuAcc a;
-    a.r.bucket_ms = bucket;
-    a.r.width_ms = kMinute;
+    a.r.bucket = FromUnixMillis(bucket);
+    a.r.width = std::chrono::milliseconds{kMinute};
     a.r.gpu = 0;
     a.r.samples = 60;
-    a.r.observed_ms = observed;
-    a.r.busy_ms = busy;
+    a.r.observed = std::chrono::milliseconds{observed};
+    a.r.busy = std::chrono::milliseconds{busy};
     a.r.utilization_gpu_n = 60;
     a.r.utilization_gpu_sum = util_sum;
     a.r.utilization_gpu_min = util_min;
@@ -248,13 +248,13 @@ TEST(MeterRollup, MinutesMergeIntoTheirHour) {
   ASSERT_EQ(hours.size(), 2u);
   const GpuRollup& h = hours.at(GpuKey{kT0, 0}).r;
   // The hour starts at T0 (00:05 and 00:06 floored to the hour) and is an hour wide.
-  EXPECT_EQ(h.bucket_ms, kT0);
-  EXPECT_EQ(h.width_ms, kHour);
+  EXPECT_EQ(UnixMillis(h.bucket), kT0);
+  EXPECT_EQ(h.width.count(), kHour);
   // 60 + 60 samples; 120,000 ms observed; busy 60,000 + 30,000 = 90,000; idle 30,000.
   EXPECT_EQ(h.samples, 120);
-  EXPECT_EQ(h.observed_ms, 120000);
-  EXPECT_EQ(h.busy_ms, 90000);
-  EXPECT_EQ(h.IdleMs(), 30000);
+  EXPECT_EQ(h.observed.count(), 120000);
+  EXPECT_EQ(h.busy.count(), 90000);
+  EXPECT_EQ(h.Idle().count(), 30000);
   // Utilisation: sum 1,800 + 2,400 = 4,200 over 120 samples = 35 %; min(20, 10) = 10; max 80.
   EXPECT_DOUBLE_EQ(*h.UtilizationGpuMean(), 35.0);
   EXPECT_EQ(h.utilization_gpu_min, 10);
@@ -262,7 +262,7 @@ TEST(MeterRollup, MinutesMergeIntoTheirHour) {
   // Energy 1,000 mJ + none = 1,000 mJ.
   EXPECT_EQ(h.energy_mj, 1000u);
   const GpuRollup& next = hours.at(GpuKey{kT0 + kHour, 0}).r;
-  EXPECT_EQ(next.observed_ms, 50000);
+  EXPECT_EQ(next.observed.count(), 50000);
   EXPECT_EQ(next.energy_mj, 7u);
 }
 
@@ -318,25 +318,25 @@ TEST(MeterRollup, ProcessObservedTimeAndMemory) {
   const ProcessUse u = rollup::UseOf(a, who);
   EXPECT_EQ(u.pid, 4242);
   EXPECT_EQ(u.user, "ana");
-  EXPECT_EQ(u.from_ms, kT0 + 10000);
-  EXPECT_EQ(u.to_ms, kT0 + 28000);
+  EXPECT_EQ(UnixMillis(u.from), kT0 + 10000);
+  EXPECT_EQ(UnixMillis(u.to), kT0 + 28000);
   EXPECT_DOUBLE_EQ(*u.GpuMemoryMean(), static_cast<double>(2 * kGiB));
   EXPECT_EQ(u.gpu_memory_max, 3 * kGiB);
 
   // Merged with a later row of the same process: from stays, to widens, sums add.
   ProcessUse later = u;
-  later.from_ms = kT0 + kHour;
-  later.to_ms = kT0 + 2 * kHour;
-  later.observed_ms = 1000;
+  later.from = FromUnixMillis(kT0 + kHour);
+  later.to = FromUnixMillis(kT0 + 2 * kHour);
+  later.observed = std::chrono::milliseconds{1000};
   later.gpu_memory_n = 1;
   later.gpu_memory_sum = static_cast<int64_t>(8 * kGiB);
   later.gpu_memory_max = 8 * kGiB;
   ProcessUse merged = u;
   rollup::MergeUse(merged, later);
-  EXPECT_EQ(merged.from_ms, kT0 + 10000);
-  EXPECT_EQ(merged.to_ms, kT0 + 2 * kHour);
+  EXPECT_EQ(UnixMillis(merged.from), kT0 + 10000);
+  EXPECT_EQ(UnixMillis(merged.to), kT0 + 2 * kHour);
   EXPECT_EQ(merged.samples, 20);
-  EXPECT_EQ(merged.observed_ms, 20000);  // 19,000 + 1,000
+  EXPECT_EQ(merged.observed.count(), 20000);  // 19,000 + 1,000
   // (20 + 8) GiB over 11 samples.
   EXPECT_DOUBLE_EQ(*merged.GpuMemoryMean(), static_cast<double>(28 * kGiB) / 11);
   EXPECT_EQ(merged.gpu_memory_max, 8 * kGiB);
@@ -350,9 +350,9 @@ TEST(MeterRollup, WholeRangeRowSpansTheRange) {
   b.SetPrevious(0, std::nullopt);
   b.Add(Row(kT0 + 2 * kHour, 5));
   const GpuRollup& r = c.gpus.at(GpuKey{kT0 + 90 * kSecond, 0}).r;
-  EXPECT_EQ(r.bucket_ms, kT0 + 90 * kSecond);
+  EXPECT_EQ(UnixMillis(r.bucket), kT0 + 90 * kSecond);
   // 3 h - 90 s = 10,800,000 - 90,000 = 10,710,000 ms.
-  EXPECT_EQ(r.width_ms, 10710000);
+  EXPECT_EQ(r.width.count(), 10710000);
 }
 
 TEST(MeterRollup, MeansOfNothingAreAbsent) {
