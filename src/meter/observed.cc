@@ -17,22 +17,22 @@
 namespace gpuplan {
 namespace {
 
-void AddUtilisation(GpuHourUse& h, const GpuRollup& r, int64_t ms) {
-  if (ms <= 0) {
+void AddUtilisation(GpuHourUse& h, const GpuRollup& r, std::chrono::milliseconds span) {
+  if (span.count() <= 0) {
     return;
   }
   if (r.utilization_gpu_n > 0) {
     const double mean = static_cast<double>(r.utilization_gpu_sum) / static_cast<double>(r.utilization_gpu_n);
-    h.utilisation_ms[UtilisationBucket(mean)] += ms;
+    h.utilisation[UtilisationBucket(mean)] += span;
   } else {
-    h.utilisation_unmeasured_ms += ms;
+    h.utilisation_unmeasured += span;
   }
 }
 
 void AddTotals(GpuHourUse& h, const GpuRollup& r) {
-  h.observed_ms += r.observed.count();
-  h.busy_ms += r.busy.count();
-  h.active_ms += r.active.count();
+  h.observed += r.observed;
+  h.busy += r.busy;
+  h.active += r.active;
   if (r.energy_mj) {
     h.energy_mj += *r.energy_mj;
     h.energy_measured = true;
@@ -58,8 +58,8 @@ std::size_t UtilisationBucket(double mean) {
 
 std::optional<std::pair<std::size_t, std::size_t>> ObservedUse::ObservedHours() const {
   std::optional<std::pair<std::size_t, std::size_t>> out;
-  for (std::size_t t = 0; t < up_ms.size(); ++t) {
-    if (up_ms[t] > 0) {
+  for (std::size_t t = 0; t < up.size(); ++t) {
+    if (up[t].count() > 0) {
       if (!out) {
         out = std::make_pair(t, t + 1);
       }
@@ -71,25 +71,23 @@ std::optional<std::pair<std::size_t, std::size_t>> ObservedUse::ObservedHours() 
 
 ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
   ObservedUse u;
-  // The hour cells are filled in integer milliseconds (the store's own counts), one loop each.
-  const int64_t from_ms = FloorHourMs(UnixMillis(range.from));
-  u.from = FromUnixMillis(from_ms);
-  const int64_t to = std::max(from_ms, CeilHourMs(UnixMillis(range.to)));
-  u.hours = static_cast<std::size_t>((to - from_ms) / kMillisecondsPerHour);
+  const UtcMillis start = FloorHour(range.from);
+  u.from = start;
+  const UtcMillis to = std::max(start, CeilHour(range.to));
+  u.hours = static_cast<std::size_t>((to - start) / std::chrono::hours{1});
   if (u.hours == 0) {
     return u;
   }
   // The parts of the range each table holds completely: hours before the hours watermark,
   // minutes before the minutes watermark, raw samples after it.
   const StoreExtent e = store.Extent();
-  const int64_t hours_done = std::clamp(e.hours_done ? UnixMillis(*e.hours_done) : from_ms, from_ms, to);
-  const int64_t minutes_done = std::clamp(e.minutes_done ? UnixMillis(*e.minutes_done) : from_ms, hours_done, to);
-  auto range_of = [](int64_t from, int64_t until) { return TimeRange{FromUnixMillis(from), FromUnixMillis(until)}; };
-  const std::vector<GpuRollup> hour_rows = store.GpuRollups(Resolution::kHour, range_of(from_ms, hours_done));
+  const UtcMillis hours_done = std::clamp(e.hours_done.value_or(start), start, to);
+  const UtcMillis minutes_done = std::clamp(e.minutes_done.value_or(start), hours_done, to);
+  const std::vector<GpuRollup> hour_rows = store.GpuRollups(Resolution::kHour, {start, hours_done});
   // Minute rows of the whole rolled-up part: totals for [hours_done, minutes_done), and the
   // utilisation distribution everywhere they are still kept.
-  const std::vector<GpuRollup> minute_rows = store.GpuRollups(Resolution::kMinute, range_of(from_ms, minutes_done));
-  const std::vector<GpuRollup> raw_rows = store.GpuRollups(Resolution::kRaw, range_of(minutes_done, to));
+  const std::vector<GpuRollup> minute_rows = store.GpuRollups(Resolution::kMinute, {start, minutes_done});
+  const std::vector<GpuRollup> raw_rows = store.GpuRollups(Resolution::kRaw, {minutes_done, to});
 
   std::map<int, std::optional<std::string>> seen;
   for (const auto* rows : {&hour_rows, &minute_rows, &raw_rows}) {
@@ -107,27 +105,26 @@ ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
     u.uuids.push_back(uuid);
   }
   u.use.assign(u.gpus.size(), std::vector<GpuHourUse>(u.hours));
-  auto cell = [&](const GpuRollup& r) -> GpuHourUse& {
-    const auto t = static_cast<std::size_t>((FloorHourMs(UnixMillis(r.bucket)) - from_ms) / kMillisecondsPerHour);
-    return u.use[position.at(r.gpu)][t];
-  };
+  // The index of the hour holding `t` (a huge one for a time before the range).
+  auto hour_of = [&](UtcMillis t) { return static_cast<std::size_t>((FloorHour(t) - start) / std::chrono::hours{1}); };
+  auto cell = [&](const GpuRollup& r) -> GpuHourUse& { return u.use[position.at(r.gpu)][hour_of(r.bucket)]; };
   // Fine data first: minute rows (all of them for the distribution, the unrolled hours' also for
   // the totals) and raw rows (both).
-  std::vector<std::vector<int64_t>> fine_ms(u.gpus.size(), std::vector<int64_t>(u.hours, 0));
+  std::vector<std::vector<std::chrono::milliseconds>> fine(u.gpus.size(),
+                                                         std::vector<std::chrono::milliseconds>(u.hours));
   for (const GpuRollup& r : minute_rows) {
     GpuHourUse& h = cell(r);
     ++h.rows;
-    AddUtilisation(h, r, r.observed.count());
-    fine_ms[position.at(r.gpu)][static_cast<std::size_t>((FloorHourMs(UnixMillis(r.bucket)) - from_ms) / kMillisecondsPerHour)] +=
-        r.observed.count();
-    if (UnixMillis(r.bucket) >= hours_done) {
+    AddUtilisation(h, r, r.observed);
+    fine[position.at(r.gpu)][hour_of(r.bucket)] += r.observed;
+    if (r.bucket >= hours_done) {
       AddTotals(h, r);
     }
   }
   for (const GpuRollup& r : raw_rows) {
     GpuHourUse& h = cell(r);
     ++h.rows;
-    AddUtilisation(h, r, r.observed.count());
+    AddUtilisation(h, r, r.observed);
     AddTotals(h, r);
   }
   // Hour rows: the totals of the rolled-up hours, and the distribution of the time the minute
@@ -137,46 +134,46 @@ ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
     ++h.rows;
     AddTotals(h, r);
     const auto i = position.at(r.gpu);
-    const auto t = static_cast<std::size_t>((UnixMillis(r.bucket) - from_ms) / kMillisecondsPerHour);
-    const int64_t rest = r.observed.count() - fine_ms[i][t];
-    if (rest > 0) {
+    const auto t = static_cast<std::size_t>((r.bucket - start) / std::chrono::hours{1});
+    const std::chrono::milliseconds rest = r.observed - fine[i][t];
+    if (rest.count() > 0) {
       AddUtilisation(h, r, rest);
-      if (fine_ms[i][t] == 0) {
+      if (fine[i][t].count() == 0) {
         ++u.utilisation_from_hour_means;
         h.utilisation_from_hour_mean = true;
       }
     }
   }
-  u.up_ms.assign(u.hours, 0);
+  u.up.assign(u.hours, std::chrono::milliseconds{0});
   for (const auto& gpu : u.use) {
     for (std::size_t t = 0; t < u.hours; ++t) {
-      u.up_ms[t] = std::max(u.up_ms[t], gpu[t].observed_ms);
+      u.up[t] = std::max(u.up[t], gpu[t].observed);
     }
   }
 
   // Processes, from the same tables over the same parts.
-  std::map<std::tuple<std::size_t, int, ProcessIdentity>, int64_t> procs;
-  auto add_processes = [&](Resolution res, int64_t from, int64_t until) {
-    if (from >= until) {
+  std::map<std::tuple<std::size_t, int, ProcessIdentity>, std::chrono::milliseconds> procs;
+  auto add_processes = [&](Resolution res, UtcMillis a, UtcMillis b) {
+    if (a >= b) {
       return;
     }
-    for (const ProcessUse& p : store.ProcessRollups(res, range_of(from, until))) {
+    for (const ProcessUse& p : store.ProcessRollups(res, {a, b})) {
       if (!position.count(p.gpu)) {
         continue;  // a process on a GPU with no GPU sample: no GPU-hour to attribute
       }
-      const auto t = static_cast<std::size_t>((FloorHourMs(UnixMillis(p.from)) - from_ms) / kMillisecondsPerHour);
+      const auto t = hour_of(p.from);
       if (t >= u.hours) {
         continue;
       }
-      procs[{t, p.gpu, static_cast<const ProcessIdentity&>(p)}] += p.observed.count();
+      procs[{t, p.gpu, static_cast<const ProcessIdentity&>(p)}] += p.observed;
     }
   };
-  add_processes(Resolution::kHour, from_ms, hours_done);
+  add_processes(Resolution::kHour, start, hours_done);
   add_processes(Resolution::kMinute, hours_done, minutes_done);
   add_processes(Resolution::kRaw, minutes_done, to);
   u.processes.reserve(procs.size());
-  for (const auto& [key, ms] : procs) {
-    u.processes.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), ms});
+  for (const auto& [key, observed] : procs) {
+    u.processes.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), observed});
   }
   return u;
 }
@@ -205,10 +202,10 @@ ObservedUse SliceObservedUse(const ObservedUse& use, std::size_t first_hour, std
       u.utilisation_from_hour_means += h.utilisation_from_hour_mean ? 1 : 0;
     }
   }
-  u.up_ms.assign(hours, 0);
+  u.up.assign(hours, std::chrono::milliseconds{0});
   for (const auto& gpu : u.use) {
     for (std::size_t t = 0; t < hours; ++t) {
-      u.up_ms[t] = std::max(u.up_ms[t], gpu[t].observed_ms);
+      u.up[t] = std::max(u.up[t], gpu[t].observed);
     }
   }
   for (const ProcessHourUse& p : use.processes) {
@@ -276,7 +273,7 @@ ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const Offer
       return 0.0;
     }
     const double billed_ms = billed_hours * static_cast<double>(kMillisecondsPerHour);
-    const double busy = std::min(static_cast<double>(use.use[i][t].busy_ms), billed_ms);
+    const double busy = std::min(static_cast<double>(use.use[i][t].busy.count()), billed_ms);
     return 1.0 - busy / billed_ms;
   };
   for (std::size_t first = 0; first < gpus; first += per) {
@@ -298,15 +295,15 @@ ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const Offer
       // was busy.
       std::vector<double> minutes(n, 0.0);
       for (std::size_t t = 0; t < n; ++t) {
-        int64_t ms = 0;
+        std::chrono::milliseconds billed{0};
         if (o.billing_starts == BillingStart::kTask) {
           for (std::size_t i = first; i < last; ++i) {
-            ms = std::max(ms, use.use[i][t].busy_ms);
+            billed = std::max(billed, use.use[i][t].busy);
           }
         } else {
-          ms = use.up_ms[t];
+          billed = use.up[t];
         }
-        minutes[t] = static_cast<double>(ms) / static_cast<double>(kMillisecondsPerMinute);
+        minutes[t] = static_cast<double>(billed.count()) / static_cast<double>(kMillisecondsPerMinute);
       }
       const InstanceBill ib = BillInstanceHours(o, start, minutes, 1.0, false);
       for (std::size_t i = first; i < last; ++i) {
@@ -439,11 +436,11 @@ UsageTrace UsageTraceFromObserved(const ObservedUse& use, const Zone& zone, Usag
     UsageHour& u = t.hours[h];
     // The hour's own wall clock (across a daylight-saving change too).
     u.hour_of_day = HourOfDay(zone.LocalHourOf(use.from + std::chrono::hours{static_cast<int64_t>(h)}));
-    int64_t ms = 0;
+    std::chrono::milliseconds used{0};
     for (const auto& gpu : use.use) {
-      ms += basis == UsageBasis::kBusy ? gpu[h].busy_ms : gpu[h].observed_ms;
+      used += basis == UsageBasis::kBusy ? gpu[h].busy : gpu[h].observed;
     }
-    u.firm = static_cast<double>(ms) / static_cast<double>(kMillisecondsPerHour);
+    u.firm = static_cast<double>(used.count()) / static_cast<double>(kMillisecondsPerHour);
   }
   return t;
 }

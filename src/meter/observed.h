@@ -31,6 +31,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -55,18 +56,18 @@ std::size_t UtilisationBucket(double mean_percent);
 
 // One GPU over one hour.
 struct GpuHourUse {
-  int64_t observed_ms = 0;
-  int64_t busy_ms = 0;    // a process on the GPU or utilisation > 0
-  int64_t active_ms = 0;  // utilisation > 0
+  std::chrono::milliseconds observed{};
+  std::chrono::milliseconds busy{};    // a process on the GPU or utilisation > 0
+  std::chrono::milliseconds active{};  // utilisation > 0
   uint64_t energy_mj = 0;
   bool energy_measured = false;  // some sample had the energy counter
   // Observed time by utilisation bucket (from raw samples and minute roll-ups; where only the
   // hour roll-up is left, the hour's mean), and observed time with no utilisation reading.
-  std::array<int64_t, kUtilisationBuckets> utilisation_ms{};
-  int64_t utilisation_unmeasured_ms = 0;
+  std::array<std::chrono::milliseconds, kUtilisationBuckets> utilisation{};
+  std::chrono::milliseconds utilisation_unmeasured{};
   int64_t rows = 0;  // store rows read into this hour (0: the GPU was not seen in it)
   bool utilisation_from_hour_mean = false;  // its distribution rests on the hour roll-up's mean alone
-  int64_t IdleMs() const { return observed_ms - busy_ms; }  // allocated but idle
+  std::chrono::milliseconds Idle() const { return observed - busy; }  // allocated but idle
 };
 
 // One process on one GPU in one hour: how long it was seen there.
@@ -74,7 +75,7 @@ struct ProcessHourUse {
   std::size_t hour = 0;  // index into the range's hours
   int gpu = 0;
   ProcessIdentity who;
-  int64_t observed_ms = 0;
+  std::chrono::milliseconds observed{};
 };
 
 struct ObservedUse {
@@ -83,7 +84,7 @@ struct ObservedUse {
   std::vector<int> gpus;  // NVML indexes seen in the range, ascending
   std::vector<std::optional<std::string>> uuids;  // per gpus[i]
   std::vector<std::vector<GpuHourUse>> use;       // [i][hour], i indexes gpus
-  std::vector<int64_t> up_ms;                     // per hour: the machine's up time (largest observed)
+  std::vector<std::chrono::milliseconds> up;      // per hour: the machine's up time (largest observed)
   std::vector<ProcessHourUse> processes;          // by hour, then GPU, then identity
   // GPU-hours whose utilisation distribution comes from the hour roll-up's mean alone (the
   // minute roll-ups were trimmed by retention); 0 when every hour had finer data.

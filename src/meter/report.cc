@@ -170,15 +170,15 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
       const double billed = bill ? bill->gpus[i].hour_billed[t] : 0.0;
       const double idle_share = bill ? bill->gpus[i].hour_idle_share[t] : 0.0;
       std::array<double, kUtilisationBuckets> hist{};
-      for (std::size_t b = 0; b < kUtilisationBuckets; ++b) hist[b] = static_cast<double>(h.utilisation_ms[b]);
-      double unmeasured = static_cast<double>(h.utilisation_unmeasured_ms);
+      for (std::size_t b = 0; b < kUtilisationBuckets; ++b) hist[b] = static_cast<double>(h.utilisation[b].count());
+      double unmeasured = static_cast<double>(h.utilisation_unmeasured.count());
       // The GPU's own row and the total.
       for (GroupAcc* a : {&per_gpu[i], &total}) {
         MeterGroup& g = a->g;
-        g.observed_hours += static_cast<double>(h.observed_ms) / kMsPerHour;
-        g.busy_hours += static_cast<double>(h.busy_ms) / kMsPerHour;
-        g.active_hours += static_cast<double>(h.active_ms) / kMsPerHour;
-        g.idle_hours += static_cast<double>(h.IdleMs()) / kMsPerHour;
+        g.observed_hours += static_cast<double>(h.observed.count()) / kMsPerHour;
+        g.busy_hours += static_cast<double>(h.busy.count()) / kMsPerHour;
+        g.active_hours += static_cast<double>(h.active.count()) / kMsPerHour;
+        g.idle_hours += static_cast<double>(h.Idle().count()) / kMsPerHour;
         AddHist(g.utilisation, hist, unmeasured, 1.0);
         if (h.energy_measured) {
           a->energy = true;
@@ -194,9 +194,9 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
       }
       // By user / job / pod. The idle time (no process, no utilisation) and the idle share of
       // the hour's money go to "(no process)"; its utilisation is taken from the 0 bucket first.
-      const double observed = static_cast<double>(h.observed_ms);
-      const double busy = static_cast<double>(h.busy_ms);
-      double idle_left = static_cast<double>(h.IdleMs());
+      const double observed = static_cast<double>(h.observed.count());
+      const double busy = static_cast<double>(h.busy.count());
+      double idle_left = static_cast<double>(h.Idle().count());
       std::array<double, kUtilisationBuckets> idle_hist{};
       double idle_unmeasured = 0;
       {
@@ -216,11 +216,11 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
         }
       }
       const double energy = static_cast<double>(h.energy_mj);
-      if (h.IdleMs() > 0 || billed * idle_share > 0) {
+      if (h.Idle().count() > 0 || billed * idle_share > 0) {
         GroupAcc& a = groups[kNoProcess];
         MeterGroup& g = a.g;
-        g.observed_hours += static_cast<double>(h.IdleMs()) / kMsPerHour;
-        g.idle_hours += static_cast<double>(h.IdleMs()) / kMsPerHour;
+        g.observed_hours += static_cast<double>(h.Idle().count()) / kMsPerHour;
+        g.idle_hours += static_cast<double>(h.Idle().count()) / kMsPerHour;
         AddHist(g.utilisation, idle_hist, idle_unmeasured, 1.0);
         if (h.energy_measured && observed > 0) {
           a.energy = true;
@@ -231,7 +231,7 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
         g.money += cost * idle_share;
         g.idle_money += cost * idle_share;
       }
-      if (h.busy_ms <= 0 && (billed * (1 - idle_share)) <= 0) {
+      if (h.busy.count() <= 0 && (billed * (1 - idle_share)) <= 0) {
         continue;
       }
       // The busy part, shared by the processes seen on the GPU in the hour in proportion to the
@@ -239,16 +239,16 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
       std::vector<const ProcessHourUse*> here;
       double seen_ms = 0;
       for (std::size_t k = first_process; k < next_process; ++k) {
-        if (use.processes[k].gpu == use.gpus[i] && use.processes[k].observed_ms > 0) {
+        if (use.processes[k].gpu == use.gpus[i] && use.processes[k].observed.count() > 0) {
           here.push_back(&use.processes[k]);
-          seen_ms += static_cast<double>(use.processes[k].observed_ms);
+          seen_ms += static_cast<double>(use.processes[k].observed.count());
         }
       }
       auto give = [&](GroupAcc& a, double share, const ProcessIdentity* who) {
         MeterGroup& g = a.g;
         g.observed_hours += busy * share / kMsPerHour;
         g.busy_hours += busy * share / kMsPerHour;
-        g.active_hours += static_cast<double>(h.active_ms) * share / kMsPerHour;
+        g.active_hours += static_cast<double>(h.active.count()) * share / kMsPerHour;
         AddHist(g.utilisation, hist, unmeasured, share);
         if (h.energy_measured && observed > 0) {
           a.energy = true;
@@ -264,7 +264,7 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
         give(groups[kUnseenProcess], 1.0, nullptr);
       } else {
         for (const ProcessHourUse* p : here) {
-          give(groups[GroupKey(rep.by, p->who)], static_cast<double>(p->observed_ms) / seen_ms, &p->who);
+          give(groups[GroupKey(rep.by, p->who)], static_cast<double>(p->observed.count()) / seen_ms, &p->who);
         }
       }
     }
