@@ -25,7 +25,8 @@ inline constexpr int64_t kMillisecondsPerSecond = 1000;
 inline constexpr int64_t kMillisecondsPerMinute = 60 * kMillisecondsPerSecond;
 inline constexpr int64_t kMillisecondsPerHour = 60 * kMillisecondsPerMinute;
 
-// `t` rounded down to a multiple of `width` (towards minus infinity); `t` when width <= 0.
+// On counts (the typed FloorTo / CeilTo below round with them): `t` rounded down to a multiple of
+// `width` (towards minus infinity); `t` when width <= 0.
 inline int64_t FloorTo(int64_t t, int64_t width) {
   if (width <= 0) {
     return t;
@@ -38,10 +39,6 @@ inline int64_t FloorTo(int64_t t, int64_t width) {
 }
 // `t` rounded up to a multiple of `width` (towards plus infinity); `t` when width <= 0.
 inline int64_t CeilTo(int64_t t, int64_t width) { return -FloorTo(-t, width); }
-// Raw counts, for the roll-up loops: the start of the UTC hour holding `ms`, and the first hour
-// start at or after it.
-inline int64_t FloorHourMs(int64_t ms) { return FloorTo(ms, kMillisecondsPerHour); }
-inline int64_t CeilHourMs(int64_t ms) { return CeilTo(ms, kMillisecondsPerHour); }
 // Typed: `t` rounded down (up) to a multiple of `width` since the epoch, towards minus (plus)
 // infinity; `t` when width <= 0.
 inline UtcMillis FloorTo(UtcMillis t, std::chrono::milliseconds width) {
