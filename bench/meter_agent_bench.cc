@@ -50,10 +50,10 @@ std::string WriteBenchTrace(const std::string& path) {
   uint64_t energy = 1000000;
   for (int k = 0; k < kSeconds; ++k) {
     TraceStep s;
-    s.time_ms = kT0 + k * 1000LL;
+    s.time = FromUnixMillis(kT0 + k * 1000LL);
     for (int g = 0; g < kGpus; ++g) {
       GpuSample x;
-      x.time_ms = s.time_ms;
+      x.time = s.time;
       x.gpu = g;
       x.utilization_gpu = (k * 7 + g * 13) % 101;
       x.utilization_memory = (k * 3 + g) % 60;
@@ -66,7 +66,7 @@ std::string WriteBenchTrace(const std::string& path) {
       x.clock_event_reasons = 0;
       s.gpus.push_back(x);
       ProcessSample p;
-      p.time_ms = s.time_ms;
+      p.time = s.time;
       p.gpu = g;
       p.pid = 10000 + g;
       p.user = "alice";

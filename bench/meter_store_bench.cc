@@ -98,7 +98,7 @@ class SyntheticGpu {
     std::uniform_int_distribution<int> temp(35, 82);
     std::uniform_int_distribution<int> clock(1100, 1980);
     GpuSample s;
-    s.time_ms = t_ms;
+    s.time = FromUnixMillis(t_ms);
     s.gpu = gpu_;
     s.uuid = "GPU-5a6c9a3e-2f0b-4d1e-9e7a-00000000000" + std::to_string(gpu_);
     s.utilization_gpu = util(rng_);
@@ -121,7 +121,7 @@ class SyntheticGpu {
   ProcessSample Process(int64_t t_ms) {
     std::uniform_int_distribution<uint64_t> mem(30'000'000'000ull, 70'000'000'000ull);
     ProcessSample p;
-    p.time_ms = t_ms;
+    p.time = FromUnixMillis(t_ms);
     p.gpu = gpu_;
     p.pid = 20000 + gpu_;
     p.user = "alice";
@@ -166,8 +166,8 @@ void BM_AppendAndFlushHour(benchmark::State& state) {
       if (processes) {
         store.Append(procs);
       }
-      if (store.FlushDue(t)) {
-        const FlushStatus st = store.Flush(t);
+      if (store.FlushDue(FromUnixMillis(t))) {
+        const FlushStatus st = store.Flush(FromUnixMillis(t));
         ++flushes;
         if (st.state != FlushState::kOk && st.state != FlushState::kSlow) {
           state.SkipWithError(st.reason.c_str());
@@ -175,7 +175,7 @@ void BM_AppendAndFlushHour(benchmark::State& state) {
         }
       }
     }
-    store.Flush(kT0 + kHour);
+    store.Flush(FromUnixMillis(kT0 + kHour));
     ++flushes;
     cpu += CpuSeconds() - cpu_before;
   }
@@ -208,9 +208,9 @@ void BM_RollUpHour(benchmark::State& state) {
       store.Append(p);
     }
     // Written but not rolled up: at kT0 no minute is complete yet.
-    store.Flush(kT0);
+    store.Flush(FromUnixMillis(kT0));
     state.ResumeTiming();
-    const RollUpResult r = store.RollUp(kT0 + kHour);
+    const RollUpResult r = store.RollUp(FromUnixMillis(kT0 + kHour));
     benchmark::DoNotOptimize(r);
     if (r.minute_rows != 60 * kGpus || r.hour_rows != kGpus) {
       state.SkipWithError("unexpected roll-up row counts");
@@ -274,13 +274,13 @@ Storage StoragePerGpuYear(const std::string& path, bool processes) {
         store.Append(p);
         v.clear();
         p.clear();
-        store.Flush(t);
+        store.Flush(FromUnixMillis(t));
       }
     }
     store.Append(v);
     store.Append(p);
-    store.Flush(to);
-    store.ApplyRetention(to);
+    store.Flush(FromUnixMillis(to));
+    store.ApplyRetention(FromUnixMillis(to));
   };
   write_phase(kT0, minute_window, kMinute, 60);
   write_phase(minute_window, raw_window, 10 * kSecond, 10);

@@ -69,7 +69,7 @@ class LiveSampler {
   TraceStep Sample(double wall_seconds) {
     SystemSnapshot snap = source_->Snapshot();
     TraceStep step;
-    step.time_ms = TimeMsFromSeconds(wall_seconds);
+    step.time = TimeFromSeconds(wall_seconds);
     step.gpus = GpuSamplesFromSnapshot(snap, wall_seconds);
     for (const GpuSnapshot& g : snap.gpus) {
       if (!g.processes) {
@@ -78,7 +78,7 @@ class LiveSampler {
       for (const GpuProcess& p : *g.processes) {
         ProcessSample s;
         static_cast<ProcessIdentity&>(s) = identities_.Lookup(p.pid);
-        s.time_ms = step.time_ms;
+        s.time = step.time;
         s.gpu = g.index;
         s.gpu_memory = p.used_memory_bytes;
         step.processes.push_back(std::move(s));
@@ -186,22 +186,22 @@ class Writer {
     return monotonic_now - last_request_ >= store_.options().flush_seconds ||
            pending_rows_ >= store_.options().max_samples_per_flush;
   }
-  void RequestFlush(double monotonic_now, int64_t now_ms) {
+  void RequestFlush(double monotonic_now, UtcMillis now) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       last_request_ = monotonic_now;
-      flush_ms_ = now_ms;
+      flush_at_ = now;
     }
     cv_.notify_one();
   }
   // Replay only (a live tick never waits): while more than `limit` rows wait for the store,
   // asks for flushes and waits, so a replay at full speed cannot outrun the store and overflow
   // its bounded buffer.
-  void Throttle(std::size_t limit, double monotonic_now, int64_t now_ms) {
+  void Throttle(std::size_t limit, double monotonic_now, UtcMillis now) {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!failure_ && !MeterStopRequested() && pending_rows_ + published_.buffered > limit) {
       last_request_ = monotonic_now;
-      flush_ms_ = now_ms;
+      flush_at_ = now;
       cv_.notify_one();
       room_.wait_for(lock, std::chrono::milliseconds(kThrottleWaitMs));
     }
@@ -213,11 +213,11 @@ class Writer {
       std::rethrow_exception(failure_);
     }
   }
-  // Stops the thread after it has written what it holds (rolling up through end_ms), retrying
+  // Stops the thread after it has written what it holds (rolling up through `end`), retrying
   // a while when the store is locked or full. Rethrows the thread's failure. No end (nothing
   // was sampled): stops without touching the store.
-  void Finish(std::optional<int64_t> end_ms) {
-    Stop(end_ms);
+  void Finish(std::optional<UtcMillis> end) {
+    Stop(end);
     RethrowFailure();
   }
   struct Published {
@@ -225,11 +225,11 @@ class Writer {
     std::size_t buffered = 0;
     std::optional<FlushState> state;
   };
-  void Stop(std::optional<int64_t> end_ms) {
+  void Stop(std::optional<UtcMillis> end) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
-      end_ms_ = end_ms;
+      end_ = end;
     }
     cv_.notify_one();
     // After a stop request, a statement stuck on a slow disk is interrupted (sqlite3_interrupt,
@@ -266,18 +266,18 @@ class Writer {
     try {
       for (;;) {
         std::vector<TraceStep> steps;
-        std::optional<int64_t> flush_ms;
+        std::optional<UtcMillis> flush_at;
         bool stop = false;
         {
           std::unique_lock<std::mutex> lock(mutex_);
-          cv_.wait(lock, [&] { return stop_ || flush_ms_.has_value() || catching_up_; });
+          cv_.wait(lock, [&] { return stop_ || flush_at_.has_value() || catching_up_; });
           steps.swap(pending_);
           pending_rows_ = 0;
-          flush_ms = flush_ms_;
-          flush_ms_.reset();
+          flush_at = flush_at_;
+          flush_at_.reset();
           stop = stop_;
-          if (catching_up_ && !flush_ms) {
-            flush_ms = last_flush_ms_;
+          if (catching_up_ && !flush_at) {
+            flush_at = last_flush_;
           }
         }
         for (const TraceStep& step : steps) {
@@ -291,13 +291,13 @@ class Writer {
           published_.buffered = store_.Buffered();
         }
         if (stop) {
-          if (end_ms_) {  // set before stop_, under the lock
-            Drain(*end_ms_);
+          if (end_) {  // set before stop_, under the lock
+            Drain(*end_);
           }
           return;
         }
-        if (flush_ms) {
-          Flush(*flush_ms);
+        if (flush_at) {
+          Flush(*flush_at);
         }
       }
     } catch (...) {
@@ -306,9 +306,9 @@ class Writer {
     }
   }
 
-  void Flush(int64_t now_ms) {
-    last_flush_ms_ = now_ms;
-    const FlushStatus st = store_.Flush(now_ms);
+  void Flush(UtcMillis now) {
+    last_flush_ = now;
+    const FlushStatus st = store_.Flush(now);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       catching_up_ = st.state == FlushState::kCatchingUp;
@@ -327,9 +327,9 @@ class Writer {
     }
     // Retention (raw 48 h, minutes 30 days by default) once an hour of samples, after a flush
     // that wrote: it deletes only what is rolled up, in short transactions.
-    if (!behind && (!last_retention_ms_ || now_ms - *last_retention_ms_ >= kMillisecondsPerHour)) {
-      last_retention_ms_ = now_ms;
-      const RetentionResult r = store_.ApplyRetention(now_ms);
+    if (!behind && (!last_retention_ || now - *last_retention_ >= std::chrono::hours{1})) {
+      last_retention_ = now;
+      const RetentionResult r = store_.ApplyRetention(now);
       if (!r.done) {
         observer_.Call([&](MeterObserver& o) { o.OnMessage("retention postponed: " + r.reason); });
       }
@@ -342,7 +342,7 @@ class Writer {
   // Then retention once more, so a run that ends leaves the same file however often it was
   // stopped and resumed on the way (retention otherwise runs once an hour of samples). After a
   // stop request it gives up within kStopDrainSeconds (wall time) and the rest is lost, said.
-  void Drain(int64_t end) {
+  void Drain(UtcMillis end) {
     const auto started = std::chrono::steady_clock::now();
     auto out_of_time = [&] {
       return MeterStopRequested() &&
@@ -384,26 +384,26 @@ class Writer {
   std::vector<TraceStep> pending_;
   std::size_t pending_rows_ = 0;
   double last_request_;
-  std::optional<int64_t> flush_ms_;
+  std::optional<UtcMillis> flush_at_;
   bool stop_ = false;
-  std::optional<int64_t> end_ms_;
+  std::optional<UtcMillis> end_;
   bool catching_up_ = false;
   std::exception_ptr failure_;
   Published published_;
   // The writer thread's own.
-  std::optional<int64_t> last_flush_ms_;
-  std::optional<int64_t> last_retention_ms_;
+  std::optional<UtcMillis> last_flush_;
+  std::optional<UtcMillis> last_retention_;
   std::optional<FlushState> state_;
   bool behind_ = false;
 };
 
 // Where a run's roll-up ends: one interval after its last sample (its own time, never the wall
 // clock's); none when nothing was sampled.
-std::optional<int64_t> EndOf(const MeterRunSummary& summary, int64_t interval_ms) {
-  if (!summary.last_ms) {
+std::optional<UtcMillis> EndOf(const MeterRunSummary& summary, std::chrono::milliseconds interval) {
+  if (!summary.last) {
     return std::nullopt;
   }
-  return *summary.last_ms + interval_ms;
+  return *summary.last + interval;
 }
 
 }  // namespace
@@ -505,9 +505,9 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
   so.max_sample_gap_seconds = std::max(kMinGapSeconds, kGapPerInterval * so.sample_interval_seconds);
   SerializedObserver observers(observer);
   MeterStore store = MeterStore::Open(request.db, so);
-  std::optional<int64_t> resume_after;
+  std::optional<UtcMillis> resume_after;
   if (reader && request.resume) {
-    resume_after = store.Extent().samples_complete_ms;
+    resume_after = store.Extent().samples_complete;
   }
   Writer writer(std::move(store), observers, clock);
 
@@ -518,10 +518,10 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
 
   const double start = clock.MonotonicSeconds();
   double next_tick = start;
-  std::optional<int64_t> replay_first_ms;  // the trace's first step (--duration counts from it)
-  std::optional<int64_t> pace_first_ms;    // the first step replayed (--speed paces from it)
-  std::optional<int64_t> last_taken_ms;
-  const auto interval_ms = static_cast<int64_t>(std::llround(interval * 1000));
+  std::optional<UtcMillis> replay_first;  // the trace's first step (--duration counts from it)
+  std::optional<UtcMillis> pace_first;    // the first step replayed (--speed paces from it)
+  std::optional<UtcMillis> last_taken;
+  const std::chrono::milliseconds interval_ms{static_cast<int64_t>(std::llround(interval * 1000))};
   TraceStep step;
   try {
     while (!MeterStopRequested()) {
@@ -529,25 +529,25 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
         if (!reader->Next(step)) {
           break;
         }
-        if (!replay_first_ms) {
-          replay_first_ms = step.time_ms;
+        if (!replay_first) {
+          replay_first = step.time;
         }
-        const double trace_elapsed = static_cast<double>(step.time_ms - *replay_first_ms) / 1000.0;
+        const double trace_elapsed = static_cast<double>((step.time - *replay_first).count()) / 1000.0;
         if (request.duration_seconds > 0 && trace_elapsed >= request.duration_seconds) {
           break;
         }
-        if (request.interval_seconds && last_taken_ms && step.time_ms - *last_taken_ms < interval_ms) {
+        if (request.interval_seconds && last_taken && step.time - *last_taken < interval_ms) {
           continue;  // --interval coarser than the trace: skip this step
         }
-        if (resume_after && step.time_ms <= *resume_after) {
-          last_taken_ms = step.time_ms;  // stored by the run that stopped: --interval still counts it
+        if (resume_after && step.time <= *resume_after) {
+          last_taken = step.time;  // stored by the run that stopped: --interval still counts it
           ++summary.resumed_after_steps;
           continue;
         }
-        if (!pace_first_ms) {
-          pace_first_ms = step.time_ms;
+        if (!pace_first) {
+          pace_first = step.time;
         }
-        clock.SleepUntil(start + static_cast<double>(step.time_ms - *pace_first_ms) / 1000.0 / request.speed);
+        clock.SleepUntil(start + static_cast<double>((step.time - *pace_first).count()) / 1000.0 / request.speed);
         if (MeterStopRequested()) {
           break;
         }
@@ -567,20 +567,20 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
           next_tick += std::ceil((now - next_tick) / interval) * interval;
         }
       }
-      last_taken_ms = step.time_ms;
+      last_taken = step.time;
       ++summary.ticks;
-      if (!summary.first_ms) {
-        summary.first_ms = step.time_ms;
+      if (!summary.first) {
+        summary.first = step.time;
       }
-      summary.last_ms = step.time_ms;
+      summary.last = step.time;
       writer.Hand(step);
       if (reader) {
-        writer.Throttle(so.max_samples_per_flush, clock.MonotonicSeconds(), step.time_ms);
+        writer.Throttle(so.max_samples_per_flush, clock.MonotonicSeconds(), step.time);
       }
       observers.Call([&](MeterObserver& o) { o.OnTick(step, summary.ticks); });
       const double now = clock.MonotonicSeconds();
       if (writer.Due(now)) {
-        writer.RequestFlush(now, step.time_ms);
+        writer.RequestFlush(now, step.time);
       }
       writer.RethrowFailure();
       if (request.latest != nullptr) {
@@ -638,10 +638,10 @@ MeterRunSummary RecordMeterTrace(const MeterRecordRequest& request, MeterClock& 
     const TraceStep step = live.Sample(clock.WallSeconds());
     writer.Write(step);
     ++summary.ticks;
-    if (!summary.first_ms) {
-      summary.first_ms = step.time_ms;
+    if (!summary.first) {
+      summary.first = step.time;
     }
-    summary.last_ms = step.time_ms;
+    summary.last = step.time;
     if (observer != nullptr) {
       observer->OnTick(step, summary.ticks);
     }

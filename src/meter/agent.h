@@ -91,7 +91,7 @@ class MeterLatest {
 struct MeterAgentRequest {
   std::string db;      // the meter database (SQLite); required
   std::string replay;  // a trace file (docs/meter-trace.md); empty: sample the GPUs through NVML
-  // Replay: skip the trace's steps at or before the store's samples_complete_ms (every sample
+  // Replay: skip the trace's steps at or before the store's samples_complete (every sample
   // up to it is committed), so a stopped or killed replay continues where it stopped. Without
   // it a replay writes every step again, which gives the same store (docs/meter-store.md).
   bool resume = false;
@@ -122,8 +122,8 @@ void ValidateMeterAgentRequest(const MeterAgentRequest& r);
 struct MeterRunSummary {
   std::string source;  // "NVML 12.550.54, driver 550.54.15" or "trace FILE (host, N GPUs)"
   int64_t ticks = 0;
-  std::optional<int64_t> first_ms;  // the first and last sample's time
-  std::optional<int64_t> last_ms;
+  std::optional<UtcMillis> first;  // the first and last sample's time
+  std::optional<UtcMillis> last;
   StoreCounters store;
   std::size_t buffered_at_exit = 0;  // samples that could not be written before exit (lost)
   bool stopped = false;              // by RequestMeterStop

@@ -49,15 +49,15 @@ struct MeterAlertsRequest {
 
 struct MeterAlerts {
   std::string db;
-  int64_t from_ms = 0;  // [from_ms, to_ms), whole hours
-  int64_t to_ms = 0;
+  UtcMillis from{};  // [from, to), whole hours
+  UtcMillis to{};
   Zone zone;                     // the offers' zone, else UTC
   AlertRules rules;            // as applied (with the offer's GPU-hour price)
   std::optional<std::string> offer;  // the offer's id
-  // Where the replay began (before from_ms when a condition held at from_ms), and what it read.
-  std::optional<int64_t> replayed_from_ms;
-  std::optional<int64_t> raw_from_ms;  // from here on, raw samples; before, minute roll-ups
-  std::vector<Alert> alerts;  // raised in [from_ms, to_ms), by time, then GPU, then kind
+  // Where the replay began (before `from` when a condition held at `from`), and what it read.
+  std::optional<UtcMillis> replayed_from;
+  std::optional<UtcMillis> raw_from;  // from here on, raw samples; before, minute roll-ups
+  std::vector<Alert> alerts;  // raised in [from, to), by time, then GPU, then kind
   // What would be sent: the alerts as incidents (start, escalation, end) and a daily digest.
   std::vector<AlertNotification> notifications;
   std::vector<std::string> notes;
@@ -68,13 +68,13 @@ struct MeterAlerts {
 MeterAlerts RunMeterAlerts(const MeterAlertsRequest& r, const GpuCatalog& catalog);
 
 // The replay itself over an open store: the GPU alerts raised in `range`, and with `offer` and
-// a budget in the rules the budget alerts. `replayed_from_ms` and `raw_from_ms` (may be null)
-// say what was read.
+// a budget in the rules the budget alerts. `replayed_from` and `raw_from` (may be null) say
+// what was read.
 struct AlertReplay {
   std::vector<Alert> alerts;
-  std::optional<int64_t> replayed_from_ms;
-  std::optional<int64_t> raw_from_ms;
-  std::optional<int64_t> data_from_ms;  // the first minute that can be replayed (none: nothing)
+  std::optional<UtcMillis> replayed_from;
+  std::optional<UtcMillis> raw_from;
+  std::optional<UtcMillis> data_from;  // the first minute that can be replayed (none: nothing)
 };
 AlertReplay ReplayStoredAlerts(const MeterStore& store, const AlertRules& rules, const TimeRange& range,
                                const Offer* offer = nullptr, const OfferSet* offers = nullptr);

@@ -61,26 +61,26 @@ const uint64_t kAlertThrottleReasons = kThrottleBits;
 
 AlertEngine::AlertEngine(AlertRules rules) : rules_(std::move(rules)) {}
 
-std::vector<Alert> AlertEngine::Track(Condition& c, bool holds, int64_t now_ms, double after_minutes, Alert proto) {
+std::vector<Alert> AlertEngine::Track(Condition& c, bool holds, UtcMillis now, double after_minutes, Alert proto) {
   if (!holds) {
     c = Condition{};
     return {};
   }
-  if (!c.since_ms) {
-    c.since_ms = now_ms;
+  if (!c.since) {
+    c.since = now;
   }
-  const double held = static_cast<double>(now_ms - *c.since_ms) / kMillisecondsPerMinute;
+  const double held = static_cast<double>((now - *c.since).count()) / kMillisecondsPerMinute;
   if (held < after_minutes) {
     return {};
   }
-  if (c.alerted_ms &&
-      static_cast<double>(now_ms - *c.alerted_ms) / kMillisecondsPerMinute < rules_.repeat_minutes) {
+  if (c.alerted &&
+      static_cast<double>((now - *c.alerted).count()) / kMillisecondsPerMinute < rules_.repeat_minutes) {
     return {};
   }
-  proto.repeat = c.alerted_ms.has_value();
-  c.alerted_ms = now_ms;
-  proto.since_ms = *c.since_ms;
-  proto.at_ms = now_ms;
+  proto.repeat = c.alerted.has_value();
+  c.alerted = now;
+  proto.since = *c.since;
+  proto.at = now;
   proto.minutes = held;
   return {std::move(proto)};
 }
@@ -89,7 +89,7 @@ AlertGpuState AlertEngine::StateOf(const AlertGpuTick& t) const {
   const GpuSample& s = t.sample;
   AlertGpuState st;
   st.gpu = s.gpu;
-  st.time_ms = s.time_ms;
+  st.time = s.time;
   st.processes = t.processes;
   st.temperature = s.temperature;
   st.idle_no_process = t.billed && t.processes == 0;
@@ -101,30 +101,28 @@ AlertGpuState AlertEngine::StateOf(const AlertGpuTick& t) const {
   return st;
 }
 
-std::optional<Money> AlertRules::GpuHourPriceAt(int64_t time_ms) const {
+std::optional<Money> AlertRules::GpuHourPriceAt(UtcMillis time) const {
   if (!gpu_hour_price) {
     return std::nullopt;
   }
   Money m = *gpu_hour_price;
   if (night) {
-    if (night->Contains(HourOfDay(price_zone.LocalHourOf(FromUnixMillis(time_ms))))) {
+    if (night->Contains(HourOfDay(price_zone.LocalHourOf(time)))) {
       m.amount *= night->factor;
     }
   }
   return m;
 }
 
-std::optional<Money> AlertRules::GpuMoneyBetween(int64_t from_ms, int64_t to_ms) const {
+std::optional<Money> AlertRules::GpuMoneyBetween(UtcMillis from, UtcMillis to) const {
   if (!gpu_hour_price) {
     return std::nullopt;
   }
   Money total{0, gpu_hour_price->currency};
-  for (int64_t t = from_ms; t < to_ms;) {
-    // The end of this local hour, or `to_ms`.
-    const int64_t hour_end =
-        UnixMillis(price_zone.NextHourStart(FromUnixMillis(t)));
-    const int64_t end = std::min(hour_end, to_ms);
-    total.amount += GpuHourPriceAt(t)->amount * static_cast<double>(end - t) / kMillisecondsPerHour;
+  for (UtcMillis t = from; t < to;) {
+    // The end of this local hour, or `to`.
+    const UtcMillis end = std::min(price_zone.NextHourStart(t), to);
+    total.amount += GpuHourPriceAt(t)->amount * static_cast<double>((end - t).count()) / kMillisecondsPerHour;
     t = end;
   }
   return total;
@@ -132,7 +130,7 @@ std::optional<Money> AlertRules::GpuMoneyBetween(int64_t from_ms, int64_t to_ms)
 
 std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
   std::vector<Alert> out;
-  const int64_t now = st.time_ms;
+  const UtcMillis now = st.time;
   const std::string gpu = "GPU " + std::to_string(st.gpu);
   auto add = [&out](std::vector<Alert> a) {
     for (auto& x : a) {
@@ -151,7 +149,7 @@ std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
     for (auto& x : v) {
       if (x.money_per_hour) {
         // Each hour of the idle stretch at its own price (a night window halves some of them).
-        x.money = rules_.GpuMoneyBetween(x.since_ms, x.at_ms);
+        x.money = rules_.GpuMoneyBetween(x.since, x.at);
       }
       x.summary = gpu + ": billed with no process for " + FormatMinutes(x.minutes) + ", " + PerHour(x.money_per_hour) +
                   (x.money ? " (" + FormatMoney(*x.money) + " so far)" : "");
@@ -202,25 +200,25 @@ std::vector<Alert> AlertEngine::ObserveState(const AlertGpuState& st) {
   return out;
 }
 
-std::vector<std::pair<int, int64_t>> AlertEngine::Holding() const {
-  std::vector<std::pair<int, int64_t>> out;
+std::vector<std::pair<int, UtcMillis>> AlertEngine::Holding() const {
+  std::vector<std::pair<int, UtcMillis>> out;
   for (const auto& [key, c] : conditions_) {
-    if (c.since_ms) {
-      out.emplace_back(std::get<0>(key), *c.since_ms);
+    if (c.since) {
+      out.emplace_back(std::get<0>(key), *c.since);
     }
   }
   return out;
 }
 
-bool AlertEngine::Holds(AlertKind kind, int gpu, int64_t since_ms) const {
+bool AlertEngine::Holds(AlertKind kind, int gpu, UtcMillis since) const {
   const auto c = conditions_.find(std::make_tuple(gpu, kind));
-  return c != conditions_.end() && c->second.since_ms == since_ms;
+  return c != conditions_.end() && c->second.since == since;
 }
 
 std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
   std::vector<Alert> out = ObserveState(StateOf(t));
   const GpuSample& s = t.sample;
-  const int64_t now = s.time_ms;
+  const UtcMillis now = s.time;
   const std::string gpu = "GPU " + std::to_string(s.gpu);
   // Health events alert at once, each time.
   if (t.ecc_uncorrected) {
@@ -230,7 +228,7 @@ std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
       a.kind = AlertKind::kEcc;
       a.gpu = s.gpu;
       a.severity = "critical";
-      a.since_ms = a.at_ms = now;
+      a.since = a.at = now;
       a.summary = gpu + ": uncorrected ECC errors rose from " + std::to_string(it->second) + " to " +
                   std::to_string(*t.ecc_uncorrected) + " (gpuplan check; ask the provider for a replacement)";
       out.push_back(std::move(a));
@@ -242,14 +240,14 @@ std::vector<Alert> AlertEngine::ObserveGpu(const AlertGpuTick& t) {
     a.kind = AlertKind::kXid;
     a.gpu = s.gpu;
     a.severity = "critical";
-    a.since_ms = a.at_ms = now;
+    a.since = a.at = now;
     a.summary = gpu + ": XID " + std::to_string(xid) + " reported by the driver";
     out.push_back(std::move(a));
   }
   return out;
 }
 
-std::vector<Alert> AlertEngine::ObserveBudget(int64_t time_ms, const std::string& month, const Money& spent,
+std::vector<Alert> AlertEngine::ObserveBudget(UtcMillis time, const std::string& month, const Money& spent,
                                               const Money& projected) {
   std::vector<Alert> out;
   if (!rules_.monthly_budget || rules_.monthly_budget->amount <= 0) {
@@ -265,7 +263,7 @@ std::vector<Alert> AlertEngine::ObserveBudget(int64_t time_ms, const std::string
     Alert a;
     a.kind = AlertKind::kBudget;
     a.severity = f >= 1 ? "critical" : "warning";
-    a.since_ms = a.at_ms = time_ms;
+    a.since = a.at = time;
     a.money = projected;
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.0f%%", 100 * f);
@@ -366,10 +364,10 @@ namespace {
 AlertNotification Notification(const std::string& type, const Alert& a) {
   AlertNotification n;
   n.type = type;
-  n.at_ms = a.at_ms;
+  n.at = a.at;
   n.kind = a.kind;
   n.gpu = a.gpu;
-  n.since_ms = a.since_ms;
+  n.since = a.since;
   n.severity = a.severity;
   n.minutes = a.minutes;
   n.money = a.money;
@@ -381,17 +379,17 @@ bool UseKind(AlertKind k) { return k == AlertKind::kIdleNoProcess || k == AlertK
 
 }  // namespace
 
-AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end_ms, bool exact,
+AlertNotification IncidentEnd(const Alert& first, const Alert& last, UtcMillis end, bool exact,
                               const AlertRules& rules, const Zone& zone) {
   AlertNotification n = Notification("end", last);
-  n.at_ms = end_ms;
+  n.at = end;
   if (exact) {
-    n.minutes = static_cast<double>(end_ms - first.since_ms) / 60000.0;
-    if (const auto m = rules.GpuMoneyBetween(first.since_ms, end_ms)) {
+    n.minutes = static_cast<double>((end - first.since).count()) / 60000.0;
+    if (const auto m = rules.GpuMoneyBetween(first.since, end)) {
       n.money = m;
     }
   }
-  const std::string at = FormatZonedMinute(zone, FromUnixMillis(end_ms));
+  const std::string at = FormatZonedMinute(zone, end);
   const std::string what = first.kind == AlertKind::kIdleNoProcess ? "billed with no process" : "low utilisation";
   const std::string where = last.gpu >= 0 ? fmt::format("GPU {}", last.gpu) : "machine";
   n.summary = exact ? fmt::format("{}: {} ended at {} after {}{}", where, what, at, FormatMinutes(n.minutes),
@@ -401,12 +399,12 @@ AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end
   return n;
 }
 
-AlertNotification DayDigest(LocalDay day, const std::vector<const Alert*>& list, int64_t at_ms) {
-  std::map<std::tuple<int, int, int64_t>, const Alert*> latest;
+AlertNotification DayDigest(LocalDay day, const std::vector<const Alert*>& list, UtcMillis at) {
+  std::map<std::tuple<int, int, UtcMillis>, const Alert*> latest;
   int started = 0;
   for (const Alert* a : list) {
-    auto& l = latest[std::make_tuple(static_cast<int>(a->kind), a->gpu, a->since_ms)];
-    if (l == nullptr || a->at_ms > l->at_ms) {
+    auto& l = latest[std::make_tuple(static_cast<int>(a->kind), a->gpu, a->since)];
+    if (l == nullptr || a->at > l->at) {
       l = a;
     }
     started += a->repeat ? 0 : 1;
@@ -419,7 +417,7 @@ AlertNotification DayDigest(LocalDay day, const std::vector<const Alert*>& list,
   }
   AlertNotification d;
   d.type = "digest";
-  d.at_ms = at_ms;
+  d.at = at;
   d.money = lost;
   d.summary = fmt::format("digest {}: {} incident{} with alerts, {} new{}", FormatLocalHour(LocalHour{day}).substr(0, 10),
                           latest.size(), latest.size() == 1 ? "" : "s", started,
@@ -431,8 +429,8 @@ Alert NoticeAlert(const AlertNotification& n) {
   Alert a;
   a.kind = n.kind.value_or(AlertKind::kBudget);
   a.gpu = n.gpu;
-  a.since_ms = n.since_ms;
-  a.at_ms = n.at_ms;
+  a.since = n.since;
+  a.at = n.at;
   a.minutes = n.minutes;
   a.money = n.money;
   a.severity = n.type == "digest" ? "info" : n.severity;
@@ -441,22 +439,22 @@ Alert NoticeAlert(const AlertNotification& n) {
   return a;
 }
 
-std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, int64_t to_ms,
+std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, UtcMillis to,
                                                        const AlertRules& rules, const Zone& zone) {
-  std::map<std::tuple<int, int, int64_t>, std::vector<const Alert*>> incidents;
-  std::vector<std::tuple<int, int, int64_t>> order;
+  std::map<std::tuple<int, int, UtcMillis>, std::vector<const Alert*>> incidents;
+  std::vector<std::tuple<int, int, UtcMillis>> order;
   for (const Alert& a : alerts) {
-    const auto key = std::make_tuple(static_cast<int>(a.kind), a.gpu, a.since_ms);
+    const auto key = std::make_tuple(static_cast<int>(a.kind), a.gpu, a.since);
     if (incidents.count(key) == 0) {
       order.push_back(key);
     }
     incidents[key].push_back(&a);
   }
   std::vector<AlertNotification> out;
-  const int64_t repeat_ms = static_cast<int64_t>(rules.repeat_minutes * 60000.0);
+  const std::chrono::milliseconds repeat{static_cast<int64_t>(rules.repeat_minutes * 60000.0)};
   for (const auto& key : order) {
     auto& list = incidents[key];
-    std::stable_sort(list.begin(), list.end(), [](const Alert* x, const Alert* y) { return x->at_ms < y->at_ms; });
+    std::stable_sort(list.begin(), list.end(), [](const Alert* x, const Alert* y) { return x->at < y->at; });
     IncidentState state;
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (SendAndUpdate(*list[i], state)) {
@@ -465,23 +463,23 @@ std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>&
     }
     const Alert& last = *list.back();
     // A condition still held would have been reminded again by last + repeat: if that is before
-    // to_ms, it cleared in between (the budget and one-off events have no reminders: no end).
-    if (UseKind(list.front()->kind) && repeat_ms > 0 && last.at_ms + repeat_ms <= to_ms) {
-      out.push_back(IncidentEnd(*list.front(), last, last.at_ms + repeat_ms, /*exact=*/false, rules, zone));
+    // `to`, it cleared in between (the budget and one-off events have no reminders: no end).
+    if (UseKind(list.front()->kind) && repeat.count() > 0 && last.at + repeat <= to) {
+      out.push_back(IncidentEnd(*list.front(), last, last.at + repeat, /*exact=*/false, rules, zone));
     }
   }
   // A digest at the end of each local day that saw an alert: incidents open, new, and the money
   // lost so far by the incidents of the day (their latest figure by the day's end).
   std::map<LocalDay, std::vector<const Alert*>> by_day;
   for (const Alert& a : alerts) {
-    by_day[zone.LocalDayOf(FromUnixMillis(a.at_ms))].push_back(&a);
+    by_day[zone.LocalDayOf(a.at)].push_back(&a);
   }
   for (const auto& [day, list] : by_day) {
-    const int64_t day_end = UnixMillis(zone.StartOf(day + date::days{1}));
-    out.push_back(DayDigest(day, list, std::min(day_end, to_ms)));
+    const UtcMillis day_end = zone.StartOf(day + date::days{1});
+    out.push_back(DayDigest(day, list, std::min(day_end, to)));
   }
   std::stable_sort(out.begin(), out.end(),
-                   [](const AlertNotification& a, const AlertNotification& b) { return a.at_ms < b.at_ms; });
+                   [](const AlertNotification& a, const AlertNotification& b) { return a.at < b.at; });
   return out;
 }
 
@@ -490,8 +488,8 @@ nlohmann::json AlertFieldsJson(const Alert& a) {
   return {{"kind", ToString(a.kind)},
           {"severity", a.severity},
           {"gpu", a.gpu >= 0 ? json(a.gpu) : json(nullptr)},
-          {"since_ms", a.since_ms},
-          {"at_ms", a.at_ms},
+          {"since_ms", UnixMillis(a.since)},
+          {"at_ms", UnixMillis(a.at)},
           {"minutes", a.minutes},
           {"money_per_hour", MoneyToJson(a.money_per_hour)},
           {"money", MoneyToJson(a.money)},

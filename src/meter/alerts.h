@@ -47,10 +47,10 @@ struct AlertRules {
   std::optional<NightDiscount> night;
   Zone price_zone;
 
-  // The price of one GPU-hour at `time_ms` (the night window applied); nullopt without a price.
-  std::optional<Money> GpuHourPriceAt(int64_t time_ms) const;
-  // What one GPU billed from `from_ms` to `to_ms` costs: each part of an hour at that hour's price.
-  std::optional<Money> GpuMoneyBetween(int64_t from_ms, int64_t to_ms) const;
+  // The price of one GPU-hour at `time` (the night window applied); nullopt without a price.
+  std::optional<Money> GpuHourPriceAt(UtcMillis time) const;
+  // What one GPU billed from `from` to `to` costs: each part of an hour at that hour's price.
+  std::optional<Money> GpuMoneyBetween(UtcMillis from, UtcMillis to) const;
   std::optional<Money> monthly_budget;
   std::vector<double> budget_fractions = {0.8, 1.0};
 };
@@ -65,9 +65,9 @@ const char* ToString(AlertKind k);  // "idle_no_process", "low_utilization", "bu
 struct Alert {
   AlertKind kind = AlertKind::kIdleNoProcess;
   int gpu = -1;             // -1: the whole machine (budget)
-  int64_t since_ms = 0;     // when the condition began (UTC ms)
-  int64_t at_ms = 0;        // when the alert was raised
-  double minutes = 0;       // how long the condition has held at at_ms
+  UtcMillis since{};        // when the condition began (JSON "since_ms")
+  UtcMillis at{};           // when the alert was raised (JSON "at_ms")
+  double minutes = 0;       // how long the condition has held at `at`
   std::optional<Money> money_per_hour;  // what the condition costs while it lasts
   std::optional<Money> money;           // budget: the projection; idle: the money so far
   std::string severity;     // "warning" or "critical"
@@ -83,10 +83,10 @@ struct Alert {
 // incident gets one digest line; the hourly reminders ("still") are not sent on their own.
 struct AlertNotification {
   std::string type;          // "start", "escalation", "end" or "digest"
-  int64_t at_ms = 0;
+  UtcMillis at{};
   std::optional<AlertKind> kind;  // none for a digest
   int gpu = -1;
-  int64_t since_ms = 0;
+  UtcMillis since{};
   std::string severity;
   double minutes = 0;        // how long the condition had held (end: at least)
   std::optional<Money> money;  // lost so far (idle, low use; end: at least)
@@ -103,22 +103,22 @@ struct IncidentState {
 bool SendAndUpdate(const Alert& a, IncidentState& s);
 
 // The end of an idle or low-use incident (`first` and `last` its first and last alert) at
-// `end_ms`. `exact`: the condition is known to have cleared at end_ms (the live agent, at the tick
+// `end`. `exact`: the condition is known to have cleared at `end` (the live agent, at the tick
 // it cleared): the duration from its start and the money from the rules' price, night window
-// applied. Otherwise (a replay of alerts) end_ms is the latest it can be and the figures are the
+// applied. Otherwise (a replay of alerts) `end` is the latest it can be and the figures are the
 // last alert's, "at least".
-AlertNotification IncidentEnd(const Alert& first, const Alert& last, int64_t end_ms, bool exact,
+AlertNotification IncidentEnd(const Alert& first, const Alert& last, UtcMillis end, bool exact,
                               const AlertRules& rules, const Zone& zone);
 // The digest of one local day (days since 1970-01-01 in the zone) from the alerts raised that
-// day, sent at `at_ms`: incidents with alerts, new ones, and the money lost to idle and low use.
-AlertNotification DayDigest(LocalDay local_day, const std::vector<const Alert*>& day_alerts, int64_t at_ms);
+// day, sent at `at`: incidents with alerts, new ones, and the money lost to idle and low use.
+AlertNotification DayDigest(LocalDay local_day, const std::vector<const Alert*>& day_alerts, UtcMillis at);
 // A notification as the webhook sender carries it (`notice` "end" or "digest").
 Alert NoticeAlert(const AlertNotification& n);
 
-// `to_ms`: where the alerts stop (an incident whose last reminder is within repeat_minutes of it
+// `to`: where the alerts stop (an incident whose last reminder is within repeat_minutes of it
 // may still be open: no end). An end's time is the latest it can be: the condition cleared after
 // its last reminder and before the next one was due.
-std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, int64_t to_ms,
+std::vector<AlertNotification> GroupAlertNotifications(const std::vector<Alert>& alerts, UtcMillis to,
                                                        const AlertRules& rules, const Zone& zone);
 
 // An alert's own fields as JSON (docs/meter-alerts.md "generic" body): kind, severity, gpu (null for
@@ -135,7 +135,7 @@ extern const uint64_t kAlertThrottleReasons;
 // (alert_replay.h) sets it from a minute's sums.
 struct AlertGpuState {
   int gpu = 0;
-  int64_t time_ms = 0;
+  UtcMillis time{};
   bool idle_no_process = false;   // billed, and no process on the GPU
   bool low_utilization = false;   // billed, processes on it, utilisation measured and under the limit
   uint64_t throttle_reasons = 0;  // of kAlertThrottleReasons, while busy; 0: not throttled
@@ -164,22 +164,22 @@ class AlertEngine {
   std::vector<Alert> ObserveState(const AlertGpuState& state);
   // The conditions that hold now (GPU, since when): a replay that starts late extends its
   // start while a condition holds from its first tick (alert_replay.h).
-  std::vector<std::pair<int, int64_t>> Holding() const;
-  // Whether the condition of `kind` on `gpu` that began at `since_ms` still holds.
-  bool Holds(AlertKind kind, int gpu, int64_t since_ms) const;
-  // The month's cost so far and its projection to the month's end, at `time_ms`; `month` names
+  std::vector<std::pair<int, UtcMillis>> Holding() const;
+  // Whether the condition of `kind` on `gpu` that began at `since` still holds.
+  bool Holds(AlertKind kind, int gpu, UtcMillis since) const;
+  // The month's cost so far and its projection to the month's end, at `time`; `month` names
   // the calendar month ("2026-12") so each threshold alerts once per month.
-  std::vector<Alert> ObserveBudget(int64_t time_ms, const std::string& month, const Money& spent,
+  std::vector<Alert> ObserveBudget(UtcMillis time, const std::string& month, const Money& spent,
                                    const Money& projected);
 
   const AlertRules& rules() const { return rules_; }
 
  private:
   struct Condition {
-    std::optional<int64_t> since_ms;    // the condition holds since then
-    std::optional<int64_t> alerted_ms;  // last alert of this run of the condition
+    std::optional<UtcMillis> since;    // the condition holds since then
+    std::optional<UtcMillis> alerted;  // last alert of this run of the condition
   };
-  std::vector<Alert> Track(Condition& c, bool holds, int64_t now_ms, double after_minutes, Alert proto);
+  std::vector<Alert> Track(Condition& c, bool holds, UtcMillis now, double after_minutes, Alert proto);
 
   AlertRules rules_;
   std::map<std::tuple<int, AlertKind>, Condition> conditions_;

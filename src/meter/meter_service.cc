@@ -107,17 +107,17 @@ MeterRunSummary RunMeterService(const MeterAgentRequest& request, MeterClock& cl
   if (!request.offers.empty() && catalog != nullptr) {
     offers = LoadOffers(request.offers, *catalog);
     offer = &ChooseMeterOffer(*offers, request.offer);
-    options.rules = PricedAlertRules(options.rules, *offer, *offers, TimeMsFromSeconds(clock.WallSeconds()));
+    options.rules = PricedAlertRules(options.rules, *offer, *offers, TimeFromSeconds(clock.WallSeconds()));
   }
   MeterMonitor monitor(options, front, hooks.log);
   if (offer != nullptr) {
     monitor.SetBudgetProbe(
-        [&request, &offers, offer](int64_t time_ms) -> std::optional<MonthProjection> {
+        [&request, &offers, offer](UtcMillis time) -> std::optional<MonthProjection> {
           try {
             StoreOptions so;
             so.read_only = true;
             const MeterStore store = MeterStore::Open(request.db, so);
-            return ProjectMonth(store, *offer, *offers, time_ms);
+            return ProjectMonth(store, *offer, *offers, time);
           } catch (const std::exception&) {
             return std::nullopt;  // not created yet, or locked: the next probe tries again
           }

@@ -52,9 +52,9 @@ void MeterMetrics::ObserveGpu(const GpuSample& s, int processes, bool billed, do
   }
   g.latest = s;
   g.processes = processes;
-  g.hourly_price = pricing_.GpuHourPriceAt(s.time_ms);
+  g.hourly_price = pricing_.GpuHourPriceAt(s.time);
   ++s_.samples_total;
-  s_.last_sample_ms = s.time_ms;
+  s_.last_sample = s.time;
   if (billed) {
     g.billed_seconds += interval_seconds;
     if (processes == 0) {
@@ -67,7 +67,7 @@ void MeterMetrics::ObserveGpu(const GpuSample& s, int processes, bool billed, do
   if (s.utilization_gpu) {
     g.busy_seconds += interval_seconds * *s.utilization_gpu / 100.0;
     if (*s.utilization_gpu > 0 && processes > 0) {
-      g.last_active_ms = s.time_ms;
+      g.last_active = s.time;
     }
   }
 }

@@ -30,7 +30,7 @@ struct GpuMetrics {
   double billed_seconds = 0;       // since the agent started, while the instance was billed
   double idle_billed_seconds = 0;  // of those, with no process on the GPU
   double busy_seconds = 0;         // utilisation-weighted: sum of utilisation x interval
-  std::optional<int64_t> last_active_ms;  // last sample with a process and utilisation > 0
+  std::optional<UtcMillis> last_active;  // last sample with a process and utilisation > 0
   std::optional<Money> hourly_price;      // one billed GPU-hour, at the last sample's time
   double idle_cost = 0;                   // idle_billed_seconds x hourly price / 3600
   int last_xid = 0;                       // the last XID the driver reported (0: none since the start)
@@ -47,7 +47,7 @@ struct MeterMetricsSnapshot {
   uint64_t samples_total = 0;                    // GPU samples taken by the agent
   uint64_t store_pending = 0;                    // samples waiting for the store
   bool store_ok = true;                          // the last flush succeeded
-  std::optional<int64_t> last_sample_ms;
+  std::optional<UtcMillis> last_sample;
 };
 
 // Thread-safe accumulator: the agent's thread calls the Observe* functions, the HTTP thread

@@ -16,9 +16,9 @@ MeterMonitorOptions LoadMeterMonitorOptions(const std::string& path) {
   return o;
 }
 
-AlertRules PricedAlertRules(AlertRules rules, const Offer& offer, const OfferSet& offers, int64_t time_ms) {
+AlertRules PricedAlertRules(AlertRules rules, const Offer& offer, const OfferSet& offers, UtcMillis time) {
   if (!rules.gpu_hour_price) {
-    const LocalHour local_hour = offers.zone.LocalHourOf(FromUnixMillis(time_ms));
+    const LocalHour local_hour = offers.zone.LocalHourOf(time);
     const bool hourly = offer.mode == BillingMode::kOnDemand || offer.mode == BillingMode::kSpot;
     if (hourly) {
       // The day price (add-on fees included); the night window is applied hour by hour.
@@ -54,7 +54,7 @@ void MeterMonitor::Raise(Alert a) {
   if (log_) log_("alert: " + a.summary);
   // Webhooks get an incident's start and escalations, not every reminder (docs/meter-alerts.md,
   // "Incidents and the digest"); the log and the metrics keep every alert.
-  OpenIncident& incident = incidents_[std::make_tuple(static_cast<int>(a.kind), a.gpu, a.since_ms)];
+  OpenIncident& incident = incidents_[std::make_tuple(static_cast<int>(a.kind), a.gpu, a.since)];
   if (SendAndUpdate(a, incident.state)) {
     sender_.Send(a);
   }
@@ -71,27 +71,27 @@ void MeterMonitor::Notify(const AlertNotification& n) {
   sender_.Send(NoticeAlert(n));
 }
 
-void MeterMonitor::SendEnds(int64_t time_ms) {
+void MeterMonitor::SendEnds(UtcMillis time) {
   const AlertRules& rules = engine_.rules();
   for (auto& [key, incident] : incidents_) {
     if (incident.ended || !incident.first) continue;
     const Alert& first = *incident.first;
-    if (!engine_.Holds(first.kind, first.gpu, first.since_ms)) {
+    if (!engine_.Holds(first.kind, first.gpu, first.since)) {
       incident.ended = true;
-      Notify(IncidentEnd(first, *incident.last, time_ms, /*exact=*/true, rules, rules.price_zone));
+      Notify(IncidentEnd(first, *incident.last, time, /*exact=*/true, rules, rules.price_zone));
     }
   }
   std::erase_if(incidents_, [](const auto& kv) { return kv.second.ended; });
 }
 
-void MeterMonitor::SendDigestOnANewDay(int64_t time_ms) {
+void MeterMonitor::SendDigestOnANewDay(UtcMillis time) {
   const Zone& zone = engine_.rules().price_zone;
-  const LocalDay day = zone.LocalDayOf(FromUnixMillis(time_ms));
+  const LocalDay day = zone.LocalDayOf(time);
   if (day_ && day > *day_) {
     if (!day_alerts_.empty()) {
       std::vector<const Alert*> list;
       for (const Alert& a : day_alerts_) list.push_back(&a);
-      Notify(DayDigest(*day_, list, UnixMillis(zone.StartOf(*day_ + date::days{1}))));
+      Notify(DayDigest(*day_, list, zone.StartOf(*day_ + date::days{1})));
     }
     day_alerts_.clear();
   }
@@ -110,9 +110,9 @@ void MeterMonitor::OnStart(const std::string& source, const TraceHeader& machine
 void MeterMonitor::OnTick(const TraceStep& step, int64_t tick) {
   // Each sample stands for the time since the previous tick (the first for one interval).
   const double interval =
-      last_ms_ && step.time_ms > *last_ms_ ? static_cast<double>(step.time_ms - *last_ms_) / 1000 : interval_seconds_;
-  last_ms_ = step.time_ms;
-  SendDigestOnANewDay(step.time_ms);  // before this tick's alerts, which belong to the new day
+      last_ && step.time > *last_ ? static_cast<double>((step.time - *last_).count()) / 1000 : interval_seconds_;
+  last_ = step.time;
+  SendDigestOnANewDay(step.time);  // before this tick's alerts, which belong to the new day
   for (const GpuSample& s : step.gpus) {
     int processes = 0;
     for (const ProcessSample& p : step.processes) {
@@ -133,13 +133,13 @@ void MeterMonitor::OnTick(const TraceStep& step, int64_t tick) {
       Raise(std::move(a));
     }
   }
-  SendEnds(step.time_ms);  // after the engine saw this tick: the conditions that cleared at it
-  if (probe_ && (!probed_ms_ || static_cast<double>(step.time_ms - *probed_ms_) >= probe_every_seconds_ * 1000)) {
-    probed_ms_ = step.time_ms;
-    if (const auto p = probe_(step.time_ms)) {
+  SendEnds(step.time);  // after the engine saw this tick: the conditions that cleared at it
+  if (probe_ && (!probed_ || static_cast<double>((step.time - *probed_).count()) >= probe_every_seconds_ * 1000)) {
+    probed_ = step.time;
+    if (const auto p = probe_(step.time)) {
       const Money spent{p->so_far, currency_}, projected{p->projected, currency_};
       metrics_.ObserveMonth(spent, projected);
-      for (Alert& a : engine_.ObserveBudget(step.time_ms, p->month, spent, projected)) {
+      for (Alert& a : engine_.ObserveBudget(step.time, p->month, spent, projected)) {
         Raise(std::move(a));
       }
     }

@@ -33,9 +33,9 @@ MeterMonitorOptions LoadMeterMonitorOptions(const std::string& path);
 
 // The rules for a machine rented under `offer`: `rules` with the price of a billed GPU-hour set
 // from the offer (its instance price per hour over its GPUs, OfferGpuHourPrice of rightsize.h, at
-// the local hour of `time_ms`, in the offers' currency) unless the alerts file sets one.
+// the local hour of `time`, in the offers' currency) unless the alerts file sets one.
 // `meter run --offers` prices its alerts so, and `meter alerts --offers` (alert_replay.h) too.
-AlertRules PricedAlertRules(AlertRules rules, const Offer& offer, const OfferSet& offers, int64_t time_ms);
+AlertRules PricedAlertRules(AlertRules rules, const Offer& offer, const OfferSet& offers, UtcMillis time);
 
 class MeterMonitor : public MeterObserver {
  public:
@@ -49,10 +49,10 @@ class MeterMonitor : public MeterObserver {
   void OnMessage(const std::string& line) override;
   void OnStop(const MeterRunSummary& summary) override;
 
-  // The month's cost so far and its projection at a time (UTC ms), from the store and the offer
+  // The month's cost so far and its projection at a time, from the store and the offer
   // (the service opens the store read-only); asked at the first tick and then every
   // `every_seconds` of sample time. Feeds the budget alerts and gpuplan_month_* metrics.
-  using BudgetProbe = std::function<std::optional<MonthProjection>(int64_t time_ms)>;
+  using BudgetProbe = std::function<std::optional<MonthProjection>(UtcMillis time)>;
   void SetBudgetProbe(BudgetProbe probe, std::string currency, double every_seconds = 3600);
 
   MeterMetrics& metrics() { return metrics_; }
@@ -72,23 +72,23 @@ class MeterMonitor : public MeterObserver {
     std::optional<Alert> first, last;
     bool ended = false;
   };
-  std::map<std::tuple<int, int, int64_t>, OpenIncident> incidents_;
+  std::map<std::tuple<int, int, UtcMillis>, OpenIncident> incidents_;
   std::optional<LocalDay> day_;     // the local day of the last tick (the offers' zone)
   std::vector<Alert> day_alerts_;   // the alerts raised that day, for its digest
   MeterMetrics metrics_;
   WebhookSender sender_;
   std::vector<Alert> alerts_;
   double interval_seconds_ = 1;
-  std::optional<int64_t> last_ms_;
+  std::optional<UtcMillis> last_;
   BudgetProbe probe_;
   std::string currency_;
   double probe_every_seconds_ = 3600;
-  std::optional<int64_t> probed_ms_;
+  std::optional<UtcMillis> probed_;
   void Raise(Alert a);
-  // The incidents whose condition cleared at `time_ms` get their end sent; a new local day sends
+  // The incidents whose condition cleared at `time` get their end sent; a new local day sends
   // the digest of the day before (docs/meter-alerts.md, "Incidents and the digest").
-  void SendEnds(int64_t time_ms);
-  void SendDigestOnANewDay(int64_t time_ms);
+  void SendEnds(UtcMillis time);
+  void SendDigestOnANewDay(UtcMillis time);
   void Notify(const AlertNotification& n);
 };
 

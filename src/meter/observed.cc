@@ -17,26 +17,22 @@
 namespace gpuplan {
 namespace {
 
-// The local hour (offers' zone) of the UTC hour starting at `ms`, and back.
-LocalHour LocalHourOf(int64_t ms, const Zone& zone) { return zone.LocalHourOf(FromUnixMillis(ms)); }
-int64_t MsOfLocalHour(LocalHour local_hour, const Zone& zone) { return UnixMillis(zone.StartOf(local_hour)); }
-
-void AddUtilisation(GpuHourUse& h, const GpuRollup& r, int64_t ms) {
-  if (ms <= 0) {
+void AddUtilisation(GpuHourUse& h, const GpuRollup& r, std::chrono::milliseconds span) {
+  if (span.count() <= 0) {
     return;
   }
   if (r.utilization_gpu_n > 0) {
     const double mean = static_cast<double>(r.utilization_gpu_sum) / static_cast<double>(r.utilization_gpu_n);
-    h.utilisation_ms[UtilisationBucket(mean)] += ms;
+    h.utilisation[UtilisationBucket(mean)] += span;
   } else {
-    h.utilisation_unmeasured_ms += ms;
+    h.utilisation_unmeasured += span;
   }
 }
 
 void AddTotals(GpuHourUse& h, const GpuRollup& r) {
-  h.observed_ms += r.observed_ms;
-  h.busy_ms += r.busy_ms;
-  h.active_ms += r.active_ms;
+  h.observed += r.observed;
+  h.busy += r.busy;
+  h.active += r.active;
   if (r.energy_mj) {
     h.energy_mj += *r.energy_mj;
     h.energy_measured = true;
@@ -62,8 +58,8 @@ std::size_t UtilisationBucket(double mean) {
 
 std::optional<std::pair<std::size_t, std::size_t>> ObservedUse::ObservedHours() const {
   std::optional<std::pair<std::size_t, std::size_t>> out;
-  for (std::size_t t = 0; t < up_ms.size(); ++t) {
-    if (up_ms[t] > 0) {
+  for (std::size_t t = 0; t < up.size(); ++t) {
+    if (up[t].count() > 0) {
       if (!out) {
         out = std::make_pair(t, t + 1);
       }
@@ -75,21 +71,22 @@ std::optional<std::pair<std::size_t, std::size_t>> ObservedUse::ObservedHours() 
 
 ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
   ObservedUse u;
-  u.from_ms = FloorHourMs(range.from_ms);
-  const int64_t to = std::max(u.from_ms, CeilHourMs(range.to_ms));
-  u.hours = static_cast<std::size_t>((to - u.from_ms) / kMillisecondsPerHour);
+  const UtcMillis start = FloorHour(range.from);
+  u.from = start;
+  const UtcMillis to = std::max(start, CeilHour(range.to));
+  u.hours = static_cast<std::size_t>((to - start) / std::chrono::hours{1});
   if (u.hours == 0) {
     return u;
   }
   // The parts of the range each table holds completely: hours before the hours watermark,
   // minutes before the minutes watermark, raw samples after it.
   const StoreExtent e = store.Extent();
-  const int64_t hours_done = std::clamp(e.hours_done_ms.value_or(u.from_ms), u.from_ms, to);
-  const int64_t minutes_done = std::clamp(e.minutes_done_ms.value_or(u.from_ms), hours_done, to);
-  const std::vector<GpuRollup> hour_rows = store.GpuRollups(Resolution::kHour, {u.from_ms, hours_done});
+  const UtcMillis hours_done = std::clamp(e.hours_done.value_or(start), start, to);
+  const UtcMillis minutes_done = std::clamp(e.minutes_done.value_or(start), hours_done, to);
+  const std::vector<GpuRollup> hour_rows = store.GpuRollups(Resolution::kHour, {start, hours_done});
   // Minute rows of the whole rolled-up part: totals for [hours_done, minutes_done), and the
   // utilisation distribution everywhere they are still kept.
-  const std::vector<GpuRollup> minute_rows = store.GpuRollups(Resolution::kMinute, {u.from_ms, minutes_done});
+  const std::vector<GpuRollup> minute_rows = store.GpuRollups(Resolution::kMinute, {start, minutes_done});
   const std::vector<GpuRollup> raw_rows = store.GpuRollups(Resolution::kRaw, {minutes_done, to});
 
   std::map<int, std::optional<std::string>> seen;
@@ -108,27 +105,26 @@ ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
     u.uuids.push_back(uuid);
   }
   u.use.assign(u.gpus.size(), std::vector<GpuHourUse>(u.hours));
-  auto cell = [&](const GpuRollup& r) -> GpuHourUse& {
-    const auto t = static_cast<std::size_t>((FloorHourMs(r.bucket_ms) - u.from_ms) / kMillisecondsPerHour);
-    return u.use[position.at(r.gpu)][t];
-  };
+  // The index of the hour holding `t` (a huge one for a time before the range).
+  auto hour_of = [&](UtcMillis t) { return static_cast<std::size_t>((FloorHour(t) - start) / std::chrono::hours{1}); };
+  auto cell = [&](const GpuRollup& r) -> GpuHourUse& { return u.use[position.at(r.gpu)][hour_of(r.bucket)]; };
   // Fine data first: minute rows (all of them for the distribution, the unrolled hours' also for
   // the totals) and raw rows (both).
-  std::vector<std::vector<int64_t>> fine_ms(u.gpus.size(), std::vector<int64_t>(u.hours, 0));
+  std::vector<std::vector<std::chrono::milliseconds>> fine(u.gpus.size(),
+                                                         std::vector<std::chrono::milliseconds>(u.hours));
   for (const GpuRollup& r : minute_rows) {
     GpuHourUse& h = cell(r);
     ++h.rows;
-    AddUtilisation(h, r, r.observed_ms);
-    fine_ms[position.at(r.gpu)][static_cast<std::size_t>((FloorHourMs(r.bucket_ms) - u.from_ms) / kMillisecondsPerHour)] +=
-        r.observed_ms;
-    if (r.bucket_ms >= hours_done) {
+    AddUtilisation(h, r, r.observed);
+    fine[position.at(r.gpu)][hour_of(r.bucket)] += r.observed;
+    if (r.bucket >= hours_done) {
       AddTotals(h, r);
     }
   }
   for (const GpuRollup& r : raw_rows) {
     GpuHourUse& h = cell(r);
     ++h.rows;
-    AddUtilisation(h, r, r.observed_ms);
+    AddUtilisation(h, r, r.observed);
     AddTotals(h, r);
   }
   // Hour rows: the totals of the rolled-up hours, and the distribution of the time the minute
@@ -138,46 +134,46 @@ ObservedUse ReadObservedUse(const MeterStore& store, const TimeRange& range) {
     ++h.rows;
     AddTotals(h, r);
     const auto i = position.at(r.gpu);
-    const auto t = static_cast<std::size_t>((r.bucket_ms - u.from_ms) / kMillisecondsPerHour);
-    const int64_t rest = r.observed_ms - fine_ms[i][t];
-    if (rest > 0) {
+    const auto t = static_cast<std::size_t>((r.bucket - start) / std::chrono::hours{1});
+    const std::chrono::milliseconds rest = r.observed - fine[i][t];
+    if (rest.count() > 0) {
       AddUtilisation(h, r, rest);
-      if (fine_ms[i][t] == 0) {
+      if (fine[i][t].count() == 0) {
         ++u.utilisation_from_hour_means;
         h.utilisation_from_hour_mean = true;
       }
     }
   }
-  u.up_ms.assign(u.hours, 0);
+  u.up.assign(u.hours, std::chrono::milliseconds{0});
   for (const auto& gpu : u.use) {
     for (std::size_t t = 0; t < u.hours; ++t) {
-      u.up_ms[t] = std::max(u.up_ms[t], gpu[t].observed_ms);
+      u.up[t] = std::max(u.up[t], gpu[t].observed);
     }
   }
 
   // Processes, from the same tables over the same parts.
-  std::map<std::tuple<std::size_t, int, ProcessIdentity>, int64_t> procs;
-  auto add_processes = [&](Resolution res, int64_t from, int64_t until) {
-    if (from >= until) {
+  std::map<std::tuple<std::size_t, int, ProcessIdentity>, std::chrono::milliseconds> procs;
+  auto add_processes = [&](Resolution res, UtcMillis a, UtcMillis b) {
+    if (a >= b) {
       return;
     }
-    for (const ProcessUse& p : store.ProcessRollups(res, {from, until})) {
+    for (const ProcessUse& p : store.ProcessRollups(res, {a, b})) {
       if (!position.count(p.gpu)) {
         continue;  // a process on a GPU with no GPU sample: no GPU-hour to attribute
       }
-      const auto t = static_cast<std::size_t>((FloorHourMs(p.from_ms) - u.from_ms) / kMillisecondsPerHour);
+      const auto t = hour_of(p.from);
       if (t >= u.hours) {
         continue;
       }
-      procs[{t, p.gpu, static_cast<const ProcessIdentity&>(p)}] += p.observed_ms;
+      procs[{t, p.gpu, static_cast<const ProcessIdentity&>(p)}] += p.observed;
     }
   };
-  add_processes(Resolution::kHour, u.from_ms, hours_done);
+  add_processes(Resolution::kHour, start, hours_done);
   add_processes(Resolution::kMinute, hours_done, minutes_done);
   add_processes(Resolution::kRaw, minutes_done, to);
   u.processes.reserve(procs.size());
-  for (const auto& [key, ms] : procs) {
-    u.processes.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), ms});
+  for (const auto& [key, observed] : procs) {
+    u.processes.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), observed});
   }
   return u;
 }
@@ -186,7 +182,7 @@ ObservedUse SliceObservedUse(const ObservedUse& use, std::size_t first_hour, std
   ObservedUse u;
   first_hour = std::min(first_hour, use.hours);
   hours = std::min(hours, use.hours - first_hour);
-  u.from_ms = use.from_ms + static_cast<int64_t>(first_hour) * kMillisecondsPerHour;
+  u.from = use.from + std::chrono::hours{static_cast<int64_t>(first_hour)};
   u.hours = hours;
   std::map<int, bool> kept;
   for (std::size_t i = 0; i < use.gpus.size(); ++i) {
@@ -206,10 +202,10 @@ ObservedUse SliceObservedUse(const ObservedUse& use, std::size_t first_hour, std
       u.utilisation_from_hour_means += h.utilisation_from_hour_mean ? 1 : 0;
     }
   }
-  u.up_ms.assign(hours, 0);
+  u.up.assign(hours, std::chrono::milliseconds{0});
   for (const auto& gpu : u.use) {
     for (std::size_t t = 0; t < hours; ++t) {
-      u.up_ms[t] = std::max(u.up_ms[t], gpu[t].observed_ms);
+      u.up[t] = std::max(u.up[t], gpu[t].observed);
     }
   }
   for (const ProcessHourUse& p : use.processes) {
@@ -250,7 +246,7 @@ ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const Offer
   bill.zone = offers.zone;
   const std::size_t n = use.hours;
   const std::size_t gpus = use.gpus.size();
-  const LocalHour start = LocalHourOf(use.from_ms, offers.zone);
+  const LocalHour start = offers.zone.LocalHourOf(use.from);
   const auto per = static_cast<std::size_t>(std::max(1, o.gpus_per_instance));
   bill.gpus.resize(gpus);
   for (std::size_t i = 0; i < gpus; ++i) {
@@ -277,7 +273,7 @@ ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const Offer
       return 0.0;
     }
     const double billed_ms = billed_hours * static_cast<double>(kMillisecondsPerHour);
-    const double busy = std::min(static_cast<double>(use.use[i][t].busy_ms), billed_ms);
+    const double busy = std::min(static_cast<double>(use.use[i][t].busy.count()), billed_ms);
     return 1.0 - busy / billed_ms;
   };
   for (std::size_t first = 0; first < gpus; first += per) {
@@ -299,15 +295,15 @@ ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const Offer
       // was busy.
       std::vector<double> minutes(n, 0.0);
       for (std::size_t t = 0; t < n; ++t) {
-        int64_t ms = 0;
+        std::chrono::milliseconds billed{0};
         if (o.billing_starts == BillingStart::kTask) {
           for (std::size_t i = first; i < last; ++i) {
-            ms = std::max(ms, use.use[i][t].busy_ms);
+            billed = std::max(billed, use.use[i][t].busy);
           }
         } else {
-          ms = use.up_ms[t];
+          billed = use.up[t];
         }
-        minutes[t] = static_cast<double>(ms) / static_cast<double>(kMillisecondsPerMinute);
+        minutes[t] = static_cast<double>(billed.count()) / static_cast<double>(kMillisecondsPerMinute);
       }
       const InstanceBill ib = BillInstanceHours(o, start, minutes, 1.0, false);
       for (std::size_t i = first; i < last; ++i) {
@@ -344,10 +340,10 @@ ObservedBill BillObservedUse(const ObservedUse& use, const Offer& o, const Offer
   return bill;
 }
 
-std::optional<int64_t> StoreFirstMs(const MeterStore& store) {
+std::optional<UtcMillis> StoreFirst(const MeterStore& store) {
   const StoreExtent e = store.Extent();
-  std::optional<int64_t> first;
-  for (const auto& v : {e.raw_from_ms, e.minute_from_ms, e.hour_from_ms}) {
+  std::optional<UtcMillis> first;
+  for (const auto& v : {e.raw_from, e.minute_from, e.hour_from}) {
     if (v && (!first || *v < *first)) {
       first = *v;
     }
@@ -357,48 +353,48 @@ std::optional<int64_t> StoreFirstMs(const MeterStore& store) {
 
 namespace {
 
-// The local hours of the month a projection to `to_ms` (a whole hour) covers.
-std::pair<LocalHour, LocalHour> MonthOf(int64_t to_ms, const Zone& zone) {
-  const LocalHour last_hour = LocalHourOf(to_ms - kMillisecondsPerHour, zone);
+// The local hours of the month a projection to `to` (a whole hour) covers.
+std::pair<LocalHour, LocalHour> MonthOf(UtcMillis to, const Zone& zone) {
+  const LocalHour last_hour = zone.LocalHourOf(to - std::chrono::hours{1});
   const LocalHour month_start = MonthStartOf(last_hour);
   return {month_start, AddMonths(month_start, 1)};
 }
 
 }  // namespace
 
-int64_t ProjectMonthFrom(std::optional<int64_t> first_ms, const OfferSet& offers, int64_t to_ms) {
+UtcMillis ProjectMonthFrom(std::optional<UtcMillis> first, const OfferSet& offers, UtcMillis to) {
   const Zone& zone = offers.zone;
-  const int64_t month_start = MsOfLocalHour(MonthOf(CeilHourMs(to_ms), zone).first, zone);
-  return first_ms ? std::max(month_start, FloorHourMs(*first_ms)) : month_start;
+  const UtcMillis month_start = zone.StartOf(MonthOf(CeilHour(to), zone).first);
+  return first ? std::max(month_start, FloorHour(*first)) : month_start;
 }
 
-std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& month_use, std::optional<int64_t> first_ms,
-                                              const Offer& offer, const OfferSet& offers, int64_t to_ms) {
+std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& month_use, std::optional<UtcMillis> first,
+                                              const Offer& offer, const OfferSet& offers, UtcMillis to) {
   const Zone& zone = offers.zone;
-  to_ms = CeilHourMs(to_ms);
-  if (!first_ms || FloorHourMs(*first_ms) >= to_ms) {
+  to = CeilHour(to);
+  if (!first || FloorHour(*first) >= to) {
     return std::nullopt;
   }
-  const auto [month_start, month_end] = MonthOf(to_ms, zone);
+  const auto [month_start, month_end] = MonthOf(to, zone);
   MonthProjection p;
   p.month = FormatLocalHour(month_start).substr(0, 7);
-  p.from_ms = ProjectMonthFrom(first_ms, offers, to_ms);
-  p.to_ms = to_ms;
-  p.month_end_ms = MsOfLocalHour(month_end, zone);
-  if (p.from_ms < month_use.from_ms || p.to_ms > month_use.ToMs()) {
+  p.from = ProjectMonthFrom(first, offers, to);
+  p.to = to;
+  p.month_end = zone.StartOf(month_end);
+  if (p.from < month_use.from || p.to > month_use.To()) {
     throw std::logic_error("ProjectMonthOf: the use read does not hold the month so far");
   }
-  const auto first_hour = static_cast<std::size_t>((p.from_ms - month_use.from_ms) / kMillisecondsPerHour);
-  const auto hours = static_cast<std::size_t>((p.to_ms - p.from_ms) / kMillisecondsPerHour);
+  const auto first_hour = static_cast<std::size_t>((p.from - month_use.from).count() / kMillisecondsPerHour);
+  const auto hours = static_cast<std::size_t>((p.to - p.from).count() / kMillisecondsPerHour);
   std::optional<ObservedUse> part;
   if (first_hour != 0 || hours != month_use.hours) {
     part = SliceObservedUse(month_use, first_hour, hours);
   }
   p.so_far = BillObservedUse(part ? *part : month_use, offer, offers).Money();
-  const double h = static_cast<double>(p.to_ms - p.from_ms) / static_cast<double>(kMillisecondsPerHour);
+  const double h = static_cast<double>((p.to - p.from).count()) / static_cast<double>(kMillisecondsPerHour);
   p.per_hour = h > 0 ? p.so_far / h : 0.0;
-  p.remaining_hours =
-      static_cast<double>(std::max<int64_t>(0, p.month_end_ms - p.to_ms)) / static_cast<double>(kMillisecondsPerHour);
+  p.remaining_hours = static_cast<double>(std::max<int64_t>(0, (p.month_end - p.to).count())) /
+                      static_cast<double>(kMillisecondsPerHour);
   p.projected = p.so_far + p.per_hour * p.remaining_hours;
   if (IsReserved(offer.mode)) {
     p.whole_term = true;
@@ -408,14 +404,14 @@ std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& month_use, std:
 }
 
 std::optional<MonthProjection> ProjectMonth(const MeterStore& store, const Offer& offer, const OfferSet& offers,
-                                            int64_t to_ms) {
-  const std::optional<int64_t> first = StoreFirstMs(store);
-  to_ms = CeilHourMs(to_ms);
-  if (!first || FloorHourMs(*first) >= to_ms) {
+                                            UtcMillis to) {
+  const std::optional<UtcMillis> first = StoreFirst(store);
+  to = CeilHour(to);
+  if (!first || FloorHour(*first) >= to) {
     return std::nullopt;
   }
-  const int64_t from = ProjectMonthFrom(first, offers, to_ms);
-  return ProjectMonthOf(ReadObservedUse(store, {from, to_ms}), first, offer, offers, to_ms);
+  const UtcMillis from = ProjectMonthFrom(first, offers, to);
+  return ProjectMonthOf(ReadObservedUse(store, {from, to}), first, offer, offers, to);
 }
 
 std::string_view ToString(UsageBasis b) { return b == UsageBasis::kBusy ? "busy" : "allocated"; }
@@ -429,9 +425,9 @@ UsageBasis ParseUsageBasis(const std::string& text, const std::string& field) {
 
 UsageTrace UsageTraceFromObserved(const ObservedUse& use, const Zone& zone, UsageBasis basis) {
   UsageTrace t;
-  t.start_hour = LocalHourOf(use.from_ms, zone);
+  t.start_hour = zone.LocalHourOf(use.from);
   t.zone = zone;
-  t.start = FormatZonedMinute(zone, FromUnixMillis(use.from_ms));
+  t.start = FormatZonedMinute(zone, use.from);
   t.source = "meter";
   t.note = std::string("measured: GPU-hours ") + (basis == UsageBasis::kBusy ? "busy" : "allocated (observed)") +
            " per hour";
@@ -439,12 +435,12 @@ UsageTrace UsageTraceFromObserved(const ObservedUse& use, const Zone& zone, Usag
   for (std::size_t h = 0; h < use.hours; ++h) {
     UsageHour& u = t.hours[h];
     // The hour's own wall clock (across a daylight-saving change too).
-    u.hour_of_day = HourOfDay(LocalHourOf(use.from_ms + static_cast<int64_t>(h) * kMillisecondsPerHour, zone));
-    int64_t ms = 0;
+    u.hour_of_day = HourOfDay(zone.LocalHourOf(use.from + std::chrono::hours{static_cast<int64_t>(h)}));
+    std::chrono::milliseconds used{0};
     for (const auto& gpu : use.use) {
-      ms += basis == UsageBasis::kBusy ? gpu[h].busy_ms : gpu[h].observed_ms;
+      used += basis == UsageBasis::kBusy ? gpu[h].busy : gpu[h].observed;
     }
-    u.firm = static_cast<double>(ms) / static_cast<double>(kMillisecondsPerHour);
+    u.firm = static_cast<double>(used.count()) / static_cast<double>(kMillisecondsPerHour);
   }
   return t;
 }

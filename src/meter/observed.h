@@ -31,6 +31,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -55,18 +56,18 @@ std::size_t UtilisationBucket(double mean_percent);
 
 // One GPU over one hour.
 struct GpuHourUse {
-  int64_t observed_ms = 0;
-  int64_t busy_ms = 0;    // a process on the GPU or utilisation > 0
-  int64_t active_ms = 0;  // utilisation > 0
+  std::chrono::milliseconds observed{};
+  std::chrono::milliseconds busy{};    // a process on the GPU or utilisation > 0
+  std::chrono::milliseconds active{};  // utilisation > 0
   uint64_t energy_mj = 0;
   bool energy_measured = false;  // some sample had the energy counter
   // Observed time by utilisation bucket (from raw samples and minute roll-ups; where only the
   // hour roll-up is left, the hour's mean), and observed time with no utilisation reading.
-  std::array<int64_t, kUtilisationBuckets> utilisation_ms{};
-  int64_t utilisation_unmeasured_ms = 0;
+  std::array<std::chrono::milliseconds, kUtilisationBuckets> utilisation{};
+  std::chrono::milliseconds utilisation_unmeasured{};
   int64_t rows = 0;  // store rows read into this hour (0: the GPU was not seen in it)
   bool utilisation_from_hour_mean = false;  // its distribution rests on the hour roll-up's mean alone
-  int64_t IdleMs() const { return observed_ms - busy_ms; }  // allocated but idle
+  std::chrono::milliseconds Idle() const { return observed - busy; }  // allocated but idle
 };
 
 // One process on one GPU in one hour: how long it was seen there.
@@ -74,22 +75,22 @@ struct ProcessHourUse {
   std::size_t hour = 0;  // index into the range's hours
   int gpu = 0;
   ProcessIdentity who;
-  int64_t observed_ms = 0;
+  std::chrono::milliseconds observed{};
 };
 
 struct ObservedUse {
-  int64_t from_ms = 0;    // start of the first hour (UTC ms, a whole hour)
-  std::size_t hours = 0;  // consecutive hours from from_ms
+  UtcMillis from{};       // start of the first hour (a whole UTC hour)
+  std::size_t hours = 0;  // consecutive hours from `from`
   std::vector<int> gpus;  // NVML indexes seen in the range, ascending
   std::vector<std::optional<std::string>> uuids;  // per gpus[i]
   std::vector<std::vector<GpuHourUse>> use;       // [i][hour], i indexes gpus
-  std::vector<int64_t> up_ms;                     // per hour: the machine's up time (largest observed)
+  std::vector<std::chrono::milliseconds> up;      // per hour: the machine's up time (largest observed)
   std::vector<ProcessHourUse> processes;          // by hour, then GPU, then identity
   // GPU-hours whose utilisation distribution comes from the hour roll-up's mean alone (the
   // minute roll-ups were trimmed by retention); 0 when every hour had finer data.
   int64_t utilisation_from_hour_means = 0;
 
-  int64_t ToMs() const { return from_ms + static_cast<int64_t>(hours) * kMillisecondsPerHour; }
+  UtcMillis To() const { return from + std::chrono::hours{static_cast<int64_t>(hours)}; }
   // First and one-past-last hour with any observed time; nullopt when nothing was observed.
   std::optional<std::pair<std::size_t, std::size_t>> ObservedHours() const;
 };
@@ -138,32 +139,32 @@ struct ObservedBill {
 ObservedBill BillObservedUse(const ObservedUse& use, const Offer& offer, const OfferSet& offers);
 
 // The month holding the last hour of a report, and where it is heading: the money from the
-// month's start (or the first observation, when later) to `to_ms`, the rate per hour over that
+// month's start (or the first observation, when later) to `to`, the rate per hour over that
 // time, and that rate carried to the month's end.
 struct MonthProjection {
   std::string month;          // YYYY-MM in the offers' zone
-  int64_t from_ms = 0;        // the month so far: [from_ms, to_ms)
-  int64_t to_ms = 0;
-  int64_t month_end_ms = 0;   // the next month's start
-  double so_far = 0;          // money billed in [from_ms, to_ms)
+  UtcMillis from{};           // the month so far: [from, to)
+  UtcMillis to{};
+  UtcMillis month_end{};      // the next month's start
+  double so_far = 0;          // money billed in [from, to)
   double per_hour = 0;        // so_far / its hours
-  double remaining_hours = 0; // to_ms .. month_end_ms
+  double remaining_hours = 0; // to .. month_end
   double projected = 0;       // so_far + per_hour x remaining_hours; a reserved offer: per_hour x the month
   // A reserved offer: its terms are paid whole, so the month projects to the contract's bill
   // (per_hour over every hour of the month, the hours before metering began included).
   bool whole_term = false;
 };
-// nullopt when nothing was observed in the month up to `to_ms`.
+// nullopt when nothing was observed in the month up to `to`.
 std::optional<MonthProjection> ProjectMonth(const MeterStore& store, const Offer& offer, const OfferSet& offers,
-                                            int64_t to_ms);
-// The same from use already read: `use` holds the hours from ProjectMonthFrom(...) to `to_ms`
-// (and may hold more around them); `first_ms` is the store's first sample (ProjectMonthFrom).
-std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& use, std::optional<int64_t> first_ms,
-                                              const Offer& offer, const OfferSet& offers, int64_t to_ms);
+                                            UtcMillis to);
+// The same from use already read: `use` holds the hours from ProjectMonthFrom(...) to `to`
+// (and may hold more around them); `first` is the store's first sample (ProjectMonthFrom).
+std::optional<MonthProjection> ProjectMonthOf(const ObservedUse& use, std::optional<UtcMillis> first,
+                                              const Offer& offer, const OfferSet& offers, UtcMillis to);
 // The store's first sample in any table (the start of what ProjectMonth can bill), and the
-// hour a projection to `to_ms` starts at: the month's start or that first hour, the later.
-std::optional<int64_t> StoreFirstMs(const MeterStore& store);
-int64_t ProjectMonthFrom(std::optional<int64_t> first_ms, const OfferSet& offers, int64_t to_ms);
+// hour a projection to `to` starts at: the month's start or that first hour, the later.
+std::optional<UtcMillis> StoreFirst(const MeterStore& store);
+UtcMillis ProjectMonthFrom(std::optional<UtcMillis> first, const OfferSet& offers, UtcMillis to);
 
 // What the exported usage counts per hour (docs/meter.md, "Export").
 enum class UsageBasis {

@@ -24,7 +24,7 @@ namespace {
 constexpr double kMsPerHour = static_cast<double>(kMillisecondsPerHour);
 constexpr double kMjPerKwh = 3.6e9;  // 1 kWh = 3.6 MJ = 3.6e9 mJ
 
-int64_t NowMs(const std::optional<UtcSeconds>& now) { return UnixMillis(now ? *now : UtcNow()); }
+UtcMillis NowTime(const std::optional<UtcSeconds>& now) { return UtcMillis{now ? *now : UtcNow()}; }
 
 // The one offer a report is priced with.
 const Offer& ChooseOffer(const OfferSet& set, const std::string& id) {
@@ -95,22 +95,22 @@ void AddHist(UtilisationDistribution& into, const std::array<double, kUtilisatio
 // (meter/trace.cc), so no store holds anything earlier. A range is read as one row per GPU and
 // hour; one from the year 401 (fuzz_serve_api's /api/meter/export?from=401-03-02) asked for 14
 // million hours and ran the server out of memory.
-constexpr int64_t kEarliestRangeMs = 946684800000;
+constexpr UtcMillis kEarliestRange{std::chrono::milliseconds{946684800000}};
 // The longest range one report, timeline or export reads: 1,100 days (three years and a few
 // days). Each GPU costs about 1.4 MB of hour rows a year of range (the example week's store, 4
 // GPUs over 26 years: 148 MB); 256 GPUs over three years stay near 1 GB, where 26 years would
 // take 9 GB and half a minute (issue 26 req. 8: a work budget for every request).
-constexpr int64_t kLongestRangeMs = 1100LL * 24 * 3600 * 1000;
+constexpr std::chrono::milliseconds kLongestRange = std::chrono::hours{1100LL * 24};
 
-void CheckRange(int64_t from, int64_t to, const Zone& zone) {
-  if (from < kEarliestRangeMs) {
-    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, FromUnixMillis(from)) + ") must be 2000-01-01 or later (no meter holds earlier samples)");
+void CheckRange(UtcMillis from, UtcMillis to, const Zone& zone) {
+  if (from < kEarliestRange) {
+    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, from) + ") must be 2000-01-01 or later (no meter holds earlier samples)");
   }
   if (from >= to) {
-    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, FromUnixMillis(from)) + ") must be before `to` (" + FormatZonedHour(zone, FromUnixMillis(to)) + ")");
+    throw InputError::Option("from", "`from` (" + FormatZonedHour(zone, from) + ") must be before `to` (" + FormatZonedHour(zone, to) + ")");
   }
-  if (to - from > kLongestRangeMs) {
-    throw InputError::Option("from", "the range from " + FormatZonedHour(zone, FromUnixMillis(from)) + " to " + FormatZonedHour(zone, FromUnixMillis(to)) +
+  if (to - from > kLongestRange) {
+    throw InputError::Option("from", "the range from " + FormatZonedHour(zone, from) + " to " + FormatZonedHour(zone, to) +
                          " is longer than 1,100 days, the most one report reads; report it in parts");
   }
 }
@@ -126,14 +126,14 @@ MeterStore OpenForReading(const Request& r) {
 }
 
 // The first sample's time and the end of the last, when the store holds any.
-std::optional<std::pair<int64_t, int64_t>> StoreBounds(const MeterStore& store) {
+std::optional<std::pair<UtcMillis, UtcMillis>> StoreBounds(const MeterStore& store) {
   const StoreExtent e = store.Extent();
-  std::optional<int64_t> first, last;
-  for (const auto& v : {e.raw_from_ms, e.minute_from_ms, e.hour_from_ms}) {
+  std::optional<UtcMillis> first, last;
+  for (const auto& v : {e.raw_from, e.minute_from, e.hour_from}) {
     if (v && (!first || *v < *first)) first = *v;
   }
-  if (e.raw_to_ms) last = *e.raw_to_ms + 1;
-  else if (e.minutes_done_ms) last = *e.minutes_done_ms;
+  if (e.raw_to) last = *e.raw_to + std::chrono::milliseconds{1};
+  else if (e.minutes_done) last = *e.minutes_done;
   if (!first || !last) {
     return std::nullopt;
   }
@@ -146,7 +146,7 @@ std::string StoreSpan(const MeterStore& store, const Zone& zone) {
   if (!b) {
     return "the store holds no samples";
   }
-  return "the store holds samples from " + FormatZonedHour(zone, FromUnixMillis(b->first)) + " to " + FormatZonedHour(zone, FromUnixMillis(CeilHourMs(b->second)));
+  return "the store holds samples from " + FormatZonedHour(zone, b->first) + " to " + FormatZonedHour(zone, CeilHour(b->second));
 }
 
 // The groups, total and idle lines of `rep` (by, priced, currency set) from the use of its range
@@ -170,15 +170,15 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
       const double billed = bill ? bill->gpus[i].hour_billed[t] : 0.0;
       const double idle_share = bill ? bill->gpus[i].hour_idle_share[t] : 0.0;
       std::array<double, kUtilisationBuckets> hist{};
-      for (std::size_t b = 0; b < kUtilisationBuckets; ++b) hist[b] = static_cast<double>(h.utilisation_ms[b]);
-      double unmeasured = static_cast<double>(h.utilisation_unmeasured_ms);
+      for (std::size_t b = 0; b < kUtilisationBuckets; ++b) hist[b] = static_cast<double>(h.utilisation[b].count());
+      double unmeasured = static_cast<double>(h.utilisation_unmeasured.count());
       // The GPU's own row and the total.
       for (GroupAcc* a : {&per_gpu[i], &total}) {
         MeterGroup& g = a->g;
-        g.observed_hours += static_cast<double>(h.observed_ms) / kMsPerHour;
-        g.busy_hours += static_cast<double>(h.busy_ms) / kMsPerHour;
-        g.active_hours += static_cast<double>(h.active_ms) / kMsPerHour;
-        g.idle_hours += static_cast<double>(h.IdleMs()) / kMsPerHour;
+        g.observed_hours += static_cast<double>(h.observed.count()) / kMsPerHour;
+        g.busy_hours += static_cast<double>(h.busy.count()) / kMsPerHour;
+        g.active_hours += static_cast<double>(h.active.count()) / kMsPerHour;
+        g.idle_hours += static_cast<double>(h.Idle().count()) / kMsPerHour;
         AddHist(g.utilisation, hist, unmeasured, 1.0);
         if (h.energy_measured) {
           a->energy = true;
@@ -194,9 +194,9 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
       }
       // By user / job / pod. The idle time (no process, no utilisation) and the idle share of
       // the hour's money go to "(no process)"; its utilisation is taken from the 0 bucket first.
-      const double observed = static_cast<double>(h.observed_ms);
-      const double busy = static_cast<double>(h.busy_ms);
-      double idle_left = static_cast<double>(h.IdleMs());
+      const double observed = static_cast<double>(h.observed.count());
+      const double busy = static_cast<double>(h.busy.count());
+      double idle_left = static_cast<double>(h.Idle().count());
       std::array<double, kUtilisationBuckets> idle_hist{};
       double idle_unmeasured = 0;
       {
@@ -216,11 +216,11 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
         }
       }
       const double energy = static_cast<double>(h.energy_mj);
-      if (h.IdleMs() > 0 || billed * idle_share > 0) {
+      if (h.Idle().count() > 0 || billed * idle_share > 0) {
         GroupAcc& a = groups[kNoProcess];
         MeterGroup& g = a.g;
-        g.observed_hours += static_cast<double>(h.IdleMs()) / kMsPerHour;
-        g.idle_hours += static_cast<double>(h.IdleMs()) / kMsPerHour;
+        g.observed_hours += static_cast<double>(h.Idle().count()) / kMsPerHour;
+        g.idle_hours += static_cast<double>(h.Idle().count()) / kMsPerHour;
         AddHist(g.utilisation, idle_hist, idle_unmeasured, 1.0);
         if (h.energy_measured && observed > 0) {
           a.energy = true;
@@ -231,7 +231,7 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
         g.money += cost * idle_share;
         g.idle_money += cost * idle_share;
       }
-      if (h.busy_ms <= 0 && (billed * (1 - idle_share)) <= 0) {
+      if (h.busy.count() <= 0 && (billed * (1 - idle_share)) <= 0) {
         continue;
       }
       // The busy part, shared by the processes seen on the GPU in the hour in proportion to the
@@ -239,16 +239,16 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
       std::vector<const ProcessHourUse*> here;
       double seen_ms = 0;
       for (std::size_t k = first_process; k < next_process; ++k) {
-        if (use.processes[k].gpu == use.gpus[i] && use.processes[k].observed_ms > 0) {
+        if (use.processes[k].gpu == use.gpus[i] && use.processes[k].observed.count() > 0) {
           here.push_back(&use.processes[k]);
-          seen_ms += static_cast<double>(use.processes[k].observed_ms);
+          seen_ms += static_cast<double>(use.processes[k].observed.count());
         }
       }
       auto give = [&](GroupAcc& a, double share, const ProcessIdentity* who) {
         MeterGroup& g = a.g;
         g.observed_hours += busy * share / kMsPerHour;
         g.busy_hours += busy * share / kMsPerHour;
-        g.active_hours += static_cast<double>(h.active_ms) * share / kMsPerHour;
+        g.active_hours += static_cast<double>(h.active.count()) * share / kMsPerHour;
         AddHist(g.utilisation, hist, unmeasured, share);
         if (h.energy_measured && observed > 0) {
           a.energy = true;
@@ -264,7 +264,7 @@ void FillGroups(MeterReport& rep, const ObservedUse& use, const ObservedBill* bi
         give(groups[kUnseenProcess], 1.0, nullptr);
       } else {
         for (const ProcessHourUse* p : here) {
-          give(groups[GroupKey(rep.by, p->who)], static_cast<double>(p->observed_ms) / seen_ms, &p->who);
+          give(groups[GroupKey(rep.by, p->who)], static_cast<double>(p->observed.count()) / seen_ms, &p->who);
         }
       }
     }
@@ -368,20 +368,20 @@ MeterGroupBy ParseMeterGroupBy(const std::string& text, const std::string& field
   throw InputError::Option(field, "expected gpu, user, job or pod, got '" + text + "'");
 }
 
-int64_t ParseMeterTime(const std::string& text, const Zone& zone, const std::string& field) {
+UtcMillis ParseMeterTime(const std::string& text, const Zone& zone, const std::string& field) {
   if (const auto month = ParseYearMonth(text)) {
-    return UnixMillis(zone.StartOf(*month));
+    return zone.StartOf(*month);
   }
   if (const auto day = ParseIsoDay(text)) {
-    return UnixMillis(zone.StartOf(*day));
+    return zone.StartOf(*day);
   }
   if (const auto hour = ParseIsoHour(text, zone)) {
     // A time written with its offset is an instant: taken as it is, not through the zone's
     // wall clock (which repeats an hour when daylight saving ends).
     if (const auto iso = ParseIsoTime(text); iso && iso->offset) {
-      return UnixMillis(UtcMillis{iso->wall.time_since_epoch() - *iso->offset});
+      return UtcMillis{iso->wall.time_since_epoch() - *iso->offset};
     }
-    return UnixMillis(zone.StartOf(*hour));
+    return zone.StartOf(*hour);
   }
   throw InputError::Option(field, "expected an hour such as 2026-03-01T09:00 (a Z or +08:00 suffix accepted), a day 2026-03-01 or a "
                    "month 2026-03, got '" + text + "'");
@@ -421,15 +421,15 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
   rep.zone = priced.zone;
   const Zone& zone = rep.zone;
   const TimeRange range = priced.range;
-  rep.from_ms = range.from_ms;
-  rep.to_ms = range.to_ms;
+  rep.from = range.from;
+  rep.to = range.to;
 
   const MeterStore store = OpenForReading(r);
   if (const auto b = StoreBounds(store)) {
-    rep.store_from_ms = FloorHourMs(b->first);
-    rep.store_to_ms = CeilHourMs(b->second);
+    rep.store_from = FloorHour(b->first);
+    rep.store_to = CeilHour(b->second);
   }
-  const ObservedUse use = ReadObservedUse(store, {rep.from_ms, rep.to_ms});
+  const ObservedUse use = ReadObservedUse(store, {rep.from, rep.to});
   rep.gpus = use.gpus;
   rep.utilisation_from_hour_means = use.utilisation_from_hour_means;
   std::optional<ObservedBill> bill;
@@ -454,14 +454,14 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
           FormatTimeOfDay(offer->night->from_minute) + "-" + FormatTimeOfDay(offer->night->to_minute);
     }
     rep.notes.insert(rep.notes.end(), bill->notes.begin(), bill->notes.end());
-    rep.projection = ProjectMonth(store, *offer, *offers, rep.to_ms);
-    rep.right_sizing = FindRightSizing(store, {rep.from_ms, rep.to_ms}, &*offers, offer);
+    rep.projection = ProjectMonth(store, *offer, *offers, rep.to);
+    rep.right_sizing = FindRightSizing(store, {rep.from, rep.to}, &*offers, offer);
   } else {
     rep.notes.push_back("right-sizing needs --offers and --offer (the card the jobs ran on and its price)");
   }
   if (!use.ObservedHours()) {
-    rep.notes.push_back("nothing was observed from " + FormatZonedHour(zone, FromUnixMillis(rep.from_ms)) + " to " +
-                        FormatZonedHour(zone, FromUnixMillis(rep.to_ms)) + "; " + StoreSpan(store, zone));
+    rep.notes.push_back("nothing was observed from " + FormatZonedHour(zone, rep.from) + " to " +
+                        FormatZonedHour(zone, rep.to) + "; " + StoreSpan(store, zone));
   }
   if (use.utilisation_from_hour_means > 0) {
     rep.notes.push_back(std::to_string(use.utilisation_from_hour_means) +
@@ -476,14 +476,14 @@ MeterReport RunMeterReport(const MeterReportRequest& r, const GpuCatalog& catalo
 TimeRange MeterReportRange(const std::string& from, const std::string& to, const Zone& zone,
                            std::optional<UtcSeconds> now_s) {
   TimeRange range;
-  const int64_t now = CeilHourMs(NowMs(now_s));
-  range.to_ms = to.empty() ? now : std::min(now, CeilHourMs(ParseMeterTime(to, zone, "to")));
+  const UtcMillis now = CeilHour(NowTime(now_s));
+  range.to = to.empty() ? now : std::min(now, CeilHour(ParseMeterTime(to, zone, "to")));
   if (from.empty()) {
-    range.from_ms = UnixMillis(zone.StartOf(MonthStartOf(zone.LocalHourOf(FromUnixMillis(range.to_ms - 1)))));
+    range.from = zone.StartOf(MonthStartOf(zone.LocalHourOf(range.to - std::chrono::milliseconds{1})));
   } else {
-    range.from_ms = FloorHourMs(ParseMeterTime(from, zone, "from"));
+    range.from = FloorHour(ParseMeterTime(from, zone, "from"));
   }
-  CheckRange(range.from_ms, range.to_ms, zone);
+  CheckRange(range.from, range.to, zone);
   return range;
 }
 
@@ -504,10 +504,10 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
     tl.currency = offers->currency;
   }
   const TimeRange range = priced.range;
-  tl.from_ms = range.from_ms;
-  tl.to_ms = range.to_ms;
-  const int64_t width = (step == "day" ? 24 : 1) * kMillisecondsPerHour;
-  const auto slots = static_cast<std::size_t>((range.to_ms - range.from_ms + width - 1) / width);
+  tl.from = range.from;
+  tl.to = range.to;
+  const std::chrono::milliseconds width = std::chrono::hours{step == "day" ? 24 : 1};
+  const auto slots = static_cast<std::size_t>((range.to - range.from + width - std::chrono::milliseconds{1}) / width);
   if (slots > kMaxMeterTimelineSlots) {
     throw InputError::Option("step", std::to_string(slots) + " slots of one " + step + " are over the " +
                          std::to_string(kMaxMeterTimelineSlots) + " a timeline holds: ask for a shorter range or step day");
@@ -518,13 +518,13 @@ MeterTimeline RunMeterTimeline(const MeterTimelineRequest& r, const GpuCatalog& 
   if (r.max_sample_gap_seconds) so.max_sample_gap_seconds = *r.max_sample_gap_seconds;
   const MeterStore store = MeterStore::Open(r.db, so);
   const ObservedUse use = ReadObservedUse(store, range);
-  for (int64_t from = range.from_ms; from < range.to_ms; from += width) {
+  for (UtcMillis from = range.from; from < range.to; from += width) {
     MeterTimelineSlot slot;
-    slot.from_ms = from;
-    slot.to_ms = std::min(from + width, range.to_ms);
+    slot.from = from;
+    slot.to = std::min(from + width, range.to);
     // The slot as its own report: its hours of the one read, billed alone.
-    const ObservedUse part = SliceObservedUse(use, static_cast<std::size_t>((from - use.from_ms) / kMillisecondsPerHour),
-                                              static_cast<std::size_t>((slot.to_ms - from) / kMillisecondsPerHour));
+    const ObservedUse part = SliceObservedUse(use, static_cast<std::size_t>((from - use.from) / std::chrono::hours{1}),
+                                              static_cast<std::size_t>((slot.to - from) / std::chrono::hours{1}));
     MeterReport rep;
     rep.by = MeterGroupBy::kGpu;
     rep.priced = tl.priced;
@@ -552,26 +552,26 @@ MeterExport RunMeterExport(const MeterExportRequest& r, const GpuCatalog& catalo
   }
   const MeterStore store = OpenForReading(r);
   const StoreExtent e = store.Extent();
-  const int64_t now = CeilHourMs(NowMs(r.now));
-  std::optional<int64_t> first, last;
-  for (const auto& v : {e.raw_from_ms, e.minute_from_ms, e.hour_from_ms}) {
+  const UtcMillis now = CeilHour(NowTime(r.now));
+  std::optional<UtcMillis> first, last;
+  for (const auto& v : {e.raw_from, e.minute_from, e.hour_from}) {
     if (v && (!first || *v < *first)) first = *v;
   }
-  if (e.raw_to_ms) {
-    last = *e.raw_to_ms + 1;
+  if (e.raw_to) {
+    last = *e.raw_to + std::chrono::milliseconds{1};
   } else {
-    last = e.minutes_done_ms ? e.minutes_done_ms : e.hours_done_ms;
+    last = e.minutes_done ? e.minutes_done : e.hours_done;
   }
-  int64_t from = 0, to = 0;
+  UtcMillis from{}, to{};
   if (!r.from.empty()) {
-    from = FloorHourMs(ParseMeterTime(r.from, zone, "from"));
+    from = FloorHour(ParseMeterTime(r.from, zone, "from"));
   } else if (first) {
-    from = FloorHourMs(*first);
+    from = FloorHour(*first);
   }
   if (!r.to.empty()) {
-    to = std::min(now, CeilHourMs(ParseMeterTime(r.to, zone, "to")));
+    to = std::min(now, CeilHour(ParseMeterTime(r.to, zone, "to")));
   } else if (last) {
-    to = std::min(now, CeilHourMs(*last));
+    to = std::min(now, CeilHour(*last));
   }
   if (!first && r.from.empty()) {
     throw InputError::Option("db", "the meter database holds no samples to export", {}, r.db, 0);

@@ -37,8 +37,8 @@ const Offer& ChooseMeterOffer(const OfferSet& set, const std::string& id);
 
 // A report or export bound: "2026-03-01T09:00" (an ISO 8601 hour; seconds and a Z or +08:00
 // suffix accepted), "2026-03-01" (00:00 that day) or "2026-03" (00:00 on the 1st), on `zone`'s
-// wall clock unless it carries an offset. Returns UTC ms. InputError naming option `field`.
-int64_t ParseMeterTime(const std::string& text, const Zone& zone, const std::string& field);
+// wall clock unless it carries an offset. InputError naming option `field`.
+UtcMillis ParseMeterTime(const std::string& text, const Zone& zone, const std::string& field);
 
 struct MeterReportRequest {
   std::string db;          // the meter database (SQLite, opened read-only); required
@@ -115,15 +115,15 @@ struct MeterOfferSummary {
 
 struct MeterReport {
   std::string db;
-  int64_t from_ms = 0;  // [from_ms, to_ms), whole hours (UTC ms)
-  int64_t to_ms = 0;
+  UtcMillis from{};  // [from, to), whole hours
+  UtcMillis to{};
   Zone zone;                     // the offers' zone, else UTC
   MeterGroupBy by = MeterGroupBy::kGpu;
   std::vector<int> gpus;          // GPUs seen in the range
   // What the store holds, whatever the range: its first sample's hour and the hour after its last
-  // (UTC ms); none for an empty store. The page opens on it (issue 26 req. 3).
-  std::optional<int64_t> store_from_ms;
-  std::optional<int64_t> store_to_ms;
+  // none for an empty store. The page opens on it (issue 26 req. 3).
+  std::optional<UtcMillis> store_from;
+  std::optional<UtcMillis> store_to;
   std::vector<MeterGroup> groups;
   MeterGroup total;               // every GPU together (key "total")
   bool priced = false;            // an offer was given: money fields are meaningful
@@ -184,15 +184,15 @@ struct MeterTimelineRequest {
 inline constexpr std::size_t kMaxMeterTimelineSlots = 31 * 24;
 
 struct MeterTimelineSlot {
-  int64_t from_ms = 0;
-  int64_t to_ms = 0;
+  UtcMillis from{};
+  UtcMillis to{};
   MeterGroup total;  // key "total"
 };
 
 struct MeterTimeline {
   std::string db;
-  int64_t from_ms = 0;
-  int64_t to_ms = 0;
+  UtcMillis from{};
+  UtcMillis to{};
   Zone zone;  // the offers' zone, else UTC
   std::string step;  // "hour" or "day"
   bool priced = false;

@@ -42,9 +42,11 @@ double OfferGpuHourPrice(const Offer& o, LocalHour local_hour) {
 }
 
 double OfferMeanGpuHourPrice(const Offer& o, const TimeRange& range, const Zone& zone) {
-  // Every hour the range touches, each at its own wall-clock hour.
-  const int64_t first = FloorDiv(range.from_ms, kMillisecondsPerHour);
-  const int64_t last = std::max(first + 1, FloorDiv(range.to_ms + kMillisecondsPerHour - 1, kMillisecondsPerHour));
+  // Every hour the range touches, each at its own wall-clock hour (counted as hours since the
+  // epoch in this loop).
+  const int64_t first = FloorDiv(UnixMillis(range.from), kMillisecondsPerHour);
+  const int64_t last =
+      std::max(first + 1, FloorDiv(UnixMillis(range.to) + kMillisecondsPerHour - 1, kMillisecondsPerHour));
   double sum = 0;
   for (int64_t h = first; h < last; ++h) {
     sum += OfferGpuHourPrice(o, zone.LocalHourOf(FromUnixMillis(h * kMillisecondsPerHour)));
@@ -69,20 +71,21 @@ std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRang
     procs = store.ProcessesSeen(res, range);
   }
   struct Acc {
-    int64_t observed_ms = 0, from_ms = 0, to_ms = 0;
+    std::chrono::milliseconds observed{};
+    UtcMillis from{}, to{};
     uint64_t peak = 0;
   };
   std::map<std::pair<std::string, int>, Acc> jobs;
   for (const ProcessUse& p : procs) {
     Acc& a = jobs[{MeterGroupKey(MeterGroupBy::kJob, p), p.gpu}];
-    a.from_ms = a.observed_ms == 0 ? p.from_ms : std::min(a.from_ms, p.from_ms);
-    a.to_ms = std::max(a.to_ms, p.to_ms);
-    a.observed_ms += p.observed_ms;
+    a.from = a.observed.count() == 0 ? p.from : std::min(a.from, p.from);
+    a.to = std::max(a.to, p.to);
+    a.observed += p.observed;
     a.peak = std::max<uint64_t>(a.peak, p.gpu_memory_max.value_or(0));
   }
   const std::optional<double> card_peak = DensePeak(card);
   for (const auto& [key, a] : jobs) {
-    const double hours = static_cast<double>(a.observed_ms) / kMillisecondsPerHour;
+    const double hours = static_cast<double>(a.observed.count()) / kMillisecondsPerHour;
     if (hours < rules.min_hours || a.peak == 0) {
       continue;
     }
@@ -95,7 +98,7 @@ std::vector<RightSizing> FindRightSizing(const MeterStore& store, const TimeRang
     r.gpu_hour_price = price;
     double sum = 0;
     int64_t n = 0;
-    for (const GpuRollup& g : store.GpuRollups(res, {a.from_ms, std::max(a.to_ms, a.from_ms + 1)}, key.second)) {
+    for (const GpuRollup& g : store.GpuRollups(res, {a.from, std::max(a.to, a.from + std::chrono::milliseconds{1})}, key.second)) {
       if (const auto m = g.UtilizationGpuMean()) {
         r.peak_utilisation = std::max(r.peak_utilisation, *m);
       }

@@ -24,9 +24,9 @@ void MergeRollup(GpuRollup& into, const GpuRollup& more) {
   using rollup::KeepMax;
   using rollup::KeepMin;
   into.samples += more.samples;
-  into.observed_ms += more.observed_ms;
-  into.busy_ms += more.busy_ms;
-  into.active_ms += more.active_ms;
+  into.observed += more.observed;
+  into.busy += more.busy;
+  into.active += more.active;
   into.utilization_gpu_n += more.utilization_gpu_n;
   into.utilization_gpu_sum += more.utilization_gpu_sum;
   KeepMin(into.utilization_gpu_min, more.utilization_gpu_min);
@@ -52,14 +52,14 @@ void MergeRollup(GpuRollup& into, const GpuRollup& more) {
 
 namespace rollup {
 
-std::optional<int64_t> Later(std::optional<int64_t> a, std::optional<int64_t> b) {
+std::optional<UtcMillis> Later(std::optional<UtcMillis> a, std::optional<UtcMillis> b) {
   if (!a) {
     return b;
   }
   return b ? std::max(*a, *b) : a;
 }
 
-std::optional<int64_t> Earlier(std::optional<int64_t> a, std::optional<int64_t> b) {
+std::optional<UtcMillis> Earlier(std::optional<UtcMillis> a, std::optional<UtcMillis> b) {
   if (!a) {
     return b;
   }
@@ -78,7 +78,7 @@ std::optional<double> MeanOf(int64_t sum, int64_t n, double scale) {
 
 GpuRow RowOf(const GpuSample& s, std::optional<int64_t> device_id) {
   GpuRow r;
-  r.time_ms = s.time_ms;
+  r.time = s.time;
   r.gpu = s.gpu;
   r.device_id = device_id;
   r.util_gpu = s.utilization_gpu;
@@ -97,7 +97,7 @@ GpuRow RowOf(const GpuSample& s, std::optional<int64_t> device_id) {
 
 GpuSample SampleOf(const GpuRow& r, std::optional<std::string> uuid) {
   GpuSample s;
-  s.time_ms = r.time_ms;
+  s.time = r.time;
   s.gpu = r.gpu;
   s.uuid = std::move(uuid);
   s.utilization_gpu = r.util_gpu;
@@ -114,18 +114,18 @@ GpuSample SampleOf(const GpuRow& r, std::optional<std::string> uuid) {
   return s;
 }
 
-int64_t IntervalMs(std::optional<int64_t> previous_ms, int64_t time_ms, const IntervalRules& rules) {
-  return previous_ms && time_ms - *previous_ms <= rules.max_gap_ms ? time_ms - *previous_ms : rules.nominal_ms;
+std::chrono::milliseconds Interval(std::optional<UtcMillis> previous, UtcMillis time, const IntervalRules& rules) {
+  return previous && time - *previous <= rules.max_gap ? time - *previous : rules.nominal;
 }
 
 GpuStep StepOf(const std::optional<GpuPrevious>& previous, const GpuRow& s, const IntervalRules& rules) {
   GpuStep step;
-  step.dt_ms = rules.nominal_ms;
+  step.dt = rules.nominal;
   if (s.energy_mj) {
     step.energy_mj = 0;
   }
-  if (previous && s.time_ms - previous->time_ms <= rules.max_gap_ms) {
-    step.dt_ms = s.time_ms - previous->time_ms;
+  if (previous && s.time - previous->time <= rules.max_gap) {
+    step.dt = s.time - previous->time;
     if (s.energy_mj && previous->energy_mj) {
       // A counter that went down was reset (driver reload): it counted from 0 since.
       step.energy_mj = *s.energy_mj >= *previous->energy_mj ? *s.energy_mj - *previous->energy_mj : *s.energy_mj;
@@ -134,13 +134,14 @@ GpuStep StepOf(const std::optional<GpuPrevious>& previous, const GpuRow& s, cons
   return step;
 }
 
-void AddSample(GpuAcc& a, const GpuRow& s, int64_t dt_ms, std::optional<uint64_t> energy_delta, bool busy) {
+void AddSample(GpuAcc& a, const GpuRow& s, std::chrono::milliseconds dt, std::optional<uint64_t> energy_delta,
+               bool busy) {
   GpuRollup& r = a.r;
   const bool active = s.util_gpu && *s.util_gpu > 0;
   r.samples += 1;
-  r.observed_ms += dt_ms;
-  r.busy_ms += busy ? dt_ms : 0;
-  r.active_ms += active ? dt_ms : 0;
+  r.observed += dt;
+  r.busy += busy ? dt : std::chrono::milliseconds{0};
+  r.active += active ? dt : std::chrono::milliseconds{0};
   if (s.util_gpu) {
     r.utilization_gpu_n += 1;
     r.utilization_gpu_sum += *s.util_gpu;
@@ -180,20 +181,20 @@ void MergeAcc(GpuAcc& into, const GpuAcc& more) {
 }
 
 void MergeProcess(ProcessAcc& into, const ProcessAcc& more) {
-  into.first_ms = std::min(into.first_ms, more.first_ms);
-  into.last_ms = std::max(into.last_ms, more.last_ms);
+  into.first = std::min(into.first, more.first);
+  into.last = std::max(into.last, more.last);
   into.samples += more.samples;
-  into.observed_ms += more.observed_ms;
+  into.observed += more.observed;
   into.mem_n += more.mem_n;
   into.mem_sum += more.mem_sum;
   KeepMax(into.mem_max, more.mem_max);
 }
 
 void MergeUse(ProcessUse& into, const ProcessUse& more) {
-  into.from_ms = std::min(into.from_ms, more.from_ms);
-  into.to_ms = std::max(into.to_ms, more.to_ms);
+  into.from = std::min(into.from, more.from);
+  into.to = std::max(into.to, more.to);
   into.samples += more.samples;
-  into.observed_ms += more.observed_ms;
+  into.observed += more.observed;
   into.gpu_memory_n += more.gpu_memory_n;
   into.gpu_memory_sum += more.gpu_memory_sum;
   KeepMax(into.gpu_memory_max, more.gpu_memory_max);
@@ -203,67 +204,67 @@ ProcessUse UseOf(const ProcessAcc& a, const ProcessIdentity& who) {
   ProcessUse u;
   static_cast<ProcessIdentity&>(u) = who;
   u.gpu = a.gpu;
-  u.from_ms = a.first_ms;
-  u.to_ms = a.last_ms;
+  u.from = a.first;
+  u.to = a.last;
   u.samples = a.samples;
-  u.observed_ms = a.observed_ms;
+  u.observed = a.observed;
   u.gpu_memory_n = a.mem_n;
   u.gpu_memory_sum = a.mem_sum;
   u.gpu_memory_max = a.mem_max;
   return u;
 }
 
-void ProcessPresence::Add(int gpu, int64_t time_ms) { times_[gpu].push_back(time_ms); }
+void ProcessPresence::Add(int gpu, UtcMillis time) { times_[gpu].push_back(time); }
 
-bool ProcessPresence::Any(int gpu, int64_t after_ms, int64_t upto_ms) const {
+bool ProcessPresence::Any(int gpu, UtcMillis after, UtcMillis upto) const {
   auto it = times_.find(gpu);
   if (it == times_.end()) {
     return false;
   }
-  auto t = std::upper_bound(it->second.begin(), it->second.end(), after_ms);
-  return t != it->second.end() && *t <= upto_ms;
+  auto t = std::upper_bound(it->second.begin(), it->second.end(), after);
+  return t != it->second.end() && *t <= upto;
 }
 
 void GpuRollupBuilder::Add(const GpuRow& s) {
   std::optional<GpuPrevious>& previous = previous_[s.gpu];
   const GpuStep step = StepOf(previous, s, rules_);
   const bool active = s.util_gpu && *s.util_gpu > 0;
-  const bool busy = active || presence_.Any(s.gpu, s.time_ms - step.dt_ms, s.time_ms);
+  const bool busy = active || presence_.Any(s.gpu, s.time - step.dt, s.time);
   GpuAcc* acc = nullptr;
-  if (bucketing_.width_ms == kPerSample) {
+  if (bucketing_.width == kPerSample) {
     acc = &out_.gpu_rows.emplace_back();
   } else {
-    acc = &out_.gpus.try_emplace(GpuKey{bucketing_.BucketOf(s.time_ms), s.gpu}).first->second;
+    acc = &out_.gpus.try_emplace(GpuKey{bucketing_.BucketOf(s.time), s.gpu}).first->second;
   }
   if (acc->r.samples == 0) {
-    acc->r.bucket_ms = bucketing_.BucketOf(s.time_ms);
-    acc->r.width_ms = bucketing_.RowWidth();
+    acc->r.bucket = bucketing_.BucketOf(s.time);
+    acc->r.width = bucketing_.RowWidth();
     acc->r.gpu = s.gpu;
   }
-  AddSample(*acc, s, step.dt_ms, step.energy_mj, busy);
-  previous = GpuPrevious{s.time_ms, s.energy_mj};
+  AddSample(*acc, s, step.dt, step.energy_mj, busy);
+  previous = GpuPrevious{s.time, s.energy_mj};
 }
 
-void ProcessRollupBuilder::Add(int64_t time_ms, int gpu, int64_t process_id, std::optional<uint64_t> gpu_memory) {
-  std::optional<int64_t>& previous = previous_[{gpu, process_id}];
-  const int64_t dt = IntervalMs(previous, time_ms, rules_);
-  previous = time_ms;
+void ProcessRollupBuilder::Add(UtcMillis time, int gpu, int64_t process_id, std::optional<uint64_t> gpu_memory) {
+  std::optional<UtcMillis>& previous = previous_[{gpu, process_id}];
+  const std::chrono::milliseconds dt = Interval(previous, time, rules_);
+  previous = time;
   ProcessAcc* acc = nullptr;
-  if (bucketing_.width_ms == kPerSample) {
+  if (bucketing_.width == kPerSample) {
     acc = &out_.process_rows.emplace_back();
   } else {
-    acc = &out_.processes.try_emplace(ProcessKey{bucketing_.BucketOf(time_ms), gpu, process_id}).first->second;
+    acc = &out_.processes.try_emplace(ProcessKey{bucketing_.BucketOf(time), gpu, process_id}).first->second;
   }
   ProcessAcc& a = *acc;
   if (a.samples == 0) {
-    a.bucket_ms = bucketing_.BucketOf(time_ms);
+    a.bucket = bucketing_.BucketOf(time);
     a.gpu = gpu;
     a.process_id = process_id;
-    a.first_ms = time_ms;
+    a.first = time;
   }
-  a.last_ms = time_ms;
+  a.last = time;
   a.samples += 1;
-  a.observed_ms += dt;
+  a.observed += dt;
   if (gpu_memory) {
     a.mem_n += 1;
     a.mem_sum += AsInt64(*gpu_memory);
@@ -272,21 +273,21 @@ void ProcessRollupBuilder::Add(int64_t time_ms, int gpu, int64_t process_id, std
 }
 
 void AddMinuteToHour(std::map<GpuKey, GpuAcc>& hours, const GpuAcc& minute) {
-  const GpuKey key{FloorTo(minute.r.bucket_ms, kMillisecondsPerHour), minute.r.gpu};
+  const GpuKey key{FloorHour(minute.r.bucket), minute.r.gpu};
   auto [it, inserted] = hours.try_emplace(key, minute);
   if (inserted) {
-    it->second.r.bucket_ms = key.first;
-    it->second.r.width_ms = kMillisecondsPerHour;
+    it->second.r.bucket = key.first;
+    it->second.r.width = std::chrono::hours{1};
   } else {
     MergeAcc(it->second, minute);
   }
 }
 
 void AddMinuteToHour(std::map<ProcessKey, ProcessAcc>& hours, const ProcessAcc& minute) {
-  const ProcessKey key{FloorTo(minute.bucket_ms, kMillisecondsPerHour), minute.gpu, minute.process_id};
+  const ProcessKey key{FloorHour(minute.bucket), minute.gpu, minute.process_id};
   auto [it, inserted] = hours.try_emplace(key, minute);
   if (inserted) {
-    it->second.bucket_ms = std::get<0>(key);
+    it->second.bucket = std::get<0>(key);
   } else {
     MergeProcess(it->second, minute);
   }

@@ -1,8 +1,11 @@
 // The meter store's roll-up arithmetic, without SQLite: the interval each sample stands for,
 // busy / active / idle time, energy across counter resets, sums, counts, min / max, and the
-// merging of buckets (minutes into hours, a range's rows into one per process).
+// merging of buckets (minutes into hours, a range's rows into one per process). Times are typed
+// (UtcMillis instants, std::chrono::milliseconds spans); the SQLite columns' integer ms are
+// converted where the store binds and reads them (store_*.cc).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,15 +37,16 @@ void KeepMax(std::optional<T>& into, const std::optional<T>& v) {
   }
 }
 // The later / earlier of two optional times (either when the other is absent).
-std::optional<int64_t> Later(std::optional<int64_t> a, std::optional<int64_t> b);
-std::optional<int64_t> Earlier(std::optional<int64_t> a, std::optional<int64_t> b);
+std::optional<UtcMillis> Later(std::optional<UtcMillis> a, std::optional<UtcMillis> b);
+std::optional<UtcMillis> Earlier(std::optional<UtcMillis> a, std::optional<UtcMillis> b);
 
 // sum / n / scale; none when n <= 0.
 std::optional<double> MeanOf(int64_t sum, int64_t n, double scale = 1);
 
-// One raw GPU sample as stored (power in mW, the device by its row id).
+// One raw GPU sample as stored (power in mW, the device by its row id; the time as UtcMillis,
+// the column's integer ms converted).
 struct GpuRow {
-  int64_t time_ms = 0;
+  UtcMillis time{};
   int gpu = 0;
   std::optional<int64_t> device_id;
   std::optional<int> util_gpu;
@@ -69,45 +73,46 @@ struct GpuAcc {
 
 // One process (by its row id) on one GPU over a bucket.
 struct ProcessAcc {
-  int64_t bucket_ms = 0;
+  UtcMillis bucket{};
   int gpu = 0;
   int64_t process_id = 0;
-  int64_t first_ms = 0;
-  int64_t last_ms = 0;
+  UtcMillis first{};
+  UtcMillis last{};
   int64_t samples = 0;
-  int64_t observed_ms = 0;
+  std::chrono::milliseconds observed{};
   int64_t mem_n = 0;
   int64_t mem_sum = 0;
   std::optional<uint64_t> mem_max;
 };
 
 // How long a sample stands for: the time since the previous sample of its GPU (or of its
-// process on that GPU) when that is at most max_gap_ms, else nominal_ms (the sampling
-// interval): a gap longer than max_gap_ms is not observed time.
+// process on that GPU) when that is at most max_gap, else nominal (the sampling interval): a
+// gap longer than max_gap is not observed time.
 struct IntervalRules {
-  int64_t max_gap_ms = 10000;
-  int64_t nominal_ms = 1000;
+  std::chrono::milliseconds max_gap{10000};
+  std::chrono::milliseconds nominal{1000};
 };
-int64_t IntervalMs(std::optional<int64_t> previous_ms, int64_t time_ms, const IntervalRules& rules);
+std::chrono::milliseconds Interval(std::optional<UtcMillis> previous, UtcMillis time, const IntervalRules& rules);
 
 // The previous sample of a GPU, as far as the interval and the energy counter need it.
 struct GpuPrevious {
-  int64_t time_ms = 0;
+  UtcMillis time{};
   std::optional<uint64_t> energy_mj;
 };
 // What one GPU sample adds: its interval, and the energy its counter advanced over it (mJ; 0
 // when the sample has a counter but the previous one is too far or has none; a counter that
 // went down was reset, e.g. by a driver reload, and counted from 0 since: its new value).
 struct GpuStep {
-  int64_t dt_ms = 0;
+  std::chrono::milliseconds dt{0};
   std::optional<uint64_t> energy_mj;
 };
 GpuStep StepOf(const std::optional<GpuPrevious>& previous, const GpuRow& s, const IntervalRules& rules);
 
-// Adds one sample over `dt_ms` into a bucket: observed time; busy time when `busy`; active time
+// Adds one sample over `dt` into a bucket: observed time; busy time when `busy`; active time
 // when utilisation > 0; the counts, sums, min / max of each field the sample has; the energy;
 // the OR of the clock-event masks; the device id of the latest sample that had one.
-void AddSample(GpuAcc& a, const GpuRow& s, int64_t dt_ms, std::optional<uint64_t> energy_delta, bool busy);
+void AddSample(GpuAcc& a, const GpuRow& s, std::chrono::milliseconds dt, std::optional<uint64_t> energy_delta,
+               bool busy);
 void MergeAcc(GpuAcc& into, const GpuAcc& more);
 // Adds `more` (same process and GPU) into `into`: first / last widen, counts and sums add.
 void MergeProcess(ProcessAcc& into, const ProcessAcc& more);
@@ -116,32 +121,32 @@ void MergeUse(ProcessUse& into, const ProcessUse& more);
 // The public row of a process bucket.
 ProcessUse UseOf(const ProcessAcc& a, const ProcessIdentity& who);
 
-using GpuKey = std::pair<int64_t, int>;                // bucket, gpu
-using ProcessKey = std::tuple<int64_t, int, int64_t>;  // bucket, gpu, process id
+using GpuKey = std::pair<UtcMillis, int>;                // bucket, gpu
+using ProcessKey = std::tuple<UtcMillis, int, int64_t>;  // bucket, gpu, process id
 
-// Bucket widths besides the roll-ups' 60,000 and 3,600,000 ms.
-inline constexpr int64_t kPerSample = 0;    // one row per sample, in the order added
-inline constexpr int64_t kWholeRange = -1;  // one row per GPU (per process and GPU) over the range
+// Bucket widths besides the roll-ups' minute and hour.
+inline constexpr std::chrono::milliseconds kPerSample{0};    // one row per sample, in the order added
+inline constexpr std::chrono::milliseconds kWholeRange{-1};  // one row per GPU (per process and GPU) over the range
 
-// The buckets of the samples in [from_ms, to_ms): one per width_ms, or kPerSample, kWholeRange.
+// The buckets of the samples in [from, to): one per `width`, or kPerSample, kWholeRange.
 struct Bucketing {
-  int64_t from_ms = 0;
-  int64_t to_ms = 0;
-  int64_t width_ms = kPerSample;
-  int64_t BucketOf(int64_t t) const { return width_ms == kWholeRange ? from_ms : FloorTo(t, width_ms); }
+  UtcMillis from{};
+  UtcMillis to{};
+  std::chrono::milliseconds width = kPerSample;
+  UtcMillis BucketOf(UtcMillis t) const { return width == kWholeRange ? from : FloorTo(t, width); }
   // The width a row records: the range's length for kWholeRange.
-  int64_t RowWidth() const { return width_ms == kWholeRange ? to_ms - from_ms : width_ms; }
+  std::chrono::milliseconds RowWidth() const { return width == kWholeRange ? to - from : width; }
 };
 
 // The times at which a process was on each GPU, added in time order.
 class ProcessPresence {
  public:
-  void Add(int gpu, int64_t time_ms);
-  // A process sample on `gpu` in (after_ms, upto_ms].
-  bool Any(int gpu, int64_t after_ms, int64_t upto_ms) const;
+  void Add(int gpu, UtcMillis time);
+  // A process sample on `gpu` in (after, upto].
+  bool Any(int gpu, UtcMillis after, UtcMillis upto) const;
 
  private:
-  std::map<int, std::vector<int64_t>> times_;
+  std::map<int, std::vector<UtcMillis>> times_;
 };
 
 // Rows rolled up from raw samples: bucketed (`gpus`, `processes`) or, for kPerSample, one per
@@ -154,7 +159,7 @@ struct Computed {
 };
 
 // Rolls up GPU samples given in time order (then GPU). Before a GPU's first sample, say what
-// preceded the range (SetPrevious; none when nothing lies within max_gap_ms before it). A sample
+// preceded the range (SetPrevious; none when nothing lies within max_gap before it). A sample
 // is busy when its utilisation is > 0 or a process was on its GPU during its interval.
 class GpuRollupBuilder {
  public:
@@ -181,16 +186,16 @@ class ProcessRollupBuilder {
   bool NeedsPrevious(int gpu, int64_t process_id) const {
     return previous_.find({gpu, process_id}) == previous_.end();
   }
-  void SetPrevious(int gpu, int64_t process_id, std::optional<int64_t> previous_ms) {
-    previous_[{gpu, process_id}] = previous_ms;
+  void SetPrevious(int gpu, int64_t process_id, std::optional<UtcMillis> previous) {
+    previous_[{gpu, process_id}] = previous;
   }
-  void Add(int64_t time_ms, int gpu, int64_t process_id, std::optional<uint64_t> gpu_memory);
+  void Add(UtcMillis time, int gpu, int64_t process_id, std::optional<uint64_t> gpu_memory);
 
  private:
   Bucketing bucketing_;
   IntervalRules rules_;
   Computed& out_;
-  std::map<std::pair<int, int64_t>, std::optional<int64_t>> previous_;
+  std::map<std::pair<int, int64_t>, std::optional<UtcMillis>> previous_;
 };
 
 // Adds a minute row into the hour that holds it (a new hour starts as the minute, its bucket

@@ -4,17 +4,17 @@
 
 namespace gpuplan {
 
-int64_t TimeMsFromSeconds(double seconds) {
-  return static_cast<int64_t>(std::llround(seconds * static_cast<double>(kMillisecondsPerSecond)));
+UtcMillis TimeFromSeconds(double seconds) {
+  return FromUnixMillis(static_cast<int64_t>(std::llround(seconds * static_cast<double>(kMillisecondsPerSecond))));
 }
 
 std::vector<GpuSample> GpuSamplesFromSnapshot(const SystemSnapshot& snapshot, double time_seconds) {
-  const int64_t time_ms = TimeMsFromSeconds(time_seconds);
+  const UtcMillis time = TimeFromSeconds(time_seconds);
   std::vector<GpuSample> samples;
   samples.reserve(snapshot.gpus.size());
   for (const GpuSnapshot& g : snapshot.gpus) {
     GpuSample s;
-    s.time_ms = time_ms;
+    s.time = time;
     s.gpu = g.index;
     s.uuid = g.uuid;
     s.utilization_gpu = g.utilization_gpu;

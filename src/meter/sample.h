@@ -3,10 +3,11 @@
 // (GpuSamplesFromSnapshot) and process samples from NVML's process list and /proc; the store
 // (store.h) keeps them and their roll-ups.
 //
-// Time is an integer: milliseconds since the Unix epoch, UTC (`time_ms`). Integers make the
-// minute and hour buckets exact (a minute is time_ms / 60000) and compare exactly in SQL; a
-// millisecond is finer than NVML's own sample period (1/6 s to 1 s). Every measured field is
-// optional: absent means "not measured" (NVML_ERROR_NOT_SUPPORTED, no permission), never zero.
+// Time is typed (core/time.h): a sample's `time` is a UtcMillis, an instant in UTC to the
+// millisecond; the store keeps it as integer milliseconds since the Unix epoch (`time_ms`), which
+// make the minute and hour buckets exact and compare exactly in SQL. A millisecond is finer than
+// NVML's own sample period (1/6 s to 1 s). Every measured field is optional: absent means "not
+// measured" (NVML_ERROR_NOT_SUPPORTED, no permission), never zero.
 #pragma once
 
 #include <compare>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/time.h"
 #include "telemetry/snapshot.h"
 
 namespace gpuplan {
@@ -23,7 +25,8 @@ inline constexpr int64_t kMillisecondsPerSecond = 1000;
 inline constexpr int64_t kMillisecondsPerMinute = 60 * kMillisecondsPerSecond;
 inline constexpr int64_t kMillisecondsPerHour = 60 * kMillisecondsPerMinute;
 
-// `t` rounded down to a multiple of `width` (towards minus infinity); `t` when width <= 0.
+// On counts (the typed FloorTo / CeilTo below round with them): `t` rounded down to a multiple of
+// `width` (towards minus infinity); `t` when width <= 0.
 inline int64_t FloorTo(int64_t t, int64_t width) {
   if (width <= 0) {
     return t;
@@ -36,17 +39,25 @@ inline int64_t FloorTo(int64_t t, int64_t width) {
 }
 // `t` rounded up to a multiple of `width` (towards plus infinity); `t` when width <= 0.
 inline int64_t CeilTo(int64_t t, int64_t width) { return -FloorTo(-t, width); }
-// The start of the UTC hour holding `ms`, and the first hour start at or after it.
-inline int64_t FloorHourMs(int64_t ms) { return FloorTo(ms, kMillisecondsPerHour); }
-inline int64_t CeilHourMs(int64_t ms) { return CeilTo(ms, kMillisecondsPerHour); }
+// Typed: `t` rounded down (up) to a multiple of `width` since the epoch, towards minus (plus)
+// infinity; `t` when width <= 0.
+inline UtcMillis FloorTo(UtcMillis t, std::chrono::milliseconds width) {
+  return FromUnixMillis(FloorTo(UnixMillis(t), width.count()));
+}
+inline UtcMillis CeilTo(UtcMillis t, std::chrono::milliseconds width) {
+  return FromUnixMillis(CeilTo(UnixMillis(t), width.count()));
+}
+// The start of the UTC hour holding `t`, and the first hour start at or after it.
+inline UtcMillis FloorHour(UtcMillis t) { return FloorTo(t, std::chrono::hours{1}); }
+inline UtcMillis CeilHour(UtcMillis t) { return CeilTo(t, std::chrono::hours{1}); }
 
-// Seconds since the epoch (what clocks and recordings give) to stored milliseconds, rounded to
-// the nearest millisecond.
-int64_t TimeMsFromSeconds(double seconds);
+// Seconds since the epoch (what clocks and recordings give) to a sample's time, rounded to the
+// nearest millisecond.
+UtcMillis TimeFromSeconds(double seconds);
 
 struct GpuSample {
-  int64_t time_ms = 0;  // UTC milliseconds since the Unix epoch
-  int gpu = 0;          // NVML index
+  UtcMillis time{};  // UTC, to the millisecond (stored as milliseconds since the Unix epoch)
+  int gpu = 0;       // NVML index
   std::optional<std::string> uuid;
   std::optional<int> utilization_gpu;     // %: time a kernel ran over NVML's sample period
   std::optional<int> utilization_memory;  // %: time device memory was read or written
@@ -86,10 +97,10 @@ struct ProcessIdentity {
   auto operator<=>(const ProcessIdentity&) const = default;
 };
 
-// One process seen on one GPU at one tick. The agent gives a process sample the same time_ms as
+// One process seen on one GPU at one tick. The agent gives a process sample the same time as
 // the GPU sample of that tick.
 struct ProcessSample : ProcessIdentity {
-  int64_t time_ms = 0;  // UTC milliseconds since the Unix epoch
+  UtcMillis time{};  // UTC, to the millisecond
   int gpu = 0;
   std::optional<uint64_t> gpu_memory;  // bytes the process holds on this GPU
 

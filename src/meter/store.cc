@@ -35,16 +35,16 @@ Resolution ParseResolution(const std::string& text, const std::string& field) {
   return ParseEnumName(kResolutions, text, field);
 }
 
-int64_t BucketWidthMs(Resolution r) {
+std::chrono::milliseconds BucketWidth(Resolution r) {
   switch (r) {
     case Resolution::kMinute:
-      return kMillisecondsPerMinute;
+      return std::chrono::minutes{1};
     case Resolution::kHour:
-      return kMillisecondsPerHour;
+      return std::chrono::hours{1};
     case Resolution::kRaw:
       break;
   }
-  return 0;
+  return std::chrono::milliseconds{0};
 }
 
 std::string_view ToString(FlushState s) {
@@ -68,10 +68,10 @@ std::string_view ToString(FlushState s) {
 bool IsBehind(FlushState s) { return s != FlushState::kOk && s != FlushState::kSlow; }
 
 Resolution StoreExtent::FinestCovering(const TimeRange& range) const {
-  if (raw_from_ms && *raw_from_ms <= range.from_ms) {
+  if (raw_from && *raw_from <= range.from) {
     return Resolution::kRaw;
   }
-  if (minute_from_ms && *minute_from_ms <= range.from_ms) {
+  if (minute_from && *minute_from <= range.from) {
     return Resolution::kMinute;
   }
   return Resolution::kHour;
@@ -121,16 +121,16 @@ void ValidateStoreOptions(const StoreOptions& o) {
 
 // --- meta values and extents ---------------------------------------------------------------------
 
-std::optional<int64_t> MeterStore::Impl::Meta(const char* key) {
+std::optional<UtcMillis> MeterStore::Impl::Meta(const char* key) {
   auto q = Q("SELECT value FROM meta WHERE key = ?1");
   q->Bind(1, key);
-  return q->Step() ? q->OptInt(0) : std::nullopt;
+  return q->Step() ? OptFromUnixMillis(q->OptInt(0)) : std::nullopt;
 }
 
-void MeterStore::Impl::SetMeta(const char* key, int64_t value) {
+void MeterStore::Impl::SetMeta(const char* key, UtcMillis value) {
   auto q = Q("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
   q->Bind(1, key);
-  q->Bind(2, value);
+  q->Bind(2, UnixMillis(value));
   q->Run();
 }
 
@@ -141,36 +141,36 @@ void MeterStore::Impl::LoadMeta() {
   samples_complete = Meta(kMetaSamplesComplete);
 }
 
-std::optional<int64_t> MeterStore::Impl::MinOf(const std::string& table, const std::string& column) {
+std::optional<UtcMillis> MeterStore::Impl::MinOf(const std::string& table, const std::string& column) {
   auto q = Q("SELECT min(" + column + ") FROM " + table);
-  return q->Step() ? q->OptInt(0) : std::nullopt;
+  return q->Step() ? OptFromUnixMillis(q->OptInt(0)) : std::nullopt;
 }
 
-std::optional<int64_t> MeterStore::Impl::MaxOf(const std::string& table, const std::string& column) {
+std::optional<UtcMillis> MeterStore::Impl::MaxOf(const std::string& table, const std::string& column) {
   auto q = Q("SELECT max(" + column + ") FROM " + table);
-  return q->Step() ? q->OptInt(0) : std::nullopt;
+  return q->Step() ? OptFromUnixMillis(q->OptInt(0)) : std::nullopt;
 }
 
-std::optional<int64_t> MeterStore::Impl::NewestSample() {
+std::optional<UtcMillis> MeterStore::Impl::NewestSample() {
   return Later(MaxOf("gpu_sample", "time_ms"), MaxOf("process_sample", "time_ms"));
 }
 
-std::optional<int64_t> MeterStore::Impl::NewestData() {
-  std::optional<int64_t> t = NewestSample();
+std::optional<UtcMillis> MeterStore::Impl::NewestData() {
+  std::optional<UtcMillis> t = NewestSample();
   for (const GpuSample& s : gpu_buffer) {
-    t = Later(t, s.time_ms);
+    t = Later(t, s.time);
   }
   for (const ProcessSample& s : process_buffer) {
-    t = Later(t, s.time_ms);
+    t = Later(t, s.time);
   }
   if (t) {
     return t;
   }
   if (auto m = MaxOf("gpu_minute", "bucket_ms")) {
-    t = Later(t, *m + kMillisecondsPerMinute);
+    t = Later(t, *m + std::chrono::minutes{1});
   }
   if (auto h = MaxOf("gpu_hour", "bucket_ms")) {
-    t = Later(t, *h + kMillisecondsPerHour);
+    t = Later(t, *h + std::chrono::hours{1});
   }
   return t;
 }
@@ -265,7 +265,7 @@ MeterStore MeterStore::Open(const std::string& path, const StoreOptions& options
 
 // --- retention -----------------------------------------------------------------------------------
 
-int64_t MeterStore::Impl::DeleteOlder(const std::string& table, const std::string& column, int64_t cut) {
+int64_t MeterStore::Impl::DeleteOlder(const std::string& table, const std::string& column, UtcMillis cut) {
   // The boundary is the time of the batch-th oldest row: rows up to it go (a few more when
   // several GPUs share that time), and with fewer rows left, all before the cut.
   auto q = Q("DELETE FROM " + table + " WHERE " + column + " < ?1 AND " + column + " <= COALESCE((SELECT " + column +
@@ -273,7 +273,7 @@ int64_t MeterStore::Impl::DeleteOlder(const std::string& table, const std::strin
   int64_t total = 0;
   for (;;) {
     q->Reset();
-    q->BindAll(cut, options.retention_batch_rows - 1);
+    q->BindAll(UnixMillis(cut), options.retention_batch_rows - 1);
     q->Run();
     const int changed = sqlite3_changes(db.handle());
     if (changed == 0) {
@@ -284,67 +284,70 @@ int64_t MeterStore::Impl::DeleteOlder(const std::string& table, const std::strin
   return total;
 }
 
-RetentionResult MeterStore::ApplyRetention(int64_t now_ms) {
+RetentionResult MeterStore::ApplyRetention(UtcMillis now_time) {
   Impl& m = *impl_;
   if (m.options.read_only) {
     throw EnvironmentError("meter database " + m.path + " was opened read-only");
   }
   const StoreOptions& o = m.options;
   RetentionResult result;
+  constexpr std::chrono::milliseconds kMinute = std::chrono::minutes{1};
+  constexpr std::chrono::milliseconds kHour = std::chrono::hours{1};
   auto span = [](double amount, int64_t unit) {
-    return static_cast<int64_t>(std::llround(amount * static_cast<double>(unit)));
+    return std::chrono::milliseconds{static_cast<int64_t>(std::llround(amount * static_cast<double>(unit)))};
   };
   try {
     // The store's own time, not the caller's clock: the cuts are measured back from the newest
     // data the file holds, so a clock ahead of the data (a replay that wrote nothing, a wrong
     // wall clock) deletes nothing that newer data has not replaced.
-    const std::optional<int64_t> newest = m.NewestData();
+    const std::optional<UtcMillis> newest = m.NewestData();
     if (!newest) {
       return result;
     }
-    const int64_t now = std::min(now_ms, *newest);
+    const UtcMillis now = std::min(now_time, *newest);
     // Cuts are whole minutes (raw) and whole hours (minutes, hours), so no minute loses part of
     // its samples and no hour part of its minutes: whatever is re-rolled later is re-rolled
     // from everything it was first rolled from. Never delete what is not rolled up yet, nor
     // the minutes of an hour whose raw samples are still kept.
     if (m.minutes_done) {
-      result.raw_cut_ms = std::min(FloorTo(now - span(o.raw_retention_hours, kMillisecondsPerHour), kMillisecondsPerMinute),
-                                   *m.minutes_done);
+      result.raw_cut = std::min(FloorTo(now - span(o.raw_retention_hours, kMillisecondsPerHour), kMinute),
+                                *m.minutes_done);
     }
-    const std::optional<int64_t> raw_cut = Later(result.raw_cut_ms, m.raw_cut);
+    const std::optional<UtcMillis> raw_cut = Later(result.raw_cut, m.raw_cut);
     if (m.hours_done) {
-      int64_t cut = std::min(FloorTo(now - span(o.minute_retention_days, kMillisecondsPerDay), kMillisecondsPerHour),
-                             *m.hours_done);
+      UtcMillis cut = std::min(FloorTo(now - span(o.minute_retention_days, kMillisecondsPerDay), kHour),
+                               *m.hours_done);
       if (raw_cut) {
-        cut = std::min(cut, FloorTo(*raw_cut, kMillisecondsPerHour));
+        cut = std::min(cut, FloorTo(*raw_cut, kHour));
       }
-      result.minute_cut_ms = cut;
+      result.minute_cut = cut;
     }
     if (o.hour_retention_days) {
-      int64_t cut = FloorTo(now - span(*o.hour_retention_days, kMillisecondsPerDay), kMillisecondsPerHour);
-      if (result.minute_cut_ms) {
-        cut = std::min(cut, *result.minute_cut_ms);
+      UtcMillis cut = FloorTo(now - span(*o.hour_retention_days, kMillisecondsPerDay), kHour);
+      if (result.minute_cut) {
+        cut = std::min(cut, *result.minute_cut);
       }
-      result.hour_cut_ms = cut;
+      result.hour_cut = cut;
     }
-    if (result.raw_cut_ms) {
-      const std::optional<int64_t> oldest = Earlier(m.MinOf("gpu_sample", "time_ms"), m.MinOf("process_sample", "time_ms"));
-      if ((!m.raw_cut || *result.raw_cut_ms > *m.raw_cut) && oldest && *oldest < *result.raw_cut_ms) {
+    if (result.raw_cut) {
+      const std::optional<UtcMillis> oldest =
+          Earlier(m.MinOf("gpu_sample", "time_ms"), m.MinOf("process_sample", "time_ms"));
+      if ((!m.raw_cut || *result.raw_cut > *m.raw_cut) && oldest && *oldest < *result.raw_cut) {
         // Recorded first (and only when it deletes something): a late sample from before the
         // cut is dropped, not rolled up alone.
-        m.SetMeta(kMetaRawCut, *result.raw_cut_ms);
-        m.raw_cut = result.raw_cut_ms;
+        m.SetMeta(kMetaRawCut, *result.raw_cut);
+        m.raw_cut = result.raw_cut;
       }
-      result.gpu_samples = m.DeleteOlder("gpu_sample", "time_ms", *result.raw_cut_ms);
-      result.process_samples = m.DeleteOlder("process_sample", "time_ms", *result.raw_cut_ms);
+      result.gpu_samples = m.DeleteOlder("gpu_sample", "time_ms", *result.raw_cut);
+      result.process_samples = m.DeleteOlder("process_sample", "time_ms", *result.raw_cut);
     }
-    if (result.minute_cut_ms) {
-      result.gpu_minutes = m.DeleteOlder("gpu_minute", "bucket_ms", *result.minute_cut_ms);
-      result.process_minutes = m.DeleteOlder("process_minute", "bucket_ms", *result.minute_cut_ms);
+    if (result.minute_cut) {
+      result.gpu_minutes = m.DeleteOlder("gpu_minute", "bucket_ms", *result.minute_cut);
+      result.process_minutes = m.DeleteOlder("process_minute", "bucket_ms", *result.minute_cut);
     }
-    if (result.hour_cut_ms) {
-      result.gpu_hours = m.DeleteOlder("gpu_hour", "bucket_ms", *result.hour_cut_ms);
-      result.process_hours = m.DeleteOlder("process_hour", "bucket_ms", *result.hour_cut_ms);
+    if (result.hour_cut) {
+      result.gpu_hours = m.DeleteOlder("gpu_hour", "bucket_ms", *result.hour_cut);
+      result.process_hours = m.DeleteOlder("process_hour", "bucket_ms", *result.hour_cut);
     }
   } catch (const sqlite::SqliteFailure& f) {
     if (!sqlite::IsTransient(f.rc())) {

@@ -14,6 +14,7 @@
 // are lost; call Flush before.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -73,30 +74,29 @@ enum class Resolution { kRaw, kMinute, kHour };
 std::string_view ToString(Resolution r);
 // Case-insensitive; InputError naming `field` on an unknown name.
 Resolution ParseResolution(const std::string& text, const std::string& field = "resolution");
-// The width of a roll-up bucket: 60,000 and 3,600,000 ms; 0 for raw (one sample is one row).
-int64_t BucketWidthMs(Resolution r);
+// The width of a roll-up bucket: a minute and an hour; 0 for raw (one sample is one row).
+std::chrono::milliseconds BucketWidth(Resolution r);
 
-// [from_ms, to_ms): UTC milliseconds since the epoch. A roll-up row is in the range when its
-// bucket starts in it.
+// [from, to). A roll-up row is in the range when its bucket starts in it.
 struct TimeRange {
-  int64_t from_ms = 0;
-  int64_t to_ms = 0;
+  UtcMillis from{};
+  UtcMillis to{};
 };
 
 // One GPU over one bucket (a minute, an hour, or one raw sample), as stored in gpu_minute and
 // gpu_hour (docs/meter-store.md: roll-ups). Sums and counts rather than means, so buckets
 // merge exactly (MergeRollup); a field no sample had has n = 0 and no min/max.
 struct GpuRollup {
-  int64_t bucket_ms = 0;  // start of the bucket; for raw rows the sample's time
-  int64_t width_ms = 0;   // 60,000 (minute), 3,600,000 (hour), 0 (raw)
+  UtcMillis bucket{};                 // start of the bucket; for raw rows the sample's time
+  std::chrono::milliseconds width{};  // a minute, an hour, 0 (raw)
   int gpu = 0;
   std::optional<std::string> uuid;  // of the bucket's last sample that had one
   int64_t samples = 0;
   // Time: each sample stands for the interval since the previous sample of its GPU (that
   // interval when at most max_sample_gap_seconds, else sample_interval_seconds).
-  int64_t observed_ms = 0;
-  int64_t busy_ms = 0;    // of observed_ms: utilisation > 0 or a process on the GPU
-  int64_t active_ms = 0;  // of observed_ms: utilisation > 0
+  std::chrono::milliseconds observed{};
+  std::chrono::milliseconds busy{};    // of observed: utilisation > 0 or a process on the GPU
+  std::chrono::milliseconds active{};  // of observed: utilisation > 0
   int64_t utilization_gpu_n = 0;
   int64_t utilization_gpu_sum = 0;  // %
   std::optional<int> utilization_gpu_min;
@@ -120,8 +120,8 @@ struct GpuRollup {
   std::optional<double> UtilizationMemoryMean() const;  // %
   std::optional<double> MemoryUsedMean() const;         // bytes
   std::optional<double> PowerMean() const;              // W
-  int64_t IdleHeldMs() const { return busy_ms - active_ms; }  // a process, utilisation 0
-  int64_t IdleMs() const { return observed_ms - busy_ms; }    // nothing on the GPU
+  std::chrono::milliseconds IdleHeld() const { return busy - active; }  // a process, utilisation 0
+  std::chrono::milliseconds Idle() const { return observed - busy; }    // nothing on the GPU
   bool operator==(const GpuRollup&) const = default;
 };
 
@@ -135,10 +135,10 @@ struct ProcessUse : ProcessIdentity {
   int gpu = 0;
   // Raw: the first and last sample's time. Roll-ups: the start of the first bucket and the end
   // of the last.
-  int64_t from_ms = 0;
-  int64_t to_ms = 0;
+  UtcMillis from{};
+  UtcMillis to{};
   int64_t samples = 0;
-  int64_t observed_ms = 0;  // as for GPUs: the interval since its previous sample on this GPU
+  std::chrono::milliseconds observed{};  // as for GPUs: the interval since its previous sample on this GPU
   int64_t gpu_memory_n = 0;
   int64_t gpu_memory_sum = 0;  // bytes
   std::optional<uint64_t> gpu_memory_max;  // bytes
@@ -169,8 +169,8 @@ struct RollUpResult {
   int64_t hour_rows = 0;    // gpu_hour rows written
   int64_t process_minute_rows = 0;
   int64_t process_hour_rows = 0;
-  std::optional<int64_t> minutes_done_ms;  // every minute before this is rolled up
-  std::optional<int64_t> hours_done_ms;
+  std::optional<UtcMillis> minutes_done;  // every minute before this is rolled up
+  std::optional<UtcMillis> hours_done;
 };
 
 struct FlushStatus {
@@ -193,9 +193,9 @@ struct RetentionResult {
   // deleted and the next call continues.
   bool done = true;
   std::string reason;
-  std::optional<int64_t> raw_cut_ms;  // rows before these were deleted
-  std::optional<int64_t> minute_cut_ms;
-  std::optional<int64_t> hour_cut_ms;
+  std::optional<UtcMillis> raw_cut;  // rows before these were deleted
+  std::optional<UtcMillis> minute_cut;
+  std::optional<UtcMillis> hour_cut;
   int64_t gpu_samples = 0;  // rows deleted per table
   int64_t process_samples = 0;
   int64_t gpu_minutes = 0;
@@ -207,17 +207,17 @@ struct RetentionResult {
 // What the database holds: first and last raw sample, first roll-up bucket of each table, and
 // how far the roll-ups have got.
 struct StoreExtent {
-  std::optional<int64_t> raw_from_ms;
-  std::optional<int64_t> raw_to_ms;  // the last sample's time
-  std::optional<int64_t> minute_from_ms;
-  std::optional<int64_t> hour_from_ms;
-  std::optional<int64_t> minutes_done_ms;
-  std::optional<int64_t> hours_done_ms;
+  std::optional<UtcMillis> raw_from;
+  std::optional<UtcMillis> raw_to;  // the last sample's time
+  std::optional<UtcMillis> minute_from;
+  std::optional<UtcMillis> hour_from;
+  std::optional<UtcMillis> minutes_done;
+  std::optional<UtcMillis> hours_done;
   // Every sample handed to the store at or before this time is committed (or was dropped as
   // older than the raw cut): `meter run --replay --resume` continues after it.
-  std::optional<int64_t> samples_complete_ms;
+  std::optional<UtcMillis> samples_complete;
 
-  // The finest resolution whose data reaches back to range.from_ms: raw, else minute, else
+  // The finest resolution whose data reaches back to range.from: raw, else minute, else
   // hour.
   Resolution FinestCovering(const TimeRange& range) const;
 };
@@ -255,18 +255,18 @@ class MeterStore {
   std::size_t Buffered() const;
 
   // True when flush_seconds have passed since the last Flush, or the last one was catching up.
-  bool FlushDue(int64_t now_ms) const;
+  bool FlushDue(UtcMillis now) const;
   // Writes the buffer (at most max_samples_per_flush rows) and rolls up what completed by
-  // `now_ms`, in one transaction. Locked, full or I/O errors are a status, not an exception;
+  // `now`, in one transaction. Locked, full or I/O errors are a status, not an exception;
   // a read-only file is an EnvironmentError and corruption an InputError, naming the file.
-  FlushStatus Flush(int64_t now_ms);
-  // Rolls up the minutes and hours completed by `now_ms` (Flush does this too) and re-rolls
+  FlushStatus Flush(UtcMillis now);
+  // Rolls up the minutes and hours completed by `now` (Flush does this too) and re-rolls
   // those that received late samples. Idempotent. Throws EnvironmentError when locked.
-  RollUpResult RollUp(int64_t now_ms);
+  RollUpResult RollUp(UtcMillis now);
   // Deletes raw samples older than now - raw_retention_hours, minute roll-ups older than
   // now - minute_retention_days and hour roll-ups older than hour_retention_days (when set), in
   // batches; never rows that are not rolled up yet.
-  RetentionResult ApplyRetention(int64_t now_ms);
+  RetentionResult ApplyRetention(UtcMillis now);
 
   // Queries over what was flushed, ordered by time then GPU. `gpu` limits to one GPU.
   std::vector<GpuSample> GpuSamples(const TimeRange& range, std::optional<int> gpu = {}) const;

@@ -28,6 +28,13 @@ extern const char* const kMetaHoursDone;
 extern const char* const kMetaRawCut;
 extern const char* const kMetaSamplesComplete;
 
+// The store's edge: a column's (or meta value's) integer milliseconds as a typed time. Every
+// time below is typed; the statements bind and read the columns' integer UTC ms (UnixMillis,
+// FromUnixMillis) where they are prepared.
+inline std::optional<UtcMillis> OptFromUnixMillis(std::optional<int64_t> ms) {
+  return ms ? std::optional<UtcMillis>(FromUnixMillis(*ms)) : std::nullopt;
+}
+
 // "<time> >= ?1 AND <time> < ?2 AND (?3 IS NULL OR <gpu> = ?3)": the range and GPU filter of a
 // read, bound by Impl::ForEachInRange.
 std::string InRange(const std::string& time_column, const std::string& gpu_column);
@@ -53,35 +60,37 @@ struct MeterStore::Impl {
   std::map<ProcessIdentity, int64_t> pending_process_ids;
 
   // Committed meta values.
-  std::optional<int64_t> minutes_done;
-  std::optional<int64_t> hours_done;
-  std::optional<int64_t> raw_cut;
-  std::optional<int64_t> samples_complete;
+  std::optional<UtcMillis> minutes_done;
+  std::optional<UtcMillis> hours_done;
+  std::optional<UtcMillis> raw_cut;
+  std::optional<UtcMillis> samples_complete;
 
   StoreCounters counters;
-  std::optional<int64_t> last_flush_ms;
+  std::optional<UtcMillis> last_flush;
   FlushState last_state = FlushState::kOk;
 
   sqlite::Use Q(const std::string& sql) { return db.Query(sql); }
   rollup::IntervalRules Rules() const;
-  int64_t MaxGapMs() const { return Rules().max_gap_ms; }
+  std::chrono::milliseconds MaxGap() const { return Rules().max_gap; }
 
   // --- store.cc: meta values, extents, retention ----------------------------------------------
-  std::optional<int64_t> Meta(const char* key);
-  void SetMeta(const char* key, int64_t value);
+  // The meta values are times (the watermarks; stored as integer UTC ms), and so are the
+  // columns MinOf / MaxOf read (time_ms, bucket_ms).
+  std::optional<UtcMillis> Meta(const char* key);
+  void SetMeta(const char* key, UtcMillis value);
   void LoadMeta();
-  std::optional<int64_t> MinOf(const std::string& table, const std::string& column);
-  std::optional<int64_t> MaxOf(const std::string& table, const std::string& column);
+  std::optional<UtcMillis> MinOf(const std::string& table, const std::string& column);
+  std::optional<UtcMillis> MaxOf(const std::string& table, const std::string& column);
   // The newest sample the file holds (GPU or process); roll-ups and retention never run ahead
   // of it, whatever clock they are given (docs/meter-store.md: the store's own time).
-  std::optional<int64_t> NewestSample();
+  std::optional<UtcMillis> NewestSample();
   // The store's own time (retention): the newest sample held or waiting in memory (a full file
   // keeps new samples buffered; retention must still make room for them), else the end of the
   // newest roll-up.
-  std::optional<int64_t> NewestData();
+  std::optional<UtcMillis> NewestData();
   // Deletes rows with `column` < cut, at most about retention_batch_rows per statement (each its
   // own transaction, so the write lock is held briefly). Returns the rows deleted.
-  int64_t DeleteOlder(const std::string& table, const std::string& column, int64_t cut);
+  int64_t DeleteOlder(const std::string& table, const std::string& column, UtcMillis cut);
 
   // --- store_schema.cc ---------------------------------------------------------------------------
   // What Open does with the file it found: create the schema, migrate it, or use it as it is.
@@ -98,10 +107,10 @@ struct MeterStore::Impl {
   // Drops the oldest buffered rows beyond max_buffered_samples.
   void Trim();
   // Samples before this are dropped as too old: the raw cut plus the longest gap, in minutes.
-  std::optional<int64_t> AcceptFrom() const;
+  std::optional<UtcMillis> AcceptFrom() const;
   // The oldest sample still in memory beyond the first `skip_gpu` / `skip_process` rows (those
   // being written now): minutes from its minute on are not complete yet.
-  std::optional<int64_t> OldestWaiting(std::size_t skip_gpu, std::size_t skip_process) const;
+  std::optional<UtcMillis> OldestWaiting(std::size_t skip_gpu, std::size_t skip_process) const;
   int64_t DeviceId(const std::string& uuid);
   int64_t ProcessId(const ProcessIdentity& p);
   void CommitIds();
@@ -110,32 +119,32 @@ struct MeterStore::Impl {
   void InsertProcess(const ProcessSample& s);
   void WriteGpuRollup(const std::string& table, const rollup::GpuAcc& a);
   void WriteProcessRollup(const std::string& table, const rollup::ProcessAcc& a);
-  void DeleteBuckets(const std::string& table, int64_t from, int64_t to);
+  void DeleteBuckets(const std::string& table, UtcMillis from, UtcMillis to);
 
   // --- store_rollup.cc ---------------------------------------------------------------------------
   enum class Parts { kAll, kGpus, kProcesses };
-  // Roll-up rows of the raw samples in [from, to), one bucket per `width` ms (or
+  // Roll-up rows of the raw samples in [from, to), one bucket per `width` (or
   // rollup::kPerSample, rollup::kWholeRange). Each sample's interval, energy and busy time are
   // measured from the previous sample of its GPU (docs/meter-store.md: roll-ups), which may lie
   // before `from`.
-  rollup::Computed ComputeFromRaw(int64_t from, int64_t to, int64_t width, std::optional<int> only_gpu,
-                                  Parts parts = Parts::kAll);
+  rollup::Computed ComputeFromRaw(UtcMillis from, UtcMillis to, std::chrono::milliseconds width,
+                                  std::optional<int> only_gpu, Parts parts = Parts::kAll);
   struct MetaUpdate {
-    std::optional<int64_t> minutes_done;
-    std::optional<int64_t> hours_done;
+    std::optional<UtcMillis> minutes_done;
+    std::optional<UtcMillis> hours_done;
   };
-  // Inside a write transaction: rolls up the minutes and hours completed by `now_ms` (see
+  // Inside a write transaction: rolls up the minutes and hours completed by `now` (see
   // store_rollup.cc); `update` gets the new watermarks to apply after the commit.
-  RollUpResult RollUpInTransaction(int64_t now_ms, std::optional<int64_t> late_from, std::size_t skip_gpu,
+  RollUpResult RollUpInTransaction(UtcMillis now, std::optional<UtcMillis> late_from, std::size_t skip_gpu,
                                    std::size_t skip_process, MetaUpdate& update);
 
   // --- store_query.cc ----------------------------------------------------------------------------
   // Prepares `sql` (whose WHERE has InRange's ?1, ?2, ?3), binds the range and GPU filter and
   // calls row(stmt) for each row.
   template <typename Row>
-  void ForEachInRange(const std::string& sql, int64_t from, int64_t to, std::optional<int> gpu, const Row& row) {
+  void ForEachInRange(const std::string& sql, UtcMillis from, UtcMillis to, std::optional<int> gpu, const Row& row) {
     auto q = Q(sql);
-    q->BindAll(from, to, gpu);
+    q->BindAll(UnixMillis(from), UnixMillis(to), gpu);
     while (q->Step()) {
       row(*q);
     }
@@ -155,11 +164,12 @@ struct MeterStore::Impl {
   ProcessIdentity IdentityOf(int64_t process_id);
   // Processes seen in the range, computed from the raw samples: one row per sample
   // (kPerSample) or per process and GPU (kWholeRange). Inside a read transaction.
-  std::vector<ProcessUse> ProcessUseFromRaw(const TimeRange& range, std::optional<int> gpu, int64_t width);
+  std::vector<ProcessUse> ProcessUseFromRaw(const TimeRange& range, std::optional<int> gpu,
+                                            std::chrono::milliseconds width);
   static void ReadIdentity(sqlite::Stmt& s, int first, ProcessIdentity& p);
   static rollup::GpuRow ReadGpuRow(sqlite::Stmt& s);
-  static rollup::GpuAcc ReadGpuRollup(sqlite::Stmt& s, int64_t width);
-  static rollup::ProcessAcc ReadProcessRollup(sqlite::Stmt& s, int64_t width);
+  static rollup::GpuAcc ReadGpuRollup(sqlite::Stmt& s, std::chrono::milliseconds width);
+  static rollup::ProcessAcc ReadProcessRollup(sqlite::Stmt& s, std::chrono::milliseconds width);
 };
 
 }  // namespace gpuplan

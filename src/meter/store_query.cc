@@ -17,7 +17,7 @@ std::string InRange(const std::string& time_column, const std::string& gpu_colum
 
 rollup::GpuRow MeterStore::Impl::ReadGpuRow(sqlite::Stmt& s) {
   rollup::GpuRow r;
-  r.time_ms = s.Int(0);
+  r.time = FromUnixMillis(s.Int(0));
   r.gpu = static_cast<int>(s.Int(1));
   r.device_id = s.OptInt(2);
   r.util_gpu = s.OptInt32(3);
@@ -32,17 +32,17 @@ rollup::GpuRow MeterStore::Impl::ReadGpuRow(sqlite::Stmt& s) {
   return r;
 }
 
-rollup::GpuAcc MeterStore::Impl::ReadGpuRollup(sqlite::Stmt& s, int64_t width) {
+rollup::GpuAcc MeterStore::Impl::ReadGpuRollup(sqlite::Stmt& s, std::chrono::milliseconds width) {
   rollup::GpuAcc a;
   GpuRollup& r = a.r;
-  r.bucket_ms = s.Int(0);
-  r.width_ms = width;
+  r.bucket = FromUnixMillis(s.Int(0));
+  r.width = width;
   r.gpu = static_cast<int>(s.Int(1));
   a.device_id = s.OptInt(2);
   r.samples = s.Int(3);
-  r.observed_ms = s.Int(4);
-  r.busy_ms = s.Int(5);
-  r.active_ms = s.Int(6);
+  r.observed = std::chrono::milliseconds{s.Int(4)};
+  r.busy = std::chrono::milliseconds{s.Int(5)};
+  r.active = std::chrono::milliseconds{s.Int(6)};
   r.utilization_gpu_n = s.Int(7);
   r.utilization_gpu_sum = s.Int(8);
   r.utilization_gpu_min = s.OptInt32(9);
@@ -62,18 +62,18 @@ rollup::GpuAcc MeterStore::Impl::ReadGpuRollup(sqlite::Stmt& s, int64_t width) {
   return a;
 }
 
-rollup::ProcessAcc MeterStore::Impl::ReadProcessRollup(sqlite::Stmt& s, int64_t width) {
+rollup::ProcessAcc MeterStore::Impl::ReadProcessRollup(sqlite::Stmt& s, std::chrono::milliseconds width) {
   rollup::ProcessAcc a;
-  a.bucket_ms = s.Int(0);
+  a.bucket = FromUnixMillis(s.Int(0));
   a.gpu = static_cast<int>(s.Int(1));
   a.process_id = s.Int(2);
   a.samples = s.Int(3);
-  a.observed_ms = s.Int(4);
+  a.observed = std::chrono::milliseconds{s.Int(4)};
   a.mem_n = s.Int(5);
   a.mem_sum = s.Int(6);
   a.mem_max = s.OptUint(7);
-  a.first_ms = a.bucket_ms;
-  a.last_ms = a.bucket_ms + width;
+  a.first = a.bucket;
+  a.last = a.bucket + width;
   return a;
 }
 
@@ -112,8 +112,8 @@ ProcessIdentity MeterStore::Impl::IdentityOf(int64_t process_id) {
 }
 
 std::vector<ProcessUse> MeterStore::Impl::ProcessUseFromRaw(const TimeRange& range, std::optional<int> gpu,
-                                                            int64_t width) {
-  const rollup::Computed c = ComputeFromRaw(range.from_ms, range.to_ms, width, gpu, Parts::kProcesses);
+                                                            std::chrono::milliseconds width) {
+  const rollup::Computed c = ComputeFromRaw(range.from, range.to, width, gpu, Parts::kProcesses);
   std::map<int64_t, ProcessIdentity> identities;
   std::vector<ProcessUse> out;
   auto add = [&](const rollup::ProcessAcc& acc) {
@@ -158,7 +158,7 @@ std::vector<GpuSample> MeterStore::GpuSamples(const TimeRange& range, std::optio
     const auto names = m.DeviceNames();
     m.ForEachInRange(std::string("SELECT ") + kGpuSampleSelect + " FROM gpu_sample WHERE " +
                          InRange("time_ms", "gpu") + " ORDER BY time_ms, gpu",
-                     range.from_ms, range.to_ms, gpu, [&](sqlite::Stmt& q) {
+                     range.from, range.to, gpu, [&](sqlite::Stmt& q) {
                        const rollup::GpuRow r = Impl::ReadGpuRow(q);
                        out.push_back(rollup::SampleOf(r, UuidOf(names, r.device_id)));
                      });
@@ -175,9 +175,9 @@ std::vector<ProcessSample> MeterStore::ProcessSamples(const TimeRange& range, st
         "p.pod_name, p.slurm_job_id, " +
             m.PodUid("p") + " FROM process_sample s JOIN process p ON p.id = s.process_id WHERE " +
             InRange("s.time_ms", "s.gpu") + " ORDER BY s.time_ms, s.gpu, s.process_id",
-        range.from_ms, range.to_ms, gpu, [&](sqlite::Stmt& q) {
+        range.from, range.to, gpu, [&](sqlite::Stmt& q) {
           ProcessSample s;
-          s.time_ms = q.Int(0);
+          s.time = FromUnixMillis(q.Int(0));
           s.gpu = static_cast<int>(q.Int(1));
           s.gpu_memory = q.OptUint(2);
           Impl::ReadIdentity(q, 3, s);
@@ -200,17 +200,17 @@ std::vector<GpuRollup> MeterStore::GpuRollups(Resolution resolution, const TimeR
       out.push_back(std::move(a.r));
     };
     if (resolution == Resolution::kRaw) {
-      rollup::Computed c = m.ComputeFromRaw(range.from_ms, range.to_ms, rollup::kPerSample, gpu, Impl::Parts::kGpus);
+      rollup::Computed c = m.ComputeFromRaw(range.from, range.to, rollup::kPerSample, gpu, Impl::Parts::kGpus);
       out.reserve(c.gpu_rows.size());
       for (rollup::GpuAcc& acc : c.gpu_rows) {
         emit(std::move(acc));
       }
       return out;
     }
-    const int64_t width = BucketWidthMs(resolution);
+    const std::chrono::milliseconds width = BucketWidth(resolution);
     m.ForEachInRange(std::string("SELECT ") + kGpuRollupSelect + " FROM " + GpuTable(resolution) + " WHERE " +
                          InRange("bucket_ms", "gpu") + " ORDER BY bucket_ms, gpu",
-                     range.from_ms, range.to_ms, gpu,
+                     range.from, range.to, gpu,
                      [&](sqlite::Stmt& q) { emit(Impl::ReadGpuRollup(q, width)); });
     return out;
   });
@@ -224,13 +224,13 @@ std::vector<ProcessUse> MeterStore::ProcessRollups(Resolution resolution, const 
       return m.ProcessUseFromRaw(range, gpu, rollup::kPerSample);
     }
     std::vector<ProcessUse> out;
-    const int64_t width = BucketWidthMs(resolution);
+    const std::chrono::milliseconds width = BucketWidth(resolution);
     m.ForEachInRange(
         "SELECT r.bucket_ms, r.gpu, r.process_id, r.samples, r.observed_ms, r.gpu_memory_n, r.gpu_memory_sum, "
         "r.gpu_memory_max, p.pid, p.user, p.command, p.container_id, p.pod_namespace, p.pod_name, p.slurm_job_id, " +
             m.PodUid("p") + " FROM " + ProcessTable(resolution) + " r JOIN process p ON p.id = r.process_id WHERE " +
             InRange("r.bucket_ms", "r.gpu") + " ORDER BY r.bucket_ms, r.gpu, r.process_id",
-        range.from_ms, range.to_ms, gpu, [&](sqlite::Stmt& q) {
+        range.from, range.to, gpu, [&](sqlite::Stmt& q) {
           const rollup::ProcessAcc a = Impl::ReadProcessRollup(q, width);
           ProcessIdentity who;
           Impl::ReadIdentity(q, 8, who);
@@ -262,7 +262,7 @@ std::vector<ProcessUse> MeterStore::ProcessesSeen(Resolution resolution, const T
     out.push_back(std::move(u));
   }
   std::stable_sort(out.begin(), out.end(), [](const ProcessUse& a, const ProcessUse& b) {
-    return std::tie(a.gpu, a.from_ms) < std::tie(b.gpu, b.from_ms);
+    return std::tie(a.gpu, a.from) < std::tie(b.gpu, b.from);
   });
   return out;
 }
@@ -274,15 +274,15 @@ StoreExtent MeterStore::Extent() const {
     {
       auto q = m.Q("SELECT min(time_ms), max(time_ms) FROM gpu_sample");
       if (q->Step()) {
-        e.raw_from_ms = q->OptInt(0);
-        e.raw_to_ms = q->OptInt(1);
+        e.raw_from = OptFromUnixMillis(q->OptInt(0));
+        e.raw_to = OptFromUnixMillis(q->OptInt(1));
       }
     }
-    e.minute_from_ms = m.MinOf("gpu_minute", "bucket_ms");
-    e.hour_from_ms = m.MinOf("gpu_hour", "bucket_ms");
-    e.minutes_done_ms = m.Meta(kMetaMinutesDone);
-    e.hours_done_ms = m.Meta(kMetaHoursDone);
-    e.samples_complete_ms = m.Meta(kMetaSamplesComplete);
+    e.minute_from = m.MinOf("gpu_minute", "bucket_ms");
+    e.hour_from = m.MinOf("gpu_hour", "bucket_ms");
+    e.minutes_done = m.Meta(kMetaMinutesDone);
+    e.hours_done = m.Meta(kMetaHoursDone);
+    e.samples_complete = m.Meta(kMetaSamplesComplete);
     return e;
   });
 }

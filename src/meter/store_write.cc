@@ -53,7 +53,7 @@ void MeterStore::Impl::Trim() {
     // The oldest first; at one time, process rows before GPU samples: a step with more
     // processes than the bound loses process rows, never the GPU samples bills are made of.
     const bool drop_gpu = process_buffer.empty() ||
-                          (!gpu_buffer.empty() && gpu_buffer.front().time_ms < process_buffer.front().time_ms);
+                          (!gpu_buffer.empty() && gpu_buffer.front().time < process_buffer.front().time);
     if (drop_gpu) {
       gpu_buffer.pop_front();
     } else {
@@ -67,21 +67,23 @@ void MeterStore::Impl::Trim() {
 // cut before cuts were whole minutes) plus the longest gap, so a minute re-rolled because of a
 // late sample still finds the sample before it and measures the same intervals as the first
 // roll-up did.
-std::optional<int64_t> MeterStore::Impl::AcceptFrom() const {
+std::optional<UtcMillis> MeterStore::Impl::AcceptFrom() const {
   if (!raw_cut) {
     return std::nullopt;
   }
-  const int64_t margin = CeilTo(MaxGapMs(), kMillisecondsPerMinute);  // the gap, rounded up
-  return CeilTo(*raw_cut, kMillisecondsPerMinute) + margin;
+  constexpr std::chrono::milliseconds kMinute = std::chrono::minutes{1};
+  // The gap, rounded up to whole minutes.
+  const std::chrono::milliseconds margin{CeilTo(MaxGap().count(), kMinute.count())};
+  return CeilTo(*raw_cut, kMinute) + margin;
 }
 
-std::optional<int64_t> MeterStore::Impl::OldestWaiting(std::size_t skip_gpu, std::size_t skip_process) const {
-  std::optional<int64_t> oldest;
+std::optional<UtcMillis> MeterStore::Impl::OldestWaiting(std::size_t skip_gpu, std::size_t skip_process) const {
+  std::optional<UtcMillis> oldest;
   for (std::size_t i = skip_gpu; i < gpu_buffer.size(); ++i) {
-    oldest = Earlier(oldest, gpu_buffer[i].time_ms);
+    oldest = Earlier(oldest, gpu_buffer[i].time);
   }
   for (std::size_t i = skip_process; i < process_buffer.size(); ++i) {
-    oldest = Earlier(oldest, process_buffer[i].time_ms);
+    oldest = Earlier(oldest, process_buffer[i].time);
   }
   return oldest;
 }
@@ -100,12 +102,13 @@ void MeterStore::Append(const std::vector<ProcessSample>& samples) {
 
 std::size_t MeterStore::Buffered() const { return impl_->gpu_buffer.size() + impl_->process_buffer.size(); }
 
-bool MeterStore::FlushDue(int64_t now_ms) const {
-  if (!impl_->last_flush_ms || impl_->last_state == FlushState::kCatchingUp) {
+bool MeterStore::FlushDue(UtcMillis now) const {
+  if (!impl_->last_flush || impl_->last_state == FlushState::kCatchingUp) {
     return true;
   }
-  const auto every = static_cast<int64_t>(std::llround(impl_->options.flush_seconds * kMillisecondsPerSecond));
-  return now_ms - *impl_->last_flush_ms >= every;
+  const std::chrono::milliseconds every{
+      static_cast<int64_t>(std::llround(impl_->options.flush_seconds * kMillisecondsPerSecond))};
+  return now - *impl_->last_flush >= every;
 }
 
 // --- device and process rows ---------------------------------------------------------------------
@@ -187,7 +190,7 @@ void MeterStore::Impl::InsertGpu(const GpuSample& s) {
       "INSERT OR REPLACE INTO gpu_sample(time_ms, gpu, device_id, util_gpu, util_mem, mem_used, mem_total, "
       "power_mw, energy_mj, temp_c, sm_clock_mhz, clock_events) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
       "?11, ?12)");
-  q->BindAll(r.time_ms, r.gpu, r.device_id, r.util_gpu, r.util_mem, r.mem_used, r.mem_total, r.power_mw,
+  q->BindAll(UnixMillis(r.time), r.gpu, r.device_id, r.util_gpu, r.util_mem, r.mem_used, r.mem_total, r.power_mw,
              r.energy_mj, r.temp_c, r.sm_clock_mhz, r.clock_events);
   q->Run();
 }
@@ -195,7 +198,7 @@ void MeterStore::Impl::InsertGpu(const GpuSample& s) {
 void MeterStore::Impl::InsertProcess(const ProcessSample& s) {
   const int64_t id = ProcessId(s);
   auto q = Q("INSERT OR REPLACE INTO process_sample(time_ms, gpu, process_id, gpu_memory) VALUES(?1, ?2, ?3, ?4)");
-  q->BindAll(s.time_ms, s.gpu, id, s.gpu_memory);
+  q->BindAll(UnixMillis(s.time), s.gpu, id, s.gpu_memory);
   q->Run();
 }
 
@@ -207,7 +210,7 @@ void MeterStore::Impl::WriteGpuRollup(const std::string& table, const rollup::Gp
   sql += ")";
   const GpuRollup& r = a.r;
   auto q = Q(sql);
-  q->BindAll(r.bucket_ms, r.gpu, a.device_id, r.samples, r.observed_ms, r.busy_ms, r.active_ms,
+  q->BindAll(UnixMillis(r.bucket), r.gpu, a.device_id, r.samples, r.observed.count(), r.busy.count(), r.active.count(),
              r.utilization_gpu_n, r.utilization_gpu_sum, r.utilization_gpu_min, r.utilization_gpu_max,
              r.utilization_memory_n, r.utilization_memory_sum, r.memory_used_n, r.memory_used_sum,
              r.memory_used_max, r.memory_total, r.power_n, r.power_sum_mw, r.power_max_mw, r.energy_mj,
@@ -218,38 +221,38 @@ void MeterStore::Impl::WriteGpuRollup(const std::string& table, const rollup::Gp
 void MeterStore::Impl::WriteProcessRollup(const std::string& table, const rollup::ProcessAcc& a) {
   auto q = Q("INSERT OR REPLACE INTO " + table + "(" + kProcessRollupSelect +
              ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  q->BindAll(a.bucket_ms, a.gpu, a.process_id, a.samples, a.observed_ms, a.mem_n, a.mem_sum, a.mem_max);
+  q->BindAll(UnixMillis(a.bucket), a.gpu, a.process_id, a.samples, a.observed.count(), a.mem_n, a.mem_sum, a.mem_max);
   q->Run();
 }
 
-void MeterStore::Impl::DeleteBuckets(const std::string& table, int64_t from, int64_t to) {
+void MeterStore::Impl::DeleteBuckets(const std::string& table, UtcMillis from, UtcMillis to) {
   auto q = Q("DELETE FROM " + table + " WHERE bucket_ms >= ?1 AND bucket_ms < ?2");
-  q->BindAll(from, to);
+  q->BindAll(UnixMillis(from), UnixMillis(to));
   q->Run();
 }
 
 // --- Flush ---------------------------------------------------------------------------------------
 
-FlushStatus MeterStore::Flush(int64_t now_ms) {
+FlushStatus MeterStore::Flush(UtcMillis now) {
   Impl& m = *impl_;
   if (m.options.read_only) {
     throw EnvironmentError("meter database " + m.path + " was opened read-only");
   }
   const auto started = std::chrono::steady_clock::now();
   FlushStatus status;
-  m.last_flush_ms = now_ms;
+  m.last_flush = now;
   ++m.counters.flushes;
   const std::size_t n_gpu = std::min(m.gpu_buffer.size(), m.options.max_samples_per_flush);
   const std::size_t n_process = std::min(m.process_buffer.size(), m.options.max_samples_per_flush);
   const bool nothing_to_do = n_gpu == 0 && n_process == 0 && m.minutes_done &&
-                             FloorTo(now_ms, kMillisecondsPerMinute) <= *m.minutes_done;
+                             FloorTo(now, std::chrono::minutes{1}) <= *m.minutes_done;
   if (!nothing_to_do) {
     try {
       sqlite::WriteTransaction tx(m.db);
-      std::optional<int64_t> late_from;
+      std::optional<UtcMillis> late_from;
       uint64_t too_old = 0;
-      const std::optional<int64_t> accept_from = m.AcceptFrom();
-      auto keep = [&](int64_t t) {
+      const std::optional<UtcMillis> accept_from = m.AcceptFrom();
+      auto keep = [&](UtcMillis t) {
         // Only a late sample (its minute rolled up) can be too old; a new one is rolled up
         // for the first time from whatever the file holds.
         if (accept_from && t < *accept_from && m.minutes_done && t < *m.minutes_done) {
@@ -262,26 +265,26 @@ FlushStatus MeterStore::Flush(int64_t now_ms) {
         return true;
       };
       for (std::size_t i = 0; i < n_gpu; ++i) {
-        if (keep(m.gpu_buffer[i].time_ms)) {
+        if (keep(m.gpu_buffer[i].time)) {
           m.InsertGpu(m.gpu_buffer[i]);
         }
       }
       for (std::size_t i = 0; i < n_process; ++i) {
-        if (keep(m.process_buffer[i].time_ms)) {
+        if (keep(m.process_buffer[i].time)) {
           m.InsertProcess(m.process_buffer[i]);
         }
       }
       // Every sample before the oldest one still waiting is now committed; with none waiting,
       // every sample handed over so far.
-      std::optional<int64_t> complete;
+      std::optional<UtcMillis> complete;
       if (auto waiting = m.OldestWaiting(n_gpu, n_process)) {
-        complete = *waiting - 1;
+        complete = *waiting - std::chrono::milliseconds{1};
       } else {
         for (std::size_t i = 0; i < n_gpu; ++i) {
-          complete = Later(complete, m.gpu_buffer[i].time_ms);
+          complete = Later(complete, m.gpu_buffer[i].time);
         }
         for (std::size_t i = 0; i < n_process; ++i) {
-          complete = Later(complete, m.process_buffer[i].time_ms);
+          complete = Later(complete, m.process_buffer[i].time);
         }
       }
       if (complete && (!m.samples_complete || *complete > *m.samples_complete)) {
@@ -290,7 +293,7 @@ FlushStatus MeterStore::Flush(int64_t now_ms) {
         complete = m.samples_complete;
       }
       Impl::MetaUpdate update;
-      status.rollup = m.RollUpInTransaction(now_ms, late_from, n_gpu, n_process, update);
+      status.rollup = m.RollUpInTransaction(now, late_from, n_gpu, n_process, update);
       tx.Commit();
       m.samples_complete = complete;
       m.CommitIds();

@@ -25,8 +25,8 @@ constexpr auto kMaxEnergy = static_cast<int64_t>(kMaxTraceEnergyMj);
 // A step made by a repeat line must keep within the bounds a written step has: its time before
 // 2200 and its energy counters at most kMaxTraceEnergyMj.
 void CheckRepeated(const TraceStep& s, const std::string& file, int line) {
-  if (s.time_ms > kMaxTimeMs) {
-    throw InputError("the repeat goes past the year 2200 (time_ms " + std::to_string(s.time_ms) + ")", file, line,
+  if (UnixMillis(s.time) > kMaxTimeMs) {
+    throw InputError("the repeat goes past the year 2200 (time_ms " + std::to_string(UnixMillis(s.time)) + ")", file, line,
                      "repeat");
   }
   for (const GpuSample& g : s.gpus) {
@@ -174,7 +174,7 @@ TraceStep ParseStep(const json& j, const TraceHeader& h, const Where& w) {
   if (!time_ms) {
     w.Fail("time_ms", "missing: the step's time (UTC milliseconds since the epoch)");
   }
-  s.time_ms = *time_ms;
+  s.time = FromUnixMillis(*time_ms);
   const auto gpus = j.find("gpus");
   if (gpus == j.end() || !gpus->is_array()) {
     w.Fail("gpus", "expected an array of GPU samples");
@@ -186,7 +186,7 @@ TraceStep ParseStep(const json& j, const TraceHeader& h, const Where& w) {
       w.Fail(prefix, "expected an object");
     }
     GpuSample x;
-    x.time_ms = s.time_ms;
+    x.time = s.time;
     const auto index = OptInt<int>(g, "gpu", prefix, w, 0, 1023);
     if (!index) {
       w.Fail(prefix + ".gpu", "missing: the GPU's index");
@@ -247,7 +247,7 @@ TraceStep ParseStep(const json& j, const TraceHeader& h, const Where& w) {
           w.Fail(pp, "expected an object");
         }
         ProcessSample ps;
-        ps.time_ms = s.time_ms;
+        ps.time = s.time;
         ps.gpu = x.gpu;
         const auto pid = OptInt<int>(p, "pid", pp, w, 1, std::numeric_limits<int>::max());
         if (!pid) {
@@ -279,7 +279,7 @@ void Put(json& j, const char* key, const std::optional<T>& v) {
 
 json StepJson(const TraceStep& s) {
   json j;
-  j["time_ms"] = s.time_ms;
+  j["time_ms"] = UnixMillis(s.time);
   json gpus = json::array();
   for (const GpuSample& g : s.gpus) {
     json o;
@@ -370,15 +370,15 @@ TraceStep Canonical(TraceStep s, const TraceHeader& h) {
 TraceStep RepeatStep(const TraceStep& previous, double interval_seconds) {
   TraceStep s = previous;
   const auto interval_ms = static_cast<int64_t>(std::llround(interval_seconds * kMilliPerUnit));
-  s.time_ms += interval_ms;
+  s.time += std::chrono::milliseconds{interval_ms};
   for (GpuSample& g : s.gpus) {
-    g.time_ms = s.time_ms;
+    g.time = s.time;
     if (g.energy_mj && g.power) {
       *g.energy_mj += static_cast<uint64_t>(std::llround(*g.power * interval_seconds * kMilliPerUnit));
     }
   }
   for (ProcessSample& p : s.processes) {
-    p.time_ms = s.time_ms;
+    p.time = s.time;
   }
   for (GpuHealthSample& h : s.health) {
     h.xids.clear();
@@ -486,9 +486,9 @@ bool TraceReader::Next(TraceStep& step) {
       return true;
     }
     step = ParseStep(j, header_, w);
-    if (previous_ && step.time_ms <= previous_->time_ms) {
-      w.Fail("time_ms", "time " + std::to_string(step.time_ms) + " is not after the previous step's (" +
-                            std::to_string(previous_->time_ms) + ")");
+    if (previous_ && step.time <= previous_->time) {
+      w.Fail("time_ms", "time " + std::to_string(UnixMillis(step.time)) + " is not after the previous step's (" +
+                            std::to_string(UnixMillis(previous_->time)) + ")");
     }
     previous_ = step;
     return true;

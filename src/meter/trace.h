@@ -50,9 +50,10 @@ struct TraceHeader {
   bool operator==(const TraceHeader&) const = default;
 };
 
-// One sampling step: a sample per GPU and one per process seen on a GPU, all at time_ms.
+// One sampling step: a sample per GPU and one per process seen on a GPU, all at `time` (written
+// as "time_ms", UTC milliseconds since the epoch).
 struct TraceStep {
-  int64_t time_ms = 0;  // UTC milliseconds since the epoch
+  UtcMillis time{};
   std::vector<GpuSample> gpus;
   std::vector<ProcessSample> processes;
   std::vector<GpuHealthSample> health;  // GPUs with an ECC count or XID events at this step, in GPU order

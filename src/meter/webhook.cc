@@ -72,7 +72,7 @@ std::string ChatText(const Alert& a) {
 
 }  // namespace
 
-WebhookMessage BuildWebhookMessage(const Alert& a, const WebhookTarget& t, int64_t now_ms) {
+WebhookMessage BuildWebhookMessage(const Alert& a, const WebhookTarget& t, UtcMillis now) {
   WebhookMessage m;
   m.url = t.url;
   json body;
@@ -93,7 +93,7 @@ WebhookMessage BuildWebhookMessage(const Alert& a, const WebhookTarget& t, int64
       // as query parameters.
       body = {{"msgtype", "text"}, {"text", {{"content", ChatText(a)}}}};
       if (!t.secret.empty()) {
-        const std::string ts = std::to_string(now_ms);
+        const std::string ts = std::to_string(UnixMillis(now));
         m.url += (m.url.find('?') == std::string::npos ? "?" : "&");
         m.url += "timestamp=" + ts + "&sign=" + QueryEscape(HmacSha256Base64(t.secret, ts + "\n" + t.secret));
       }
@@ -104,7 +104,7 @@ WebhookMessage BuildWebhookMessage(const Alert& a, const WebhookTarget& t, int64
       // message = "")) to the body.
       body = {{"msg_type", "text"}, {"content", {{"text", ChatText(a)}}}};
       if (!t.secret.empty()) {
-        const std::string ts = std::to_string(now_ms / 1000);
+        const std::string ts = std::to_string(UnixMillis(now) / 1000);
         body["timestamp"] = ts;
         body["sign"] = HmacSha256Base64(ts + "\n" + t.secret, "");
       }
@@ -160,15 +160,11 @@ std::vector<WebhookTarget> WebhookTargetsFromYaml(const std::string& text, const
 
 namespace {
 
-int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+std::chrono::time_point<std::chrono::steady_clock, std::chrono::milliseconds> SteadyNow() {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now());
 }
 
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+UtcMillis WallNow() { return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now()); }
 
 }  // namespace
 
@@ -204,7 +200,7 @@ void WebhookSender::Send(const Alert& alert) {
         queue_.pop_front();
         ++stats_.dropped;
       }
-      queue_.push_back(Pending{alert, t, 0, SteadyMs()});
+      queue_.push_back(Pending{alert, t, 0, SteadyNow()});
     }
   }
   cv_.notify_all();
@@ -223,7 +219,7 @@ WebhookSender::Stats WebhookSender::stats() const {
 
 bool WebhookSender::Attempt(Pending& p, std::string& why) const {
   const WebhookTarget& t = targets_[p.target];
-  const WebhookMessage m = BuildWebhookMessage(p.alert, t, WallMs());
+  const WebhookMessage m = BuildWebhookMessage(p.alert, t, WallNow());
   // scheme://host[:port] and the rest (path and query), as httplib's Client takes them.
   const std::size_t host_start = m.url.find("://") + 3;
   const std::size_t path_start = m.url.find('/', host_start);
@@ -266,10 +262,10 @@ void WebhookSender::Run() {
       continue;
     }
     const auto due = std::min_element(queue_.begin(), queue_.end(),
-                                      [](const Pending& a, const Pending& b) { return a.next_ms < b.next_ms; });
-    const int64_t wait = due->next_ms - SteadyMs();
-    if (wait > 0) {
-      cv_.wait_for(lock, std::chrono::milliseconds(wait));
+                                      [](const Pending& a, const Pending& b) { return a.next < b.next; });
+    const std::chrono::milliseconds wait = due->next - SteadyNow();
+    if (wait.count() > 0) {
+      cv_.wait_for(lock, wait);
       continue;
     }
     Pending p = std::move(*due);
@@ -292,7 +288,7 @@ void WebhookSender::Run() {
       ++stats_.retried;
       const double backoff = std::min(options_.max_backoff_seconds,
                                       options_.first_backoff_seconds * std::pow(2.0, p.attempts - 1));
-      p.next_ms = SteadyMs() + static_cast<int64_t>(backoff * 1000);
+      p.next = SteadyNow() + std::chrono::milliseconds{static_cast<int64_t>(backoff * 1000)};
       message = who + "attempt " + std::to_string(p.attempts) + " failed (" + why + "), retrying in " +
                 std::to_string(static_cast<int64_t>(std::llround(backoff))) + " s";
       queue_.push_back(std::move(p));

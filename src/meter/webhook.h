@@ -5,6 +5,7 @@
 // drops the oldest alert and counts it, so sampling is never held up by a chat server.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -31,12 +32,12 @@ struct WebhookTarget {
 // Reads the `webhooks:` list of an alerts file; InputError names file, line and key.
 std::vector<WebhookTarget> WebhookTargetsFromYaml(const std::string& text, const std::string& file);
 
-// What is POSTed (application/json) for one alert at `now_ms` (the signing time).
+// What is POSTed (application/json) for one alert at `now` (the signing time).
 struct WebhookMessage {
   std::string url;   // the target's URL, with DingTalk's timestamp and sign added when signed
   std::string body;  // JSON
 };
-WebhookMessage BuildWebhookMessage(const Alert& alert, const WebhookTarget& target, int64_t now_ms);
+WebhookMessage BuildWebhookMessage(const Alert& alert, const WebhookTarget& target, UtcMillis now);
 
 // base64(HMAC-SHA256(key, message)) with OpenSSL.
 std::string HmacSha256Base64(const std::string& key, const std::string& message);
@@ -71,11 +72,13 @@ class WebhookSender {
   Stats stats() const;
 
  private:
+  // The steady clock, to the millisecond.
+  using SteadyMillis = std::chrono::time_point<std::chrono::steady_clock, std::chrono::milliseconds>;
   struct Pending {
     Alert alert;
     std::size_t target = 0;
     int attempts = 0;
-    int64_t next_ms = 0;  // steady-clock ms of the next attempt
+    SteadyMillis next{};  // when the next attempt is due
   };
   void Run();
   bool Attempt(Pending& p, std::string& why) const;

@@ -13,18 +13,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const gpuplan::AlertRules rules = gpuplan::AlertRulesFromYaml(text, "fuzz.yaml");
     const auto targets = gpuplan::WebhookTargetsFromYaml(text, "fuzz.yaml");
-    const int64_t at_ms = 1772359200000;  // 2026-03-01T10:00Z
-    (void)rules.GpuHourPriceAt(at_ms);
-    (void)rules.GpuMoneyBetween(at_ms, at_ms + 5400000);
+    const gpuplan::UtcMillis at = gpuplan::FromUnixMillis(1772359200000);  // 2026-03-01T10:00Z
+    (void)rules.GpuHourPriceAt(at);
+    (void)rules.GpuMoneyBetween(at, at + std::chrono::milliseconds{5400000});
     gpuplan::Alert a;
     a.gpu = 0;
-    a.since_ms = at_ms;
-    a.at_ms = at_ms + 1800000;
+    a.since = at;
+    a.at = at + std::chrono::milliseconds{1800000};
     a.minutes = 30;
     a.severity = "warning";
     a.summary = "GPU 0 idle for 30 minutes";
     for (const auto& t : targets) {
-      (void)gpuplan::BuildWebhookMessage(a, t, a.at_ms);
+      (void)gpuplan::BuildWebhookMessage(a, t, a.at);
     }
   } catch (const gpuplan::InputError&) {
   }

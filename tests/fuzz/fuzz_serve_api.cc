@@ -38,7 +38,7 @@ void MakeMeterDb(const std::string& path) {
   std::vector<gpuplan::ProcessSample> procs;
   for (int m = 0; m < 90; ++m) {
     gpuplan::GpuSample s;
-    s.time_ms = start + m * gpuplan::kMillisecondsPerMinute;
+    s.time = gpuplan::FromUnixMillis(start + m * gpuplan::kMillisecondsPerMinute);
     s.gpu = 0;
     s.uuid = "GPU-0";
     s.utilization_gpu = m < 60 ? 50 : 0;
@@ -46,7 +46,7 @@ void MakeMeterDb(const std::string& path) {
     gpu.push_back(s);
     if (m < 60) {
       gpuplan::ProcessSample p;
-      p.time_ms = s.time_ms;
+      p.time = s.time;
       p.gpu = 0;
       p.pid = 4242;
       p.user = "alice";
@@ -61,7 +61,7 @@ void MakeMeterDb(const std::string& path) {
   gpuplan::MeterStore store = gpuplan::MeterStore::Open(path, o);
   store.Append(gpu);
   store.Append(procs);
-  const int64_t at = start + 3 * gpuplan::kMillisecondsPerHour;
+  const gpuplan::UtcMillis at = gpuplan::FromUnixMillis(start + 3 * gpuplan::kMillisecondsPerHour);
   while (store.Buffered() > 0) {
     store.Flush(at);
   }

@@ -210,7 +210,7 @@ class ServeApiTest : public ::testing::Test {
     std::vector<ProcessSample> procs;
     for (int m = 0; m < 180; ++m) {
       GpuSample s;
-      s.time_ms = start + m * kMillisecondsPerMinute;
+      s.time = FromUnixMillis(start + m * kMillisecondsPerMinute);
       s.gpu = 0;
       s.uuid = "GPU-0";
       s.utilization_gpu = m < 120 ? 50 : 0;
@@ -218,7 +218,7 @@ class ServeApiTest : public ::testing::Test {
       gpu.push_back(s);
       if (m < 120) {
         ProcessSample p;
-        p.time_ms = s.time_ms;
+        p.time = s.time;
         p.gpu = 0;
         p.pid = 4242;
         p.user = "alice";
@@ -235,9 +235,9 @@ class ServeApiTest : public ::testing::Test {
     store.Append(procs);
     const int64_t at = start + 4 * kMillisecondsPerHour;
     while (store.Buffered() > 0) {
-      store.Flush(at);
+      store.Flush(FromUnixMillis(at));
     }
-    store.RollUp(at);
+    store.RollUp(FromUnixMillis(at));
   }
 
   static httplib::Result Post(const std::string& path, const json& body) {

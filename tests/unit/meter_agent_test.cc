@@ -80,10 +80,10 @@ Trace SmallTrace(int steps, double interval = 1) {
   }
   for (int k = 0; k < steps; ++k) {
     TraceStep s;
-    s.time_ms = kMonday + static_cast<int64_t>(k * interval * 1000);
+    s.time = FromUnixMillis(kMonday + static_cast<int64_t>(k * interval * 1000));
     for (int i = 0; i < 2; ++i) {
       GpuSample g;
-      g.time_ms = s.time_ms;
+      g.time = s.time;
       g.gpu = i;
       g.uuid = "GPU-" + std::to_string(i);
       g.memory_total = 85899345920ull;
@@ -97,7 +97,7 @@ Trace SmallTrace(int steps, double interval = 1) {
       s.gpus.push_back(g);
     }
     ProcessSample p;
-    p.time_ms = s.time_ms;
+    p.time = s.time;
     p.gpu = 0;
     p.pid = 4242;
     p.user = "alice";
@@ -133,9 +133,9 @@ TEST(MeterTrace, SteadyStepsBecomeOneRepeatLine) {
   t.header.gpus.push_back(TraceGpu{0, "g", "GPU-0", 1000});
   for (int k = 0; k < 100; ++k) {
     TraceStep s;
-    s.time_ms = kMonday + k * 10000;
+    s.time = FromUnixMillis(kMonday + k * 10000);
     GpuSample g;
-    g.time_ms = s.time_ms;
+    g.time = s.time;
     g.gpu = 0;
     g.uuid = "GPU-0";
     g.memory_total = 1000;
@@ -298,7 +298,7 @@ TEST(MeterTrace, RepeatCapIsReadAndTheWriterSplitsLongerRuns) {
   int64_t last = 0;
   while (r->Next(s)) {
     ++steps;
-    last = s.time_ms;
+    last = UnixMillis(s.time);
   }
   EXPECT_EQ(steps, 100001);
   EXPECT_EQ(last, 1772409600000 + 100000 * 1000);
@@ -311,9 +311,9 @@ TEST(MeterTrace, RepeatCapIsReadAndTheWriterSplitsLongerRuns) {
   std::ostringstream out;
   TraceWriter w(out, t.header);
   TraceStep step;
-  step.time_ms = kMonday;
+  step.time = FromUnixMillis(kMonday);
   GpuSample g;
-  g.time_ms = kMonday;
+  g.time = FromUnixMillis(kMonday);
   g.gpu = 0;
   g.uuid = "GPU-0";
   g.memory_total = 1000;
@@ -374,9 +374,9 @@ TEST(MeterTrace, ExampleWeekMatchesItsSchedule) {
   TraceStep s;
   while (r->Next(s)) {
     if (steps == 0) {
-      first = s.time_ms;
+      first = UnixMillis(s.time);
     }
-    last = s.time_ms;
+    last = UnixMillis(s.time);
     ++steps;
     for (const ProcessSample& p : s.processes) {
       ++with_process[static_cast<std::size_t>(p.gpu)];
@@ -557,7 +557,7 @@ TEST(MeterStoreSchema, VersionOneFileIsReadAndMigrated) {
   const std::string db = dir.File("v1.db");
   const auto sample = [](const std::optional<std::string>& pod_uid) {
     ProcessSample p;
-    p.time_ms = kMonday;
+    p.time = FromUnixMillis(kMonday);
     p.pid = 7;
     p.pod_uid = pod_uid;
     return std::vector<ProcessSample>{p};
@@ -565,7 +565,7 @@ TEST(MeterStoreSchema, VersionOneFileIsReadAndMigrated) {
   {
     MeterStore s = MeterStore::Open(db);
     s.Append(sample(std::nullopt));
-    s.Flush(kMonday + 1000);
+    s.Flush(FromUnixMillis(kMonday + 1000));
   }
   // Make it a version-1 file: no pod_uid column.
   sqlite3* h = nullptr;
@@ -576,16 +576,16 @@ TEST(MeterStoreSchema, VersionOneFileIsReadAndMigrated) {
   sqlite3_close(h);
   {
     const MeterStore r = MeterStore::Open(db, ReadOnly());  // read as it is
-    const auto got = r.ProcessSamples({kMonday, kMonday + 1000});
+    const auto got = r.ProcessSamples({FromUnixMillis(kMonday), FromUnixMillis(kMonday + 1000)});
     ASSERT_EQ(got.size(), 1u);
     EXPECT_FALSE(got[0].pod_uid);
   }
   {
     MeterStore w = MeterStore::Open(db);  // migrated
     std::vector<ProcessSample> p = sample("8e0b7a2c-1d3f-4e5a-9b6c-7d8e9f0a1b2c");
-    p[0].time_ms = kMonday + 1000;
+    p[0].time = FromUnixMillis(kMonday + 1000);
     w.Append(p);
-    w.Flush(kMonday + 2000);
+    w.Flush(FromUnixMillis(kMonday + 2000));
   }
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -594,7 +594,7 @@ TEST(MeterStoreSchema, VersionOneFileIsReadAndMigrated) {
   EXPECT_EQ(sqlite3_column_int(st, 0), 2);
   sqlite3_finalize(st);
   sqlite3_close(h);
-  const auto got = MeterStore::Open(db, ReadOnly()).ProcessSamples({kMonday, kMonday + 2000});
+  const auto got = MeterStore::Open(db, ReadOnly()).ProcessSamples({FromUnixMillis(kMonday), FromUnixMillis(kMonday + 2000)});
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[1].pod_uid, "8e0b7a2c-1d3f-4e5a-9b6c-7d8e9f0a1b2c");
 }
@@ -654,14 +654,14 @@ TEST(MeterAgent, ReplayStoresEveryTick) {
   EXPECT_EQ(s.buffered_at_exit, 0u);
   EXPECT_EQ(clock.MonotonicSeconds(), 29);  // speed 1: the last step 29 s after the first
   const MeterStore store = MeterStore::Open(r.db, ReadOnly());
-  const TimeRange all{kMonday, kMonday + 3600000};
+  const TimeRange all{FromUnixMillis(kMonday), FromUnixMillis(kMonday + 3600000)};
   EXPECT_EQ(store.GpuSamples(all).size(), 60u);  // 30 ticks x 2 GPUs
   const auto procs = store.ProcessSamples(all);
   ASSERT_EQ(procs.size(), 30u);
   EXPECT_EQ(procs[0].slurm_job_id, "77");
   EXPECT_EQ(latest.Get().ticks, 30);
   ASSERT_TRUE(latest.Get().step);
-  EXPECT_EQ(latest.Get().step->time_ms, kMonday + 29000);
+  EXPECT_EQ(UnixMillis(latest.Get().step->time), kMonday + 29000);
 }
 
 TEST(MeterAgent, SpeedAndDurationAndInterval) {
@@ -714,8 +714,8 @@ TEST(MeterAgent, LockedStoreKeepsSamplingSaysSoOnceAndCatchesUp) {
   EXPECT_EQ(s.buffered_at_exit, 0u);
   EXPECT_GE(s.store.flushes_behind, 1u) << "flushes that found the lock";
   const MeterStore store = MeterStore::Open(r.db, ReadOnly());
-  EXPECT_EQ(store.GpuSamples({kMonday, kMonday + 3600000}).size(), 120u);  // nothing lost
-  EXPECT_EQ(store.ProcessSamples({kMonday, kMonday + 3600000}).size(), 60u);
+  EXPECT_EQ(store.GpuSamples({FromUnixMillis(kMonday), FromUnixMillis(kMonday + 3600000)}).size(), 120u);  // nothing lost
+  EXPECT_EQ(store.ProcessSamples({FromUnixMillis(kMonday), FromUnixMillis(kMonday + 3600000)}).size(), 60u);
 }
 
 TEST(MeterAgent, FullSpeedReplayCannotOutrunTheStore) {
@@ -734,7 +734,7 @@ TEST(MeterAgent, FullSpeedReplayCannotOutrunTheStore) {
   EXPECT_EQ(s.store.dropped_overflow, 0u);
   EXPECT_EQ(s.store.written, 9000u);
   const MeterStore store = MeterStore::Open(r.db, ReadOnly());
-  EXPECT_EQ(store.GpuSamples({kMonday, kMonday + 3600000}).size(), 6000u);
+  EXPECT_EQ(store.GpuSamples({FromUnixMillis(kMonday), FromUnixMillis(kMonday + 3600000)}).size(), 6000u);
 }
 
 TEST(MeterAgent, LiveThroughFakeNvmlNamesOurProcess) {
@@ -749,7 +749,7 @@ TEST(MeterAgent, LiveThroughFakeNvmlNamesOurProcess) {
   unsetenv("GPUPLAN_FAKE_NVML");
   EXPECT_EQ(s.ticks, 3);
   const MeterStore store = MeterStore::Open(r.db, ReadOnly());
-  const TimeRange all{kMonday, kMonday + 3600000};
+  const TimeRange all{FromUnixMillis(kMonday), FromUnixMillis(kMonday + 3600000)};
   EXPECT_EQ(store.GpuSamples(all).size(), 3u);
   const auto procs = store.ProcessSamples(all);
   ASSERT_EQ(procs.size(), 6u);  // 2 processes x 3 ticks
@@ -811,7 +811,7 @@ TEST(MeterAgent, StopRequestEndsTheLoop) {
   EXPECT_TRUE(s.stopped);
   EXPECT_EQ(s.ticks, 7);
   const MeterStore store = MeterStore::Open(r.db, ReadOnly());
-  EXPECT_EQ(store.GpuSamples({kMonday, kMonday + 3600000}).size(), 14u);  // flushed at stop
+  EXPECT_EQ(store.GpuSamples({FromUnixMillis(kMonday), FromUnixMillis(kMonday + 3600000)}).size(), 14u);  // flushed at stop
   ResetMeterStop();
 }
 
@@ -830,7 +830,7 @@ TEST(MeterAgent, RecordWritesAReplayableTrace) {
   ASSERT_EQ(t.steps.size(), 4u);
   EXPECT_EQ(t.header.gpus.size(), 1u);
   EXPECT_EQ(t.header.gpus[0].name, "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(t.steps[3].time_ms, kMonday + 3000);
+  EXPECT_EQ(UnixMillis(t.steps[3].time), kMonday + 3000);
   ASSERT_EQ(t.steps[0].processes.size(), 2u);
   EXPECT_EQ(t.steps[0].processes[0].pid, static_cast<int>(getpid()));
   // Health: the recording's volatile uncorrected ECC count (0) at every step, and its one event, XID 79
@@ -904,11 +904,11 @@ TEST(MeterAgent, EccRiseAndXidOfAReplayAlertAndReachMetrics) {
   ASSERT_EQ(health.size(), 2u);
   EXPECT_EQ(health[0].kind, AlertKind::kEcc);
   EXPECT_EQ(health[0].gpu, 1);
-  EXPECT_EQ(health[0].at_ms, kMonday + 2000);
+  EXPECT_EQ(UnixMillis(health[0].at), kMonday + 2000);
   EXPECT_NE(health[0].summary.find("from 0 to 2"), std::string::npos);
   EXPECT_EQ(health[1].kind, AlertKind::kXid);
   EXPECT_EQ(health[1].gpu, 0);
-  EXPECT_EQ(health[1].at_ms, kMonday + 3000);
+  EXPECT_EQ(UnixMillis(health[1].at), kMonday + 3000);
   EXPECT_EQ(health[1].severity, "critical");
   const std::string text = RenderPrometheusText(monitor.metrics().Snapshot());
   EXPECT_NE(text.find(R"(DCGM_FI_DEV_XID_ERRORS{gpu="0",)"), std::string::npos);
@@ -942,7 +942,7 @@ TEST(MeterAgent, LiveXidThroughFakeNvmlAlerts) {
     ecc += a.kind == AlertKind::kEcc ? 1 : 0;
     if (a.kind == AlertKind::kXid) {
       EXPECT_EQ(a.summary, "GPU 0: XID 79 reported by the driver");
-      EXPECT_EQ(a.at_ms, kMonday);
+      EXPECT_EQ(UnixMillis(a.at), kMonday);
     }
   }
   EXPECT_EQ(xid, 1);

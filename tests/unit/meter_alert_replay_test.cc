@@ -99,7 +99,7 @@ class WeekStore : public ::testing::Test {
 
   static std::vector<Alert> Stored(const std::string& db, const AlertRules& rules, int64_t from, int64_t to) {
     const MeterStore store = MeterStore::Open(Path(db), ReadOnly());
-    return ReplayStoredAlerts(store, rules, {from, to}).alerts;
+    return ReplayStoredAlerts(store, rules, {FromUnixMillis(from), FromUnixMillis(to)}).alerts;
   }
 
   static std::map<AlertKind, int> Counts(const std::vector<Alert>& alerts) {
@@ -119,14 +119,14 @@ std::vector<Alert>* WeekStore::live_default_rules_ = nullptr;
 // Alert by alert: kind, GPU, times, duration, money, line, repeat.
 void ExpectSameAlerts(std::vector<Alert> live, const std::vector<Alert>& stored) {
   std::stable_sort(live.begin(), live.end(),
-                   [](const Alert& a, const Alert& b) { return std::make_pair(a.at_ms, a.gpu) < std::make_pair(b.at_ms, b.gpu); });
+                   [](const Alert& a, const Alert& b) { return std::make_pair(UnixMillis(a.at), a.gpu) < std::make_pair(UnixMillis(b.at), b.gpu); });
   ASSERT_EQ(live.size(), stored.size());
   for (std::size_t i = 0; i < live.size(); ++i) {
     SCOPED_TRACE("alert " + std::to_string(i) + ": " + live[i].summary);
     EXPECT_EQ(live[i].kind, stored[i].kind);
     EXPECT_EQ(live[i].gpu, stored[i].gpu);
-    EXPECT_EQ(live[i].since_ms, stored[i].since_ms);
-    EXPECT_EQ(live[i].at_ms, stored[i].at_ms);
+    EXPECT_EQ(UnixMillis(live[i].since), UnixMillis(stored[i].since));
+    EXPECT_EQ(UnixMillis(live[i].at), UnixMillis(stored[i].at));
     EXPECT_DOUBLE_EQ(live[i].minutes, stored[i].minutes);
     EXPECT_EQ(live[i].summary, stored[i].summary);
     EXPECT_EQ(live[i].repeat, stored[i].repeat);
@@ -151,7 +151,7 @@ TEST_F(WeekStore, StoredWeekRaisesTheLiveAlertsCountedByHand) {
   std::vector<int64_t> gpu3;
   for (const Alert& a : stored) {
     if (a.kind == AlertKind::kIdleNoProcess && a.gpu == 3) {
-      gpu3.push_back(a.at_ms);
+      gpu3.push_back(UnixMillis(a.at));
       EXPECT_DOUBLE_EQ(a.money->amount, 30.0);
       EXPECT_EQ(a.summary, "GPU 3: billed with no process for 60 min, 30.00 CNY/h (30 CNY so far)");
     }
@@ -185,15 +185,15 @@ TEST_F(WeekStore, ARangeInsideAStretchFollowsItFromWhereItBegan) {
   // GPU 3's first Sunday alert: 00:30, 12.5 h into its stretch, a reminder, 375 CNY at 30 CNY/h.
   const auto first3 = std::find_if(stored.begin(), stored.end(), [](const Alert& a) { return a.gpu == 3; });
   ASSERT_NE(first3, stored.end());
-  EXPECT_EQ(first3->at_ms, sunday + 30 * kMinute);
-  EXPECT_EQ(first3->since_ms, kMonday + 5 * kDay + 12 * kHour);
+  EXPECT_EQ(UnixMillis(first3->at), sunday + 30 * kMinute);
+  EXPECT_EQ(UnixMillis(first3->since), kMonday + 5 * kDay + 12 * kHour);
   EXPECT_DOUBLE_EQ(first3->minutes, 750);
   EXPECT_TRUE(first3->repeat);
   EXPECT_DOUBLE_EQ(first3->money->amount, 375);
   // The live run's Sunday alerts, one by one.
   std::vector<Alert> live;
   for (const Alert& a : *live_default_rules_) {
-    if (a.at_ms >= sunday) live.push_back(a);
+    if (UnixMillis(a.at) >= sunday) live.push_back(a);
   }
   ExpectSameAlerts(live, stored);
 }
@@ -221,7 +221,7 @@ TEST_F(WeekStore, BudgetThresholdsOnceAMonthFromTheOffersProjection) {
       continue;
     }
     ASSERT_EQ(budget_alerts.size(), 2u);
-    EXPECT_EQ(budget_alerts[0].at_ms, kMonday + kHour);
+    EXPECT_EQ(UnixMillis(budget_alerts[0].at), kMonday + kHour);
     EXPECT_EQ(budget_alerts[0].severity, "warning");
     EXPECT_EQ(budget_alerts[1].severity, "critical");
     ASSERT_TRUE(a.rules.gpu_hour_price.has_value());
@@ -276,8 +276,8 @@ TEST_F(WeekStore, TimelineSlotsAreTheReportOfEachSlot) {
       r.from = j["slots"][i]["from"].get<std::string>();
       r.to = j["slots"][i]["to"].get<std::string>();
       const MeterReport rep = RunMeterReport(r, test::Catalog());
-      EXPECT_EQ(rep.from_ms, tl.slots[i].from_ms);
-      EXPECT_EQ(rep.to_ms, tl.slots[i].to_ms);
+      EXPECT_EQ(UnixMillis(rep.from), UnixMillis(tl.slots[i].from));
+      EXPECT_EQ(UnixMillis(rep.to), UnixMillis(tl.slots[i].to));
       EXPECT_EQ(MeterGroupToJson(tl.slots[i].total, tl.priced), MeterGroupToJson(rep.total, rep.priced)) << r.from;
     }
   };
@@ -349,13 +349,13 @@ TEST(AlertReplayMinutes, AMinuteCountsWhenTheConditionHeldAllOfIt) {
     std::vector<ProcessSample> procs;
     for (int k = 0; k < 6 * 60; ++k) {  // one hour
       GpuSample s;
-      s.time_ms = kMonday + k * 10000;
+      s.time = FromUnixMillis(kMonday + k * 10000);
       s.gpu = 0;
       s.utilization_gpu = 0;
       gpus.push_back(s);
-      if (s.time_ms >= kMonday + 30 * kMinute + 30000) {
+      if (UnixMillis(s.time) >= kMonday + 30 * kMinute + 30000) {
         ProcessSample p;
-        p.time_ms = s.time_ms;
+        p.time = s.time;
         p.gpu = 0;
         p.pid = 7;
         p.user = "dave";
@@ -366,29 +366,29 @@ TEST(AlertReplayMinutes, AMinuteCountsWhenTheConditionHeldAllOfIt) {
     // store's time there, so the 1 h cut (02:00) takes every sample of the first hour.
     const int64_t later = kMonday + 3 * kHour;
     GpuSample next;
-    next.time_ms = later;
+    next.time = FromUnixMillis(later);
     next.gpu = 1;
     gpus.push_back(next);
     store.Append(gpus);
     store.Append(procs);
-    while (store.Buffered() > 0) store.Flush(later);
-    store.RollUp(later);
-    store.ApplyRetention(later);  // raw samples older than 1 h: all of the first hour's
+    while (store.Buffered() > 0) store.Flush(FromUnixMillis(later));
+    store.RollUp(FromUnixMillis(later));
+    store.ApplyRetention(FromUnixMillis(later));  // raw samples older than 1 h: all of the first hour's
   }
   const MeterStore store = MeterStore::Open(db, ReadOnly());
-  ASSERT_EQ(store.Extent().raw_from_ms, kMonday + 3 * kHour);  // only GPU 1's, after the range
+  ASSERT_EQ(store.Extent().raw_from, FromUnixMillis(kMonday + 3 * kHour));  // only GPU 1's, after the range
   AlertRules r;
   r.idle_minutes = 30;
   r.low_util_minutes = 15;
-  const AlertReplay replay = ReplayStoredAlerts(store, r, {kMonday, kMonday + kHour});
+  const AlertReplay replay = ReplayStoredAlerts(store, r, {FromUnixMillis(kMonday), FromUnixMillis(kMonday + kHour)});
   // Live, the 00:30:00 sample is still idle (30 min held): an idle alert then. By the minute,
   // 00:30 had a process for half of it: idle held 00:00 .. 00:29 only, no idle alert. Under 5 %
   // with a process all minute from 00:31: 15 minutes later, at 00:46, a low-utilisation alert.
   ASSERT_EQ(replay.alerts.size(), 1u);
   EXPECT_EQ(replay.alerts[0].kind, AlertKind::kLowUtilization);
-  EXPECT_EQ(replay.alerts[0].since_ms, kMonday + 31 * kMinute);
-  EXPECT_EQ(replay.alerts[0].at_ms, kMonday + 46 * kMinute);
-  EXPECT_FALSE(replay.raw_from_ms.has_value());
+  EXPECT_EQ(UnixMillis(replay.alerts[0].since), kMonday + 31 * kMinute);
+  EXPECT_EQ(UnixMillis(replay.alerts[0].at), kMonday + 46 * kMinute);
+  EXPECT_FALSE(replay.raw_from.has_value());
   fs::remove_all(dir);
 }
 

@@ -30,7 +30,7 @@ using nlohmann::json;
 AlertGpuTick Tick(int gpu, int minute, int processes, std::optional<int> util = 0) {
   AlertGpuTick t;
   t.sample.gpu = gpu;
-  t.sample.time_ms = static_cast<int64_t>(minute) * kMillisecondsPerMinute;
+  t.sample.time = FromUnixMillis(static_cast<int64_t>(minute) * kMillisecondsPerMinute);
   t.sample.utilization_gpu = util;
   t.processes = processes;
   return t;
@@ -52,14 +52,14 @@ TEST(MeterAlerts, IdleGpuAlertsAfterNMinutesThenEveryRepeatWindow) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].kind, AlertKind::kIdleNoProcess);
   EXPECT_EQ(got[0].gpu, 3);
-  EXPECT_EQ(got[0].at_ms, 30 * kMillisecondsPerMinute);
+  EXPECT_EQ(UnixMillis(got[0].at), 30 * kMillisecondsPerMinute);
   EXPECT_DOUBLE_EQ(got[0].minutes, 30);
   EXPECT_FALSE(got[0].repeat);
   // 30 min at 12.5 CNY/h = 6.25 CNY; 90 min = 18.75 CNY.
   ASSERT_TRUE(got[0].money.has_value());
   EXPECT_DOUBLE_EQ(got[0].money->amount, 6.25);
   EXPECT_EQ(got[0].summary, "GPU 3: billed with no process for 30 min, 12.50 CNY/h (6 CNY so far)");
-  EXPECT_EQ(got[1].at_ms, 90 * kMillisecondsPerMinute);
+  EXPECT_EQ(UnixMillis(got[1].at), 90 * kMillisecondsPerMinute);
   EXPECT_TRUE(got[1].repeat);
   EXPECT_DOUBLE_EQ(got[1].money->amount, 18.75);
 
@@ -72,8 +72,8 @@ TEST(MeterAlerts, IdleGpuAlertsAfterNMinutesThenEveryRepeatWindow) {
     }
   }
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].since_ms, 140 * kMillisecondsPerMinute);
-  EXPECT_EQ(got[0].at_ms, 170 * kMillisecondsPerMinute);
+  EXPECT_EQ(UnixMillis(got[0].since), 140 * kMillisecondsPerMinute);
+  EXPECT_EQ(UnixMillis(got[0].at), 170 * kMillisecondsPerMinute);
   EXPECT_FALSE(got[0].repeat);
 }
 
@@ -97,10 +97,10 @@ TEST(MeterAlerts, IdleMoneyFollowsTheNightWindowHourByHour) {
   EXPECT_EQ(got[0].summary, "GPU 0: billed with no process for 2.0 h, 6.00 CNY/h (18 CNY so far)");
   // Part hours: 21:30-22:15 local = 30 min at 12 + 15 min at 6 = 7.5.
   const int64_t h = kMillisecondsPerHour, mn = kMillisecondsPerMinute;
-  EXPECT_DOUBLE_EQ(r.GpuMoneyBetween(13 * h + 30 * mn, 14 * h + 15 * mn)->amount, 7.5);
+  EXPECT_DOUBLE_EQ(r.GpuMoneyBetween(FromUnixMillis(13 * h + 30 * mn), FromUnixMillis(14 * h + 15 * mn))->amount, 7.5);
   // The night ends at 08:00 local = 00:00 UTC.
-  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(-1)->amount, 6);
-  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(0)->amount, 12);
+  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(FromUnixMillis(-1))->amount, 6);
+  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(FromUnixMillis(0))->amount, 12);
 }
 
 TEST(MeterAlerts, AnOffersPriceCarriesItsAddOnFeesAndNightWindow) {
@@ -116,20 +116,20 @@ TEST(MeterAlerts, AnOffersPriceCarriesItsAddOnFeesAndNightWindow) {
   OfferSet set;
   set.currency = "CNY";
   set.zone = test::Offset(480);
-  const AlertRules r = PricedAlertRules(AlertRules{}, o, set, 0);
+  const AlertRules r = PricedAlertRules(AlertRules{}, o, set, FromUnixMillis(0));
   EXPECT_DOUBLE_EQ(r.gpu_hour_price->amount, 18);
-  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(4 * kMillisecondsPerHour)->amount, 18);   // 12:00 local
-  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(15 * kMillisecondsPerHour)->amount, 9);   // 23:00 local
+  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(FromUnixMillis(4 * kMillisecondsPerHour))->amount, 18);   // 12:00 local
+  EXPECT_DOUBLE_EQ(r.GpuHourPriceAt(FromUnixMillis(15 * kMillisecondsPerHour))->amount, 9);   // 23:00 local
   EXPECT_DOUBLE_EQ(OfferGpuHourPrice(o, test::Hour(23)), 9);
   EXPECT_DOUBLE_EQ(OfferGpuHourPrice(o, test::Hour(24 + 12)), 18);
   // A local day, 00:00-24:00 (16:00 UTC the day before to 16:00 UTC): 10 night hours at 9 and 14 day
   // hours at 18 = 342 / 24 = 14.25 a GPU-hour on average.
-  EXPECT_DOUBLE_EQ(OfferMeanGpuHourPrice(o, {16 * kMillisecondsPerHour, 40 * kMillisecondsPerHour}, test::Offset(480)), 14.25);
+  EXPECT_DOUBLE_EQ(OfferMeanGpuHourPrice(o, {FromUnixMillis(16 * kMillisecondsPerHour), FromUnixMillis(40 * kMillisecondsPerHour)}, test::Offset(480)), 14.25);
   // /metrics prices each sample at its time: 1 s idle at 23:00 local costs 9 / 3600.
   MeterMetrics m;
   m.SetPricing(r);
   GpuSample s;
-  s.time_ms = 15 * kMillisecondsPerHour;
+  s.time = FromUnixMillis(15 * kMillisecondsPerHour);
   m.ObserveGpu(s, 0, true, 1.0);
   EXPECT_DOUBLE_EQ(m.Snapshot().gpus[0].hourly_price->amount, 9);
   EXPECT_DOUBLE_EQ(m.Snapshot().gpus[0].idle_cost, 9.0 / 3600);
@@ -153,7 +153,7 @@ TEST(MeterAlerts, LowUtilisationNeedsAProcessAndAMeasuredValueUnderTheLimit) {
   for (int m = 0; m <= 40; ++m) {
     for (const auto& a : e.ObserveGpu(Tick(1, m, 2, 4))) {  // 4% < 5%
       EXPECT_EQ(a.kind, AlertKind::kLowUtilization);
-      EXPECT_EQ(a.at_ms, 30 * kMillisecondsPerMinute);
+      EXPECT_EQ(UnixMillis(a.at), 30 * kMillisecondsPerMinute);
       EXPECT_EQ(a.summary, "GPU 1: under 5% utilisation for 30 min with 2 processes, price unknown (no --offers)");
       ++alerts;
     }
@@ -186,7 +186,7 @@ TEST(MeterAlerts, ThrottlingCountsHeatAndBrakesNotThePowerCap) {
     }
   }
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].at_ms, 15 * kMillisecondsPerMinute);  // from minute 10, 5 minutes
+  EXPECT_EQ(UnixMillis(got[0].at), 15 * kMillisecondsPerMinute);  // from minute 10, 5 minutes
   EXPECT_EQ(got[0].summary, "GPU 0: clocks held back (hardware thermal) for 5 min while busy, 91 C");
 }
 
@@ -215,18 +215,18 @@ TEST(MeterAlerts, BudgetThresholdsOncePerMonth) {
   r.monthly_budget = Money{10000, "CNY"};
   AlertEngine e(r);
   const Money spent{3000, "CNY"};
-  EXPECT_TRUE(e.ObserveBudget(0, "2026-12", spent, Money{7999, "CNY"}).empty());
-  auto a = e.ObserveBudget(1, "2026-12", spent, Money{8000, "CNY"});  // 80% of 10,000
+  EXPECT_TRUE(e.ObserveBudget(FromUnixMillis(0), "2026-12", spent, Money{7999, "CNY"}).empty());
+  auto a = e.ObserveBudget(FromUnixMillis(1), "2026-12", spent, Money{8000, "CNY"});  // 80% of 10,000
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].severity, "warning");
   EXPECT_EQ(a[0].summary, "budget 2026-12: projected 8,000 CNY reaches 80% of 10,000 CNY (spent so far 3,000 CNY)");
-  EXPECT_TRUE(e.ObserveBudget(2, "2026-12", spent, Money{8500, "CNY"}).empty());
-  a = e.ObserveBudget(3, "2026-12", spent, Money{12000, "CNY"});
+  EXPECT_TRUE(e.ObserveBudget(FromUnixMillis(2), "2026-12", spent, Money{8500, "CNY"}).empty());
+  a = e.ObserveBudget(FromUnixMillis(3), "2026-12", spent, Money{12000, "CNY"});
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].severity, "critical");
-  EXPECT_TRUE(e.ObserveBudget(4, "2026-12", spent, Money{13000, "CNY"}).empty());
+  EXPECT_TRUE(e.ObserveBudget(FromUnixMillis(4), "2026-12", spent, Money{13000, "CNY"}).empty());
   // A new month starts over: both thresholds are crossed at once.
-  EXPECT_EQ(e.ObserveBudget(5, "2027-01", spent, Money{12000, "CNY"}).size(), 2u);
+  EXPECT_EQ(e.ObserveBudget(FromUnixMillis(5), "2027-01", spent, Money{12000, "CNY"}).size(), 2u);
 }
 
 TEST(MeterAlerts, AlertsFileErrorsNameLineAndKey) {
@@ -279,8 +279,8 @@ Alert IdleAlert() {
   a.kind = AlertKind::kIdleNoProcess;
   a.gpu = 3;
   a.severity = "warning";
-  a.since_ms = 1700000000000 - 41 * kMillisecondsPerHour;
-  a.at_ms = 1700000000000;
+  a.since = FromUnixMillis(1700000000000 - 41 * kMillisecondsPerHour);
+  a.at = FromUnixMillis(1700000000000);
   a.minutes = 41 * 60;
   a.money_per_hour = Money{30, "CNY"};
   a.money = Money{1230, "CNY"};
@@ -292,13 +292,13 @@ TEST(MeterWebhooks, RobotBodiesAndSignaturesFollowTheVendorDocs) {
   const Alert a = IdleAlert();
   const std::string text = "[gpuplan warning] " + a.summary;
   // WeCom group robot: {"msgtype":"text","text":{"content":...}}.
-  auto m = BuildWebhookMessage(a, {"w", WebhookFormat::kWeCom, "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K", ""}, 0);
+  auto m = BuildWebhookMessage(a, {"w", WebhookFormat::kWeCom, "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K", ""}, FromUnixMillis(0));
   EXPECT_EQ(m.url, "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K");
   EXPECT_EQ(json::parse(m.body), json::parse(R"({"msgtype":"text","text":{"content":)" + json(text).dump() + "}}"));
   // DingTalk, signed: timestamp in ms and sign = urlencode(base64(HMAC-SHA256(secret,
   // timestamp + "\n" + secret))) in the query; the value from Python's hmac + quote_plus.
   m = BuildWebhookMessage(a, {"d", WebhookFormat::kDingTalk, "https://oapi.dingtalk.com/robot/send?access_token=T", "SECgpuplan-test"},
-                          1700000000000);
+                          FromUnixMillis(1700000000000));
   EXPECT_EQ(m.url,
             "https://oapi.dingtalk.com/robot/send?access_token=T&timestamp=1700000000000"
             "&sign=dIfkvd93I6GDiaR%2BbLbdvsYOYBKGQQnouuRkcCyNsYQ%3D");
@@ -307,14 +307,14 @@ TEST(MeterWebhooks, RobotBodiesAndSignaturesFollowTheVendorDocs) {
   // Feishu, signed: timestamp in seconds (a string) and sign = base64(HMAC-SHA256(key =
   // timestamp + "\n" + secret, message = "")) in the body.
   m = BuildWebhookMessage(a, {"f", WebhookFormat::kFeishu, "https://open.feishu.cn/open-apis/bot/v2/hook/H", "SECgpuplan-test"},
-                          1700000000123);
+                          FromUnixMillis(1700000000123));
   const json f = json::parse(m.body);
   EXPECT_EQ(f["msg_type"], "text");
   EXPECT_EQ(f["content"]["text"], text);
   EXPECT_EQ(f["timestamp"], "1700000000");
   EXPECT_EQ(f["sign"], "rZNVYnuwqtIbPrardCo/mhrjk4xurDu1Y228q4QyQnc=");
   // Generic: the alert's fields.
-  const json g = json::parse(BuildWebhookMessage(a, {"g", WebhookFormat::kGeneric, "http://x/", ""}, 0).body);
+  const json g = json::parse(BuildWebhookMessage(a, {"g", WebhookFormat::kGeneric, "http://x/", ""}, FromUnixMillis(0)).body);
   EXPECT_EQ(g["kind"], "idle_no_process");
   EXPECT_EQ(g["gpu"], 3);
   EXPECT_EQ(g["money"]["amount"], 1230);
@@ -494,14 +494,14 @@ TEST(MeterIncidents, TheLiveAgentSendsTheEndAndTheDigest) {
     m.OnStart("test", h);
     for (int minute = 0; minute <= 120; ++minute) {
       TraceStep s;
-      s.time_ms = t0 + minute * 60000LL;
+      s.time = FromUnixMillis(t0 + minute * 60000LL);
       GpuSample g;
-      g.time_ms = s.time_ms;
+      g.time = s.time;
       g.utilization_gpu = minute >= 100 ? 90 : 0;
       s.gpus.push_back(g);
       if (minute >= 100) {
         ProcessSample p;
-        p.time_ms = s.time_ms;
+        p.time = s.time;
         s.processes.push_back(p);
       }
       m.OnTick(s, minute);

@@ -25,7 +25,7 @@ bool HasLine(const std::string& text, const std::string& line) {
 GpuSample Sample(int gpu, int64_t second, int util) {
   GpuSample s;
   s.gpu = gpu;
-  s.time_ms = second * 1000;
+  s.time = FromUnixMillis(second * 1000);
   s.utilization_gpu = util;
   return s;
 }
@@ -53,7 +53,7 @@ TEST(MeterMetrics, CountersAddUpTheTicks) {
   EXPECT_DOUBLE_EQ(g.idle_billed_seconds, 4);
   EXPECT_DOUBLE_EQ(g.busy_seconds, 3);  // 6 s x 0.5
   EXPECT_DOUBLE_EQ(g.idle_cost, 0.04);  // 4 s x 36 CNY / 3600 s
-  EXPECT_EQ(g.last_active_ms, 10000);
+  EXPECT_EQ(g.last_active, FromUnixMillis(10000));
   EXPECT_DOUBLE_EQ(s.gpus[1].billed_seconds, 0);
   EXPECT_DOUBLE_EQ(s.gpus[1].idle_cost, 0);
   EXPECT_EQ(s.samples_total, 15u);

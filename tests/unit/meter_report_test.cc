@@ -64,7 +64,7 @@ class Machine {
       uint64_t& energy = energy_mj_[gpu];
       energy += static_cast<uint64_t>(watts * 60.0 * 1000.0);
       GpuSample s;
-      s.time_ms = t;
+      s.time = FromUnixMillis(t);
       s.gpu = gpu;
       s.uuid = "GPU-" + std::to_string(gpu);
       s.utilization_gpu = util;
@@ -74,7 +74,7 @@ class Machine {
       if (who) {
         ProcessSample p;
         static_cast<ProcessIdentity&>(p) = *who;
-        p.time_ms = t;
+        p.time = FromUnixMillis(t);
         p.gpu = gpu;
         p.gpu_memory = process_memory;
         proc_.push_back(p);
@@ -138,15 +138,15 @@ class MeterReportTest : public ::testing::Test {
     o.max_sample_gap_seconds = 90;
     o.max_buffered_samples = 1000000;
     int64_t last = 0;
-    for (const auto& s : m.gpu()) last = std::max(last, s.time_ms);
+    for (const auto& s : m.gpu()) last = std::max(last, UnixMillis(s.time));
     const int64_t at = now.value_or(last + kHr);
     MeterStore store = MeterStore::Open(File(name), o);
     store.Append(m.gpu());
     store.Append(m.processes());
     while (store.Buffered() > 0) {
-      store.Flush(at);
+      store.Flush(FromUnixMillis(at));
     }
-    store.RollUp(at);
+    store.RollUp(FromUnixMillis(at));
     return File(name);
   }
   MeterReportRequest Request(const std::string& db, const std::string& offers, int64_t from, int64_t to) const {
@@ -320,7 +320,7 @@ TEST_F(MeterReportTest, TwoProcessesOnOneGpuSplitItsBusyHourByTheTimeEachWasSeen
   for (int64_t t = kMarch + 40 * kMin; t < kMarch + kHr; t += kMin) {
     ProcessSample p;
     static_cast<ProcessIdentity&>(p) = Proc(2, "bob");
-    p.time_ms = t;
+    p.time = FromUnixMillis(t);
     p.gpu = 0;
     procs.push_back(p);
   }
@@ -331,8 +331,8 @@ TEST_F(MeterReportTest, TwoProcessesOnOneGpuSplitItsBusyHourByTheTimeEachWasSeen
     MeterStore s = MeterStore::Open(File("two.db"), o);
     s.Append(alice.gpu());
     s.Append(procs);
-    while (s.Buffered() > 0) s.Flush(kMarch + 2 * kHr);
-    s.RollUp(kMarch + 2 * kHr);
+    while (s.Buffered() > 0) s.Flush(FromUnixMillis(kMarch + 2 * kHr));
+    s.RollUp(FromUnixMillis(kMarch + 2 * kHr));
   }
   MeterReportRequest q = Request(File("two.db"), Write("od.yaml", kOnDemandByTheHour), kMarch, kMarch + kHr);
   q.by = "user";
@@ -473,16 +473,16 @@ TEST_F(MeterReportTest, ProjectsTheCalendarMonthAtTheObservedRate) {
   q.sample_interval_seconds = 60;
   q.max_sample_gap_seconds = 90;
   const MeterReport r = RunMeterReport(q, test::Catalog());
-  EXPECT_EQ(r.from_ms, kMarch);
-  EXPECT_EQ(r.to_ms, Cst(2027, 3, 12));
+  EXPECT_EQ(UnixMillis(r.from), kMarch);
+  EXPECT_EQ(UnixMillis(r.to), Cst(2027, 3, 12));
   EXPECT_NEAR(r.total.money, 240, 1e-9);
   ASSERT_TRUE(r.projection);
   const MonthProjection& p = *r.projection;
   // The month so far counts from the first observation (03-11), not the 1st: 24 h, 240 CNY,
   // 10 per hour; the month ends 2027-04-01T00:00, 744 - 264 = 480 h later: 240 + 4,800 = 5,040.
   EXPECT_EQ(p.month, "2027-03");
-  EXPECT_EQ(p.from_ms, Cst(2027, 3, 11));
-  EXPECT_EQ(p.month_end_ms, Cst(2027, 4, 1));
+  EXPECT_EQ(UnixMillis(p.from), Cst(2027, 3, 11));
+  EXPECT_EQ(UnixMillis(p.month_end), Cst(2027, 4, 1));
   EXPECT_NEAR(p.so_far, 240, 1e-9);
   EXPECT_NEAR(p.per_hour, 10, 1e-9);
   EXPECT_NEAR(p.remaining_hours, 480, 1e-9);
@@ -499,7 +499,7 @@ TEST_F(MeterReportTest, ProjectionFromTheMonthsStartCountsTheDownHours) {
   q.now = Seconds(Cst(2027, 3, 3));
   const MeterReport r = RunMeterReport(q, test::Catalog());
   ASSERT_TRUE(r.projection);
-  EXPECT_EQ(r.projection->from_ms, kMarch);
+  EXPECT_EQ(UnixMillis(r.projection->from), kMarch);
   EXPECT_NEAR(r.projection->so_far, 240, 1e-9);
   EXPECT_NEAR(r.projection->per_hour, 5, 1e-9);
   EXPECT_NEAR(r.projection->projected, 3720, 1e-9);
@@ -512,7 +512,7 @@ TEST_F(MeterReportTest, SoFarIncludesTheMinutesNotRolledUpYet) {
   std::vector<GpuSample> g;
   for (int64_t t = kMarch; t < kMarch + 2 * kHr; t += 1000) {
     GpuSample s;
-    s.time_ms = t;
+    s.time = FromUnixMillis(t);
     s.gpu = 0;
     s.utilization_gpu = 40;
     g.push_back(s);
@@ -521,13 +521,13 @@ TEST_F(MeterReportTest, SoFarIncludesTheMinutesNotRolledUpYet) {
     MeterStore s = MeterStore::Open(File("tail.db"));
     std::vector<GpuSample> first(g.begin(), g.begin() + 5400), rest(g.begin() + 5400, g.end());
     s.Append(first);
-    while (s.Buffered() > 0) s.Flush(kMarch + 90 * kMin);
+    while (s.Buffered() > 0) s.Flush(FromUnixMillis(kMarch + 90 * kMin));
     s.Append(rest);
-    while (s.Buffered() > 0) s.Flush(kMarch + 90 * kMin);
+    while (s.Buffered() > 0) s.Flush(FromUnixMillis(kMarch + 90 * kMin));
     const StoreExtent e = s.Extent();
-    ASSERT_TRUE(e.hours_done_ms && e.minutes_done_ms);
-    ASSERT_EQ(*e.hours_done_ms, kMarch + kHr);
-    ASSERT_EQ(*e.minutes_done_ms, kMarch + 90 * kMin);
+    ASSERT_TRUE(e.hours_done && e.minutes_done);
+    ASSERT_EQ(UnixMillis(*e.hours_done), kMarch + kHr);
+    ASSERT_EQ(UnixMillis(*e.minutes_done), kMarch + 90 * kMin);
   }
   MeterReportRequest q = Request(File("tail.db"), Write("od.yaml", kOnDemandByTheHour), kMarch, kMarch + 2 * kHr);
   q.sample_interval_seconds.reset();  // the store's 1 s / 10 s
@@ -646,16 +646,16 @@ TEST_F(MeterReportTest, RequestErrorsNameTheirFlag) {
   q.db.clear();
   EXPECT_EQ(field_of(q), "--db");
   // The accepted forms of a time, in +08:00 and with their own offset.
-  EXPECT_EQ(ParseMeterTime("2027-03", test::Offset(480), "t"), kMarch);
-  EXPECT_EQ(ParseMeterTime("2027-03-01", test::Offset(480), "t"), kMarch);
-  EXPECT_EQ(ParseMeterTime("2027-03-01T00:00", test::Offset(480), "t"), kMarch);
-  EXPECT_EQ(ParseMeterTime("2027-02-28T16:00Z", test::Offset(480), "t"), kMarch);
-  EXPECT_EQ(ParseMeterTime("2027-02-28T16:00", test::Offset(0), "t"), kMarch);
+  EXPECT_EQ(UnixMillis(ParseMeterTime("2027-03", test::Offset(480), "t")), kMarch);
+  EXPECT_EQ(UnixMillis(ParseMeterTime("2027-03-01", test::Offset(480), "t")), kMarch);
+  EXPECT_EQ(UnixMillis(ParseMeterTime("2027-03-01T00:00", test::Offset(480), "t")), kMarch);
+  EXPECT_EQ(UnixMillis(ParseMeterTime("2027-02-28T16:00Z", test::Offset(480), "t")), kMarch);
+  EXPECT_EQ(UnixMillis(ParseMeterTime("2027-02-28T16:00", test::Offset(0), "t")), kMarch);
   // A time with its offset is that instant, also in the hour a real zone repeats: 01:00Z on
   // 2027-10-31 is 02:00+01:00 in Berlin (the second 02:00), not the first 02:00 (00:00Z).
   // 2027-10-31 is 21,122 days after 1970-01-01: 57 x 365 + 14 leap days = 20,819 to 2027-01-01,
   // then 303 days (31+28+31+30+31+30+31+31+30+30) to October 31.
-  EXPECT_EQ(ParseMeterTime("2027-10-31T01:00Z", *ParseZone("Europe/Berlin"), "t"),
+  EXPECT_EQ(UnixMillis(ParseMeterTime("2027-10-31T01:00Z", *ParseZone("Europe/Berlin"), "t")),
             (int64_t{21122} * 86400 + 3600) * 1000);
 }
 
@@ -889,8 +889,8 @@ TEST(MeterRange, StartsIn2000OrLater) {
   // 2000-01-01 00:00 at +08:00 is 1999-12-31T16:00Z: before the earliest start.
   EXPECT_EQ(field("2000-01-01", "2000-01-02", 480), "--from");
   const TimeRange r = MeterReportRange("2000-01-01", "2000-01-02", test::Offset(0), now);
-  EXPECT_EQ(r.from_ms, 946684800000);
-  EXPECT_EQ(r.to_ms, 946684800000 + 24 * 3600000LL);
+  EXPECT_EQ(UnixMillis(r.from), 946684800000);
+  EXPECT_EQ(UnixMillis(r.to), 946684800000 + 24 * 3600000LL);
 }
 
 }  // namespace

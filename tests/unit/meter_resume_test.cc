@@ -52,10 +52,10 @@ std::string WriteDays(const Folder& dir, const std::string& name, int steps) {
   uint64_t energy = 5000000;
   for (int k = 0; k < steps; ++k) {
     TraceStep s;
-    s.time_ms = kStart + int64_t{k} * 10000;
+    s.time = FromUnixMillis(kStart + int64_t{k} * 10000);
     const bool job = (k % 360) < 240;
     GpuSample g;
-    g.time_ms = s.time_ms;
+    g.time = s.time;
     g.gpu = 0;
     g.uuid = "GPU-0";
     g.memory_total = 85899345920ull;
@@ -66,7 +66,7 @@ std::string WriteDays(const Folder& dir, const std::string& name, int steps) {
     s.gpus.push_back(g);
     if (job) {
       ProcessSample p;
-      p.time_ms = s.time_ms;
+      p.time = s.time;
       p.gpu = 0;
       p.pid = 1000 + k / 360;  // a new process every hour
       p.user = "alice";
@@ -212,7 +212,7 @@ TEST_F(MeterResume, AStoppedReplayResumesAfterItsLastStoredStep) {
   read_only.read_only = true;
   const StoreExtent e = MeterStore::Open(db, read_only).Extent();
   // A stop drains the buffer: every step through the 10,000th (k = 9,999) is committed.
-  EXPECT_EQ(e.samples_complete_ms, kStart + 9999 * int64_t{10000});
+  EXPECT_EQ(e.samples_complete, FromUnixMillis(kStart + 9999 * int64_t{10000}));
   const MeterRunSummary s = Replay(db, trace_, /*resume=*/true);
   EXPECT_EQ(s.resumed_after_steps, 10000);
   EXPECT_EQ(s.ticks, kSteps - 10000);
@@ -263,12 +263,12 @@ TEST(MeterTraceWriter, ACommandLineThatIsNotUtf8IsWrittenNotThrown) {
   t.header.host = "h";
   t.header.gpus.push_back(TraceGpu{0, "NVIDIA A100-SXM4-80GB", "GPU-0", 85899345920ull});
   TraceStep s;
-  s.time_ms = kStart;
+  s.time = FromUnixMillis(kStart);
   GpuSample g;
-  g.time_ms = kStart;
+  g.time = FromUnixMillis(kStart);
   s.gpus.push_back(g);
   ProcessSample p;
-  p.time_ms = kStart;
+  p.time = FromUnixMillis(kStart);
   p.pid = 42;
   p.command = "python tr\xff.py";
   s.processes.push_back(p);

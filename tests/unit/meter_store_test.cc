@@ -28,11 +28,11 @@ namespace {
 namespace fs = std::filesystem;
 
 // 2024-01-01T00:00:00Z: a whole hour, so minute and hour buckets start here.
-constexpr int64_t kT0 = 1704067200000;
-constexpr int64_t kSecond = 1000;
-constexpr int64_t kMinute = 60 * kSecond;
-constexpr int64_t kHour = 60 * kMinute;
-constexpr int64_t kDay = 24 * kHour;
+constexpr UtcMillis kT0{std::chrono::milliseconds{1704067200000}};
+constexpr std::chrono::milliseconds kSecond{1000};
+constexpr std::chrono::milliseconds kMinute = 60 * kSecond;
+constexpr std::chrono::milliseconds kHour = 60 * kMinute;
+constexpr std::chrono::milliseconds kDay = 24 * kHour;
 constexpr uint64_t kGiB = 1ull << 30;
 constexpr uint64_t kMiB = 1ull << 20;
 
@@ -118,7 +118,7 @@ TEST(MeterSample, FromSnapshotCopiesEveryMeteredField) {
   // 1704067200.4567 s -> 1704067200457 ms (rounded to the nearest millisecond).
   const auto samples = GpuSamplesFromSnapshot(snap, 1704067200.4567);
   ASSERT_EQ(samples.size(), 2u);
-  EXPECT_EQ(samples[0].time_ms, 1704067200457);
+  EXPECT_EQ(UnixMillis(samples[0].time), 1704067200457);
   EXPECT_EQ(samples[0].gpu, 0);
   EXPECT_EQ(samples[0].uuid, "GPU-aaaa");
   EXPECT_EQ(samples[0].utilization_gpu, 97);
@@ -131,7 +131,7 @@ TEST(MeterSample, FromSnapshotCopiesEveryMeteredField) {
   EXPECT_EQ(samples[0].sm_clock, 1980);
   EXPECT_EQ(samples[0].clock_event_reasons, kClockEventSwPowerCap);
   GpuSample empty;
-  empty.time_ms = 1704067200457;
+  empty.time = FromUnixMillis(1704067200457);
   empty.gpu = 3;
   EXPECT_EQ(samples[1], empty);  // absent stays absent, never 0
 }
@@ -141,7 +141,7 @@ TEST(MeterSample, FromSnapshotCopiesEveryMeteredField) {
 TEST_F(MeterStoreTest, RoundTripsGpuAndProcessSamples) {
   auto store = MeterStore::Open(File("m.db"));
   GpuSample full;
-  full.time_ms = kT0;
+  full.time = kT0;
   full.gpu = 0;
   full.uuid = "GPU-5a6c9a3e-0000-4d1e-9e7a-111111111111";
   full.utilization_gpu = 87;
@@ -154,18 +154,18 @@ TEST_F(MeterStoreTest, RoundTripsGpuAndProcessSamples) {
   full.sm_clock = 1755;
   full.clock_event_reasons = 0x8000000000000004ull;  // the top bit survives SQLite's signed integers
   GpuSample sparse;
-  sparse.time_ms = kT0;
+  sparse.time = kT0;
   sparse.gpu = 1;
   sparse.utilization_gpu = 0;  // 0 measured is not "absent"
   GpuSample later = full;
-  later.time_ms = kT0 + kSecond;
+  later.time = kT0 + kSecond;
   later.uuid = "GPU-5a6c9a3e-0000-4d1e-9e7a-111111111111";  // same device row
   GpuSample at_end = full;
-  at_end.time_ms = kT0 + 2 * kSecond;  // == range end: excluded
+  at_end.time = kT0 + 2 * kSecond;  // == range end: excluded
   store.Append({full, sparse, later, at_end});
 
   ProcessSample p;
-  p.time_ms = kT0;
+  p.time = kT0;
   p.gpu = 0;
   p.pid = 4242;
   p.user = "alice";
@@ -176,7 +176,7 @@ TEST_F(MeterStoreTest, RoundTripsGpuAndProcessSamples) {
   p.slurm_job_id = "81234";
   p.gpu_memory = 40 * kGiB;
   ProcessSample q;  // only a pid
-  q.time_ms = kT0 + kSecond;
+  q.time = kT0 + kSecond;
   q.gpu = 1;
   q.pid = 7;
   store.Append(std::vector<ProcessSample>{p, q});
@@ -221,7 +221,7 @@ TEST_F(MeterStoreTest, RoundTripsGpuAndProcessSamples) {
 // GPU 1: utilisation 100, nothing else.
 GpuSample Gpu0(int i) {
   GpuSample s;
-  s.time_ms = kT0 + i * kSecond;
+  s.time = kT0 + i * kSecond;
   s.gpu = 0;
   s.uuid = "GPU-0";
   s.utilization_gpu = (i % 4) * 25;
@@ -236,7 +236,7 @@ GpuSample Gpu0(int i) {
 }
 GpuSample Gpu1(int i) {
   GpuSample s;
-  s.time_ms = kT0 + i * kSecond;
+  s.time = kT0 + i * kSecond;
   s.gpu = 1;
   s.uuid = "GPU-1";
   s.utilization_gpu = 100;
@@ -244,7 +244,7 @@ GpuSample Gpu1(int i) {
 }
 ProcessSample Trainer(int i) {
   ProcessSample p;
-  p.time_ms = kT0 + i * kSecond;
+  p.time = kT0 + i * kSecond;
   p.gpu = 0;
   p.pid = 4242;
   p.user = "alice";
@@ -277,24 +277,24 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
   EXPECT_EQ(st.written, 250u);           // 240 GPU samples + 10 process samples
   EXPECT_EQ(st.rollup.minute_rows, 4);   // 2 minutes x 2 GPUs
   EXPECT_EQ(st.rollup.hour_rows, 0);
-  EXPECT_EQ(st.rollup.minutes_done_ms, kT0 + 2 * kMinute);
+  EXPECT_EQ(st.rollup.minutes_done, kT0 + 2 * kMinute);
 
   const auto m = store.GpuRollups(Resolution::kMinute, {kT0, kT0 + kHour});
   ASSERT_EQ(m.size(), 4u);  // ordered by bucket, then GPU
   const GpuRollup& m0 = m[0];
-  EXPECT_EQ(m0.bucket_ms, kT0);
-  EXPECT_EQ(m0.width_ms, kMinute);
+  EXPECT_EQ(m0.bucket, kT0);
+  EXPECT_EQ(m0.width, kMinute);
   EXPECT_EQ(m0.gpu, 0);
   EXPECT_EQ(m0.uuid, "GPU-0");
   EXPECT_EQ(m0.samples, 60);
   // Each sample stands for 1 s: the first has no predecessor and counts the nominal 1 s.
-  EXPECT_EQ(m0.observed_ms, 60 * kSecond);
+  EXPECT_EQ(m0.observed, 60 * kSecond);
   // Active: utilisation > 0 at i % 4 != 0, 45 of 60. Busy adds the samples with utilisation 0
   // and the process present (i = 0, 4, 8): 48 s.
-  EXPECT_EQ(m0.active_ms, 45 * kSecond);
-  EXPECT_EQ(m0.busy_ms, 48 * kSecond);
-  EXPECT_EQ(m0.IdleHeldMs(), 3 * kSecond);
-  EXPECT_EQ(m0.IdleMs(), 12 * kSecond);
+  EXPECT_EQ(m0.active, 45 * kSecond);
+  EXPECT_EQ(m0.busy, 48 * kSecond);
+  EXPECT_EQ(m0.IdleHeld(), 3 * kSecond);
+  EXPECT_EQ(m0.Idle(), 12 * kSecond);
   // Utilisation: 15 x (0 + 25 + 50 + 75) = 2250 over 60 samples = 37.5 %.
   EXPECT_EQ(m0.utilization_gpu_n, 60);
   EXPECT_EQ(m0.utilization_gpu_sum, 2250);
@@ -318,18 +318,18 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
 
   const GpuRollup& m1 = m[1];  // GPU 1, minute 0: always 100 %, no counter, no power
   EXPECT_EQ(m1.gpu, 1);
-  EXPECT_EQ(m1.busy_ms, 60 * kSecond);
-  EXPECT_EQ(m1.active_ms, 60 * kSecond);
+  EXPECT_EQ(m1.busy, 60 * kSecond);
+  EXPECT_EQ(m1.active, 60 * kSecond);
   EXPECT_FALSE(m1.energy_mj.has_value());  // no sample had the counter: unknown, not 0
   EXPECT_FALSE(m1.PowerMean().has_value());
   EXPECT_EQ(m1.power_n, 0);
 
   const GpuRollup& m2 = m[2];  // GPU 0, minute 1 (i = 60..119)
-  EXPECT_EQ(m2.bucket_ms, kT0 + kMinute);
+  EXPECT_EQ(m2.bucket, kT0 + kMinute);
   EXPECT_EQ(m2.gpu, 0);
   // Sample 60 measures from sample 59 (in the previous minute): 1 s, 300,000 mJ.
-  EXPECT_EQ(m2.observed_ms, 60 * kSecond);
-  EXPECT_EQ(m2.busy_ms, 45 * kSecond);  // no process this minute
+  EXPECT_EQ(m2.observed, 60 * kSecond);
+  EXPECT_EQ(m2.busy, 45 * kSecond);  // no process this minute
   // Energy: i = 60..89 add 30 x 300,000; i = 90 went down from 28,000,000 to 5,000, a reset:
   // counts 5,000; i = 91..119 add 29 x 300,000. 9,000,000 + 5,000 + 8,700,000 = 17,705,000.
   EXPECT_EQ(m2.energy_mj, 17'705'000u);
@@ -347,12 +347,12 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
   const auto h = store.GpuRollups(Resolution::kHour, {kT0, kT0 + kDay});
   ASSERT_EQ(h.size(), 2u);
   const GpuRollup& h0 = h[0];
-  EXPECT_EQ(h0.bucket_ms, kT0);
-  EXPECT_EQ(h0.width_ms, kHour);
+  EXPECT_EQ(h0.bucket, kT0);
+  EXPECT_EQ(h0.width, kHour);
   EXPECT_EQ(h0.samples, 120);
-  EXPECT_EQ(h0.observed_ms, 120 * kSecond);
-  EXPECT_EQ(h0.busy_ms, 93 * kSecond);    // 48 + 45
-  EXPECT_EQ(h0.active_ms, 90 * kSecond);  // 45 + 45
+  EXPECT_EQ(h0.observed, 120 * kSecond);
+  EXPECT_EQ(h0.busy, 93 * kSecond);    // 48 + 45
+  EXPECT_EQ(h0.active, 90 * kSecond);  // 45 + 45
   EXPECT_DOUBLE_EQ(*h0.UtilizationGpuMean(), 37.5);  // 4500 / 120
   EXPECT_EQ(h0.energy_mj, 35'405'000u);              // 17,700,000 + 17,705,000
   EXPECT_EQ(h0.memory_used_max, 119 * kGiB);
@@ -360,7 +360,7 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
   EXPECT_EQ(h0.clock_event_reasons, kClockEventSwPowerCap | kClockEventHwSlowdown);
   EXPECT_EQ(h0.uuid, "GPU-0");
   EXPECT_EQ(h[1].samples, 120);
-  EXPECT_EQ(h[1].busy_ms, 120 * kSecond);
+  EXPECT_EQ(h[1].busy, 120 * kSecond);
 
   // Idempotent: rolling up again writes nothing new and changes nothing.
   const RollUpResult again = store.RollUp(kT0 + kHour);
@@ -376,16 +376,16 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
   EXPECT_EQ(seen[0].user, "alice");
   EXPECT_EQ(seen[0].gpu, 0);
   EXPECT_EQ(seen[0].samples, 10);
-  EXPECT_EQ(seen[0].observed_ms, 10 * kSecond);
+  EXPECT_EQ(seen[0].observed, 10 * kSecond);
   EXPECT_EQ(seen[0].gpu_memory_max, 1000 * kMiB);
   EXPECT_EQ(seen[0].gpu_memory_sum, static_cast<int64_t>(5500 * kMiB));
-  EXPECT_EQ(seen[0].from_ms, kT0);
-  EXPECT_EQ(seen[0].to_ms, kT0 + kHour);  // the end of its last bucket
+  EXPECT_EQ(seen[0].from, kT0);
+  EXPECT_EQ(seen[0].to, kT0 + kHour);  // the end of its last bucket
   const auto seen_raw = store.ProcessesSeen(Resolution::kRaw, {kT0, kT0 + kDay});
   ASSERT_EQ(seen_raw.size(), 1u);
-  EXPECT_EQ(seen_raw[0].from_ms, kT0);
-  EXPECT_EQ(seen_raw[0].to_ms, kT0 + 9 * kSecond);  // first and last sample
-  EXPECT_EQ(seen_raw[0].observed_ms, 10 * kSecond);
+  EXPECT_EQ(seen_raw[0].from, kT0);
+  EXPECT_EQ(seen_raw[0].to, kT0 + 9 * kSecond);  // first and last sample
+  EXPECT_EQ(seen_raw[0].observed, 10 * kSecond);
   EXPECT_EQ(store.ProcessRollups(Resolution::kMinute, {kT0, kT0 + kDay}).size(), 1u);
 
   // Raw resolution uses the same rules per sample: sample 90 (the reset) measures from sample
@@ -393,7 +393,7 @@ TEST_F(MeterStoreTest, MinuteAndHourRollUpsMatchHandComputedValues) {
   const auto raw = store.GpuRollups(Resolution::kRaw, {kT0 + 90 * kSecond, kT0 + 91 * kSecond}, 0);
   ASSERT_EQ(raw.size(), 1u);
   EXPECT_EQ(raw[0].energy_mj, 5'000u);
-  EXPECT_EQ(raw[0].observed_ms, kSecond);
+  EXPECT_EQ(raw[0].observed, kSecond);
   EXPECT_EQ(raw[0].samples, 1);
 }
 
@@ -403,7 +403,7 @@ TEST_F(MeterStoreTest, ALateSampleReRollsItsMinuteAndHour) {
   ASSERT_FALSE(IsBehind(store.Flush(kT0 + kHour).state));
   // A sample of GPU 0 arrives late, at 30.5 s, at 100 % and half-way on the energy counter.
   GpuSample late = Gpu0(30);
-  late.time_ms = kT0 + 30 * kSecond + 500;
+  late.time = kT0 + 30 * kSecond + std::chrono::milliseconds{500};
   late.utilization_gpu = 100;
   late.energy_mj = *Gpu0(30).energy_mj + 150'000;
   late.clock_event_reasons = 0;
@@ -415,9 +415,9 @@ TEST_F(MeterStoreTest, ALateSampleReRollsItsMinuteAndHour) {
   // 61 samples; the late one and sample 31 now stand for 0.5 s each, so observed time, busy
   // time (both active) and the energy (150,000 + 150,000 instead of 300,000) are unchanged.
   EXPECT_EQ(m[0].samples, 61);
-  EXPECT_EQ(m[0].observed_ms, 60 * kSecond);
-  EXPECT_EQ(m[0].busy_ms, 48 * kSecond);
-  EXPECT_EQ(m[0].active_ms, 45 * kSecond);
+  EXPECT_EQ(m[0].observed, 60 * kSecond);
+  EXPECT_EQ(m[0].busy, 48 * kSecond);
+  EXPECT_EQ(m[0].active, 45 * kSecond);
   EXPECT_EQ(m[0].utilization_gpu_sum, 2350);  // 2250 + 100
   EXPECT_EQ(m[0].utilization_gpu_max, 100);
   EXPECT_EQ(m[0].energy_mj, 17'700'000u);
@@ -437,7 +437,7 @@ TEST_F(MeterStoreTest, AGapLongerThanTheLimitIsNotObservedTime) {
   std::vector<GpuSample> v;
   for (int s : {0, 1, 2, 30, 31}) {
     GpuSample g;
-    g.time_ms = kT0 + s * kSecond;
+    g.time = kT0 + s * kSecond;
     g.utilization_gpu = 50;
     g.energy_mj = 100'000ull * static_cast<uint64_t>(s);
     v.push_back(g);
@@ -447,7 +447,7 @@ TEST_F(MeterStoreTest, AGapLongerThanTheLimitIsNotObservedTime) {
   const auto m = store.GpuRollups(Resolution::kMinute, {kT0, kT0 + kMinute});
   ASSERT_EQ(m.size(), 1u);
   // Observed: 1 (nominal) + 1 + 1 + 1 (nominal, the gap is not observed) + 1 = 5 s.
-  EXPECT_EQ(m[0].observed_ms, 5 * kSecond);
+  EXPECT_EQ(m[0].observed, 5 * kSecond);
   // Energy: 100,000 + 100,000 (0->1, 1->2) + 0 (across the gap) + 100,000 (30->31).
   EXPECT_EQ(m[0].energy_mj, 300'000u);
 }
@@ -468,16 +468,16 @@ TEST_F(MeterStoreTest, RetentionDeletesExactlyTheRowsOlderThanTheCut) {
   std::vector<ProcessSample> p;
   for (int k = 0; k <= 40 * 144; ++k) {
     GpuSample s;
-    s.time_ms = kT0 + k * 10 * kMinute;
+    s.time = kT0 + k * 10 * kMinute;
     s.utilization_gpu = 50;
     g.push_back(s);
     ProcessSample ps = Trainer(0);
-    ps.time_ms = s.time_ms;
+    ps.time = s.time;
     p.push_back(ps);
   }
   store.Append(g);
   store.Append(p);
-  const int64_t now = kT0 + 40 * kDay;
+  const UtcMillis now = kT0 + 40 * kDay;
   ASSERT_FALSE(IsBehind(store.Flush(now).state));
   Db db(File("m.db"));
   ASSERT_EQ(db.Int("SELECT count(*) FROM gpu_minute"), 5760);  // one sample per minute row
@@ -486,33 +486,33 @@ TEST_F(MeterStoreTest, RetentionDeletesExactlyTheRowsOlderThanTheCut) {
   const RetentionResult r = store.ApplyRetention(now);
   EXPECT_TRUE(r.done) << r.reason;
   // Raw cut: now - 48 h = kT0 + 38 d; samples k < 38 x 144 = 5472 go, 289 stay (5472..5760).
-  EXPECT_EQ(r.raw_cut_ms, kT0 + 38 * kDay);
+  EXPECT_EQ(r.raw_cut, kT0 + 38 * kDay);
   EXPECT_EQ(r.gpu_samples, 5472);
   EXPECT_EQ(r.process_samples, 5472);
   EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 289);
-  EXPECT_EQ(db.Int("SELECT min(time_ms) FROM gpu_sample"), kT0 + 38 * kDay);  // the row at the cut stays
+  EXPECT_EQ(db.Int("SELECT min(time_ms) FROM gpu_sample"), UnixMillis(kT0 + 38 * kDay));  // the row at the cut stays
   EXPECT_EQ(db.Int("SELECT count(*) FROM process_sample"), 289);
   // Minute cut: now - 30 d = kT0 + 10 d: 10 x 144 = 1440 minute rows go, 4320 stay.
-  EXPECT_EQ(r.minute_cut_ms, kT0 + 10 * kDay);
+  EXPECT_EQ(r.minute_cut, kT0 + 10 * kDay);
   EXPECT_EQ(r.gpu_minutes, 1440);
   EXPECT_EQ(r.process_minutes, 1440);
   EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_minute"), 4320);
-  EXPECT_EQ(db.Int("SELECT min(bucket_ms) FROM gpu_minute"), kT0 + 10 * kDay);
+  EXPECT_EQ(db.Int("SELECT min(bucket_ms) FROM gpu_minute"), UnixMillis(kT0 + 10 * kDay));
   // Hour cut: now - 35 d = kT0 + 5 d: 5 x 24 = 120 hour rows go, 840 stay.
-  EXPECT_EQ(r.hour_cut_ms, kT0 + 5 * kDay);
+  EXPECT_EQ(r.hour_cut, kT0 + 5 * kDay);
   EXPECT_EQ(r.gpu_hours, 120);
   EXPECT_EQ(r.process_hours, 120);
   EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_hour"), 840);
-  EXPECT_EQ(db.Int("SELECT min(bucket_ms) FROM gpu_hour"), kT0 + 5 * kDay);
+  EXPECT_EQ(db.Int("SELECT min(bucket_ms) FROM gpu_hour"), UnixMillis(kT0 + 5 * kDay));
 
   // Again: nothing more to delete.
   const RetentionResult again = store.ApplyRetention(now);
   EXPECT_EQ(again.gpu_samples + again.gpu_minutes + again.gpu_hours, 0);
 
   const StoreExtent e = store.Extent();
-  EXPECT_EQ(e.raw_from_ms, kT0 + 38 * kDay);
-  EXPECT_EQ(e.minute_from_ms, kT0 + 10 * kDay);
-  EXPECT_EQ(e.hour_from_ms, kT0 + 5 * kDay);
+  EXPECT_EQ(e.raw_from, kT0 + 38 * kDay);
+  EXPECT_EQ(e.minute_from, kT0 + 10 * kDay);
+  EXPECT_EQ(e.hour_from, kT0 + 5 * kDay);
   EXPECT_EQ(e.FinestCovering({kT0 + 39 * kDay, now}), Resolution::kRaw);
   EXPECT_EQ(e.FinestCovering({kT0 + 20 * kDay, now}), Resolution::kMinute);
   EXPECT_EQ(e.FinestCovering({kT0, now}), Resolution::kHour);
@@ -520,13 +520,13 @@ TEST_F(MeterStoreTest, RetentionDeletesExactlyTheRowsOlderThanTheCut) {
   // A sample from before the raw cut arriving now is dropped and counted, not rolled up alone
   // over a minute whose other samples are gone.
   GpuSample stale;
-  stale.time_ms = kT0 + 20 * kDay + 5 * kSecond;
+  stale.time = kT0 + 20 * kDay + 5 * kSecond;
   stale.utilization_gpu = 50;
   store.Append({stale});
   const FlushStatus st = store.Flush(now);
   EXPECT_EQ(st.written, 0u);
   EXPECT_EQ(store.Counters().dropped_too_old, 1u);
-  EXPECT_EQ(db.Int("SELECT samples FROM gpu_minute WHERE bucket_ms = " + std::to_string(kT0 + 20 * kDay)), 1);
+  EXPECT_EQ(db.Int("SELECT samples FROM gpu_minute WHERE bucket_ms = " + std::to_string(UnixMillis(kT0 + 20 * kDay))), 1);
 }
 
 TEST_F(MeterStoreTest, AClockAheadOfTheDataDeletesAndMarksNothing) {
@@ -535,7 +535,7 @@ TEST_F(MeterStoreTest, AClockAheadOfTheDataDeletesAndMarksNothing) {
   std::vector<GpuSample> g;
   for (int s = 0; s < 600; ++s) {
     GpuSample x;
-    x.time_ms = kT0 + s * kSecond;
+    x.time = kT0 + s * kSecond;
     x.utilization_gpu = 50;
     g.push_back(x);
   }
@@ -543,7 +543,7 @@ TEST_F(MeterStoreTest, AClockAheadOfTheDataDeletesAndMarksNothing) {
   ASSERT_FALSE(IsBehind(store.Flush(kT0 + 10 * kMinute).state));
   Db db(File("m.db"));
   ASSERT_EQ(db.Int("SELECT count(*) FROM gpu_minute"), 10);
-  ASSERT_EQ(db.Int("SELECT value FROM meta WHERE key = 'minutes_done_ms'"), kT0 + 10 * kMinute);
+  ASSERT_EQ(db.Int("SELECT value FROM meta WHERE key = 'minutes_done_ms'"), UnixMillis(kT0 + 10 * kMinute));
 
   // A flush and retention 100 days later with nothing new (a replay that wrote no step, a wall
   // clock ahead of the data): the newest sample is at kT0 + 599 s, so nothing is 48 h old and
@@ -555,14 +555,14 @@ TEST_F(MeterStoreTest, AClockAheadOfTheDataDeletesAndMarksNothing) {
   EXPECT_EQ(r.gpu_samples + r.gpu_minutes + r.gpu_hours, 0);
   EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 600);
   EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_minute"), 10);
-  EXPECT_EQ(db.Int("SELECT value FROM meta WHERE key = 'minutes_done_ms'"), kT0 + 10 * kMinute);
+  EXPECT_EQ(db.Int("SELECT value FROM meta WHERE key = 'minutes_done_ms'"), UnixMillis(kT0 + 10 * kMinute));
   EXPECT_EQ(db.Int("SELECT count(*) FROM meta WHERE key = 'raw_cut_ms'"), 0);
 
   // The next 10 minutes arrive and are all written (none "too old").
   std::vector<GpuSample> more;
   for (int s = 600; s < 1200; ++s) {
     GpuSample x;
-    x.time_ms = kT0 + s * kSecond;
+    x.time = kT0 + s * kSecond;
     more.push_back(x);
   }
   store.Append(more);
@@ -579,11 +579,11 @@ TEST_F(MeterStoreTest, TheRawCutIsAWholeMinuteMeasuredFromTheNewestSample) {
   std::vector<GpuSample> g;
   for (int k = 0; k < 3 * 1440; ++k) {
     GpuSample x;
-    x.time_ms = kT0 + k * kMinute;
+    x.time = kT0 + k * kMinute;
     g.push_back(x);
   }
   GpuSample last;
-  last.time_ms = kT0 + 3 * kDay - 30 * kSecond;
+  last.time = kT0 + 3 * kDay - 30 * kSecond;
   g.push_back(last);
   store.Append(g);
   ASSERT_FALSE(IsBehind(store.Flush(kT0 + 3 * kDay).state));
@@ -591,7 +591,7 @@ TEST_F(MeterStoreTest, TheRawCutIsAWholeMinuteMeasuredFromTheNewestSample) {
   // its minute, kT0 + 1 d - 1 min: the samples k < 1439 go, and the minute at the cut keeps its
   // sample.
   const RetentionResult r = store.ApplyRetention(kT0 + 365 * kDay);
-  EXPECT_EQ(r.raw_cut_ms, kT0 + kDay - kMinute);
+  EXPECT_EQ(r.raw_cut, kT0 + kDay - kMinute);
   EXPECT_EQ(r.gpu_samples, 1439);
   // Minutes: newest - 30 d is before the data: nothing goes.
   EXPECT_EQ(r.gpu_minutes, 0);
@@ -608,7 +608,7 @@ TEST_F(MeterStoreTest, ReplayingAgainAfterRetentionReRollsEveryMinuteFromAllItsS
   std::vector<GpuSample> g;
   for (int k = 0; k < n; ++k) {
     GpuSample x;
-    x.time_ms = kT0 + k * 10 * kSecond + 7 * kSecond;  // 7 s into each 10 s: cuts fall mid-minute
+    x.time = kT0 + k * 10 * kSecond + 7 * kSecond;  // 7 s into each 10 s: cuts fall mid-minute
     x.utilization_gpu = 80;
     x.energy_mj = 1000000 + 5000 * static_cast<uint64_t>(k);
     g.push_back(x);
@@ -617,13 +617,13 @@ TEST_F(MeterStoreTest, ReplayingAgainAfterRetentionReRollsEveryMinuteFromAllItsS
     std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> rows;
     // Read through the test's own connection: bucket, samples, observed ms, energy mJ.
     for (int64_t m = 0; m < 3 * 1440; ++m) {
-      const std::string where = " FROM gpu_minute WHERE bucket_ms = " + std::to_string(kT0 + m * kMinute);
-      rows.emplace_back(kT0 + m * kMinute, db.Int("SELECT samples" + where), db.Int("SELECT observed_ms" + where),
+      const std::string where = " FROM gpu_minute WHERE bucket_ms = " + std::to_string(UnixMillis(kT0 + m * kMinute));
+      rows.emplace_back(UnixMillis(kT0 + m * kMinute), db.Int("SELECT samples" + where), db.Int("SELECT observed_ms" + where),
                         db.Int("SELECT energy_mj" + where));
     }
     return rows;
   };
-  const int64_t end = kT0 + 3 * kDay;
+  const UtcMillis end = kT0 + 3 * kDay;
   {
     auto store = MeterStore::Open(File("m.db"), o);
     store.Append(g);
@@ -636,9 +636,9 @@ TEST_F(MeterStoreTest, ReplayingAgainAfterRetentionReRollsEveryMinuteFromAllItsS
   const auto before = minutes(db);
   // By hand: every minute has 6 samples (at :07, :17, ..., :57), 60 s observed and 6 x 5,000 mJ,
   // except the first, whose first sample has no sample before it (nominal 10 s, energy 0).
-  EXPECT_EQ(before[0], std::make_tuple(kT0, int64_t{6}, int64_t{60000}, int64_t{25000}));
+  EXPECT_EQ(before[0], std::make_tuple(UnixMillis(kT0), int64_t{6}, int64_t{60000}, int64_t{25000}));
   for (std::size_t m = 1; m < before.size(); ++m) {
-    ASSERT_EQ(before[m], std::make_tuple(kT0 + static_cast<int64_t>(m) * kMinute, int64_t{6}, int64_t{60000},
+    ASSERT_EQ(before[m], std::make_tuple(UnixMillis(kT0 + static_cast<int64_t>(m) * kMinute), int64_t{6}, int64_t{60000},
                                          int64_t{30000}))
         << "minute " << m;
   }
@@ -659,7 +659,7 @@ std::vector<GpuSample> Ticks(int from, int count) {
   std::vector<GpuSample> v;
   for (int i = from; i < from + count; ++i) {
     GpuSample s;
-    s.time_ms = kT0 + i * kSecond;
+    s.time = kT0 + i * kSecond;
     s.utilization_gpu = 90;
     v.push_back(s);
   }
@@ -702,8 +702,8 @@ TEST_F(MeterStoreTest, ALockedDatabaseLeavesSamplesBufferedUntilItIsFree) {
   EXPECT_EQ(c.buffered, 0u);
   EXPECT_EQ(other.Int("SELECT count(*) FROM gpu_sample"), 15);
   EXPECT_EQ(other.Int("SELECT count(*) FROM process_sample"), 2);
-  EXPECT_EQ(other.Int("SELECT min(time_ms) FROM gpu_sample"), kT0);
-  EXPECT_EQ(other.Int("SELECT max(time_ms) FROM gpu_sample"), kT0 + 14 * kSecond);
+  EXPECT_EQ(other.Int("SELECT min(time_ms) FROM gpu_sample"), UnixMillis(kT0));
+  EXPECT_EQ(other.Int("SELECT max(time_ms) FROM gpu_sample"), UnixMillis(kT0 + 14 * kSecond));
   const StoreCounters n = store.Counters();
   EXPECT_EQ(n.appended, 17u);
   EXPECT_EQ(n.written, 17u);
@@ -726,7 +726,7 @@ TEST_F(MeterStoreTest, ABufferBeyondItsBoundDropsTheOldestAndCountsThem) {
   other.Exec("ROLLBACK");
   ASSERT_FALSE(IsBehind(store.Flush(kT0 + 28 * kSecond).state));
   EXPECT_EQ(other.Int("SELECT count(*) FROM gpu_sample"), 20);
-  EXPECT_EQ(other.Int("SELECT min(time_ms) FROM gpu_sample"), kT0 + 7 * kSecond);
+  EXPECT_EQ(other.Int("SELECT min(time_ms) FROM gpu_sample"), UnixMillis(kT0 + 7 * kSecond));
   EXPECT_EQ(store.Counters().dropped_overflow, 7u);
 }
 
@@ -741,7 +741,7 @@ TEST_F(MeterStoreTest, AStepWithMoreProcessesThanTheBoundKeepsItsGpuSamples) {
   std::vector<GpuSample> g;
   for (int i = 0; i < 8; ++i) {
     GpuSample s;
-    s.time_ms = kT0;
+    s.time = kT0;
     s.gpu = i;
     s.utilization_gpu = 100;
     g.push_back(s);
@@ -801,7 +801,7 @@ TEST_F(MeterStoreTest, AFullDatabaseKeepsSamplesUntilRetentionMakesRoom) {
   EXPECT_EQ(st.buffered, 600u);          // ...waits in memory
   EXPECT_EQ(st.dropped, 0u);
   EXPECT_NE(st.reason.find("full"), std::string::npos) << st.reason;
-  const int64_t full_at = kT0 + (round + 1) * 600 * kSecond;
+  const UtcMillis full_at = kT0 + (round + 1) * 600 * kSecond;
   Db db(File("m.db"));
   EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), round * 600);
 
@@ -821,7 +821,7 @@ TEST_F(MeterStoreTest, AFullDatabaseKeepsSamplesUntilRetentionMakesRoom) {
   EXPECT_TRUE(after.changed);
   EXPECT_EQ(after.written, 601u);
   EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 601);
-  EXPECT_EQ(db.Int("SELECT min(time_ms) FROM gpu_sample"), kT0 + round * 600 * kSecond);
+  EXPECT_EQ(db.Int("SELECT min(time_ms) FROM gpu_sample"), UnixMillis(kT0 + round * 600 * kSecond));
 }
 
 // --- SIGKILL during writes -------------------------------------------------------------------------
@@ -847,7 +847,7 @@ int64_t WallMs() {
       const int64_t t = start + k * 50;
       std::this_thread::sleep_until(std::chrono::system_clock::time_point(std::chrono::milliseconds(t)));
       GpuSample a;
-      a.time_ms = t;
+      a.time = FromUnixMillis(t);
       a.gpu = 0;
       a.utilization_gpu = 100;
       a.energy_mj = static_cast<uint64_t>(k) * 25'000;
@@ -855,10 +855,10 @@ int64_t WallMs() {
       b.gpu = 1;
       store.Append({a, b});
       ProcessSample p = Trainer(0);
-      p.time_ms = t;
+      p.time = FromUnixMillis(t);
       store.Append(std::vector<ProcessSample>{p});
-      if (store.FlushDue(t)) {
-        const FlushStatus st = store.Flush(t);
+      if (store.FlushDue(FromUnixMillis(t))) {
+        const FlushStatus st = store.Flush(FromUnixMillis(t));
         if (st.state == FlushState::kOk || st.state == FlushState::kSlow) {
           if (write(fd, &t, sizeof t) != sizeof t) {
             _exit(2);
@@ -914,10 +914,10 @@ TEST_F(MeterStoreTest, SigkillDuringWritesLosesOnlyTheLastFlushInterval) {
 
   // The store opens it again and carries on.
   auto store = MeterStore::Open(path);
-  EXPECT_EQ(static_cast<int64_t>(store.GpuSamples({start, newest + 1}).size()),
+  EXPECT_EQ(static_cast<int64_t>(store.GpuSamples({FromUnixMillis(start), FromUnixMillis(newest + 1)}).size()),
             db.Int("SELECT count(*) FROM gpu_sample"));
   store.Append(Ticks(0, 1));
-  EXPECT_FALSE(IsBehind(store.Flush(newest + kMinute).state));
+  EXPECT_FALSE(IsBehind(store.Flush(FromUnixMillis(newest) + kMinute).state));
 }
 
 // --- files that are not ours ------------------------------------------------------------------------
@@ -1009,13 +1009,13 @@ TEST_F(MeterStoreTest, AReadOnlyStoreQueriesWhatTheWriterFlushed) {
   EXPECT_EQ(reader.GpuSamples({kT0, kT0 + kHour}).size(), 240u);
   EXPECT_EQ(reader.GpuRollups(Resolution::kHour, {kT0, kT0 + kHour}),
             writer.GpuRollups(Resolution::kHour, {kT0, kT0 + kHour}));
-  EXPECT_EQ(reader.Extent().hours_done_ms, kT0 + kHour);
+  EXPECT_EQ(reader.Extent().hours_done, kT0 + kHour);
 }
 
 TEST(MeterResolution, NamesParseAndPrint) {
   EXPECT_EQ(ParseResolution("Hour"), Resolution::kHour);
   EXPECT_EQ(ToString(Resolution::kMinute), "minute");
-  EXPECT_EQ(BucketWidthMs(Resolution::kHour), 3'600'000);
+  EXPECT_EQ(BucketWidth(Resolution::kHour).count(), 3'600'000);
   EXPECT_THROW(ParseResolution("daily"), InputError);
 }
 

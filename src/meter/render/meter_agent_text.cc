@@ -8,7 +8,7 @@
 
 namespace gpuplan {
 
-std::string UtcTimeText(int64_t time_ms) { return FormatUtcIso(FromUnixMillis(time_ms)); }
+std::string UtcTimeText(UtcMillis time) { return FormatUtcIso(time); }
 
 void MeterAgentText::OnStart(const std::string& source, const TraceHeader& machine) {
   err_ << "meter: "
@@ -29,7 +29,7 @@ void MeterAgentText::OnTick(const TraceStep& step, int64_t tick) {
     }
   }
   // One line per tick, flushed: tests read the last tick sampled before a kill.
-  out_ << "tick " << tick << " sampled " << UtcTimeText(step.time_ms) << " time_ms " << step.time_ms << " gpus "
+  out_ << "tick " << tick << " sampled " << UtcTimeText(step.time) << " time_ms " << UnixMillis(step.time) << " gpus "
        << step.gpus.size() << " busy " << busy << " processes " << step.processes.size() << std::endl;
 }
 
@@ -51,8 +51,8 @@ void MeterAgentText::OnMessage(const std::string& line) { err_ << "meter: " << S
 
 void MeterAgentText::OnStop(const MeterRunSummary& s) {
   const std::string ticks = std::to_string(s.ticks);
-  out_ << (s.first_ms && s.last_ms ? SayFormat("cli.meter.agent.ticks_from_to", "{} ticks from {} to {}",
-                                               {ticks, UtcTimeText(*s.first_ms), UtcTimeText(*s.last_ms)})
+  out_ << (s.first && s.last ? SayFormat("cli.meter.agent.ticks_from_to", "{} ticks from {} to {}",
+                                               {ticks, UtcTimeText(*s.first), UtcTimeText(*s.last)})
                                    : SayFormat("cli.meter.agent.ticks", "{} ticks", {ticks}))
        << SayFormat("cli.meter.agent.stop", ": {} rows written, {} lost at exit, {} dropped",
                     {std::to_string(s.store.written), std::to_string(s.buffered_at_exit),

@@ -27,6 +27,6 @@ class MeterAgentText : public MeterObserver {
 };
 
 // "2026-03-02T00:00:10Z" (UTC, whole seconds; milliseconds when not whole).
-std::string UtcTimeText(int64_t time_ms);
+std::string UtcTimeText(UtcMillis time);
 
 }  // namespace gpuplan

@@ -30,7 +30,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
     by_kind += (by_kind.empty() ? "" : ", ") + fmt::format("{} {}", n, Say("alert." + kind, kind));
   }
   os << SayFormat("cli.meter.alerts_head", "meter alerts {} .. {}: {} alert{}{}",
-                  {FormatZonedHour(zone, FromUnixMillis(a.from_ms)), FormatZonedHour(zone, FromUnixMillis(a.to_ms)), std::to_string(a.alerts.size()),
+                  {FormatZonedHour(zone, a.from), FormatZonedHour(zone, a.to), std::to_string(a.alerts.size()),
                    a.alerts.size() == 1 ? "" : "s", by_kind.empty() ? "" : " (" + by_kind + ")"})
      << "\n";
   const AlertRules& r = a.rules;
@@ -51,7 +51,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
   os << (a.offer ? SayFormat("cli.meter.alerts_offer", " (offer {})", {*a.offer}) : std::string()) << "\n";
   for (const Alert& x : a.alerts) {
     const std::string severity = Say("cli.meter.severity." + x.severity, x.severity);
-    os << FormatZonedMinute(zone, FromUnixMillis(x.at_ms)) << "  " << severity
+    os << FormatZonedMinute(zone, x.at) << "  " << severity
        << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 9 - DisplayWidth(severity))), ' ')
        << SayMessage(x.summary) << (x.repeat ? Say("cli.meter.alerts_still", " (still)") : "") << "\n";
   }
@@ -67,7 +67,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
        << "\n";
     for (const AlertNotification& n : a.notifications) {
       const std::string type = Say("cli.meter.notification." + n.type, n.type);
-      os << FormatZonedMinute(zone, FromUnixMillis(n.at_ms)) << "  " << type
+      os << FormatZonedMinute(zone, n.at) << "  " << type
          << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 11 - DisplayWidth(type))), ' ')
          << SayMessage(n.summary) << "\n";
     }
@@ -80,7 +80,7 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
 void MeterTimelineToText(std::ostream& os, const MeterTimeline& t) {
   const Zone& zone = t.zone;
   os << SayFormat("cli.meter.timeline_head", "meter timeline {} .. {}, one slot per {}",
-                  {FormatZonedHour(zone, FromUnixMillis(t.from_ms)), FormatZonedHour(zone, FromUnixMillis(t.to_ms)), Say("cli.meter.step." + t.step, t.step)})
+                  {FormatZonedHour(zone, t.from), FormatZonedHour(zone, t.to), Say("cli.meter.step." + t.step, t.step)})
      << "\n";
   std::vector<Column> cols = {{Say("cli.meter.col.from", "from"), 22},
                               {Say("cli.meter.col.busy", "busy h"), 8, Align::kRight},
@@ -92,7 +92,7 @@ void MeterTimelineToText(std::ostream& os, const MeterTimeline& t) {
   const Table table(cols);
   table.PrintHeader(os);
   for (const auto& s : t.slots) {
-    std::vector<std::string> cells = {FormatZonedHour(zone, FromUnixMillis(s.from_ms)), FormatHours(s.total.busy_hours),
+    std::vector<std::string> cells = {FormatZonedHour(zone, s.from), FormatHours(s.total.busy_hours),
                                       FormatHours(s.total.idle_hours)};
     if (t.priced) {
       cells.push_back(FormatMoney(s.total.money, t.currency));

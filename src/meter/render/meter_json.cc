@@ -41,9 +41,9 @@ nlohmann::json MeterGroupToJson(const MeterGroup& g, bool priced) {
 
 nlohmann::json MonthProjectionToJson(const MonthProjection& p, const Zone& zone) {
   return {{"month", p.month},
-          {"from", FormatZonedHour(zone, FromUnixMillis(p.from_ms))},
-          {"to", FormatZonedHour(zone, FromUnixMillis(p.to_ms))},
-          {"month_end", FormatZonedHour(zone, FromUnixMillis(p.month_end_ms))},
+          {"from", FormatZonedHour(zone, p.from)},
+          {"to", FormatZonedHour(zone, p.to)},
+          {"month_end", FormatZonedHour(zone, p.month_end)},
           {"so_far", p.so_far},
           {"per_hour", p.per_hour},
           {"remaining_hours", p.remaining_hours},
@@ -99,12 +99,12 @@ nlohmann::json MeterReportToJson(const MeterReport& r) {
              {"night_window", r.offer->night_window.empty() ? nlohmann::json() : nlohmann::json(r.offer->night_window)}};
   }
   return {{"db", r.db},
-          {"from", FormatZonedHour(zone, FromUnixMillis(r.from_ms))},
-          {"to", FormatZonedHour(zone, FromUnixMillis(r.to_ms))},
-          {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(r.from_ms)))},
-          {"hours", (r.to_ms - r.from_ms) / kMillisecondsPerHour},
-          {"store", r.store_from_ms && r.store_to_ms
-                        ? nlohmann::json{{"from", FormatZonedHour(zone, FromUnixMillis(*r.store_from_ms))}, {"to", FormatZonedHour(zone, FromUnixMillis(*r.store_to_ms))}}
+          {"from", FormatZonedHour(zone, r.from)},
+          {"to", FormatZonedHour(zone, r.to)},
+          {"utc_offset", FormatUtcOffset(zone.OffsetAt(r.from))},
+          {"hours", (r.to - r.from) / std::chrono::hours{1}},
+          {"store", r.store_from && r.store_to
+                        ? nlohmann::json{{"from", FormatZonedHour(zone, *r.store_from)}, {"to", FormatZonedHour(zone, *r.store_to)}}
                         : nlohmann::json(nullptr)},
           {"by", std::string(ToString(r.by))},
           {"gpus", r.gpus},
@@ -124,14 +124,14 @@ nlohmann::json MeterTimelineToJson(const MeterTimeline& t) {
   const Zone& zone = t.zone;
   nlohmann::json slots = nlohmann::json::array();
   for (const auto& s : t.slots) {
-    slots.push_back({{"from", FormatZonedHour(zone, FromUnixMillis(s.from_ms))},
-                     {"to", FormatZonedHour(zone, FromUnixMillis(s.to_ms))},
+    slots.push_back({{"from", FormatZonedHour(zone, s.from)},
+                     {"to", FormatZonedHour(zone, s.to)},
                      {"total", MeterGroupToJson(s.total, t.priced)}});
   }
   return {{"db", t.db},
-          {"from", FormatZonedHour(zone, FromUnixMillis(t.from_ms))},
-          {"to", FormatZonedHour(zone, FromUnixMillis(t.to_ms))},
-          {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(t.from_ms)))},
+          {"from", FormatZonedHour(zone, t.from)},
+          {"to", FormatZonedHour(zone, t.to)},
+          {"utc_offset", FormatUtcOffset(zone.OffsetAt(t.from))},
           {"step", t.step},
           {"priced", t.priced},
           {"currency", t.priced ? nlohmann::json(t.currency) : nlohmann::json(nullptr)},
@@ -140,8 +140,8 @@ nlohmann::json MeterTimelineToJson(const MeterTimeline& t) {
 
 nlohmann::json AlertToJson(const Alert& a, const Zone& zone) {
   nlohmann::json j = AlertFieldsJson(a);
-  j["since"] = FormatZonedMinute(zone, FromUnixMillis(a.since_ms));
-  j["at"] = FormatZonedMinute(zone, FromUnixMillis(a.at_ms));
+  j["since"] = FormatZonedMinute(zone, a.since);
+  j["at"] = FormatZonedMinute(zone, a.at);
   return j;
 }
 
@@ -158,18 +158,18 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
     alerts.push_back(AlertToJson(a, zone));
     counts[ToString(a.kind)] = counts[ToString(a.kind)].get<int>() + 1;
   }
-  auto text = [zone](const std::optional<int64_t>& ms) {
-    return ms ? nlohmann::json(FormatZonedMinute(zone, FromUnixMillis(*ms))) : nlohmann::json(nullptr);
+  auto text = [zone](const std::optional<UtcMillis>& t) {
+    return t ? nlohmann::json(FormatZonedMinute(zone, *t)) : nlohmann::json(nullptr);
   };
   nlohmann::json notifications = nlohmann::json::array();
   int incidents = 0;
   for (const AlertNotification& n : m.notifications) {
     incidents += n.type == "start" ? 1 : 0;
     notifications.push_back({{"type", n.type},
-                             {"at", FormatZonedMinute(zone, FromUnixMillis(n.at_ms))},
+                             {"at", FormatZonedMinute(zone, n.at)},
                              {"kind", n.kind ? nlohmann::json(ToString(*n.kind)) : nlohmann::json()},
                              {"gpu", n.kind && n.gpu >= 0 ? nlohmann::json(n.gpu) : nlohmann::json()},
-                             {"since", n.kind ? nlohmann::json(FormatZonedMinute(zone, FromUnixMillis(n.since_ms))) : nlohmann::json()},
+                             {"since", n.kind ? nlohmann::json(FormatZonedMinute(zone, n.since)) : nlohmann::json()},
                              {"severity", n.severity.empty() ? nlohmann::json() : nlohmann::json(n.severity)},
                              {"minutes", n.minutes},
                              {"money", MoneyToJson(n.money)},
@@ -178,9 +178,9 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
   counts["incidents"] = incidents;
   counts["notifications"] = m.notifications.size();
   return {{"db", m.db},
-          {"from", FormatZonedHour(zone, FromUnixMillis(m.from_ms))},
-          {"to", FormatZonedHour(zone, FromUnixMillis(m.to_ms))},
-          {"utc_offset", FormatUtcOffset(zone.OffsetAt(FromUnixMillis(m.from_ms)))},
+          {"from", FormatZonedHour(zone, m.from)},
+          {"to", FormatZonedHour(zone, m.to)},
+          {"utc_offset", FormatUtcOffset(zone.OffsetAt(m.from))},
           {"offer", OptionalToJson(m.offer)},
           {"rules",
            {{"idle_minutes", r.idle_minutes},
@@ -195,8 +195,8 @@ nlohmann::json MeterAlertsToJson(const MeterAlerts& m) {
                               : nlohmann::json(nullptr)},
             {"monthly_budget", MoneyToJson(r.monthly_budget)},
             {"budget_fractions", r.budget_fractions}}},
-          {"replayed_from", text(m.replayed_from_ms)},
-          {"raw_from", text(m.raw_from_ms)},
+          {"replayed_from", text(m.replayed_from)},
+          {"raw_from", text(m.raw_from)},
           {"counts", counts},
           {"alerts", alerts},
           {"notifications", notifications},

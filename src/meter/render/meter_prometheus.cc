@@ -248,8 +248,8 @@ std::string RenderPrometheusText(const MeterMetricsSnapshot& s) {
     Family f(out, "gpuplan_gpu_last_active_timestamp_seconds", "gauge",
              "Unix time of the last sample with a process and non-zero utilisation.");
     for (const auto& g : s.gpus) {
-      if (g.last_active_ms) {
-        f.Add(OurLabels(g), static_cast<double>(*g.last_active_ms) / 1000);
+      if (g.last_active) {
+        f.Add(OurLabels(g), static_cast<double>(UnixMillis(*g.last_active)) / 1000);
       }
     }
   }
@@ -304,8 +304,8 @@ std::string RenderPrometheusText(const MeterMetricsSnapshot& s) {
   }
   {
     Family f(out, "gpuplan_agent_last_sample_timestamp_seconds", "gauge", "Unix time of the last sample.");
-    if (s.last_sample_ms) {
-      f.Add({}, static_cast<double>(*s.last_sample_ms) / 1000);
+    if (s.last_sample) {
+      f.Add({}, static_cast<double>(UnixMillis(*s.last_sample)) / 1000);
     }
   }
   return out;

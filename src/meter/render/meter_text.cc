@@ -48,8 +48,8 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   const Zone& zone = r.zone;
   const std::string by(ToString(r.by));
   os << SayFormat("cli.meter.head", "meter report {} .. {} ({} h), {} GPU{}, by {}",
-                  {FormatZonedHour(zone, FromUnixMillis(r.from_ms)), FormatZonedHour(zone, FromUnixMillis(r.to_ms)),
-                   std::to_string((r.to_ms - r.from_ms) / kMillisecondsPerHour), std::to_string(r.gpus.size()),
+                  {FormatZonedHour(zone, r.from), FormatZonedHour(zone, r.to),
+                   std::to_string((r.to - r.from) / std::chrono::hours{1}), std::to_string(r.gpus.size()),
                    r.gpus.size() == 1 ? "" : "s", Say("cli.meter.by." + by, by)})
      << "\n";
   if (r.offer) {
@@ -122,9 +122,9 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   if (r.projection) {
     const MonthProjection& p = *r.projection;
     os << SayFormat("cli.meter.projection", "month {}: {} so far ({} .. {}), {} per hour; projected {} by {}",
-                    {p.month, FormatMoney(p.so_far, r.currency), FormatZonedHour(zone, FromUnixMillis(p.from_ms)), FormatZonedHour(zone, FromUnixMillis(p.to_ms)),
+                    {p.month, FormatMoney(p.so_far, r.currency), FormatZonedHour(zone, p.from), FormatZonedHour(zone, p.to),
                      FormatMoneyCents(p.per_hour, r.currency), FormatMoney(p.projected, r.currency),
-                     FormatZonedHour(zone, FromUnixMillis(p.month_end_ms))})
+                     FormatZonedHour(zone, p.month_end)})
        << "\n";
     if (p.whole_term) {
       os << "  " << SayMessage("a reserved term is paid whole: the projection is the contract's bill for the month")
