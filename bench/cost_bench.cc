@@ -7,6 +7,8 @@
 
 #include "catalog/gpu_catalog.h"
 #include "cost/optimizer.h"
+#include "plan/plan.h"
+#include "plan/workload.h"
 
 namespace {
 
@@ -70,6 +72,41 @@ void BM_OptimizeYear30Offers(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_OptimizeYear30Offers)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Issue 30 requirement 8: a six-month plan over three providers (three cards) and five jobs (three
+// training jobs, two services) in under 2 s: sizing on every card, the rentals per card and month,
+// the joint choice of cards and the two alternatives.
+void BM_PlanSixMonthsThreeProvidersFiveJobs(benchmark::State& state) {
+  static const GpuCatalog cat = GpuCatalog::Load(std::string(GPUPLAN_DATA_DIR) + "/gpus.yaml");
+  const OfferSet offers = ParseOffers(R"(
+currency: CNY
+offers:
+  - {id: a-monthly, provider: idc-a, gpu: A100 80GB SXM, mode: monthly, price: 21900, addon_fee_ratio: 0.06}
+  - {id: a-od, provider: idc-a, gpu: A100 80GB SXM, mode: on_demand, price: 50, night_discount: {from: "22:00", to: "08:00", factor: 0.7}}
+  - {id: b-monthly, provider: idc-b, gpu: H100 SXM, gpus_per_instance: 8, mode: monthly, price: 400000}
+  - {id: b-od, provider: idc-b, gpu: H100 SXM, gpus_per_instance: 8, mode: on_demand, price: 720}
+  - {id: c-od, provider: idc-c, gpu: RTX 4090, mode: on_demand, price: 2.5}
+  - {id: c-spot, provider: idc-c, gpu: RTX 4090, mode: spot, price: 1.2, spot: {interruptions_per_hour: 0.05, checkpoint_minutes: 10, restart_minutes: 5}}
+)", "bench-offers.yaml", cat);
+  const PlanWorkload w = ParseWorkload(R"(
+currency: CNY
+months: 2027-03..2027-08
+training:
+  - {id: paper-run, model: Qwen2.5-7B, task: full, tokens: 2e9, every: once, window: {from: 2027-05-01, to: 2027-05-31}}
+  - {id: tune, model: Qwen2.5-7B, task: lora, tokens: 3e8, every: month, interruptible: true}
+  - {id: small, model: Qwen2.5-3B, task: lora, tokens: 1e8, every: month}
+serving:
+  - {id: chat, model: Qwen2.5-7B, qps: 2, latency_ms: 50}
+  - {id: batch, model: Qwen2.5-3B, qps_by_hour: [1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 1, 1]}
+)", "bench-workload.yaml");
+  for (auto _ : state) {
+    const PlanResult r = RunPlan(w, offers, cat, GPUPLAN_DATA_DIR);
+    benchmark::DoNotOptimize(r.total);
+    state.counters["rentals_solved"] = r.rentals_solved;
+    state.counters["feasible"] = r.feasible ? 1 : 0;
+  }
+}
+BENCHMARK(BM_PlanSixMonthsThreeProvidersFiveJobs)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 

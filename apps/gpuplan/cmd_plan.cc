@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "plan/plan_request.h"
 #include "plan/render/plan_json.h"
+#include "plan/render/plan_markdown.h"
 #include "plan/render/plan_text.h"
 
 namespace gpuplan::cli {
@@ -31,7 +32,15 @@ Runner RegisterPlan(CLI::App& app, GlobalOptions& g) {
           WriteFileAtomically(file, csv, "usage");
         }
       }
-      if (g.json) {
+      if (!q->alerts_out.empty() && r.feasible) {
+        WriteFileAtomically(q->alerts_out, PlanAlertsYaml(r), "alerts file");
+      }
+      if (!q->markdown.empty() && q->markdown != "-") {
+        WriteFileAtomically(q->markdown, PlanResultToMarkdown(r), "Markdown");
+      }
+      if (q->markdown == "-") {
+        std::cout << PlanResultToMarkdown(r);
+      } else if (g.json) {
         std::cout << PlanResultToJson(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       } else {
         PlanResultToText(std::cout, r);

@@ -116,7 +116,7 @@ class Planner {
       return std::nullopt;
     }
     r.interruptible = item.job->interruptible;
-    r.start = LocalHour{days->first};
+    r.start = LocalHour{days->first} + std::chrono::hours{s.start_hour_of_day};
     r.end = r.start + std::chrono::hours{static_cast<int64_t>(std::ceil(s.hours - 1e-9))};
     r.gpu_hours = static_cast<double>(s.gpus) * static_cast<double>((r.end - r.start).count());
     return r;
@@ -157,7 +157,8 @@ class Planner {
   const Plan& Rental(const Gpu* gpu, std::size_t mi, const std::vector<PlanRun>& runs) {
     std::string key = gpu->name + "|" + std::to_string(mi);
     for (const PlanRun& r : runs) {
-      key += fmt::format("|{}:{}:{}", r.id, r.sizing.gpus, (r.end - r.start).count());
+      key += fmt::format("|{}:{}:{}:{}", r.id, r.sizing.gpus, (r.start - LocalHour{months_[mi]}).count(),
+                         (r.end - r.start).count());
     }
     auto it = cache_.find(key);
     if (it == cache_.end()) {
@@ -294,6 +295,21 @@ class Planner {
   }
 
  private:
+  // The hours of the day a run may start at: midnight and each night window's opening (its first
+  // whole hour) among the card's offers.
+  std::vector<int> StartHours(const Gpu* g) const {
+    std::vector<int> out{0};
+    for (const Offer& o : card_offers_.at(g).offers) {
+      if (o.night) {
+        const int h = static_cast<int>((o.night->from_minute.count() + 59) / 60);
+        if (h > 0 && h < 24 && std::find(out.begin(), out.end(), h) == out.end()) {
+          out.push_back(h);
+        }
+      }
+    }
+    return out;
+  }
+
   FitRequest Base(const FitRequest& job, const Gpu* g) const {
     FitRequest r = job;
     r.gpu = g->name;
@@ -347,12 +363,21 @@ class Planner {
                                      window_hours);
           continue;
         }
-        Item alone = it;
-        alone.cheapest = {{g, z}};
-        const double money = Total(std::vector<Item>{alone}, {&alone.cheapest.at(g)});
-        if (money < cheapest_money) {
-          cheapest_money = money;
-          cheapest = z;
+        // Where it starts: the window's first hour, or a night window's opening on its first day
+        // when the run still ends inside the window; the cheaper alone (the earlier on a tie).
+        for (int start : StartHours(g)) {
+          if (z.hours + start > window_hours) {
+            continue;
+          }
+          PlanSizing zs = z;
+          zs.start_hour_of_day = start;
+          Item alone = it;
+          alone.cheapest = {{g, zs}};
+          const double money = Total(std::vector<Item>{alone}, {&alone.cheapest.at(g)});
+          if (money < cheapest_money - 0.005) {
+            cheapest_money = money;
+            cheapest = zs;
+          }
         }
       }
       if (cheapest) {
@@ -607,7 +632,8 @@ PlanResult RunPlan(const PlanWorkload& w, const OfferSet& all_offers, const GpuC
       }
     }
   }
-  // One check per machine type rented: its GPUs per instance, as `check --expect` reads them.
+  // One check per machine type rented: its GPUs per instance, as `check --expect` reads them, and
+  // the storage rate its training runs read at (check's --samples-per-second, --bytes-per-sample).
   std::set<std::pair<std::string, int>> types;
   for (const PlanMonth& m : r.months) {
     for (const PlanCardMonth& c : m.cards) {
@@ -617,10 +643,30 @@ PlanResult RunPlan(const PlanWorkload& w, const OfferSet& all_offers, const GpuC
       for (const auto& [id, h] : c.rental.spot_gpu_hours) if (h > 0) used.insert(id);
       for (const Offer& x : offers.offers) {
         if (used.count(x.id) && types.insert({x.gpu->name, x.gpus_per_instance}).second) {
-          r.checks.push_back({x.gpu->name, x.gpus_per_instance,
-                              fmt::format("gpuplan check --expect \"{}x {}\"", x.gpus_per_instance, x.gpu->name)});
+          r.checks.push_back({x.gpu->name, x.gpus_per_instance, 0, 0, ""});
         }
       }
+    }
+  }
+  for (PlanCheck& c : r.checks) {
+    for (const PlanMonth& m : r.months) {
+      for (const PlanRun& x : m.runs) {
+        if (x.serving || x.sizing.gpu->name != c.gpu || x.sizing.workload.seq <= 0) {
+          continue;
+        }
+        // A machine holds gpus_per_instance of the run's GPUs: that share of its sequences a second.
+        const double share = std::min(1.0, static_cast<double>(c.gpus_per_instance) / static_cast<double>(x.sizing.gpus));
+        const double sps = x.sizing.tokens_per_second / static_cast<double>(x.sizing.workload.seq) * share;
+        if (sps > c.samples_per_second) {
+          c.samples_per_second = sps;
+          c.bytes_per_sample = x.sizing.workload.seq * 4;
+        }
+      }
+    }
+    c.command = fmt::format("gpuplan check --expect \"{}x {}\"", c.gpus_per_instance, c.gpu);
+    if (c.samples_per_second > 0) {
+      c.command += fmt::format(" --samples-per-second {} --bytes-per-sample {}", FormatNumber(c.samples_per_second, 4),
+                               c.bytes_per_sample);
     }
   }
   if (o.fastest || !o.providers.empty()) {
@@ -660,7 +706,9 @@ PlanResult RunPlan(const PlanWorkload& w, const OfferSet& all_offers, const GpuC
       a.feasible = true;
       a.total = f.total;
       a.hours_to_finish = TrainingHours(f.months);
-      a.gives_up = fmt::format("{} more to deal with {} alone", FormatMoney(a.total - r.total, r.currency), prov);
+      a.gives_up = a.total <= r.total + 0.005 ? fmt::format("nothing: the plan already rents from {} alone", prov)
+                                              : fmt::format("{} more to deal with {} alone",
+                                                            FormatMoney(a.total - r.total, r.currency), prov);
       best = std::move(a);
     }
     if (best) {
@@ -670,6 +718,30 @@ PlanResult RunPlan(const PlanWorkload& w, const OfferSet& all_offers, const GpuC
     }
   }
   return r;
+}
+
+std::string PlanAlertsYaml(const PlanResult& r) {
+  double budget = r.budget_per_month.value_or(0);
+  std::string whose = "the workload's budget_per_month";
+  if (!r.budget_per_month) {
+    for (const PlanMonth& m : r.months) {
+      budget = std::max(budget, m.total);
+    }
+    budget = std::ceil(budget);
+    whose = "the plan's dearest month (the workload gives no budget_per_month)";
+  }
+  return fmt::format(
+      "# Alerts for gpuplan meter run --alerts (docs/meter-alerts.md), from gpuplan plan {}.\n"
+      "# monthly_budget: {}, for everything the plan rents; on one machine of several, give it that\n"
+      "# machine's share. Add webhooks: to be told in a chat group.\n"
+      "rules:\n"
+      "  idle_minutes: 30\n"
+      "  low_util_percent: 5\n"
+      "  low_util_minutes: 30\n"
+      "  monthly_budget: {}\n"
+      "  currency: {}\n"
+      "  budget_fractions: [0.8, 1.0]\n",
+      r.workload_file, whose, FormatNumber(budget, 12), r.currency);
 }
 
 std::string PlanUsageCsv(const PlanResult& r, const Gpu* gpu) {

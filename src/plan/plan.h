@@ -33,6 +33,9 @@ struct PlanSizing {
   double tokens_per_second = 0;   // training
   double requests_per_second = 0; // serving: one replica's
   std::array<int64_t, 24> gpus_by_hour{};  // serving: GPUs at each hour of the day
+  // Training: the hour of its window's first day the run starts, 0 or the opening of a night
+  // window of the card's offers, whichever makes its rental alone cheaper (docs/plan.md §2).
+  int start_hour_of_day = 0;
 };
 
 // What runs in a month: a job's run or a service.
@@ -77,7 +80,11 @@ struct PlanAlternative {
 struct PlanCheck {
   std::string gpu;
   int gpus_per_instance = 1;
-  std::string command;  // gpuplan check --expect "Nx CARD"
+  // The storage the training runs on such a machine read at (its share of the fastest run's
+  // tokens per second as sequences, each seq x 4 bytes of int32 token ids); 0: no training on it.
+  double samples_per_second = 0;
+  int64_t bytes_per_sample = 0;
+  std::string command;  // gpuplan check --expect "Nx CARD" [--samples-per-second S --bytes-per-sample B]
 };
 
 struct PlanResult {
@@ -112,5 +119,9 @@ PlanResult RunPlan(const PlanWorkload& w, const OfferSet& offers, const GpuCatal
 // --usage` reads (timestamp,gpus,class), so that cost optimize on one month of it gives that
 // month's money.
 std::string PlanUsageCsv(const PlanResult& r, const Gpu* gpu);
+
+// The alerts file for `meter run --alerts` (docs/meter-alerts.md): the idle and low-use rules at
+// their defaults and the plan's monthly budget (the workload's, else its dearest month).
+std::string PlanAlertsYaml(const PlanResult& r);
 
 }  // namespace gpuplan

@@ -15,6 +15,10 @@ const OptionTable<PlanRequest>& PlanOptionTable() {
                     .Required());
     t.push_back(Option<R>("--usage-out", "usage_out", "write the hourly usage the plan priced as CSV (cost optimize --usage reads it; one file per card, the card's name before the extension when the plan rents several)", &R::usage_out)
                     .Unset("none"));
+    t.push_back(Option<R>("--alerts-out", "alerts_out", "write the alerts file for meter run --alerts: idle and low-use rules, the plan's monthly budget (docs/meter-alerts.md)", &R::alerts_out)
+                    .Unset("none"));
+    t.push_back(Option<R>("--markdown", "markdown", "write the plan as Markdown to this file (- for standard output)", &R::markdown)
+                    .Unset("none"));
     return t;
   }();
   return table;

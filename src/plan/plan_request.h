@@ -18,6 +18,8 @@ struct PlanRequest {
   std::string workload;             // the workload file (CLI: the positional argument)
   std::vector<std::string> offers;  // offers files, merged (one currency and time zone)
   std::string usage_out;            // write the hourly usage the plan priced (one CSV per card)
+  std::string alerts_out;           // write the alerts file for meter run (PlanAlertsYaml)
+  std::string markdown;             // write the plan as Markdown ("-": standard output)
   std::vector<std::string> given;   // the options given, by key
   // The serve API never names a file on the server: the texts, the names only label them.
   std::optional<std::string> workload_text;

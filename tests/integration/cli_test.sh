@@ -360,7 +360,7 @@ expect_exit 2 "misspelt subcommand, json" -- "$bin" cost breakevn --json
 json_is '.error.message | contains("did you mean breakeven?")' true
 json_is '.error.kind' usage
 expect_exit 2 "no command" -- "$bin"
-stderr_has "gpuplan needs a command: fit, gpus, models, frameworks, cost, check, meter, serve"
+stderr_has "gpuplan needs a command: fit, gpus, models, frameworks, cost, check, meter, plan, serve"
 expect_exit 2 "no cost command" -- "$bin" cost
 stderr_has "gpuplan cost needs a command: breakeven, compare, optimize, tco"
 expect_exit 2 "no command, zh" -- "$bin" --lang zh meter

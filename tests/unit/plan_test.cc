@@ -1,8 +1,11 @@
 // gpuplan plan (docs/plan.md): the workload file's strictness, and plans whose money is worked by
 // hand from the offers' prices and the sizing fit gives each job.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cost/job_pricing.h"
@@ -10,7 +13,9 @@
 #include "cost/usage.h"
 #include "plan/plan.h"
 #include "plan/plan_request.h"
+#include "meter/monitor.h"
 #include "plan/render/plan_json.h"
+#include "plan/render/plan_markdown.h"
 #include "plan/workload.h"
 #include "test_paths.h"
 
@@ -246,6 +251,79 @@ serving:
       }
     }
   }
+}
+
+TEST(Plan, ARunStartsAtTheNightWindowWhenThatIsCheaper) {
+  // 40 CNY an hour, half price from 22:00 to 08:00. A run of H whole hours from midnight pays
+  // min(H, 8) night hours and the rest by day; from 22:00, min(H, 10) night hours: the plan takes
+  // the cheaper start (midnight on a tie) and bills exactly that.
+  const PlanResult r = Plan(R"(
+currency: CNY
+months: 2027-03
+training:
+  - {id: tune, model: Qwen2.5-7B, task: lora, tokens: 1.8e8}
+)", R"(
+currency: CNY
+offers:
+  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40,
+     night_discount: {from: "22:00", to: "08:00", factor: 0.5}}
+)");
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  const PlanRun& run = r.months[0].runs[0];
+  const double h = std::ceil(run.sizing.hours);
+  const double g = static_cast<double>(run.sizing.gpus);
+  const double at_midnight = g * (std::min(h, 8.0) * 20 + std::max(0.0, h - 8) * 40);
+  const double at_night = g * (std::min(h, 10.0) * 20 + std::max(0.0, h - 10) * 40);
+  EXPECT_NEAR(r.total, std::min(at_midnight, at_night), 0.005);
+  EXPECT_EQ(run.sizing.start_hour_of_day, at_night < at_midnight - 0.005 ? 22 : 0);
+  EXPECT_EQ(run.start, LocalHour{CivilDay(2027, 3, 1)} + std::chrono::hours{run.sizing.start_hour_of_day});
+}
+
+TEST(Plan, TheDeliveryCheckCarriesTheStorageRateOfItsTraining) {
+  // 8-GPU instances: a machine holds min(8, G) of the job's G GPUs, so it reads that share of the
+  // job's sequences a second, each seq x 4 bytes of token ids.
+  const PlanResult r = Plan(R"(
+currency: CNY
+months: 2027-03
+training:
+  - {id: tune, model: Qwen2.5-7B, task: full, tokens: 2e9, seq: 4096}
+)", R"(
+currency: CNY
+offers:
+  - {id: od, provider: p, gpu: H100 SXM, gpus_per_instance: 8, mode: on_demand, price: 200}
+)");
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  ASSERT_EQ(r.checks.size(), 1u);
+  const PlanCheck& c = r.checks[0];
+  const PlanRun& run = r.months[0].runs[0];
+  const double share = std::min(1.0, 8.0 / static_cast<double>(run.sizing.gpus));
+  EXPECT_NEAR(c.samples_per_second, run.sizing.tokens_per_second / 4096 * share, 1e-9);
+  EXPECT_EQ(c.bytes_per_sample, 4096 * 4);
+  EXPECT_EQ(c.command.rfind("gpuplan check --expect \"8x H100 SXM 80GB\" --samples-per-second ", 0), 0u) << c.command;
+  EXPECT_NE(c.command.find("--bytes-per-sample 16384"), std::string::npos) << c.command;
+}
+
+TEST(Plan, TheAlertsFileIsOneMeterRunReads) {
+  std::string w = kOneGpuService;
+  w += "limits: {budget_per_month: 25000}\n";
+  const PlanResult r = Plan(w, R"(
+currency: CNY
+offers:
+  - {id: m, provider: p, gpu: A100 80GB SXM, mode: monthly, price: 21900}
+)");
+  ASSERT_TRUE(r.feasible);
+  const std::filesystem::path f = std::filesystem::temp_directory_path() / ("plan-alerts-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(f) << PlanAlertsYaml(r);
+  const MeterMonitorOptions o = LoadMeterMonitorOptions(f.string());
+  std::filesystem::remove(f);
+  ASSERT_TRUE(o.rules.monthly_budget.has_value());
+  EXPECT_DOUBLE_EQ(o.rules.monthly_budget->amount, 25000);
+  EXPECT_EQ(o.rules.monthly_budget->currency, "CNY");
+  EXPECT_DOUBLE_EQ(o.rules.idle_minutes, 30);
+  // Markdown: the month's table and its total.
+  const std::string md = PlanResultToMarkdown(r);
+  EXPECT_NE(md.find("## 2027-03: 21,900 CNY"), std::string::npos) << md;
+  EXPECT_NE(md.find("| chat (service) | A100 80GB SXM | 1 |"), std::string::npos) << md;
 }
 
 TEST(Plan, OffersOfSeveralFilesMustAgree) {

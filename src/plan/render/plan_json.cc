@@ -74,7 +74,11 @@ nlohmann::json PlanResultToJson(const PlanResult& r) {
   }
   nlohmann::json checks = nlohmann::json::array();
   for (const PlanCheck& c : r.checks) {
-    checks.push_back({{"gpu", c.gpu}, {"gpus_per_instance", c.gpus_per_instance}, {"command", c.command}});
+    checks.push_back({{"gpu", c.gpu},
+                      {"gpus_per_instance", c.gpus_per_instance},
+                      {"samples_per_second", c.samples_per_second > 0 ? nlohmann::json(c.samples_per_second) : nlohmann::json(nullptr)},
+                      {"bytes_per_sample", c.bytes_per_sample > 0 ? nlohmann::json(c.bytes_per_sample) : nlohmann::json(nullptr)},
+                      {"command", c.command}});
   }
   return {{"workload", r.workload_file},
           {"offers", r.offers_files},
@@ -88,6 +92,7 @@ nlohmann::json PlanResultToJson(const PlanResult& r) {
           {"months", months},
           {"alternatives", alternatives},
           {"checks", checks},
+          {"alerts", r.feasible ? nlohmann::json(PlanAlertsYaml(r)) : nlohmann::json(nullptr)},
           {"notes", r.notes},
           {"rentals_solved", r.rentals_solved}};
 }
