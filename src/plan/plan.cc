@@ -111,15 +111,29 @@ class Planner {
       }
       return r;
     }
-    const auto days = RunDays(*item.job, month, w_.first_month);
-    if (!days) {
-      return std::nullopt;
+    // The run that starts in this month, or one started earlier that runs into it (a job run once
+    // whose window crosses the month's end).
+    const LocalHour month_start{month};
+    const LocalHour month_end{month + date::days{DaysIn(month)}};
+    for (std::size_t k = 0; k <= mi; ++k) {
+      const auto days = RunDays(*item.job, months_[k], w_.first_month);
+      if (!days) {
+        continue;
+      }
+      const LocalHour start = LocalHour{days->first} + std::chrono::hours{s.start_hour_of_day};
+      const LocalHour end = start + std::chrono::hours{static_cast<int64_t>(std::ceil(s.hours - 1e-9))};
+      if (start >= month_end || end <= month_start) {
+        continue;
+      }
+      r.interruptible = item.job->interruptible;
+      r.start = start;
+      r.end = end;
+      r.continued = start < month_start;
+      const LocalHour from = std::max(start, month_start), to = std::min(end, month_end);
+      r.gpu_hours = static_cast<double>(s.gpus) * static_cast<double>((to - from).count());
+      return r;
     }
-    r.interruptible = item.job->interruptible;
-    r.start = LocalHour{days->first} + std::chrono::hours{s.start_hour_of_day};
-    r.end = r.start + std::chrono::hours{static_cast<int64_t>(std::ceil(s.hours - 1e-9))};
-    r.gpu_hours = static_cast<double>(s.gpus) * static_cast<double>((r.end - r.start).count());
-    return r;
+    return std::nullopt;
   }
 
   // One card's usage in month `mi` from its runs: each hour a run holds its GPUs (training: whole
@@ -136,10 +150,10 @@ class Planner {
       u.hours[i].hour_of_day = static_cast<int>(i % 24);
     }
     for (const PlanRun& r : runs) {
-      for (LocalHour h = r.start; h < r.end; h += std::chrono::hours{1}) {
+      for (LocalHour h = std::max(r.start, u.start_hour); h < r.end; h += std::chrono::hours{1}) {
         const auto i = static_cast<std::size_t>((h - u.start_hour).count());
         if (i >= u.hours.size()) {
-          break;
+          break;  // the rest is the next month's
         }
         if (r.serving) {
           u.hours[i].firm += static_cast<double>(r.sizing.gpus_by_hour[static_cast<std::size_t>(HourOfDay(h))]);
@@ -489,7 +503,7 @@ double TrainingHours(const std::vector<PlanMonth>& months) {
   double h = 0;
   for (const PlanMonth& m : months) {
     for (const PlanRun& r : m.runs) {
-      if (!r.serving) {
+      if (!r.serving && !r.continued) {
         h += r.sizing.hours;
       }
     }

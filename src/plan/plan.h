@@ -46,6 +46,7 @@ struct PlanRun {
   LocalHour start{};   // training: the hour it starts (offers' wall clock)
   LocalHour end{};     // training: the hour after it ends
   bool interruptible = false;
+  bool continued = false;  // training: a run started in an earlier month (its window crosses the month's end)
   double gpu_hours = 0;  // in the month
   double share = 0;      // of its card's rental money in the month, by GPU-hours
 };

@@ -326,6 +326,36 @@ offers:
   EXPECT_NE(md.find("| chat (service) | A100 80GB SXM | 1 |"), std::string::npos) << md;
 }
 
+TEST(Plan, ARunWhoseWindowCrossesTheMonthsEndIsBilledInBoth) {
+  // A job run once in a window from 30 March to 5 April on a 40 CNY on-demand offer: March holds
+  // its first min(H, 48) hours (30 March 00:00 to 1 April 00:00), April the rest; together
+  // G x ceil(H) x 40, nothing lost at the month's end. One GPU (max_gpus 1) takes about 50 hours.
+  const PlanResult r = Plan(R"(
+currency: CNY
+months: 2027-03..2027-04
+training:
+  - {id: long, model: Qwen2.5-7B, task: lora, tokens: 1e9, window: {from: 2027-03-30, to: 2027-04-05}}
+limits: {max_gpus: 1}
+)", R"(
+currency: CNY
+offers:
+  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40}
+)");
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  ASSERT_EQ(r.months[0].runs.size(), 1u);
+  const PlanSizing& s = r.months[0].runs[0].sizing;
+  const double h = std::ceil(s.hours), g = static_cast<double>(s.gpus);
+  EXPECT_NEAR(r.months[0].total, g * std::min(h, 48.0) * 40, 0.005);
+  EXPECT_NEAR(r.total, g * h * 40, 0.005);
+  ASSERT_GT(h, 48) << "the run no longer crosses the month's end: lengthen it";
+  {
+    ASSERT_EQ(r.months[1].runs.size(), 1u);
+    EXPECT_TRUE(r.months[1].runs[0].continued);
+    EXPECT_NEAR(r.months[1].runs[0].gpu_hours, g * (h - 48), 1e-9);
+  }
+  EXPECT_NEAR(r.hours_to_finish, s.hours, 1e-9);  // counted once
+}
+
 TEST(Plan, OffersOfSeveralFilesMustAgree) {
   const OfferSet a = Offers("currency: CNY\noffers:\n  - {id: x, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40}\n");
   OfferSet b = a;

@@ -35,6 +35,7 @@ nlohmann::json RunToJson(const PlanRun& r) {
     j["start"] = FormatLocalHour(r.start);
     j["end"] = FormatLocalHour(r.end);
     j["interruptible"] = r.interruptible;
+    j["continued"] = r.continued;
   }
   return j;
 }
