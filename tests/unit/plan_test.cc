@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -354,6 +355,104 @@ offers:
     EXPECT_NEAR(r.months[1].runs[0].gpu_hours, g * (h - 48), 1e-9);
   }
   EXPECT_NEAR(r.hours_to_finish, s.hours, 1e-9);  // counted once
+}
+
+// The cheapest rental of one-GPU instances, monthly terms against per-second on-demand hours with
+// no fees, worked by hand: stack the month's demand in layers (layer k is busy in the hours that
+// need k GPUs or more); each layer is one instance, a monthly term or its busy hours on demand,
+// whichever is less. `monthly` and `hourly`: the best price of each kind (a mix may take each
+// layer from a different provider).
+double LayerCake(const UsageTrace& u, double monthly, double hourly) {
+  double peak = 0;
+  for (const UsageHour& h : u.hours) {
+    peak = std::max(peak, h.Total());
+  }
+  double money = 0;
+  for (int k = 1; k <= static_cast<int>(std::lround(peak)); ++k) {
+    double busy = 0;
+    for (const UsageHour& h : u.hours) {
+      busy += h.Total() >= k - 1e-9 ? 1 : 0;
+    }
+    money += std::min(monthly, busy * hourly);
+  }
+  return money;
+}
+
+TEST(Plan, TheLabWithAPaperDeadline) {
+  // The articles' lab: LoRA experiments of one or two GPUs every month, a full fine-tune that must
+  // finish within two days of May (so it takes many GPUs at once), and a small chat service all
+  // along, on Nanjing's one-GPU offers (monthly 21,900, on demand 50 an hour, no fees here). Each
+  // month's money is the layer cake of its usage: the service's GPU a monthly term, the
+  // experiments' and the deadline run's GPUs on demand unless busy more than 438 h.
+  const PlanResult r = Plan(R"(
+currency: CNY
+months: 2027-04..2027-06
+training:
+  - {id: paper-run, model: Qwen2.5-7B, task: full, tokens: 2e9, window: {from: 2027-05-01, to: 2027-05-02}}
+  - {id: experiments, model: Qwen2.5-7B, task: lora, tokens: 3e8, every: month}
+serving:
+  - {id: chat, model: Qwen2.5-7B, qps: 0.1, prompt_tokens: 512, output_tokens: 128}
+limits: {max_gpus: 16}
+)", R"(
+currency: CNY
+offers:
+  - {id: nj-monthly, provider: nanjing, gpu: A100 80GB SXM, mode: monthly, price: 21900}
+  - {id: nj-od, provider: nanjing, gpu: A100 80GB SXM, mode: on_demand, price: 50}
+)");
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  ASSERT_EQ(r.months.size(), 3u);
+  for (const PlanMonth& m : r.months) {
+    ASSERT_EQ(m.cards.size(), 1u);
+    EXPECT_NEAR(m.total, LayerCake(m.cards[0].usage, 21900, 50), 0.005) << date::format("%F", m.month);
+  }
+  // The deadline run is in May only, on more GPUs than the rest of the year's work.
+  int64_t paper_gpus = 0;
+  for (const PlanRun& x : r.months[1].runs) {
+    if (x.id == "paper-run") {
+      paper_gpus = x.sizing.gpus;
+      EXPECT_LE(std::ceil(x.sizing.hours), 48);  // within its two days
+    }
+  }
+  EXPECT_GE(paper_gpus, 4);
+  EXPECT_EQ(r.months[0].runs.size(), 2u);  // April: experiments and chat
+  EXPECT_EQ(r.months[1].runs.size(), 3u);
+}
+
+TEST(Plan, NanjingShanghaiOrWuhu) {
+  // Three cities' one-GPU A100 offers: Nanjing monthly 21,900 / on demand 50, Shanghai 24,000 /
+  // 42, Wuhu 19,500 / 55 an hour. The plan mixes them layer by layer (the cheapest monthly term,
+  // 19,500 at Wuhu, for a busy layer; the cheapest hour, 42 at Shanghai, for a light one); one
+  // provider alone pays each provider's own pair, the cheapest of the three being the alternative.
+  const std::string offers = R"(
+currency: CNY
+offers:
+  - {id: nj-m, provider: nanjing, gpu: A100 80GB SXM, mode: monthly, price: 21900}
+  - {id: nj-od, provider: nanjing, gpu: A100 80GB SXM, mode: on_demand, price: 50}
+  - {id: sh-m, provider: shanghai, gpu: A100 80GB SXM, mode: monthly, price: 24000}
+  - {id: sh-od, provider: shanghai, gpu: A100 80GB SXM, mode: on_demand, price: 42}
+  - {id: wh-m, provider: wuhu, gpu: A100 80GB SXM, mode: monthly, price: 19500}
+  - {id: wh-od, provider: wuhu, gpu: A100 80GB SXM, mode: on_demand, price: 55}
+)";
+  const PlanResult r = Plan(R"(
+currency: CNY
+months: 2027-03
+training:
+  - {id: experiments, model: Qwen2.5-7B, task: lora, tokens: 3e8}
+serving:
+  - {id: chat, model: Qwen2.5-7B, qps: 0.1, prompt_tokens: 512, output_tokens: 128}
+)", offers);
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  const UsageTrace& u = r.months[0].cards[0].usage;
+  EXPECT_NEAR(r.total, LayerCake(u, 19500, 42), 0.005);
+  double alone = 1e300;
+  for (const auto& [m, h] : std::vector<std::pair<double, double>>{{21900, 50}, {24000, 42}, {19500, 55}}) {
+    alone = std::min(alone, LayerCake(u, m, h));
+  }
+  const auto one = std::find_if(r.alternatives.begin(), r.alternatives.end(),
+                                [](const PlanAlternative& a) { return a.name == "single_provider"; });
+  ASSERT_NE(one, r.alternatives.end());
+  EXPECT_NEAR(one->total, alone, 0.005);
+  EXPECT_LT(r.total, one->total);  // mixing saves here: Wuhu's term and Shanghai's hours
 }
 
 TEST(Plan, OffersOfSeveralFilesMustAgree) {
