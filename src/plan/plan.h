@@ -88,6 +88,33 @@ struct PlanCheck {
   std::string command;  // gpuplan check --expect "Nx CARD" [--samples-per-second S --bytes-per-sample B]
 };
 
+// The plan against measured use (plan/against.h, docs/plan.md §7).
+struct PlanMonthAgainst {
+  LocalDay month{};
+  int64_t hours = 0;               // the month's hours with measurements
+  bool whole = false;              // measured from its first hour to its last
+  double planned_gpu_hours = 0;    // over those hours
+  double measured_gpu_hours = 0;
+  std::optional<double> off;       // (measured - planned) / planned; unset when nothing was planned
+  bool off_too_much = false;       // |off| > share, or use where none was planned
+  // A whole month of one card: the cheapest rental of the measured use, and whether its reserved
+  // instances differ from the plan's.
+  std::optional<double> measured_optimum;
+  double planned_total = 0;
+  bool other_mix = false;
+  std::string mix;                 // the measured optimum's reserved terms, "2 x nj-monthly"; "none"
+  std::string planned_mix;
+};
+
+struct PlanComparison {
+  std::string db;
+  double share = 0.2;
+  std::vector<PlanMonthAgainst> months;
+  bool replan = false;
+  std::vector<std::string> reasons;  // one sentence each
+  std::string note;                  // what could not be compared
+};
+
 struct PlanResult {
   std::string workload_file;
   std::vector<std::string> offers_files;
@@ -103,6 +130,7 @@ struct PlanResult {
   std::map<std::string, std::string> assignment;  // job or service id -> card name
   std::vector<std::string> notes;                 // cards a job cannot use and why, limits
   std::string unserved;                           // when not feasible: why
+  std::optional<PlanComparison> against;          // --against METER_DB
   int rentals_solved = 0;                         // optimiser runs (cache misses)
 };
 

@@ -4,6 +4,9 @@
 #include <set>
 
 #include "core/error.h"
+#include "meter/report.h"
+#include "plan/against.h"
+#include "read/time_text.h"
 
 namespace gpuplan {
 
@@ -17,6 +20,10 @@ const OptionTable<PlanRequest>& PlanOptionTable() {
                     .Unset("none"));
     t.push_back(Option<R>("--alerts-out", "alerts_out", "write the alerts file for meter run --alerts: idle and low-use rules, the plan's monthly budget (docs/meter-alerts.md)", &R::alerts_out)
                     .Unset("none"));
+    t.push_back(Option<R>("--against", "against", "a gpuplan meter database: hold the plan against the use measured so far and say when to re-plan (docs/plan.md §7)", &R::against)
+                    .Unset("none"));
+    t.push_back(Option<R>("--replan-share", "replan_share", "with --against: a month's busy GPU-hours this far from the plan's (either way) says re-plan", &R::replan_share)
+                    .Min(0, true).Max(10));
     t.push_back(Option<R>("--markdown", "markdown", "write the plan as Markdown to this file (- for standard output)", &R::markdown)
                     .Unset("none"));
     return t;
@@ -89,6 +96,24 @@ PlanResult RunPlanRequest(const PlanRequest& q, const GpuCatalog& catalog, const
   }
   const OfferSet offers = MergeOffers(sets);
   PlanResult r = RunPlan(w, offers, catalog, data_dir);
+  if (!q.against.empty() && r.feasible) {
+    // The busy GPUs each hour the database has (its first to its last hour with data, at most
+    // now), on the offers' wall clock; the comparison keeps the plan's months. Hours outside the
+    // data are not exported, so they never read as zero use.
+    if (q.offers.empty() || !q.offers_text.empty()) {
+      throw InputError::Option("against", "needs the offers as files (their time zone places the measured hours)");
+    }
+    MeterExportRequest e;
+    e.db = q.against;
+    e.offers = q.offers.front();
+    e.basis = "busy";
+    e.now = q.now;
+    const MeterExport m = RunMeterExport(e, catalog);
+    UsageTrace measured = m.trace;
+    PlanComparison c = ComparePlanWithMeasured(r, measured, offers, q.replan_share);
+    c.db = q.against;
+    r.against = std::move(c);
+  }
   r.offers_files.clear();
   for (const OfferSet& s : sets) {
     r.offers_files.push_back(s.file);

@@ -20,6 +20,9 @@ struct PlanRequest {
   std::string usage_out;            // write the hourly usage the plan priced (one CSV per card)
   std::string alerts_out;           // write the alerts file for meter run (PlanAlertsYaml)
   std::string markdown;             // write the plan as Markdown ("-": standard output)
+  std::string against;              // a meter database: the plan held against the measured use
+  double replan_share = 0.2;        // use off by more than this share says re-plan
+  std::optional<UtcSeconds> now;    // --against: measurements up to this (tests); unset: the clock
   std::vector<std::string> given;   // the options given, by key
   // The serve API never names a file on the server: the texts, the names only label them.
   std::optional<std::string> workload_text;

@@ -227,8 +227,8 @@ HttpResponse PlanRoute(ApiState& s, const HttpRequest& req) {
   q.workload = "workload";
   q.presets_only = true;
   body.erase("workload");
-  RefuseKeys(body, {"usage_out", "alerts_out", "markdown"},
-             "the server writes no file; the usage is in the answer's months[].rentals, the alerts file in `alerts`");
+  RefuseKeys(body, {"usage_out", "alerts_out", "markdown", "against"},
+             "the server reads and writes no file a request names; the usage is in the answer's months[].rentals, the alerts file in `alerts`");
   q.given = ReadJsonOptions(PlanOptionTable(), body, q);
   q.offers_text = q.offers;
   q.offers.clear();

@@ -15,6 +15,8 @@
 #include "plan/plan.h"
 #include "plan/plan_request.h"
 #include "meter/monitor.h"
+#include "meter/sample.h"
+#include "meter/store.h"
 #include "plan/render/plan_json.h"
 #include "plan/render/plan_markdown.h"
 #include "plan/workload.h"
@@ -453,6 +455,86 @@ serving:
   ASSERT_NE(one, r.alternatives.end());
   EXPECT_NEAR(one->total, alone, 0.005);
   EXPECT_LT(r.total, one->total);  // mixing saves here: Wuhu's term and Shanghai's hours
+}
+
+// A meter database of one GPU sampled once a minute from 2027-03-01 00:00 (+08:00) for `hours`
+// hours, at 100% utilisation with a process for the first `busy` of them, idle after.
+std::string MeasuredStore(const std::string& name, int hours, int busy) {
+  const std::filesystem::path f = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".db");
+  std::filesystem::remove(f);
+  const UtcMillis start = FromUnixMillis((static_cast<int64_t>(CivilDay(2027, 3, 1).time_since_epoch().count()) * 24 - 8) *
+                                         kMillisecondsPerHour);
+  std::vector<GpuSample> gpu;
+  std::vector<ProcessSample> procs;
+  for (int m = 0; m < hours * 60; ++m) {
+    GpuSample g;
+    g.time = start + std::chrono::minutes{m};
+    g.gpu = 0;
+    g.uuid = "GPU-0";
+    g.utilization_gpu = m < busy * 60 ? 100 : 0;
+    gpu.push_back(g);
+    if (m < busy * 60) {
+      ProcessSample p;
+      p.pid = 42;
+      p.user = "lab";
+      p.command = "python serve.py";
+      p.time = g.time;
+      p.gpu = 0;
+      procs.push_back(p);
+    }
+  }
+  StoreOptions o;
+  o.sample_interval_seconds = 60;
+  o.max_sample_gap_seconds = 90;
+  o.max_buffered_samples = 1000000;
+  const UtcMillis after = start + std::chrono::hours{hours + 1};
+  MeterStore store = MeterStore::Open(f.string(), o);
+  store.Append(gpu);
+  store.Append(procs);
+  while (store.Buffered() > 0) {
+    store.Flush(after);
+  }
+  store.RollUp(after);
+  return f.string();
+}
+
+TEST(Plan, AgainstTheMeterSaysWhenToReplan) {
+  // The plan holds one GPU for the chat service all March. Measured: one GPU for a day (24 h),
+  // busy all of it: 24 busy GPU-hours against the 24 planned over the hours measured, 0% off. Busy
+  // only 12 of the 24 h: (12 - 24) / 24 = -50%, beyond the 20% share: re-plan.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::string work = (dir / ("plan-w-" + std::to_string(::getpid()) + ".yaml")).string();
+  const std::string offers = (dir / ("plan-o-" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ofstream(work) << "months: 2027-03\nserving:\n  - {id: chat, model: Qwen2.5-7B, qps: 0.1}\n";
+  std::ofstream(offers) << "currency: CNY\ntimezone: \"+08:00\"\noffers:\n"
+                           "  - {id: m, provider: p, gpu: A100 80GB SXM, mode: monthly, price: 21900}\n";
+  PlanRequest q;
+  q.workload = work;
+  q.offers = {offers};
+  q.now = UtcSeconds{std::chrono::seconds{(static_cast<int64_t>(CivilDay(2027, 3, 3).time_since_epoch().count()) * 86400)}};
+  q.against = MeasuredStore("plan-busy", 24, 24);
+  PlanResult r = RunPlanRequest(q, test::Catalog(), test::DataDir());
+  ASSERT_TRUE(r.against);
+  ASSERT_EQ(r.against->months.size(), 1u);
+  EXPECT_EQ(r.against->months[0].hours, 24);
+  EXPECT_FALSE(r.against->months[0].whole);
+  EXPECT_NEAR(r.against->months[0].planned_gpu_hours, 24, 1e-9);
+  EXPECT_NEAR(r.against->months[0].measured_gpu_hours, 24, 1e-9);
+  EXPECT_FALSE(r.against->replan);
+  std::filesystem::remove(q.against);
+
+  q.against = MeasuredStore("plan-half", 24, 12);
+  r = RunPlanRequest(q, test::Catalog(), test::DataDir());
+  ASSERT_TRUE(r.against);
+  EXPECT_NEAR(r.against->months[0].measured_gpu_hours, 12, 1e-9);
+  ASSERT_TRUE(r.against->months[0].off);
+  EXPECT_NEAR(*r.against->months[0].off, -0.5, 1e-9);
+  EXPECT_TRUE(r.against->replan);
+  ASSERT_EQ(r.against->reasons.size(), 1u);
+  EXPECT_NE(r.against->reasons[0].find("-50%"), std::string::npos) << r.against->reasons[0];
+  std::filesystem::remove(q.against);
+  std::filesystem::remove(work);
+  std::filesystem::remove(offers);
 }
 
 TEST(Plan, OffersOfSeveralFilesMustAgree) {

@@ -40,6 +40,34 @@ nlohmann::json RunToJson(const PlanRun& r) {
   return j;
 }
 
+nlohmann::json AgainstToJson(const std::optional<PlanComparison>& c) {
+  if (!c) {
+    return nullptr;
+  }
+  nlohmann::json months = nlohmann::json::array();
+  for (const PlanMonthAgainst& a : c->months) {
+    months.push_back({{"month", MonthText(a.month)},
+                      {"hours", a.hours},
+                      {"whole", a.whole},
+                      {"planned_gpu_hours", a.planned_gpu_hours},
+                      {"measured_gpu_hours", a.measured_gpu_hours},
+                      {"off", OptionalToJson(a.off)},
+                      {"off_too_much", a.off_too_much},
+                      {"planned_total", a.planned_total},
+                      {"measured_optimum", OptionalToJson(a.measured_optimum)},
+                      {"planned_mix", a.planned_mix.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.planned_mix)},
+                      {"measured_mix", a.mix.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.mix)},
+                      {"other_mix", a.other_mix}});
+  }
+  return {{"db", c->db},
+          {"basis", "busy"},
+          {"share", c->share},
+          {"replan", c->replan},
+          {"reasons", c->reasons},
+          {"note", c->note.empty() ? nlohmann::json(nullptr) : nlohmann::json(c->note)},
+          {"months", months}};
+}
+
 }  // namespace
 
 nlohmann::json PlanResultToJson(const PlanResult& r) {
@@ -94,6 +122,7 @@ nlohmann::json PlanResultToJson(const PlanResult& r) {
           {"alternatives", alternatives},
           {"checks", checks},
           {"alerts", r.feasible ? nlohmann::json(PlanAlertsYaml(r)) : nlohmann::json(nullptr)},
+          {"against", AgainstToJson(r.against)},
           {"notes", r.notes},
           {"rentals_solved", r.rentals_solved}};
 }

@@ -90,6 +90,23 @@ std::string PlanResultToMarkdown(const PlanResult& r) {
     }
     md += "\n";
   }
+  if (r.against) {
+    const PlanComparison& c = *r.against;
+    md += fmt::format("## Against {} (busy GPU-hours, re-plan beyond {}%)\n\n", Cell(c.db), FormatNumber(100 * c.share, 3));
+    md += "| month | hours measured | busy GPU-hours | planned | off |\n|---|---|---|---|---|\n";
+    for (const PlanMonthAgainst& a : c.months) {
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", MonthText(a.month), a.hours, FormatNumber(a.measured_gpu_hours, 4),
+                        FormatNumber(a.planned_gpu_hours, 4), a.off ? fmt::format("{:+.0f}%", 100 * *a.off) : "-");
+    }
+    md += "\n";
+    for (const auto& why : c.reasons) {
+      md += "- re-plan: " + Cell(why) + "\n";
+    }
+    if (!c.note.empty()) {
+      md += "- " + Cell(c.note) + "\n";
+    }
+    md += "\n";
+  }
   for (const auto& n : r.notes) {
     md += "- note: " + Cell(n) + "\n";
   }

@@ -89,6 +89,30 @@ void PlanResultToText(std::ostream& os, const PlanResult& r) {
   for (const PlanCheck& c : r.checks) {
     os << SayFormat("plan.text.check", "on delivery of {0}: {1}", {c.gpu, c.command}) << "\n";
   }
+  if (r.against) {
+    const PlanComparison& c = *r.against;
+    os << SayFormat("plan.text.against", "against {0} (busy GPU-hours; re-plan beyond {1}% either way):",
+                    {c.db, FormatNumber(100 * c.share, 3)})
+       << "\n";
+    for (const PlanMonthAgainst& a : c.months) {
+      os << "  "
+         << SayFormat("plan.text.against_month", "{0}, {1} h measured: {2} GPU-hours busy, {3} planned ({4})",
+                      {MonthText(a.month), std::to_string(a.hours), FormatNumber(a.measured_gpu_hours, 4),
+                       FormatNumber(a.planned_gpu_hours, 4),
+                       a.off ? fmt::format("{:+.0f}%", 100 * *a.off) : std::string("-")})
+         << "\n";
+    }
+    if (!c.note.empty()) {
+      os << "  " << SayMessage(c.note) << "\n";
+    }
+    if (c.replan) {
+      for (const auto& why : c.reasons) {
+        os << SayFormat("plan.text.replan", "re-plan: {0}", {SayMessage(why)}) << "\n";
+      }
+    } else if (!c.months.empty()) {
+      os << Say("plan.text.no_replan", "the measured use is as planned: no need to re-plan") << "\n";
+    }
+  }
   for (const auto& n : r.notes) {
     os << SayFormat("plan.text.note", "note: {0}", {SayMessage(n)}) << "\n";
   }
