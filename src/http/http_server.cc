@@ -208,7 +208,9 @@ bool IsProseKey(const std::string& key) {
                                               // the price's basis of a fit answer
                                               "basis",
                                               // where a fit's checkpoint failure rate comes from
-                                              "failure_basis"};
+                                              "failure_basis",
+                                              // a plan's alternatives, re-plan reasons and why it has none
+                                              "gives_up", "reasons", "unserved"};
   return prose.count(key) > 0;
 }
 

@@ -746,8 +746,9 @@ std::string PlanAlertsYaml(const PlanResult& r) {
   }
   return fmt::format(
       "# Alerts for gpuplan meter run --alerts (docs/meter-alerts.md), from gpuplan plan {}.\n"
-      "# monthly_budget: {}, for everything the plan rents; on one machine of several, give it that\n"
-      "# machine's share. Add webhooks: to be told in a chat group.\n"
+      "# monthly_budget: {},\n"
+      "# for everything the plan rents; on one machine of several, give it that machine's share.\n"
+      "# Add webhooks: to be told in a chat group.\n"
       "rules:\n"
       "  idle_minutes: 30\n"
       "  low_util_percent: 5\n"

@@ -1228,11 +1228,188 @@ function renderReport(out: HTMLElement, name: string, r: Json): void {
   out.append(el('h4', {}, t('check.tests')), tests);
 }
 
+// --- plan: the coming months' work to one rental plan (POST /api/plan, docs/plan.md) ----------
+
+// One row of the jobs or services table: an input per column, read back as the workload's keys.
+type RowSpec = { key: string; kind: 'text' | 'number' | 'select' | 'check' | 'month-day'; values?: string[]; labels?: string[]; value?: string };
+
+function editableRows(id: string, specs: RowSpec[], headers: string[], first: Record<string, string>): {
+  node: HTMLElement; add: (v?: Record<string, string>) => void; read: () => Record<string, string | boolean>[];
+} {
+  const body = el('tbody', {});
+  const add = (v: Record<string, string> = {}): void => {
+    const tr = el('tr', {});
+    specs.forEach((sp, i) => {
+      let c: HTMLInputElement | HTMLSelectElement;
+      if (sp.kind === 'select') {
+        c = el('select', { 'data-key': sp.key });
+        (sp.values ?? []).forEach((x, j) => {
+          const o = el('option', { value: x }, sp.labels?.[j] ?? x);
+          if (x === (v[sp.key] ?? sp.value)) o.selected = true;
+          c.append(o);
+        });
+      } else {
+        c = el('input', { 'data-key': sp.key, type: sp.kind === 'check' ? 'checkbox' : sp.kind === 'number' ? 'number' : 'text' });
+        if (sp.kind === 'check') (c as HTMLInputElement).checked = (v[sp.key] ?? sp.value) === 'true';
+        else (c as HTMLInputElement).value = v[sp.key] ?? sp.value ?? '';
+        if (sp.kind === 'month-day') (c as HTMLInputElement).placeholder = 'YYYY-MM-DD';
+      }
+      tr.append(el('td', { 'data-label': headers[i] }, c));
+    });
+    body.append(tr);
+  };
+  add(first);
+  const read = (): Record<string, string | boolean>[] =>
+    [...body.querySelectorAll('tr')].map((tr) => {
+      const r: Record<string, string | boolean> = {};
+      tr.querySelectorAll<HTMLInputElement | HTMLSelectElement>('[data-key]').forEach((c) => {
+        const k = c.getAttribute('data-key') as string;
+        r[k] = c instanceof HTMLInputElement && c.type === 'checkbox' ? c.checked : c.value.trim();
+      });
+      return r;
+    });
+  const node = el('table', { id, class: 'rows' }, el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h)))), body);
+  return { node, add, read };
+}
+
+async function planView(root: HTMLElement): Promise<void> {
+  const [models, shipped] = await Promise.all([get<Json[]>('/api/models'), get<Json[]>('/api/offers')]);
+  const names = models.map((m) => m.name);
+  const from = input('plan_from', '2027-03');
+  const to = input('plan_to', '2027-08');
+  const jobs = editableRows('plan-jobs', [
+    { key: 'id', kind: 'text' },
+    { key: 'model', kind: 'select', values: names, value: 'Qwen2.5-7B' },
+    { key: 'task', kind: 'select', values: ['full', 'lora', 'qlora', 'pretrain'], labels: ['full', 'lora', 'qlora', 'pretrain'].map((v) => t(`task.${v}`)), value: 'lora' },
+    { key: 'tokens', kind: 'number' },
+    { key: 'every', kind: 'select', values: ['once', 'month'], labels: [t('plan.every.once'), t('plan.every.month')], value: 'month' },
+    { key: 'from', kind: 'month-day' },
+    { key: 'to', kind: 'month-day' },
+    { key: 'interruptible', kind: 'check' },
+  ], [t('plan.col.id'), t('plan.col.model'), t('plan.col.task'), t('plan.col.tokens'), t('plan.col.every'),
+    t('plan.col.window_from'), t('plan.col.window_to'), t('plan.col.interruptible')],
+  { id: 'experiments', tokens: '4e8', interruptible: 'true' });
+  const services = editableRows('plan-services', [
+    { key: 'id', kind: 'text' },
+    { key: 'model', kind: 'select', values: names, value: 'Qwen2.5-7B' },
+    { key: 'qps', kind: 'number' },
+    { key: 'prompt_tokens', kind: 'number', value: '1024' },
+    { key: 'output_tokens', kind: 'number', value: '256' },
+    { key: 'latency_ms', kind: 'number' },
+  ], [t('plan.col.id'), t('plan.col.model'), t('plan.col.qps'), t('plan.col.prompt'), t('plan.col.output'), t('plan.col.latency')],
+  { id: 'chat', qps: '1', latency_ms: '50' });
+  const addJob = el('button', { type: 'button', id: 'plan-add-job' }, t('plan.add_job'));
+  addJob.addEventListener('click', () => jobs.add({ id: `job-${jobs.read().length + 1}` }));
+  const addService = el('button', { type: 'button', id: 'plan-add-service' }, t('plan.add_service'));
+  addService.addEventListener('click', () => services.add({ id: `service-${services.read().length + 1}` }));
+  const budget = input('plan_budget', '', 'number');
+  const maxGpus = input('plan_max_gpus', '', 'number');
+  const offers = el('textarea', { name: 'plan_offers', id: 'in-plan_offers', rows: '8', placeholder: 'currency: CNY\noffers:\n  - id: ...' });
+  const example = select('plan_offers_example', ['', ...shipped.map((o) => o.name)], '',
+    [t('cost.example.none'), ...shipped.map((o) => o.name)]);
+  example.addEventListener('change', () => {
+    const o = shipped.find((x) => x.name === example.value);
+    if (o) offers.value = o.text;
+  });
+  const out = el('section', { id: 'plan-out', 'aria-live': 'polite' });
+  // The workload file as JSON (a YAML parser reads JSON): the questions' answers by the keys of
+  // docs/plan.md §1; an empty cell leaves its key out.
+  const workload = (): Json => {
+    const w: Json = { months: `${from.value.trim()}..${to.value.trim()}` };
+    const training = jobs.read().filter((j) => j.id && j.tokens).map((j) => {
+      const x: Json = { id: j.id, model: j.model, task: j.task, tokens: Number(j.tokens), every: j.every };
+      if (j.from && j.to) x.window = { from: j.from, to: j.to };
+      if (j.interruptible) x.interruptible = true;
+      return x;
+    });
+    const serving = services.read().filter((v) => v.id && v.qps).map((v) => {
+      const x: Json = { id: v.id, model: v.model, qps: Number(v.qps) };
+      for (const k of ['prompt_tokens', 'output_tokens', 'latency_ms']) if (v[k]) x[k] = Number(v[k]);
+      return x;
+    });
+    if (training.length) w.training = training;
+    if (serving.length) w.serving = serving;
+    const limits: Json = {};
+    if (budget.value) limits.budget_per_month = Number(budget.value);
+    if (maxGpus.value) limits.max_gpus = Number(maxGpus.value);
+    if (Object.keys(limits).length) w.limits = limits;
+    return w;
+  };
+  const go = el('button', { type: 'button', id: 'plan-make' }, t('plan.make'));
+  go.addEventListener('click', async () => {
+    out.replaceChildren(loadingState());
+    try {
+      const r = await post<Json>('/api/plan', { workload: JSON.stringify(workload()), offers: [offers.value] });
+      out.replaceChildren();
+      renderPlanResult(out, r);
+    } catch (e) {
+      showError(out, e);
+    }
+  });
+  root.append(
+    el('div', { class: 'form' },
+      field(t('plan.months_from'), from),
+      field(t('plan.months_to'), to),
+      field(t('plan.budget'), budget),
+      field(t('plan.max_gpus'), maxGpus),
+      el('section', { class: 'wide' }, el('h3', {}, t('plan.training')), jobs.node, el('div', { class: 'buttons' }, addJob)),
+      el('section', { class: 'wide' }, el('h3', {}, t('plan.serving')), services.node, el('div', { class: 'buttons' }, addService)),
+      field(t('plan.offers'), offers),
+      field(t('cost.example'), example),
+      el('div', { class: 'buttons wide' }, go)),
+    out,
+  );
+}
+
+function renderPlanResult(out: HTMLElement, r: Json): void {
+  const cur = r.currency;
+  if (!r.feasible) {
+    out.append(errorState(`${t('plan.none')}: ${r.unserved}`));
+    return;
+  }
+  out.append(el('h3', { id: 'plan-total-sum' }, fill('plan.total', money(r.total, cur), String(r.months.length))));
+  const months = table(
+    [t('plan.month'), t('col.total'), t('plan.budget_check'), t('plan.runs')],
+    (r.months as Json[]).map((m) => [
+      m.month,
+      money(m.total, cur),
+      m.within_budget === null ? '—' : t(m.within_budget ? 'plan.within_budget' : 'plan.over_budget'),
+      (m.runs as Json[]).map((x) => fill(x.kind === 'serving' ? 'plan.run.service' : 'plan.run.job', x.id, String(x.gpus), x.gpu,
+        x.kind === 'serving' ? '' : num(x.hours))).join('; '),
+    ]),
+  );
+  months.id = 'plan-months';
+  months.querySelectorAll('tbody tr').forEach((tr, i) => tr.setAttribute('data-month', r.months[i].month));
+  out.append(months);
+  for (const m of r.months as Json[]) {
+    const d = el('details', { class: 'plan-month', 'data-month': m.month }, el('summary', {}, `${m.month} · ${money(m.total, cur)}`));
+    d.append(costLines(m.cost, cur));
+    out.append(d);
+  }
+  if ((r.alternatives as Json[]).length) {
+    const alts = table([t('plan.alternative'), t('col.total'), t('plan.gives_up')],
+      (r.alternatives as Json[]).map((a) => [
+        a.provider ? `${t(`plan.alt.${a.name}`)} (${a.provider})` : t(`plan.alt.${a.name}`),
+        a.feasible ? money(a.total, cur) : '—',
+        a.gives_up,
+      ]));
+    alts.id = 'plan-alternatives';
+    out.append(el('h4', {}, t('plan.alternatives')), alts);
+  }
+  const checks = el('ul', { id: 'plan-checks' }, ...(r.checks as Json[]).map((c) => el('li', {}, `${c.gpu}: `, el('code', {}, c.command))));
+  out.append(el('h4', {}, t('plan.checks')), checks);
+  if (r.alerts) {
+    out.append(el('h4', {}, t('plan.alerts')), el('pre', { id: 'plan-alerts' }, r.alerts));
+  }
+  for (const n of r.notes as string[]) out.append(el('p', { class: 'note' }, n));
+}
+
 // --- shell --------------------------------------------------------------------------------
 
 const VIEWS: Record<string, (root: HTMLElement) => Promise<void>> = {
   fit: fitView,
   cost: costView,
+  plan: planView,
   meter: meterView,
   check: checkView,
 };

@@ -389,6 +389,38 @@ try {
     await shot('5b-cost-by-provider');
   });
 
+  // Issue 30 req. 5: the plan flow, from the workload questions to the plan, its alternatives and
+  // the delivery checklist. A chat service on one A100 all of March 2027 (Qwen2.5-7B at 1 request a
+  // second is one replica of one GPU), the three providers' offers of the step above: by hand the
+  // cheapest month is idc-b's term, 22,500 + 300 bandwidth = 22,800 CNY (idc-a 23,389, idc-c on
+  // demand 744 h x 30 x 1.05 = 23,436), which is also the one-provider alternative.
+  await step('plan the coming months: the plan, its alternative and the delivery check', async () => {
+    await page.click('#tab-plan');
+    await page.waitForSelector('#plan-make');
+    await page.fill('#in-plan_from', '2027-03');
+    await page.fill('#in-plan_to', '2027-03');
+    await page.fill('#plan-jobs tbody tr:first-child input[data-key="tokens"]', '');
+    await page.fill('#in-plan_offers', [
+      'currency: CNY', 'offers:',
+      '  - {id: a-monthly, provider: idc-a, gpu: A100 80GB SXM, mode: monthly, price: 21900, addon_fee_ratio: 0.06,',
+      '     storage: {kind: nas, gb: 500, price_per_gb_month: 0.35}}',
+      '  - {id: b-monthly, provider: idc-b, gpu: A100 80GB SXM, mode: monthly, price: 22500,',
+      '     bandwidth: {mbps: 100, price_per_month: 300}}',
+      '  - {id: c-od, provider: idc-c, gpu: A100 80GB SXM, mode: on_demand, price: 30, addon_fee_ratio: 0.05,',
+      '     granularity: second}', ''].join('\n'));
+    await page.click('#plan-make');
+    await page.waitForSelector('#plan-total-sum', { timeout: 60000 });
+    const total = await page.textContent('#plan-total-sum');
+    expect(total.includes('22,800 CNY') && total.includes('合计'), `total 22,800 CNY in Chinese: ${total}`);
+    const month = await page.textContent('#plan-months tr[data-month="2027-03"]');
+    expect(month.includes('22,800 CNY') && month.includes('chat'), `March's row: ${month}`);
+    const alts = await page.textContent('#plan-alternatives');
+    expect(alts.includes('idc-b') && alts.includes('22,800 CNY') && alts.includes('只从 idc-b'), `one provider, idc-b, in Chinese: ${alts}`);
+    const checks = await page.textContent('#plan-checks');
+    expect(checks.includes('gpuplan check --expect "1x A100 80GB SXM"'), `the delivery check: ${checks}`);
+    await shot('5c-plan');
+  });
+
   await step('open a check report and see its chart', async () => {
     await page.click('#tab-check');
     await page.waitForSelector('button.open-report[data-name="rtx4090.json"]');

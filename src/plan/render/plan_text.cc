@@ -25,16 +25,16 @@ std::string LayoutText(const PlanSizing& s) {
 void PlanResultToText(std::ostream& os, const PlanResult& r) {
   const std::string& cur = r.currency;
   if (!r.feasible) {
-    os << SayFormat("plan.text.none", "no plan: {0}", {SayMessage(r.unserved)}) << "\n";
+    os << SayFormat("cli.plan.none", "no plan: {0}", {SayMessage(r.unserved)}) << "\n";
     for (const auto& n : r.notes) {
       os << "  " << SayMessage(n) << "\n";
     }
     return;
   }
   for (const PlanMonth& m : r.months) {
-    os << SayFormat("plan.text.month", "{0}: {1}", {MonthText(m.month), FormatMoney(m.total, cur)});
+    os << SayFormat("cli.plan.month", "{0}: {1}", {MonthText(m.month), FormatMoney(m.total, cur)});
     if (m.within_budget && !*m.within_budget) {
-      os << "  " << SayFormat("plan.text.over_budget", "over the budget of {0}", {FormatMoney(*r.budget_per_month, cur)});
+      os << "  " << SayFormat("cli.plan.over_budget", "over the budget of {0}", {FormatMoney(*r.budget_per_month, cur)});
     }
     os << "\n";
     for (const PlanRun& x : m.runs) {
@@ -46,57 +46,57 @@ void PlanResultToText(std::ostream& os, const PlanResult& r) {
           hi = std::max(hi, g);
         }
         os << "  "
-           << (lo == hi ? SayFormat("plan.text.service_flat", "{0}: {1} x {2} all day ({3} per replica, {4}), about {5}",
+           << (lo == hi ? SayFormat("cli.plan.service_flat", "{0}: {1} x {2} all day ({3} per replica, {4}), about {5}",
                                     {x.id, std::to_string(lo), s.gpu->name, std::to_string(s.gpus), LayoutText(s),
                                      FormatMoney(x.share, cur)})
-                        : SayFormat("plan.text.service",
+                        : SayFormat("cli.plan.service",
                                     "{0}: {1} to {2} x {3} over the day ({4} per replica, {5}), about {6}",
                                     {x.id, std::to_string(lo), std::to_string(hi), s.gpu->name, std::to_string(s.gpus),
                                      LayoutText(s), FormatMoney(x.share, cur)}))
            << "\n";
       } else {
         os << "  "
-           << SayFormat("plan.text.job", "{0}: {1} x {2} ({3}), {4} h from {5}{6}, about {7}",
+           << SayFormat("cli.plan.job", "{0}: {1} x {2} ({3}), {4} h from {5}{6}, about {7}",
                         {x.id, std::to_string(s.gpus), s.gpu->name, LayoutText(s), FormatNumber(s.hours, 3),
                          FormatLocalHour(x.start),
-                         x.interruptible ? Say("plan.text.interruptible", ", may run on spot") : std::string(),
+                         x.interruptible ? Say("cli.plan.interruptible", ", may run on spot") : std::string(),
                          FormatMoney(x.share, cur)})
            << "\n";
       }
     }
     for (const PlanCardMonth& c : m.cards) {
-      os << "  " << SayFormat("plan.text.rent", "rent {0}:", {c.gpu->name}) << "\n";
+      os << "  " << SayFormat("cli.plan.rent", "rent {0}:", {c.gpu->name}) << "\n";
       RentalToText(os, c.rental, cur);
     }
   }
-  os << SayFormat("plan.text.total", "total {0} over {1} months", {FormatMoney(r.total, cur), std::to_string(r.months.size())})
+  os << SayFormat("cli.plan.total", "total {0} over {1} months", {FormatMoney(r.total, cur), std::to_string(r.months.size())})
      << "\n";
   for (const PlanAlternative& a : r.alternatives) {
     if (a.name == "fastest") {
       os << "  "
-         << (a.feasible ? SayFormat("plan.text.alt_fastest", "fastest to finish: {0} ({1})",
+         << (a.feasible ? SayFormat("cli.plan.alt_fastest", "fastest to finish: {0} ({1})",
                                     {FormatMoney(a.total, cur), SayMessage(a.gives_up)})
-                        : SayFormat("plan.text.alt_fastest_none", "fastest to finish: none ({0})", {SayMessage(a.gives_up)}))
+                        : SayFormat("cli.plan.alt_fastest_none", "fastest to finish: none ({0})", {SayMessage(a.gives_up)}))
          << "\n";
     } else {
       os << "  "
-         << (a.feasible ? SayFormat("plan.text.alt_provider", "one provider, {0}: {1} ({2})",
+         << (a.feasible ? SayFormat("cli.plan.alt_provider", "one provider, {0}: {1} ({2})",
                                     {a.provider, FormatMoney(a.total, cur), SayMessage(a.gives_up)})
-                        : SayFormat("plan.text.alt_provider_none", "one provider: none ({0})", {SayMessage(a.gives_up)}))
+                        : SayFormat("cli.plan.alt_provider_none", "one provider: none ({0})", {SayMessage(a.gives_up)}))
          << "\n";
     }
   }
   for (const PlanCheck& c : r.checks) {
-    os << SayFormat("plan.text.check", "on delivery of {0}: {1}", {c.gpu, c.command}) << "\n";
+    os << SayFormat("cli.plan.check", "on delivery of {0}: {1}", {c.gpu, c.command}) << "\n";
   }
   if (r.against) {
     const PlanComparison& c = *r.against;
-    os << SayFormat("plan.text.against", "against {0} (busy GPU-hours; re-plan beyond {1}% either way):",
+    os << SayFormat("cli.plan.against", "against {0} (busy GPU-hours; re-plan beyond {1}% either way):",
                     {c.db, FormatNumber(100 * c.share, 3)})
        << "\n";
     for (const PlanMonthAgainst& a : c.months) {
       os << "  "
-         << SayFormat("plan.text.against_month", "{0}, {1} h measured: {2} GPU-hours busy, {3} planned ({4})",
+         << SayFormat("cli.plan.against_month", "{0}, {1} h measured: {2} GPU-hours busy, {3} planned ({4})",
                       {MonthText(a.month), std::to_string(a.hours), FormatNumber(a.measured_gpu_hours, 4),
                        FormatNumber(a.planned_gpu_hours, 4),
                        a.off ? fmt::format("{:+.0f}%", 100 * *a.off) : std::string("-")})
@@ -107,14 +107,14 @@ void PlanResultToText(std::ostream& os, const PlanResult& r) {
     }
     if (c.replan) {
       for (const auto& why : c.reasons) {
-        os << SayFormat("plan.text.replan", "re-plan: {0}", {SayMessage(why)}) << "\n";
+        os << SayFormat("cli.plan.replan", "re-plan: {0}", {SayMessage(why)}) << "\n";
       }
     } else if (!c.months.empty()) {
-      os << Say("plan.text.no_replan", "the measured use is as planned: no need to re-plan") << "\n";
+      os << Say("cli.plan.no_replan", "the measured use is as planned: no need to re-plan") << "\n";
     }
   }
   for (const auto& n : r.notes) {
-    os << SayFormat("plan.text.note", "note: {0}", {SayMessage(n)}) << "\n";
+    os << SayFormat("cli.plan.note", "note: {0}", {SayMessage(n)}) << "\n";
   }
 }
 
