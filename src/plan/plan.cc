@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -68,6 +69,7 @@ struct Item {
   std::map<const Gpu*, PlanSizing> cheapest;  // training: the count with the cheapest rental alone
   std::map<const Gpu*, PlanSizing> fastest;   // training: the fewest hours
   std::map<const Gpu*, std::string> why_not;  // cards it cannot use
+  double window_hours = 0;                    // training: its shortest window
 };
 
 class Planner {
@@ -120,7 +122,8 @@ class Planner {
       if (!days) {
         continue;
       }
-      const LocalHour start = LocalHour{days->first} + std::chrono::hours{s.start_hour_of_day};
+      const LocalHour start =
+          LocalHour{days->first + date::days{s.start_day}} + std::chrono::hours{s.start_hour_of_day};
       const LocalHour end = start + std::chrono::hours{static_cast<int64_t>(std::ceil(s.hours - 1e-9))};
       if (start >= month_end || end <= month_start) {
         continue;
@@ -261,6 +264,40 @@ class Planner {
           }
         }
       }
+      // Where each training run starts in its window: its first day, a week, two and three weeks
+      // later or the last day it still fits, at midnight or a night window's opening; the
+      // cheapest total (runs on one card share its instances: moving one off another's hours can
+      // save a term, or be needed under an offer's stock).
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        if (!items[i].job) {
+          continue;
+        }
+        const PlanSizing base = *pick[i];
+        const double room = items[i].window_hours - std::ceil(base.hours - 1e-9);
+        const int last_day = room >= 0 ? static_cast<int>(std::floor(room / 24.0)) : 0;
+        std::set<int> days{0, 7, 14, 21, last_day};
+        for (int d : days) {
+          for (int h : StartHours(base.gpu)) {
+            if (d > last_day || (d == base.start_day && h == base.start_hour_of_day) ||
+                24.0 * d + h + std::ceil(base.hours - 1e-9) > items[i].window_hours) {
+              continue;
+            }
+            PlanSizing z = base;
+            z.start_day = d;
+            z.start_hour_of_day = h;
+            placed_.push_back(z);
+            const PlanSizing* was = pick[i];
+            pick[i] = &placed_.back();
+            const double t = Total(items, pick);
+            if (t < total - 0.005) {
+              total = t;
+              moved = true;
+            } else {
+              pick[i] = was;
+            }
+          }
+        }
+      }
       if (!moved) {
         break;
       }
@@ -344,6 +381,7 @@ class Planner {
         window_hours = std::min(window_hours, 24.0 * static_cast<double>((d->second - d->first).count() + 1));
       }
     }
+    it.window_hours = window_hours;
     for (const Gpu* g : cards_) {
       std::optional<PlanSizing> cheapest, fastest;
       double cheapest_money = kInfeasible;
@@ -452,6 +490,7 @@ class Planner {
   std::vector<const Gpu*> cards_;
   std::map<const Gpu*, OfferSet> card_offers_;
   std::map<std::string, Plan> cache_;
+  std::deque<PlanSizing> placed_;  // sizings moved in their windows (stable addresses for the picks)
   int solved_ = 0;
 };
 
@@ -545,10 +584,10 @@ Solved Solve(const PlanWorkload& w, const OfferSet& offers, const GpuCatalog& ca
   Planner p(w, offers, catalog, data_dir);
   std::vector<Item> items;
   for (const auto& j : w.training) {
-    items.push_back(Item{j.id, &j, nullptr, {}, {}, {}});
+    items.push_back(Item{j.id, &j, nullptr, {}, {}, {}, 0});
   }
   for (const auto& v : w.serving) {
-    items.push_back(Item{v.id, nullptr, &v, {}, {}, {}});
+    items.push_back(Item{v.id, nullptr, &v, {}, {}, {}, 0});
   }
   p.Size(items);
   for (const Item& it : items) {

@@ -36,6 +36,9 @@ struct PlanSizing {
   // Training: the hour of its window's first day the run starts, 0 or the opening of a night
   // window of the card's offers, whichever makes its rental alone cheaper (docs/plan.md §2).
   int start_hour_of_day = 0;
+  // Training: the days after its window's first day it starts (the joint placement moves a run
+  // off another's hours when that is cheaper or needed: an offer's stock, a reserved term).
+  int start_day = 0;
 };
 
 // What runs in a month: a job's run or a service.

@@ -537,6 +537,31 @@ TEST(Plan, AgainstTheMeterSaysWhenToReplan) {
   std::filesystem::remove(offers);
 }
 
+TEST(Plan, RunsAreMovedInTheirWindowsWhenTheyWouldCollide) {
+  // One on-demand offer at 40 an hour with stock 1 (one instance at a time) and two one-GPU jobs
+  // a month: both from the 1st they would need two instances at once, which no plan may hold; the
+  // plan moves one later in the month, and each month costs (ceil(H1) + ceil(H2)) x 40.
+  const PlanResult r = Plan(R"(
+currency: CNY
+months: 2027-03
+training:
+  - {id: a, model: Qwen2.5-7B, task: lora, tokens: 2e8, every: month}
+  - {id: b, model: Qwen2.5-7B, task: lora, tokens: 2e8, every: month}
+limits: {max_gpus: 1}
+)", R"(
+currency: CNY
+offers:
+  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40, stock: 1}
+)");
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  const PlanMonth& m = r.months[0];
+  ASSERT_EQ(m.runs.size(), 2u);
+  const PlanRun& x = m.runs[0];
+  const PlanRun& y = m.runs[1];
+  EXPECT_TRUE(x.end <= y.start || y.end <= x.start) << "the runs overlap";
+  EXPECT_NEAR(m.total, (std::ceil(x.sizing.hours) + std::ceil(y.sizing.hours)) * 40, 0.005);
+}
+
 TEST(Plan, OffersOfSeveralFilesMustAgree) {
   const OfferSet a = Offers("currency: CNY\noffers:\n  - {id: x, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40}\n");
   OfferSet b = a;
