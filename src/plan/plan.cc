@@ -330,8 +330,30 @@ class Planner {
         c.rental = Rental(g, mi, runs);
         const double card_total = c.rental.cost.Total();
         const double hours = c.usage.TotalGpuHours();
+        std::vector<std::string> modes;  // of the pool, in the order reserved, on demand, spot
+        const auto mode_of = [&](const std::string& id) {
+          for (const Offer& o : card_offers_.at(g).offers) {
+            if (o.id == id) {
+              return std::string(ToString(o.mode));
+            }
+          }
+          return std::string();
+        };
+        const auto add_mode = [&](const std::string& mode_name) {
+          if (!mode_name.empty() && std::find(modes.begin(), modes.end(), mode_name) == modes.end()) {
+            modes.push_back(mode_name);
+          }
+        };
+        for (const auto& t : c.rental.reserved_terms) add_mode(mode_of(t.offer));
+        for (const auto& [id, h] : c.rental.on_demand_gpu_hours) if (h > 0) add_mode(mode_of(id));
+        for (const auto& [id, h] : c.rental.spot_gpu_hours) if (h > 0) add_mode(mode_of(id));
         for (PlanRun& r : runs) {
           r.share = hours > 0 ? card_total * r.gpu_hours / hours : 0;
+          for (const std::string& mode : modes) {
+            if (mode != "spot" || r.interruptible) {
+              r.billed_by.push_back(mode);
+            }
+          }
           m.runs.push_back(r);
         }
         for (std::size_t h = 0; h < busy.size() && h < c.usage.hours.size(); ++h) {

@@ -52,6 +52,10 @@ struct PlanRun {
   bool continued = false;  // training: a run started in an earlier month (its window crosses the month's end)
   double gpu_hours = 0;  // in the month
   double share = 0;      // of its card's rental money in the month, by GPU-hours
+  // The billing modes of its card's rental that month ("monthly", "on_demand", "spot"): the runs on
+  // a card share its instances, so a run is billed by its pool's modes (spot only for work that
+  // may be interrupted).
+  std::vector<std::string> billed_by;
 };
 
 // One card's rental in one month: the usage of the runs on it and the optimiser's plan.

@@ -152,6 +152,7 @@ offers:
   EXPECT_NEAR(r.months[0].total, 21900, 0.005);
   EXPECT_NEAR(r.months[1].total, 21900, 0.005);
   EXPECT_NEAR(r.total, 43800, 0.005);
+  EXPECT_EQ(r.months[0].runs[0].billed_by, std::vector<std::string>{"monthly"});  // no on-demand hour
   EXPECT_EQ(r.assignment.at("chat"), "A100 80GB SXM");
   ASSERT_EQ(r.checks.size(), 1u);
   EXPECT_EQ(r.checks[0].command, "gpuplan check --expect \"1x A100 80GB SXM\"");

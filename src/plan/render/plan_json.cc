@@ -25,7 +25,8 @@ nlohmann::json RunToJson(const PlanRun& r) {
                         {"micro_batch", s.workload.micro_batch},
                         {"recompute", ToString(s.workload.recompute)}}},
                       {"gpu_hours", r.gpu_hours},
-                      {"share", r.share}};
+                      {"share", r.share},
+                      {"billed_by", r.billed_by}};
   if (r.serving) {
     j["requests_per_second_per_replica"] = s.requests_per_second;
     j["gpus_by_hour"] = s.gpus_by_hour;

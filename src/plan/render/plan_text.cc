@@ -20,6 +20,21 @@ std::string LayoutText(const PlanSizing& s) {
   return t;
 }
 
+// "monthly + on_demand", in the text's language.
+std::string Modes(const std::vector<std::string>& modes) {
+  std::string out;
+  for (const auto& m : modes) {
+    out += (out.empty() ? "" : " + ") + Say("mode." + m, m);
+  }
+  return out;
+}
+
+// " (billed: monthly + on_demand)": the modes of the run's card pool that month.
+std::string Billed(const PlanRun& x) {
+  return x.billed_by.empty() ? std::string()
+                             : (TextLanguage() == Lang::kZh ? "" : " ") + SayFormat("cli.plan.billed", "(billed: {0})", {Modes(x.billed_by)});
+}
+
 }  // namespace
 
 void PlanResultToText(std::ostream& os, const PlanResult& r) {
@@ -53,7 +68,7 @@ void PlanResultToText(std::ostream& os, const PlanResult& r) {
                                     "{0}: {1} to {2} x {3} over the day ({4} per replica, {5}), about {6}",
                                     {x.id, std::to_string(lo), std::to_string(hi), s.gpu->name, std::to_string(s.gpus),
                                      LayoutText(s), FormatMoney(x.share, cur)}))
-           << "\n";
+           << Billed(x) << "\n";
       } else {
         os << "  "
            << SayFormat("cli.plan.job", "{0}: {1} x {2} ({3}), {4} h from {5}{6}, about {7}",
@@ -61,7 +76,7 @@ void PlanResultToText(std::ostream& os, const PlanResult& r) {
                          FormatLocalHour(x.start),
                          x.interruptible ? Say("cli.plan.interruptible", ", may run on spot") : std::string(),
                          FormatMoney(x.share, cur)})
-           << "\n";
+           << Billed(x) << "\n";
       }
     }
     for (const PlanCardMonth& c : m.cards) {
