@@ -432,7 +432,9 @@ class Planner {
         if (!fastest || z.hours < fastest->hours) {
           fastest = z;
         }
-        if (z.hours > window_hours) {
+        // A run holds its GPUs in whole hours (UsageOf): those must fit the window.
+        const double whole = std::ceil(z.hours - 1e-9);
+        if (whole > window_hours) {
           slowest_note = fmt::format("{} x {} needs {:.0f} h, longer than its window ({:.0f} h)", count, g->name, z.hours,
                                      window_hours);
           continue;
@@ -440,7 +442,7 @@ class Planner {
         // Where it starts: the window's first hour, or a night window's opening on its first day
         // when the run still ends inside the window; the cheaper alone (the earlier on a tie).
         for (int start : StartHours(g)) {
-          if (z.hours + start > window_hours) {
+          if (whole + start > window_hours) {
             continue;
           }
           PlanSizing zs = z;
