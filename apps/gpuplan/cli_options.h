@@ -16,6 +16,9 @@
 
 namespace gpuplan::cli {
 
+// The validator's message for an empty number, which main turns into "expected a number".
+inline constexpr const char* kEmptyNumber = "an empty value is not a number";
+
 // `table` and `r` must outlive `c` (tables are static; requests are held by the runner).
 template <typename Req>
 void AddOptions(CLI::App* c, const OptionTable<Req>& table, Req& r) {
@@ -45,6 +48,11 @@ void AddOptions(CLI::App* c, const OptionTable<Req>& table, Req& r) {
         opt = c->add_option_function<std::vector<std::string>>(
             o.flag, [spec, req](const std::vector<std::string>& v) { spec->set(*req, v); }, help);
         break;
+    }
+    if (o.kind == OptionKind::kInt || o.kind == OptionKind::kDouble) {
+      // CLI11 reads an empty value as 0; it is not a number (main reports it as one).
+      opt->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string(kEmptyNumber) : std::string(); },
+                                ""));
     }
     if (o.required) {
       opt->required();

@@ -203,6 +203,14 @@ int main(int argc, char** argv) {
       r.field = flag;
       return Report(r, AskedForJson(argc, argv));
     }
+    // An empty number ("--seq ''"): CLI11 would read 0; the validator says "FLAG: <kEmptyNumber>".
+    const std::string empty = std::string(": ") + kEmptyNumber;
+    if (what.size() > empty.size() && what.rfind('-', 0) == 0 &&
+        what.compare(what.size() - empty.size(), empty.size(), empty) == 0) {
+      gpuplan::ErrorReport r = gpuplan::UsageError("expected a number (a whole number for counts), got ''");
+      r.field = what.substr(0, what.size() - empty.size());
+      return Report(r, AskedForJson(argc, argv));
+    }
     if (AskedForJson(argc, argv)) {
       return Report(gpuplan::UsageError(e.what()), true);
     }

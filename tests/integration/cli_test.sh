@@ -367,6 +367,11 @@ expect_exit 2 "no command, zh" -- "$bin" --lang zh meter
 stderr_has "gpuplan meter 需要一个命令"
 expect_exit 2 "fractional --gpus" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --gpus 1.5
 stderr_has "field '--gpus': expected a number (a whole number for counts), got '1.5'"
+# An empty number is not 0 (CLI11 would read it so): the same error, naming the flag.
+expect_exit 2 "empty --seq" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --seq ""
+stderr_has "field '--seq': expected a number (a whole number for counts), got ''"
+expect_exit 2 "empty --link-gbps" -- "$bin" cost optimize --offers "$data/offers/three-providers.yaml" --hours-per-month 100 --link-gbps ""
+stderr_has "field '--link-gbps': expected a number (a whole number for counts), got ''"
 expect_exit 2 "--qps 0" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu A100 --qps 0
 stderr_has "field '--qps'"
 

@@ -375,8 +375,15 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
   }
 }
 
-// A span of seconds: whole seconds below two minutes, then FormatMinutes ("45 min", "2.5 h").
+// A span of seconds: whole seconds below two minutes, then minutes below two hours, then hours
+// ("45 s", "45 min", "2.5 h"), in the text's language ("45 秒", "45 分钟", "2.5 小时").
 std::string Span(double seconds) {
+  if (TextLanguage() == Lang::kZh) {
+    return seconds < 10      ? fmt::format("{:.1f} 秒", seconds)
+           : seconds < 120   ? fmt::format("{:.0f} 秒", seconds)
+           : seconds < 7200  ? fmt::format("{:.0f} 分钟", seconds / 60.0)
+                             : fmt::format("{:.1f} 小时", seconds / 3600.0);
+  }
   return seconds < 10 ? fmt::format("{:.1f} s", seconds) : seconds < 120 ? fmt::format("{:.0f} s", seconds) : FormatMinutes(seconds / 60.0);
 }
 std::string Gb(double bytes) { return FormatNumber(bytes / 1e9, 3) + " GB"; }
@@ -434,7 +441,7 @@ void PrintCheckpoint(std::ostream& os, const CheckpointPlan& p, const std::strin
        << "\n";
     os << "  " << SayFormat("cli.fit.ckpt.lost", "lost     {}% of the wall time to saves, rework and restarts{}",
                             {FormatNumber(100.0 * p.lost_fraction, 3),
-                             p.lost_hours ? SayFormat("cli.fit.ckpt.lost_hours", ": {} of the job", {FormatHours(*p.lost_hours) + " h"}) : std::string()})
+                             p.lost_hours ? SayFormat("cli.fit.ckpt.lost_hours", ": {} of the job", {Span(*p.lost_hours * 3600.0)}) : std::string()})
        << "\n";
   }
   for (const auto& n : p.notes) {
