@@ -24,11 +24,44 @@ OfferSet OffersOf(const FitRequest& r, const GpuCatalog& catalog) {
   return r.offers_text ? ParseOffers(*r.offers_text, r.offers, catalog) : LoadOffers(r.offers, catalog);
 }
 
-// A search layout's checkpoint with the request's data-movement settings, its own hours for the
-// lost time (0: none).
-CheckpointPlan CandidateCheckpoint(const FitInputs& in, const Candidate& c, double hours) {
-  return EstimateCheckpoint(in.model.spec, c.workload, c.layout, *c.gpu, in.overhead.framework, c.memory, in.data,
-                            hours);
+DataMovementConfig WithLink(DataMovementConfig c, double gbps, const std::string& source) {
+  c.sync_link = LinkRate{fmt::format("{:g}gbps", gbps), gbps * 1e9};
+  c.sync_link_source = source;
+  return c;
+}
+
+// What a card's offers state for its checkpoints, where the request does not say: without
+// --sync-link the slowest link they state carries them; without --node-wait-minutes a failed node
+// waits the longest replacement time they state (an upper bound: "replaced within").
+DataMovementConfig OfferDataMovement(DataMovementConfig data, const OfferSet& card_offers) {
+  const Offer* slowest = nullptr;
+  const Offer* longest = nullptr;
+  for (const Offer& o : card_offers.offers) {
+    if (o.link_gbps && (slowest == nullptr || *o.link_gbps < *slowest->link_gbps)) {
+      slowest = &o;
+    }
+    if (o.terms.node_replacement_hours &&
+        (longest == nullptr || *o.terms.node_replacement_hours > *longest->terms.node_replacement_hours)) {
+      longest = &o;
+    }
+  }
+  if (!data.sync_link && slowest != nullptr) {
+    data = WithLink(data, *slowest->link_gbps, "offer " + slowest->id);
+  }
+  if (!data.node_wait_seconds && longest != nullptr) {
+    data.node_wait_seconds = *longest->terms.node_replacement_hours * 3600.0;
+    data.node_wait_source = "offer " + longest->id + ": terms.node_replacement_hours, at most";
+  }
+  return data;
+}
+
+// A search layout's checkpoint with the request's data-movement settings (with offers: what its
+// card's offers state where the request is silent, OfferDataMovement), its own hours for the lost
+// time (0: none).
+CheckpointPlan CandidateCheckpoint(const FitInputs& in, const Candidate& c, double hours,
+                                   const OfferSet* offers = nullptr) {
+  const DataMovementConfig data = offers ? OfferDataMovement(in.data, OffersFor(*offers, c.gpu)) : in.data;
+  return EstimateCheckpoint(in.model.spec, c.workload, c.layout, *c.gpu, in.overhead.framework, c.memory, data, hours);
 }
 
 void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catalog, FitJobResult& out) {
@@ -59,7 +92,10 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
     } else {
       out.search_start_minute = ParseJobStart(r.start, offers->zone, Now(r));
       // Each layout's spot rework with its own checkpoint's save time (docs/data-movement.md §3).
-      const auto minutes = [&in](const Candidate& c) { return CandidateCheckpoint(in, c, 0.0).save_seconds / 60.0; };
+      const OfferSet& all = *offers;
+      const auto minutes = [&in, &all](const Candidate& c) {
+        return CandidateCheckpoint(in, c, 0.0, &all).save_seconds / 60.0;
+      };
       PriceCandidatesWithOffers(*s.training, *offers, s.options.objective, in.tokens, s.options.top + 3,
                                 out.search_start_minute, r.interruptible, minutes);
       for (Candidate& c : s.training->ranked) {
@@ -70,7 +106,8 @@ void RunSearch(const FitRequest& r, const FitInputs& in, const GpuCatalog& catal
   }
   if (s.training) {
     for (const Candidate& c : s.training->ranked) {
-      out.candidate_checkpoints.push_back(CandidateCheckpoint(in, c, c.time.total_hours.value_or(0.0)));
+      out.candidate_checkpoints.push_back(
+          CandidateCheckpoint(in, c, c.time.total_hours.value_or(0.0), offers ? &*offers : nullptr));
     }
   }
   out.search = std::move(s);
@@ -141,11 +178,6 @@ CheckpointPlan CheckpointWith(const FitInputs& in, const FitSingle& s, const Dat
   return EstimateCheckpoint(in.model.spec, s.workload, s.layout, *s.gpu, in.overhead.framework, s.memory, c,
                             s.training ? s.training->total_hours.value_or(0.0) : 0.0);
 }
-DataMovementConfig WithLink(DataMovementConfig c, double gbps, const std::string& source) {
-  c.sync_link = LinkRate{fmt::format("{:g}gbps", gbps), gbps * 1e9};
-  c.sync_link_source = source;
-  return c;
-}
 
 // Each link upgrade an offer of the plan sells, priced over the job's wall hours against the lost
 // time it saves at the job's price per hour (docs/data-movement.md §2).
@@ -193,32 +225,12 @@ void PriceSingle(const FitRequest& r, const FitInputs& in, const GpuCatalog& cat
   if (mine.offers.empty()) {
     throw InputError::Option("offers", "no offer in " + r.offers + " is for " + s.gpu->name, {}, r.offers, 0);
   }
-  // Without --sync-link, the slowest link the card's offers state carries the checkpoints; without
-  // --node-wait-minutes, a failed node waits the longest replacement time they state (an upper
-  // bound: "replaced within").
+  // What the card's offers state for the checkpoints where the request is silent (its slowest
+  // link, its longest node replacement).
   DataMovementConfig data = in.data;
   if (s.training) {
-    const Offer* slowest = nullptr;
-    const Offer* longest = nullptr;
-    for (const Offer& o : mine.offers) {
-      if (o.link_gbps && (slowest == nullptr || *o.link_gbps < *slowest->link_gbps)) {
-        slowest = &o;
-      }
-      if (o.terms.node_replacement_hours &&
-          (longest == nullptr || *o.terms.node_replacement_hours > *longest->terms.node_replacement_hours)) {
-        longest = &o;
-      }
-    }
-    const bool link = !data.sync_link && slowest != nullptr;
-    const bool wait = !data.node_wait_seconds && longest != nullptr;
-    if (link) {
-      data = WithLink(data, *slowest->link_gbps, "offer " + slowest->id);
-    }
-    if (wait) {
-      data.node_wait_seconds = *longest->terms.node_replacement_hours * 3600.0;
-      data.node_wait_source = "offer " + longest->id + ": terms.node_replacement_hours, at most";
-    }
-    if (link || wait) {
+    data = OfferDataMovement(in.data, mine);
+    if (data.sync_link_source != in.data.sync_link_source || data.node_wait_source != in.data.node_wait_source) {
       s.checkpoint = CheckpointWith(in, s, data);
     }
   }

@@ -325,6 +325,39 @@ TEST(DataMovement, EverySearchRowCarriesItsLayoutsCheckpoint) {
   EXPECT_EQ(j["checkpoint"], j["candidates"][0]["checkpoint"]);
 }
 
+TEST(DataMovement, APricedSearchsRowsTakeTheirOffersLinkAndReplacement) {
+  // As the single priced fit: the offers state a 1 Gbit/s link and replacement within 4 hours, so
+  // every row of a search priced on them waits 4 h for a node and syncs over 1 Gbit/s: a node's
+  // share of the checkpoint at the link's TCP goodput, node_bytes / (1e9 / 8 x 1448 / 1538) s
+  // (a 1500-byte MTU's payload in its 1538 bytes on the wire).
+  FitRequest r;
+  r.model = "Llama-3.1-70B";
+  r.task = "full";
+  r.gpu = "H100 SXM";
+  r.framework = "megatron";
+  r.max_gpus = 32;
+  r.max_gpus_given = true;
+  r.tokens = 1e9;
+  r.start = "2027-03-01T09:00";
+  r.offers = "terms.yaml";
+  r.offers_text =
+      "currency: CNY\n"
+      "offers:\n"
+      "  - {id: n, provider: p, gpu: H100 SXM, gpus_per_instance: 8, mode: on_demand, price: 400,\n"
+      "     link: {gbps: 1}, terms: {node_replacement_hours: 4}}\n";
+  const FitJobResult f = Fit(r);
+  ASSERT_TRUE(f.search && f.search->training);
+  ASSERT_FALSE(f.candidate_checkpoints.empty());
+  for (const CheckpointPlan& c : f.candidate_checkpoints) {
+    EXPECT_DOUBLE_EQ(c.node_wait_seconds, 4 * 3600);
+    EXPECT_NE(c.node_wait_source.find("offer n"), std::string::npos) << c.node_wait_source;
+    EXPECT_NE(c.sync_link_source.find("offer n"), std::string::npos) << c.sync_link_source;
+    ASSERT_TRUE(c.sync_seconds.has_value());
+    EXPECT_NEAR(*c.sync_seconds, c.node_bytes / (1e9 / 8 * 1448.0 / 1538.0), 1e-6 * *c.sync_seconds);
+    EXPECT_GT(c.node_bytes, 0);
+  }
+}
+
 TEST(DataMovement, ARequiredLinkBuysTheUpgradeInCompare) {
   // 8 GPUs busy every hour of March 2027 (744 h) on the fixture's 8-GPU H100 node, 400 CNY an
   // hour, 1 Gbit/s stated, a 10 Gbit/s upgrade at 1,500 CNY per instance and month. With a 10
