@@ -24,13 +24,18 @@ constexpr double kInfeasible = std::numeric_limits<double>::infinity();
 constexpr int64_t kDefaultMaxGpus = 64;
 constexpr int kDescentPasses = 4;
 
-// GPU counts a job is sized at: 1, 2, 4, 8, then whole 8-GPU nodes, up to `max`.
+// GPU counts a job is sized at: 1, 2, 4, 8, then whole 8-GPU nodes (16, 24, ... 64), then about
+// half as many again each step in whole nodes (96, 144, 216, ...), up to `max`: a few dozen
+// searches even at max_gpus 100,000.
 std::vector<int64_t> Counts(int64_t max) {
   std::vector<int64_t> out;
   for (int64_t g = 1; g <= std::min<int64_t>(max, 8); g *= 2) {
     out.push_back(g);
   }
-  for (int64_t g = 16; g <= max; g += 8) {
+  for (int64_t g = 16; g <= std::min<int64_t>(max, 64); g += 8) {
+    out.push_back(g);
+  }
+  for (int64_t g = 96; g <= max; g = (g * 3 / 2 + 7) / 8 * 8) {
     out.push_back(g);
   }
   return out;
