@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "cost/job_pricing.h"
@@ -24,6 +25,39 @@ std::string ReservedMix(const Plan& p) {
     }
   }
   return s.empty() ? "none" : s;
+}
+
+// The GPU-hours a rental buys in each billing mode within [from, to): a reserved term's instances x
+// their GPUs x its hours inside the range; on-demand and spot their GPU-hours.
+std::map<std::string, double> HoursPerMode(const Plan& p, const OfferSet& card_offers, LocalHour from, LocalHour to) {
+  std::map<std::string, double> out;
+  const auto offer = [&](const std::string& id) -> const Offer* {
+    for (const Offer& o : card_offers.offers) {
+      if (o.id == id) {
+        return &o;
+      }
+    }
+    return nullptr;
+  };
+  for (const ReservedTerm& t : p.reserved_terms) {
+    if (const Offer* o = offer(t.offer)) {
+      const LocalHour a = std::max(t.start, from), b = std::min(t.end, to);
+      if (a < b) {
+        out[ToString(o->mode)] += static_cast<double>(t.instances * o->gpus_per_instance) * static_cast<double>((b - a).count());
+      }
+    }
+  }
+  for (const auto& [id, h] : p.on_demand_gpu_hours) {
+    if (const Offer* o = offer(id)) {
+      out[ToString(o->mode)] += h;
+    }
+  }
+  for (const auto& [id, h] : p.spot_gpu_hours) {
+    if (const Offer* o = offer(id)) {
+      out[ToString(o->mode)] += h;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -89,6 +123,31 @@ PlanComparison ComparePlanWithMeasured(const PlanResult& plan, const UsageTrace&
         a.mix = ReservedMix(best);
         a.planned_mix = ReservedMix(m.cards[0].rental);
         a.other_mix = a.mix != a.planned_mix;
+        const OfferSet card = OffersFor(offers, *cards.begin());
+        const auto planned = HoursPerMode(m.cards[0].rental, card, from, to);
+        const auto needed = HoursPerMode(best, card, from, to);
+        std::set<std::string> modes;
+        for (const auto& [k, v] : planned) modes.insert(k);
+        for (const auto& [k, v] : needed) modes.insert(k);
+        for (const std::string& mode : modes) {
+          PlanMonthAgainst::Mode x;
+          x.mode = mode;
+          x.planned_gpu_hours = planned.count(mode) ? planned.at(mode) : 0;
+          x.measured_gpu_hours = needed.count(mode) ? needed.at(mode) : 0;
+          if (x.planned_gpu_hours > 0) {
+            x.off = (x.measured_gpu_hours - x.planned_gpu_hours) / x.planned_gpu_hours;
+            x.off_too_much = std::fabs(*x.off) > share;
+          } else {
+            x.off_too_much = x.measured_gpu_hours > 0;
+          }
+          if (x.off_too_much) {
+            c.reasons.push_back(fmt::format("{}: {} {} GPU-hours for the use measured against {} planned{}",
+                                            MonthText(m.month), mode, FormatNumber(x.measured_gpu_hours, 4),
+                                            FormatNumber(x.planned_gpu_hours, 4),
+                                            x.off ? fmt::format(" ({:+.0f}%)", 100 * *x.off) : std::string()));
+          }
+          a.modes.push_back(std::move(x));
+        }
         if (a.other_mix) {
           c.reasons.push_back(fmt::format(
               "{}: the use measured is served cheapest by reserving {} (the plan: {}), {} for that month",

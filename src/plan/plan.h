@@ -111,6 +111,16 @@ struct PlanMonthAgainst {
   bool other_mix = false;
   std::string mix;                 // the measured optimum's reserved terms, "2 x nj-monthly"; "none"
   std::string planned_mix;
+  // Per billing mode ("monthly", "on_demand", "spot", ...): the GPU-hours the plan's rental buys
+  // in it against those the measured use's cheapest rental would, in the same month.
+  struct Mode {
+    std::string mode;
+    double planned_gpu_hours = 0;
+    double measured_gpu_hours = 0;
+    std::optional<double> off;  // (measured - planned) / planned; unset when none was planned
+    bool off_too_much = false;
+  };
+  std::vector<Mode> modes;
 };
 
 struct PlanComparison {

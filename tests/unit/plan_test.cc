@@ -563,6 +563,48 @@ offers:
   EXPECT_NEAR(m.total, (std::ceil(x.sizing.hours) + std::ceil(y.sizing.hours)) * 40, 0.005);
 }
 
+TEST(Plan, AWholeMonthMeasuredIsHeldAgainstThePlanMixModeByMode) {
+  // The plan reserves March's monthly term (21,900) for a service it expects busy all month. The
+  // meter saw the whole month (744 h) with the GPU busy 200 h: served cheapest on demand
+  // (200 x 50 = 10,000 CNY, no term): monthly 0 GPU-hours needed against 744 planned (-100%),
+  // on demand 200 against none: re-plan.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::string work = (dir / ("plan-w2-" + std::to_string(::getpid()) + ".yaml")).string();
+  const std::string offers = (dir / ("plan-o2-" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ofstream(work) << "months: 2027-03\nserving:\n  - {id: chat, model: Qwen2.5-7B, qps: 0.1}\n";
+  std::ofstream(offers) << "currency: CNY\ntimezone: \"+08:00\"\noffers:\n"
+                           "  - {id: m, provider: p, gpu: A100 80GB SXM, mode: monthly, price: 21900}\n"
+                           "  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 50}\n";
+  PlanRequest q;
+  q.workload = work;
+  q.offers = {offers};
+  q.now = UtcSeconds{std::chrono::seconds{(static_cast<int64_t>(CivilDay(2027, 4, 2).time_since_epoch().count()) * 86400)}};
+  q.against = MeasuredStore("plan-month", 744, 200);
+  const PlanResult r = RunPlanRequest(q, test::Catalog(), test::DataDir());
+  ASSERT_TRUE(r.against);
+  ASSERT_EQ(r.against->months.size(), 1u);
+  const PlanMonthAgainst& a = r.against->months[0];
+  EXPECT_TRUE(a.whole);
+  EXPECT_NEAR(a.measured_gpu_hours, 200, 1e-6);
+  ASSERT_TRUE(a.measured_optimum);
+  EXPECT_NEAR(*a.measured_optimum, 10000, 0.005);
+  EXPECT_EQ(a.planned_mix, "1 x m");
+  EXPECT_EQ(a.mix, "none");
+  ASSERT_EQ(a.modes.size(), 2u);  // by name: monthly, on_demand
+  EXPECT_EQ(a.modes[0].mode, "monthly");
+  EXPECT_NEAR(a.modes[0].planned_gpu_hours, 744, 1e-9);
+  EXPECT_NEAR(a.modes[0].measured_gpu_hours, 0, 1e-9);
+  EXPECT_TRUE(a.modes[0].off_too_much);
+  EXPECT_EQ(a.modes[1].mode, "on_demand");
+  EXPECT_NEAR(a.modes[1].planned_gpu_hours, 0, 1e-9);
+  EXPECT_NEAR(a.modes[1].measured_gpu_hours, 200, 1e-6);
+  EXPECT_TRUE(a.modes[1].off_too_much);
+  EXPECT_TRUE(r.against->replan);
+  std::filesystem::remove(q.against);
+  std::filesystem::remove(work);
+  std::filesystem::remove(offers);
+}
+
 TEST(Plan, OffersOfSeveralFilesMustAgree) {
   const OfferSet a = Offers("currency: CNY\noffers:\n  - {id: x, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40}\n");
   OfferSet b = a;

@@ -47,7 +47,16 @@ nlohmann::json AgainstToJson(const std::optional<PlanComparison>& c) {
   }
   nlohmann::json months = nlohmann::json::array();
   for (const PlanMonthAgainst& a : c->months) {
+    nlohmann::json modes = nlohmann::json::array();
+    for (const auto& x : a.modes) {
+      modes.push_back({{"mode", x.mode},
+                       {"planned_gpu_hours", x.planned_gpu_hours},
+                       {"measured_gpu_hours", x.measured_gpu_hours},
+                       {"off", OptionalToJson(x.off)},
+                       {"off_too_much", x.off_too_much}});
+    }
     months.push_back({{"month", MonthText(a.month)},
+                      {"modes", modes},
                       {"hours", a.hours},
                       {"whole", a.whole},
                       {"planned_gpu_hours", a.planned_gpu_hours},

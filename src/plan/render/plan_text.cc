@@ -116,6 +116,13 @@ void PlanResultToText(std::ostream& os, const PlanResult& r) {
                        FormatNumber(a.planned_gpu_hours, 4),
                        a.off ? fmt::format("{:+.0f}%", 100 * *a.off) : std::string("-")})
          << "\n";
+      for (const auto& x : a.modes) {
+        os << "    "
+           << SayFormat("cli.plan.against_mode", "{0}: {1} GPU-hours for the use measured, {2} planned",
+                        {Say("mode." + x.mode, x.mode), FormatNumber(x.measured_gpu_hours, 4),
+                         FormatNumber(x.planned_gpu_hours, 4)})
+           << "\n";
+      }
     }
     if (!c.note.empty()) {
       os << "  " << SayMessage(c.note) << "\n";
