@@ -530,7 +530,9 @@ void ApplySubsidyCaps(const OfferSet& offers, std::vector<PlanMonth>& months) {
   std::map<std::pair<std::string, int64_t>, double> used;
   for (PlanMonth& m : months) {
     for (PlanCardMonth& c : m.cards) {
-      for (auto& [id, money] : c.rental.subsidies) {
+      for (auto& entry : c.rental.subsidies) {  // not a structured binding: clang 14 cannot capture one
+        const std::string& id = entry.first;
+        double& money = entry.second;
         const auto s = std::find_if(offers.subsidies.begin(), offers.subsidies.end(),
                                     [&](const Subsidy& x) { return x.id == id; });
         if (s == offers.subsidies.end() || !s->cap) {
