@@ -197,19 +197,26 @@ class Planner {
     return it->second;
   }
 
+  // The runs an assignment puts on card `g` in month `mi`.
+  std::vector<PlanRun> RunsOn(const std::vector<Item>& items, const std::vector<const PlanSizing*>& pick, const Gpu* g,
+                              std::size_t mi) const {
+    std::vector<PlanRun> runs;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (pick[i]->gpu == g) {
+        if (auto r = RunOf(items[i], *pick[i], mi)) {
+          runs.push_back(std::move(*r));
+        }
+      }
+    }
+    return runs;
+  }
+
   // The total of an assignment (item index -> card and sizing), every month, every card.
   double Total(const std::vector<Item>& items, const std::vector<const PlanSizing*>& pick) {
     double total = 0;
     for (std::size_t mi = 0; mi < months_.size(); ++mi) {
       for (const Gpu* g : cards_) {
-        std::vector<PlanRun> runs;
-        for (std::size_t i = 0; i < items.size(); ++i) {
-          if (pick[i]->gpu == g) {
-            if (auto r = RunOf(items[i], *pick[i], mi)) {
-              runs.push_back(std::move(*r));
-            }
-          }
-        }
+        std::vector<PlanRun> runs = RunsOn(items, pick, g, mi);
         if (runs.empty()) {
           continue;
         }
@@ -318,14 +325,7 @@ class Planner {
       m.month = months_[mi];
       std::vector<double> busy(static_cast<std::size_t>(DaysIn(m.month) * 24), 0.0);
       for (const Gpu* g : cards_) {
-        std::vector<PlanRun> runs;
-        for (std::size_t i = 0; i < items.size(); ++i) {
-          if (pick[i]->gpu == g) {
-            if (auto r = RunOf(items[i], *pick[i], mi)) {
-              runs.push_back(std::move(*r));
-            }
-          }
-        }
+        std::vector<PlanRun> runs = RunsOn(items, pick, g, mi);
         if (runs.empty()) {
           continue;
         }
