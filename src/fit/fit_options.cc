@@ -110,7 +110,7 @@ const OptionTable<FitRequest>& FitOptionTable() {
                     .Unit("tokens"));
     t.push_back(Option<R>("--output-tokens", "output_tokens", "inference: generated tokens per request",
                           &R::output_tokens).Unit("tokens"));
-    t.push_back(Option<R>("--qps", "qps", "inference: requests per second to serve", &R::qps).Unset("none").Min(0, true));
+    t.push_back(Option<R>("--qps", "qps", "inference: requests per second to serve", &R::qps).Unset("none").Min(0, true).Max(1e6));
     t.push_back(Option<R>("--latency-ms", "latency_ms", "inference: per-output-token latency target", &R::latency_ms)
                     .Unit("ms").Unset("none"));
     // A search tries every whole node up to it: 4,096 GPUs take a few seconds for an 8B model,

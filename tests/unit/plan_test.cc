@@ -108,6 +108,8 @@ TEST(PlanWorkload, BadInputNamesFileLineAndField) {
   ExpectError("months: 2027-03..2027-04\nserving:\n  - id: s\n    model: Qwen2.5-7B\n    qps_by_hour: [1, 2]\n", 5,
               "serving[s].qps_by_hour", "24 numbers");
   ExpectError("months: 2027-13\nserving: []\n", 1, "months", "not a month range");
+  // A rate beyond fit's bound (a million requests a second) is refused, not sized into overflow.
+  ExpectError("months: 2027-03\nserving:\n  - {id: s, model: Qwen2.5-7B, qps: 1e300}\n", 3, "serving[s].qps", "");
   ExpectError("months: 2027-03\nlimits: {max_gpu: 4}\nserving:\n  - {id: s, model: Qwen2.5-7B, qps: 1}\n", 2,
               "limits.max_gpu", "did you mean max_gpus");
 }
