@@ -7,8 +7,11 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "fit/advisor.h"
+#include "fit/gemm_table.h"
 #include "fit/memory_model.h"
+#include "fit/op_model.h"
 #include "fit/search.h"
+#include "fit/time_model.h"
 
 namespace {
 
@@ -45,6 +48,44 @@ void BM_EstimateTraining70B(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_EstimateTraining70B);
+
+// The GEMM tables by shape fit loads (data/gemm/, docs/time-model.md §3.1).
+std::shared_ptr<const GemmTables> Tables() {
+  static const auto t = std::make_shared<const GemmTables>(LoadGemmTables(GPUPLAN_DATA_DIR));
+  return t;
+}
+const GpuCatalog& Catalog() {
+  static const GpuCatalog cat = GpuCatalog::Load(std::string(GPUPLAN_DATA_DIR) + "/gpus.yaml");
+  return cat;
+}
+
+// One step-time estimate of the same job on 128 x H100 SXM, every kernel costed (issue 28
+// target: under 1.5 microseconds); arg 1: GEMM rates from the H100 table by shape, 0: the flat
+// large-shape fraction.
+void BM_EstimateStepTime70BH100(benchmark::State& state) {
+  const ModelSpec& m = Model("Llama-3.1-70B");
+  auto [w, l] = Training70B();
+  w.task = Task::kPretrain;
+  const Gpu& gpu = Catalog().Find("H100 SXM 80GB");
+  TimeConfig tc;
+  if (state.range(0) == 1) {
+    tc.gemm_tables = Tables();
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(EstimateTrainingTime(m, w, l, gpu, tc, 0));
+  }
+}
+BENCHMARK(BM_EstimateStepTime70BH100)->Arg(0)->Arg(1);
+
+// One GEMM time on the H100 table (a shape between grid points), the memo hit as a search hits it.
+void BM_GemmSecondsH100Table(benchmark::State& state) {
+  const Gpu& gpu = Catalog().Find("H100 SXM 80GB");
+  const KernelRates r = RatesFor(gpu, Precision::kMixed, false, AttentionKernel::kFa2, Tables().get());
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(GemmSeconds(r, 8192, 10240, 8192));
+  }
+}
+BENCHMARK(BM_GemmSecondsH100Table);
 
 // The same with the model summary built once, as the layout search does.
 void BM_EstimateTraining70BSummarized(benchmark::State& state) {
@@ -113,10 +154,12 @@ BENCHMARK(BM_SuggestFixes70B)->Unit(benchmark::kMillisecond);
 // in under 1 second on one core. Reports layouts evaluated per second.
 void BM_Search70BWholeCatalog1024(benchmark::State& state) {
   const ModelSpec& m = Model("Llama-3.1-70B");
-  static const GpuCatalog cat = GpuCatalog::Load(std::string(GPUPLAN_DATA_DIR) + "/gpus.yaml");
   SearchOptions o;
-  for (const auto& g : cat.gpus()) {
+  for (const auto& g : Catalog().gpus()) {
     o.gpus.push_back(&g);
+  }
+  if (state.range(0) == 1) {
+    o.time.gemm_tables = Tables();  // as fit searches (arg 0: without, as before issue 28)
   }
   o.max_gpus = 1024;
   o.tokens = 1e12;
@@ -132,7 +175,7 @@ void BM_Search70BWholeCatalog1024(benchmark::State& state) {
   state.counters["layouts"] = benchmark::Counter(static_cast<double>(evaluated) / static_cast<double>(state.iterations()));
   state.counters["layouts_per_second"] = benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Search70BWholeCatalog1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Search70BWholeCatalog1024)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

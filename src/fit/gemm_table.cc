@@ -1,9 +1,13 @@
 #include "fit/gemm_table.h"
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/names.h"
@@ -12,6 +16,8 @@
 
 namespace gpuplan {
 namespace {
+
+constexpr double kMaxGridCells = 4e6;  // 32 MB of rates a datatype
 
 std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::string& key, const std::string& file) {
   std::vector<std::array<double, 4>> rows;
@@ -44,20 +50,22 @@ std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::strin
   return rows;
 }
 
-// The grid value at or below x and the one above (equal at the ends); nullopt outside.
+// Where x falls on an ascending axis: the index below (or at) it and the log2 weight of the one
+// above; held at the ends.
 struct Bracket {
-  double lo = 0, hi = 0, w = 0;  // x = lo^(1-w) hi^w
+  std::size_t lo = 0;
+  double w = 0;  // x = axis[lo]^(1-w) axis[lo+1]^w
 };
-std::optional<Bracket> Around(const std::set<double>& axis, double x) {
-  if (axis.empty() || x < *axis.begin() || x > *axis.rbegin()) {
-    return std::nullopt;
+Bracket Around(const std::vector<double>& axis, const std::vector<double>& log_axis, double x) {
+  if (axis.size() < 2 || x <= axis.front()) {
+    return {0, 0};
   }
-  auto hi = axis.lower_bound(x);
-  if (*hi == x) {
-    return Bracket{x, x, 0};
+  if (x >= axis.back()) {
+    return {axis.size() - 1, 0};
   }
-  auto lo = std::prev(hi);
-  return Bracket{*lo, *hi, std::log2(x / *lo) / std::log2(*hi / *lo)};
+  const std::size_t hi = static_cast<std::size_t>(std::upper_bound(axis.begin(), axis.end(), x) - axis.begin());
+  const std::size_t lo = hi - 1;
+  return {lo, (std::log2(x) - log_axis[lo]) / (log_axis[hi] - log_axis[lo])};
 }
 
 }  // namespace
@@ -70,17 +78,36 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
   const YamlMap top(root, "", file);
   // scripts/device/gemm_table.py writes these keys; a precision the time model has no use for
   // (fp16, tf32) would be an unknown key rather than a silently unread section.
-  top.Only({"gpu", "sm_count", "cublaslt_version", "measured", "bf16", "fp8"});
+  top.Only({"gpu", "sm_count", "cublaslt_version", "measured", "source", "bf16", "fp8"});
   top.Number("sm_count", false, 1, 100000);
   top.Number("cublaslt_version", false, 1, 1e9);
   GemmTable t;
   t.file = file;
   t.gpu = top.Str("gpu", true);
   t.measured = top.Str("measured", false);
+  t.source = top.Str("source", false);
+  const std::string name = "data/gemm/" + std::filesystem::path(file).filename().string();
+  t.basis = t.source.empty() ? "measured here, " + name : "published sweep, " + name;
   t.bf16 = Rows(root, "bf16", file);
   t.fp8 = Rows(root, "fp8", file);
   if (t.bf16.empty() && t.fp8.empty()) {
     top.Fail("bf16", "no rows (neither bf16 nor fp8)");
+  }
+  // Index() holds each datatype's grid densely (m sizes x n sizes x k sizes): bounded, so that a
+  // few thousand scattered rows cannot ask for gigabytes.
+  for (const char* key : {"bf16", "fp8"}) {
+    std::set<double> axis[3];
+    for (const auto& r : std::string(key) == "bf16" ? t.bf16 : t.fp8) {
+      for (std::size_t a = 0; a < 3; ++a) {
+        axis[a].insert(r[a]);
+      }
+    }
+    const double cells = static_cast<double>(axis[0].size()) * static_cast<double>(axis[1].size()) *
+                         static_cast<double>(axis[2].size());
+    if (cells > kMaxGridCells) {
+      top.Fail(key, fmt::format("a grid of {} m x {} n x {} k sizes is more than {} shapes", axis[0].size(),
+                                axis[1].size(), axis[2].size(), kMaxGridCells));
+    }
   }
   t.Index();
   return t;
@@ -89,15 +116,31 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
 GemmTable GemmTable::Load(const std::string& path) { return Parse(ReadFileText(path), path); }
 
 void GemmTable::Index() {
+  static std::atomic<uint64_t> next_id{1};
+  id = next_id.fetch_add(1);
   for (int d = 0; d < 2; ++d) {
     Grid& g = grid[d];
     g = Grid{};
-    for (const auto& r : d == 0 ? bf16 : fp8) {
-      g.m.insert(r[0]);
-      g.n.insert(r[1]);
-      g.k.insert(r[2]);
-      g.at[{r[0], r[1], r[2]}] = r[3];
+    const auto& rows = d == 0 ? bf16 : fp8;
+    for (std::size_t a = 0; a < 3; ++a) {
+      for (const auto& r : rows) {
+        g.axis[a].push_back(r[a]);
+      }
+      std::sort(g.axis[a].begin(), g.axis[a].end());
+      g.axis[a].erase(std::unique(g.axis[a].begin(), g.axis[a].end()), g.axis[a].end());
+      for (double v : g.axis[a]) {
+        g.log_axis[a].push_back(std::log2(v));
+      }
     }
+    const std::size_t nn = g.axis[1].size(), nk = g.axis[2].size();
+    g.at.assign(g.axis[0].size() * nn * nk, std::nan(""));
+    auto index = [&](std::size_t a, double v) {
+      return static_cast<std::size_t>(std::lower_bound(g.axis[a].begin(), g.axis[a].end(), v) - g.axis[a].begin());
+    };
+    for (const auto& r : rows) {
+      g.at[(index(0, r[0]) * nn + index(1, r[1])) * nk + index(2, r[2])] = r[3];
+    }
+    g.complete = std::none_of(g.at.begin(), g.at.end(), [](double v) { return std::isnan(v); });
   }
 }
 
@@ -106,28 +149,63 @@ std::optional<double> GemmTable::Tflops(bool fp8_rows, double m, double n, doubl
   if (rows.empty()) {
     return std::nullopt;
   }
-  const Grid& g = grid[fp8_rows ? 1 : 0];
-  const auto& at = g.at;
-  const auto bm = Around(g.m, m), bn = Around(g.n, n), bk = Around(g.k, k);
-  if (!bm || !bn || !bk) {
-    return std::nullopt;
+  // A search estimates the same few dozen shapes for thousands of layouts: each thread keeps the
+  // last rate of each of 1024 slots, keyed by the table's id and the shape (a speed-up only:
+  // a hit returns what the lookup below would).
+  struct Slot {
+    uint64_t table = 0;
+    bool fp8 = false;
+    double m = 0, n = 0, k = 0, tflops = 0;
+  };
+  thread_local std::array<Slot, 1024> memo{};
+  // splitmix64's finaliser over the shape's bits (round sizes leave the low bits zero).
+  auto mix = [](uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+  };
+  const uint64_t h = mix(mix(mix(std::bit_cast<uint64_t>(m) ^ (id << 1) ^ (fp8_rows ? 1 : 0)) ^ std::bit_cast<uint64_t>(n)) ^
+                         std::bit_cast<uint64_t>(k));
+  Slot& slot = memo[h & (memo.size() - 1)];
+  if (slot.table == id && slot.fp8 == fp8_rows && slot.m == m && slot.n == n && slot.k == k) {
+    return slot.tflops;
   }
+  const double v = Lookup(fp8_rows, m, n, k);
+  slot = Slot{id, fp8_rows, m, n, k, v};
+  return v;
+}
+
+double GemmTable::Lookup(bool fp8_rows, double m, double n, double k) const {
+  const auto& rows = fp8_rows ? fp8 : bf16;
+  const Grid& g = grid[fp8_rows ? 1 : 0];
+  const Bracket b[3] = {Around(g.axis[0], g.log_axis[0], m), Around(g.axis[1], g.log_axis[1], n),
+                        Around(g.axis[2], g.log_axis[2], k)};
+  const std::size_t nn = g.axis[1].size(), nk = g.axis[2].size();
   double sum = 0;
   for (int c = 0; c < 8; ++c) {
-    const double cm = (c & 1) ? bm->hi : bm->lo, wm = (c & 1) ? bm->w : 1 - bm->w;
-    const double cn = (c & 2) ? bn->hi : bn->lo, wn = (c & 2) ? bn->w : 1 - bn->w;
-    const double ck = (c & 4) ? bk->hi : bk->lo, wk = (c & 4) ? bk->w : 1 - bk->w;
-    const double weight = wm * wn * wk;
+    double weight = 1;
+    std::size_t at[3];
+    for (int a = 0; a < 3; ++a) {
+      const bool upper = (c >> a) & 1;
+      weight *= upper ? b[a].w : 1 - b[a].w;
+      at[a] = b[a].lo + (upper ? 1 : 0);
+    }
     if (weight == 0) {
       continue;
     }
-    auto it = at.find({cm, cn, ck});
-    if (it == at.end()) {
-      // A corner the sweep skipped: the nearest measured point in log space.
+    const double v = g.at[(at[0] * nn + at[1]) * nk + at[2]];
+    if (std::isnan(v)) {
+      // A corner the sweep skipped: the nearest measured point in log space (the sizes clamped
+      // to the measured range, as above).
+      const double x[3] = {std::clamp(m, g.axis[0].front(), g.axis[0].back()),
+                           std::clamp(n, g.axis[1].front(), g.axis[1].back()),
+                           std::clamp(k, g.axis[2].front(), g.axis[2].back())};
       double best = 0, best_d = 1e300;
       for (const auto& r : rows) {
-        const double d = std::pow(std::log2(r[0] / m), 2) + std::pow(std::log2(r[1] / n), 2) +
-                         std::pow(std::log2(r[2] / k), 2);
+        const double d = std::pow(std::log2(r[0] / x[0]), 2) + std::pow(std::log2(r[1] / x[1]), 2) +
+                         std::pow(std::log2(r[2] / x[2]), 2);
         if (d < best_d) {
           best_d = d;
           best = r[3];
@@ -135,12 +213,32 @@ std::optional<double> GemmTable::Tflops(bool fp8_rows, double m, double n, doubl
       }
       return best;
     }
-    sum += weight * it->second;
+    sum += weight * v;
   }
   return sum;
 }
 
 const GemmTable* GemmTables::For(const Gpu& gpu) const {
+  // Every estimate asks (RatesFor); names are normalised only when the card changes.
+  struct Last {
+    const GemmTables* tables = nullptr;
+    uint64_t generation = 0;
+    std::string name;
+    const GemmTable* table = nullptr;
+  };
+  if (generation == 0) {
+    return Find(gpu);
+  }
+  thread_local Last last;
+  if (last.tables == this && last.generation == generation && last.name == gpu.name) {
+    return last.table;
+  }
+  const GemmTable* t = Find(gpu);
+  last = Last{this, generation, gpu.name, t};
+  return t;
+}
+
+const GemmTable* GemmTables::Find(const Gpu& gpu) const {
   auto find = [&](const std::string& name) -> const GemmTable* {
     auto it = by_name.find(NormalizeName(name));
     return it == by_name.end() ? nullptr : &it->second;
@@ -158,6 +256,8 @@ const GemmTable* GemmTables::For(const Gpu& gpu) const {
 
 GemmTables LoadGemmTables(const std::string& data_dir) {
   GemmTables tables;
+  static std::atomic<uint64_t> next_generation{1};
+  tables.generation = next_generation.fetch_add(1);
   const std::filesystem::path dir = std::filesystem::path(data_dir) / "gemm";
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
@@ -173,11 +273,19 @@ GemmTables LoadGemmTables(const std::string& data_dir) {
   for (const auto& f : files) {
     GemmTable t = GemmTable::Load(f.string());
     const std::string key = NormalizeName(t.gpu);
-    if (tables.by_name.count(key)) {
-      throw InputError("a second table for " + t.gpu + " (first: " + tables.by_name[key].file + ")", f.string(), 0,
-                       "gpu");
+    auto it = tables.by_name.find(key);
+    if (it == tables.by_name.end()) {
+      tables.by_name.emplace(key, std::move(t));
+      continue;
     }
-    tables.by_name.emplace(key, std::move(t));
+    // Our own sweep of a card replaces a published one (docs/time-model.md §3.1); two of a kind
+    // for one card is an error.
+    if (it->second.source.empty() == t.source.empty()) {
+      throw InputError("a second table for " + t.gpu + " (first: " + it->second.file + ")", f.string(), 0, "gpu");
+    }
+    if (t.source.empty()) {
+      it->second = std::move(t);
+    }
   }
   return tables;
 }

@@ -1,10 +1,12 @@
 // Measured GEMM rates over matrix shapes (data/gemm/<card>.yaml, written by
-// scripts/device/gemm_table.py from `gpu-worker --test gemm-sweep`). Where a card has a table,
-// the time model's GEMMs take its rate at their shape instead of the published large-GEMM
-// fraction and the roofline (docs/time-model.md §3.1).
+// scripts/device/gemm_table.py from `gpu-worker --test gemm-sweep`, or from a published sweep by
+// scripts/gemm/mamf_table.py, which names it in `source`). Where a card has a table, the time
+// model's GEMMs take its rate at their shape instead of the published large-GEMM fraction
+// (docs/time-model.md §3.1).
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,6 +21,8 @@ struct GemmTable {
   std::string file;
   std::string gpu;       // the device name the sweep ran on ("NVIDIA H200")
   std::string measured;  // date
+  std::string source;    // where a published table comes from; empty: measured by our own sweep
+  std::string basis;     // what an answer says of it: "published sweep, data/gemm/h100-sxm.yaml"
   // Rows [m, n, k, TFLOP/s]: m tokens, n output features, k input features.
   std::vector<std::array<double, 4>> bf16, fp8;
 
@@ -28,16 +32,21 @@ struct GemmTable {
 
   // TFLOP/s at (m, n, k), interpolated linearly in log2(m), log2(n), log2(k) between the measured
   // grid points (trilinear over the 8 corners; the nearest measured point where a corner is
-  // missing); nullopt when the datatype has no rows or m, n or k lies outside the measured range
-  // (the caller falls back to the roofline).
+  // missing). A dimension outside the measured range is held at the range's end (the rate of the
+  // largest measured size beyond it; below the smallest, the smallest's rate, which the caller's
+  // memory roofline then bounds). Nullopt when the datatype has no rows.
   std::optional<double> Tflops(bool fp8_rows, double m, double n, double k) const;
+  double Lookup(bool fp8_rows, double m, double n, double k) const;  // Tflops without its memo; rows present
 
-  // The grid of each datatype (0 bf16, 1 fp8), built by Index() (Parse calls it).
+  // The grid of each datatype (0 bf16, 1 fp8), built by Index() (Parse calls it): each axis's
+  // sizes ascending with their log2, and the rates in a dense m-major array (NaN: not measured).
   struct Grid {
-    std::set<double> m, n, k;
-    std::map<std::array<double, 3>, double> at;
+    std::array<std::vector<double>, 3> axis, log_axis;
+    std::vector<double> at;
+    bool complete = true;
   };
   Grid grid[2];
+  uint64_t id = 0;  // unique per Index() call: the key of the per-thread memo of Tflops
   void Index();
 };
 
@@ -45,7 +54,11 @@ struct GemmTable {
 struct GemmTables {
   std::map<std::string, GemmTable> by_name;
   // The table measured on this card: its name or one of its aliases equals the table's device.
+  // For remembers its last answer per thread (keyed by this set's generation and the card's
+  // name); Find looks it up.
   const GemmTable* For(const Gpu& gpu) const;
+  const GemmTable* Find(const Gpu& gpu) const;
+  uint64_t generation = 0;  // set by LoadGemmTables; a set built by hand keeps 0 (then For = Find)
 };
 GemmTables LoadGemmTables(const std::string& data_dir);
 

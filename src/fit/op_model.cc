@@ -106,7 +106,7 @@ KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel atte
   if (tables && p != Precision::kFp32) {
     r.table = tables->For(gpu);
     if (r.table && !(fp8 ? r.table->fp8 : r.table->bf16).empty()) {
-      r.gemm_basis = "measured by shape: " + r.table->file + " (" + r.gemm_basis + " outside its range)";
+      r.gemm_basis = r.table->basis;
     } else {
       r.table = nullptr;
     }
@@ -119,13 +119,14 @@ double GemmSeconds(const KernelRates& r, double m, double n, double k) {
     return 0;
   }
   const double flops = 2.0 * m * n * k;
+  const double bytes = (m * k + k * n) * r.gemm_operand_bytes + m * n * kAct;
+  double rate = r.gemm_peak * r.gemm_fraction;
   if (r.table) {
     if (const std::optional<double> tflops = r.table->Tflops(r.fp8, m, n, k)) {
-      return flops / (*tflops * 1e12);
+      rate = *tflops * 1e12;  // the card's rate at this shape (held at the measured range's ends)
     }
   }
-  const double bytes = (m * k + k * n) * r.gemm_operand_bytes + m * n * kAct;
-  return std::max(flops / (r.gemm_peak * r.gemm_fraction), bytes / r.hbm);
+  return std::max(flops / rate, bytes / r.hbm);
 }
 
 LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates& r) {

@@ -36,7 +36,7 @@ struct KernelRates {
 // synchronisation between kernels, clocks sustained under the power limit, small unfused kernels
 // the per-operation sum leaves out). FITTED, not measured: the median of measured / predicted
 // over four single-node rows of tests/validation/time_cases.yaml (docs/time-model.md §3.5).
-inline constexpr double kTrainingStepEfficiency = 0.73;
+inline constexpr double kTrainingStepEfficiency = 0.77;
 // §3.3 / §5 Achievable fraction of HBM bandwidth for streaming kernels and decode reads.
 inline constexpr double kHbmEfficiency = 0.85;
 

@@ -280,6 +280,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     t.elementwise_seconds = k * micro.elementwise;
     t.gemm_fraction = rates.gemm_fraction;
     t.gemm_basis = rates.gemm_basis;
+    t.gemm_by_shape = rates.table != nullptr;
     t.attention_kernel = ToString(c.attention);
     t.elementwise_kernels = c.eager_elementwise ? "eager" : "fused";
   }

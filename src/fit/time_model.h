@@ -88,6 +88,7 @@ struct TrainingTime {
   double efficiency = 0;             // hardware FLOPs / (matmul_seconds x peak): the kernels' achieved fraction
   double gemm_fraction = 0;          // the large-GEMM fraction of peak the kernels assume (§3.1)
   std::string gemm_basis;            // its source
+  bool gemm_by_shape = false;        // rates from a table by shape (data/gemm/), not gemm_fraction (§3.1)
   std::string attention_kernel;      // fa2 | fa3 (§3.2); empty with --mfu
   std::string elementwise_kernels;   // fused | eager (§3.3); empty with --mfu
   std::string bottleneck;            // "compute", "communication" or "pipeline bubble"

@@ -3,6 +3,12 @@
 // fractions (ml-engineering MAMF table) and the kernels' byte counts.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "core/error.h"
@@ -287,7 +293,7 @@ TEST(TensorParallelOverlap, HidesCollectivesBehindTheGemms) {
 namespace gpuplan {
 namespace {
 
-TEST(GemmTable, InterpolatesInLogSpaceAndFallsBackOutsideIt) {
+TEST(GemmTable, InterpolatesInLogSpaceAndHoldsTheRangesEnds) {
   const std::string file = test::Fixture("gemm/synthetic-h200.yaml");
   const GemmTable t = GemmTable::Load(file);
   // Grid points exactly.
@@ -295,8 +301,10 @@ TEST(GemmTable, InterpolatesInLogSpaceAndFallsBackOutsideIt) {
   // m = 2048 is halfway between 1024 and 4096 in log2, n = 2048 too, k at 4096:
   // 100 + 200 x 0.5 + 40 x 0.5 + 10 = 230.
   EXPECT_NEAR(*t.Tflops(false, 2048, 2048, 4096), 230.0, 1e-9);
-  // Outside the measured m range, and no fp8 rows: nothing (the roofline decides).
-  EXPECT_FALSE(t.Tflops(false, 512, 2048, 2048).has_value());
+  // Below the measured m range m is held at 1024 (n and k halfway): 100 + 40 x 0.5 + 10 x 0.5 = 125;
+  // above it at 4096. No fp8 rows: nothing (the flat fraction and the roofline decide).
+  EXPECT_NEAR(*t.Tflops(false, 512, 2048, 2048), 125.0, 1e-9);
+  EXPECT_NEAR(*t.Tflops(false, 65536, 2048, 2048), 325.0, 1e-9);
   EXPECT_FALSE(t.Tflops(true, 2048, 2048, 2048).has_value());
   // The table belongs to the card whose alias is its device name, and sets the GEMM time.
   GemmTables tables;
@@ -306,8 +314,14 @@ TEST(GemmTable, InterpolatesInLogSpaceAndFallsBackOutsideIt) {
   EXPECT_EQ(tables.For(H100()), nullptr);
   const KernelRates r = RatesFor(h200, Precision::kMixed, false, AttentionKernel::kFa2, &tables);
   EXPECT_NEAR(GemmSeconds(r, 2048, 2048, 4096), 2.0 * 2048 * 2048 * 4096 / 230e12, 1e-15);
-  // Outside it: the roofline at the measured large-GEMM rate, 820 TFLOP/s.
-  EXPECT_NEAR(GemmSeconds(r, 8192, 8192, 8192), 2.0 * 8192.0 * 8192 * 8192 / 820e12, 1e-12);
+  // Beyond it: the largest measured corner's rate, 350 TFLOP/s (the memory time, 402.7 MB at
+  // 4.8 TB/s x 0.85 = 98.7 us, is below the 3.14 ms of compute).
+  EXPECT_NEAR(GemmSeconds(r, 8192, 8192, 8192), 2.0 * 8192.0 * 8192 * 8192 / 350e12, 1e-12);
+  // A decode-sized GEMM (m = 8 tokens) is bounded by memory, not by the held rate: reading the
+  // 4096 x 4096 weights (33.6 MB) at 4,080 GB/s takes 8.2 us; 2 x 8 x 4096^2 at 150 TFLOP/s (the
+  // [1024, 4096, 4096] corner) 1.8 us.
+  const double bytes = (8.0 * 4096 + 4096.0 * 4096) * 2 + 8.0 * 4096 * 2;
+  EXPECT_NEAR(GemmSeconds(r, 8, 4096, 4096), bytes / (h200.memory_bandwidth_gb_s * 1e9 * 0.85), 1e-12);
 }
 
 TEST(GemmTable, BadRowsNameFileLineAndField) {
@@ -321,6 +335,59 @@ TEST(GemmTable, BadRowsNameFileLineAndField) {
   }
   EXPECT_THROW(GemmTable::Parse("gpu: x\n", "t.yaml"), InputError);                      // no rows
   EXPECT_THROW(GemmTable::Parse("gpu: x\nbf16:\n  - [1, 2, 3, -4]\n", "t.yaml"), InputError);  // not positive
+  // 160 rows with every size distinct make a dense grid of 160^3 = 4,096,000 shapes: refused
+  // (the bound is 4,000,000), 158 rows (3,944,312) are not.
+  auto scattered = [](int rows) {
+    std::string text = "gpu: x\nbf16:\n";
+    for (int i = 1; i <= rows; ++i) {
+      text += fmt::format("  - [{}, {}, {}, 100]\n", i, i + 1000, i + 2000);
+    }
+    return text;
+  };
+  try {
+    GemmTable::Parse(scattered(160), "big.yaml");
+    FAIL() << "a grid of 160^3";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "bf16");
+    EXPECT_NE(std::string(e.what()).find("160 m x 160 n x 160 k"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(GemmTable::Parse(scattered(158), "ok.yaml"));
+}
+
+// The committed H100 table is the published sweep it says it is: spot values against the logs'
+// own lines (github.com/shisa-ai/mamf-finder@88e2ae6, gpu3/gpu0-2025-01-05-06-20-34.txt, the
+// median column: 1024x1024x1024 134.9, 1024x4096x4096 657.7 on GPU 0; the table holds the
+// median over 8 GPUs, so within a few percent of GPU 0's), and our own sweep of a card replaces it.
+TEST(GemmTable, PublishedH100TableAndOurOwnSweepReplacesIt) {
+  const GemmTables tables = LoadGemmTables(test::DataDir());
+  const GemmTable* t = tables.For(H100());
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->source.empty());
+  EXPECT_EQ(t->basis, "published sweep, data/gemm/h100-sxm.yaml");
+  EXPECT_NEAR(*t->Tflops(false, 1024, 1024, 1024), 134.9, 134.9 * 0.03);
+  EXPECT_NEAR(*t->Tflops(false, 1024, 4096, 4096), 657.7, 657.7 * 0.03);
+  EXPECT_EQ(t->bf16.size(), 15u * 15 * 15);
+  EXPECT_EQ(t->fp8.size(), 15u * 15 * 15);
+
+  // A data folder with the published table and one of our own for the same card: ours is used,
+  // whichever file sorts first; two published tables of one card are an error.
+  char pattern[] = "/tmp/gpuplan-gemm-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  std::filesystem::create_directories(dir + "/gemm");
+  auto write = [](const std::string& path, const std::string& text) { std::ofstream(path) << text; };
+  const std::string published = "gpu: \"NVIDIA H100 80GB HBM3\"\nsource: \"somewhere\"\nbf16:\n  - [1024, 1024, 1024, 100]\n";
+  const std::string ours = "gpu: \"NVIDIA H100 80GB HBM3\"\nbf16:\n  - [1024, 1024, 1024, 200]\n";
+  write(dir + "/gemm/a-published.yaml", published);
+  write(dir + "/gemm/b-ours.yaml", ours);
+  EXPECT_DOUBLE_EQ(*LoadGemmTables(dir).For(H100())->Tflops(false, 1024, 1024, 1024), 200.0);
+  std::filesystem::remove(dir + "/gemm/b-ours.yaml");
+  write(dir + "/gemm/0-ours.yaml", ours);
+  EXPECT_DOUBLE_EQ(*LoadGemmTables(dir).For(H100())->Tflops(false, 1024, 1024, 1024), 200.0);
+  write(dir + "/gemm/c-published.yaml", published);
+  std::filesystem::remove(dir + "/gemm/0-ours.yaml");
+  EXPECT_THROW(LoadGemmTables(dir), InputError);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

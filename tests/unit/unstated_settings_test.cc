@@ -99,11 +99,11 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
   EXPECT_EQ(std::to_string(f.single->workload.micro_batch), fastest_mb);
   EXPECT_DOUBLE_EQ(f.single->training->tokens_per_second, fastest);
   EXPECT_LT(slowest, fastest);  // the answer hangs on them: the JSON says by how much
-  // Recomputation only adds work, and with 4 stages fewer, larger micro-batches only lengthen the
-  // bubble ((pp - 1) / (micro-batches x vpp), Narayanan et al. 2021): the fastest recomputes
-  // nothing and keeps micro-batch 1 when that fits.
+  // Recomputation only adds work: the fastest recomputes nothing. (The micro-batch is a trade:
+  // with 4 stages fewer, larger micro-batches lengthen the bubble, (pp - 1) / (micro-batches x
+  // vpp), Narayanan et al. 2021, but their GEMMs have more rows and run faster on a card with a
+  // table by shape, docs/time-model.md §3.1; which wins is what the loop above checked.)
   EXPECT_EQ(fastest_rc, "none");
-  EXPECT_EQ(fastest_mb, "1");
 
   const nlohmann::json j = FitJobToJson(f);
   EXPECT_EQ(j["unstated"]["choices"][0]["chosen"], fastest_vpp);

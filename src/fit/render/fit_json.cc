@@ -150,6 +150,7 @@ nlohmann::json TrainingTimeToJson(const TrainingTime& t) {
             {"optimizer_seconds", t.optimizer_seconds},
             {"gemm_fraction", t.gemm_fraction},
             {"gemm_basis", t.gemm_basis},
+            {"gemm_by_shape", t.gemm_by_shape},
             {"attention_kernel", t.attention_kernel},
             {"elementwise_kernels", t.elementwise_kernels}}},
           {"communication_seconds", t.communication_seconds},

@@ -152,8 +152,10 @@ void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& n
                          {fmt::format("{:.0f}", 100 * t.efficiency)}));
   if (!t.attention_kernel.empty()) {  // per-operation costs (docs/time-model.md §3); not with --mfu
     line(4, 26, Say("cli.fit.kernel_gemm", "matmuls (GEMM)"), t.gemm_seconds,
-         "   " + SayFormat("cli.fit.kernel_gemm_rate", "(large shapes at {}% of peak: {})",
-                           {fmt::format("{:.1f}", 100 * t.gemm_fraction), t.gemm_basis}));
+         "   " + (t.gemm_by_shape
+                      ? SayFormat("cli.fit.kernel_gemm_by_shape", "(rates by matrix shape: {})", {t.gemm_basis})
+                      : SayFormat("cli.fit.kernel_gemm_rate", "(large shapes at {}% of peak: {})",
+                                  {fmt::format("{:.1f}", 100 * t.gemm_fraction), t.gemm_basis})));
     line(4, 26, Say("cli.fit.kernel_attention", "attention core") + " (" + t.attention_kernel + ")",
          t.attention_seconds, "");
     line(4, 26, Say("cli.fit.kernel_elementwise", "norms, activations, loss") + " (" + t.elementwise_kernels + ")",
