@@ -14,7 +14,7 @@ torch and CUDA versions are read from each log's header; logs that disagree on t
 refused, as is a grid point missing from any log.
 
 Usage: python3 scripts/gemm/mamf_table.py --gpu-slug h100-sxm --source TEXT --measured YYYY-MM-DD
-           --out data/gemm/h100-sxm.yaml LOG...
+           --out data/gemm/h100-sxm.yaml [--architecture hopper --peak-bf16 989.4 --peak-fp8 1978.9] LOG...
 Python 3 standard library only.
 """
 import argparse
@@ -68,7 +68,12 @@ def main():
     ap.add_argument("--source", required=True, help="where the logs were published (repository, commit, folder)")
     ap.add_argument("--measured", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--architecture", help="the table stands for every card of this architecture without its own")
+    ap.add_argument("--peak-bf16", type=float, help="the measured card's dense bf16 peak, TFLOP/s (with --architecture)")
+    ap.add_argument("--peak-fp8", type=float, help="its dense fp8 peak, TFLOP/s")
     a = ap.parse_args()
+    if a.architecture and not a.peak_bf16:
+        sys.exit("--architecture needs --peak-bf16 (and --peak-fp8 for fp8 rows): cards are scaled by their peaks")
     logs = [read_log(p) for p in a.logs]
     devices = {l["device"] for l in logs}
     if len(devices) != 1:
@@ -86,6 +91,10 @@ def main():
         f'measured: "{a.measured}"',
         f'source: "{a.source}"',
     ]
+    if a.architecture:
+        out += [f"architecture: {a.architecture}", f"peak_tflops_bf16: {a.peak_bf16:g}"]
+        if a.peak_fp8:
+            out.append(f"peak_tflops_fp8: {a.peak_fp8:g}")
     for dtype in ("bf16", "fp8"):
         group = by_dtype.get(dtype)
         if not group:

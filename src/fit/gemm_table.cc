@@ -78,7 +78,8 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
   const YamlMap top(root, "", file);
   // scripts/device/gemm_table.py writes these keys; a precision the time model has no use for
   // (fp16, tf32) would be an unknown key rather than a silently unread section.
-  top.Only({"gpu", "sm_count", "cublaslt_version", "measured", "source", "bf16", "fp8"});
+  top.Only({"gpu", "sm_count", "cublaslt_version", "measured", "source", "architecture", "peak_tflops_bf16",
+            "peak_tflops_fp8", "bf16", "fp8"});
   top.Number("sm_count", false, 1, 100000);
   top.Number("cublaslt_version", false, 1, 1e9);
   GemmTable t;
@@ -86,8 +87,13 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
   t.gpu = top.Str("gpu", true);
   t.measured = top.Str("measured", false);
   t.source = top.Str("source", false);
+  t.architecture = NormalizeName(top.Str("architecture", false));
+  const bool stands_for_architecture = !t.architecture.empty();
+  t.peak_tflops_bf16 = top.Number("peak_tflops_bf16", stands_for_architecture, 1, 100000).value_or(0);
+  t.peak_tflops_fp8 = top.Number("peak_tflops_fp8", false, 1, 100000).value_or(0);
   const std::string name = "data/gemm/" + std::filesystem::path(file).filename().string();
   t.basis = t.source.empty() ? "measured here, " + name : "published sweep, " + name;
+  t.basis_scaled = t.basis + " (" + t.gpu + "; the same fraction of this card's peak)";
   t.bf16 = Rows(root, "bf16", file);
   t.fp8 = Rows(root, "fp8", file);
   if (t.bf16.empty() && t.fp8.empty()) {
@@ -218,38 +224,53 @@ double GemmTable::Lookup(bool fp8_rows, double m, double n, double k) const {
   return sum;
 }
 
-const GemmTable* GemmTables::For(const Gpu& gpu) const {
+const GemmTable* GemmTables::For(const Gpu& gpu, bool* own) const {
+  bool own_table = false;
   // Every estimate asks (RatesFor); names are normalised only when the card changes.
   struct Last {
     const GemmTables* tables = nullptr;
     uint64_t generation = 0;
     std::string name;
     const GemmTable* table = nullptr;
+    bool own = false;
   };
+  const GemmTable* t = nullptr;
   if (generation == 0) {
-    return Find(gpu);
+    t = Find(gpu, &own_table);
+  } else {
+    thread_local Last last;
+    if (!(last.tables == this && last.generation == generation && last.name == gpu.name)) {
+      bool found_own = false;
+      const GemmTable* found = Find(gpu, &found_own);
+      last = Last{this, generation, gpu.name, found, found_own};
+    }
+    t = last.table;
+    own_table = last.own;
   }
-  thread_local Last last;
-  if (last.tables == this && last.generation == generation && last.name == gpu.name) {
-    return last.table;
+  if (own) {
+    *own = own_table;
   }
-  const GemmTable* t = Find(gpu);
-  last = Last{this, generation, gpu.name, t};
   return t;
 }
 
-const GemmTable* GemmTables::Find(const Gpu& gpu) const {
+const GemmTable* GemmTables::Find(const Gpu& gpu, bool* own) const {
+  *own = false;
   auto find = [&](const std::string& name) -> const GemmTable* {
     auto it = by_name.find(NormalizeName(name));
     return it == by_name.end() ? nullptr : &it->second;
   };
   if (const GemmTable* t = find(gpu.name)) {
+    *own = true;
     return t;
   }
   for (const auto& a : gpu.aliases) {
     if (const GemmTable* t = find(a)) {
+      *own = true;
       return t;
     }
+  }
+  if (auto it = by_architecture.find(NormalizeName(gpu.architecture)); it != by_architecture.end()) {
+    return &by_name.at(it->second);
   }
   return nullptr;
 }
@@ -286,6 +307,18 @@ GemmTables LoadGemmTables(const std::string& data_dir) {
     if (t.source.empty()) {
       it->second = std::move(t);
     }
+  }
+  // The table standing for each architecture (at most one; a card's own table always wins).
+  for (const auto& [key, t] : tables.by_name) {
+    if (t.architecture.empty()) {
+      continue;
+    }
+    if (const auto it = tables.by_architecture.find(t.architecture); it != tables.by_architecture.end()) {
+      throw InputError("a second table standing for the architecture " + t.architecture + " (first: " +
+                           tables.by_name.at(it->second).file + ")",
+                       t.file, 0, "architecture");
+    }
+    tables.by_architecture.emplace(t.architecture, key);
   }
   return tables;
 }

@@ -23,6 +23,12 @@ struct GemmTable {
   std::string measured;  // date
   std::string source;    // where a published table comes from; empty: measured by our own sweep
   std::string basis;     // what an answer says of it: "published sweep, data/gemm/h100-sxm.yaml"
+  std::string basis_scaled;  // the same for another card of its architecture ("..., scaled to ...")
+  // A table may stand for every card of its architecture that has none of its own (`architecture:`
+  // in the file, with the dense peaks of the card it was measured on): such a card takes the
+  // table's rates scaled by its own peak over the table's (docs/time-model.md §3.1).
+  std::string architecture;  // normalised ("hopper"); empty: this card only
+  double peak_tflops_bf16 = 0, peak_tflops_fp8 = 0;
   // Rows [m, n, k, TFLOP/s]: m tokens, n output features, k input features.
   std::vector<std::array<double, 4>> bf16, fp8;
 
@@ -53,11 +59,13 @@ struct GemmTable {
 // Every data/gemm/*.yaml (none: an empty set), keyed by the normalised device name.
 struct GemmTables {
   std::map<std::string, GemmTable> by_name;
+  std::map<std::string, std::string> by_architecture;  // architecture -> the by_name key standing for it
   // The table measured on this card: its name or one of its aliases equals the table's device.
   // For remembers its last answer per thread (keyed by this set's generation and the card's
   // name); Find looks it up.
-  const GemmTable* For(const Gpu& gpu) const;
-  const GemmTable* Find(const Gpu& gpu) const;
+  // `own`: set to whether the table is the card's own (else it stands for its architecture).
+  const GemmTable* For(const Gpu& gpu, bool* own = nullptr) const;
+  const GemmTable* Find(const Gpu& gpu, bool* own) const;
   uint64_t generation = 0;  // set by LoadGemmTables; a set built by hand keeps 0 (then For = Find)
 };
 GemmTables LoadGemmTables(const std::string& data_dir);

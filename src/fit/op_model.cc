@@ -104,9 +104,16 @@ KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel atte
   r.attention_flops = half_peak * attn;
   r.hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;
   if (tables && p != Precision::kFp32) {
-    r.table = tables->For(gpu);
-    if (r.table && !(fp8 ? r.table->fp8 : r.table->bf16).empty()) {
-      r.gemm_basis = r.table->basis;
+    bool own = false;
+    r.table = tables->For(gpu, &own);
+    const double table_peak = fp8 ? r.table ? r.table->peak_tflops_fp8 : 0 : r.table ? r.table->peak_tflops_bf16 : 0;
+    if (r.table && !(fp8 ? r.table->fp8 : r.table->bf16).empty() && (own || table_peak > 0)) {
+      r.gemm_basis = own ? r.table->basis : r.table->basis_scaled;
+      if (!own) {
+        // §3.1 a card of the table's architecture without a table of its own: the same fraction
+        // of its own peak at each shape.
+        r.table_scale = r.gemm_peak / (table_peak * 1e12);
+      }
     } else {
       r.table = nullptr;
     }
@@ -123,7 +130,7 @@ double GemmSeconds(const KernelRates& r, double m, double n, double k) {
   double rate = r.gemm_peak * r.gemm_fraction;
   if (r.table) {
     if (const std::optional<double> tflops = r.table->Tflops(r.fp8, m, n, k)) {
-      rate = *tflops * 1e12;  // the card's rate at this shape (held at the measured range's ends)
+      rate = *tflops * 1e12 * r.table_scale;  // the rate at this shape (held at the measured range's ends)
     }
   }
   return std::max(flops / rate, bytes / r.hbm);

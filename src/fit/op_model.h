@@ -29,6 +29,7 @@ struct KernelRates {
   std::string attention_basis;
   double hbm = 0;               // bytes/s an elementwise kernel streams
   const GemmTable* table = nullptr;  // measured rates by shape for this card (data/gemm/), if any
+  double table_scale = 1;            // the card's peak / the table's (a table of its architecture)
   bool fp8 = false;                  // GEMMs in fp8 (the table's fp8 rows)
 };
 

@@ -358,7 +358,7 @@ TEST(GemmTable, BadRowsNameFileLineAndField) {
 // own lines (github.com/shisa-ai/mamf-finder@88e2ae6, gpu3/gpu0-2025-01-05-06-20-34.txt, the
 // median column: 1024x1024x1024 134.9, 1024x4096x4096 657.7 on GPU 0; the table holds the
 // median over 8 GPUs, so within a few percent of GPU 0's), and our own sweep of a card replaces it.
-TEST(GemmTable, PublishedH100TableAndOurOwnSweepReplacesIt) {
+TEST(GemmTable, PublishedH100TableStandsForHopperAndOurOwnSweepReplacesIt) {
   const GemmTables tables = LoadGemmTables(test::DataDir());
   const GemmTable* t = tables.For(H100());
   ASSERT_NE(t, nullptr);
@@ -368,6 +368,26 @@ TEST(GemmTable, PublishedH100TableAndOurOwnSweepReplacesIt) {
   EXPECT_NEAR(*t->Tflops(false, 1024, 4096, 4096), 657.7, 657.7 * 0.03);
   EXPECT_EQ(t->bf16.size(), 15u * 15 * 15);
   EXPECT_EQ(t->fp8.size(), 15u * 15 * 15);
+
+  // The table stands for every Hopper card without its own, at the same fraction of that card's
+  // peak: H800 SXM (the same 989.4 TFLOP/s) takes it as it is, H100 PCIe (756) x 756 / 989.4,
+  // in fp8 H20 (296) x 296 / 1978.9; A100 (Ampere) takes none.
+  bool own = true;
+  EXPECT_EQ(tables.For(test::Catalog().Find("H800 SXM"), &own), t);
+  EXPECT_FALSE(own);
+  EXPECT_EQ(tables.For(H100(), &own), t);
+  EXPECT_TRUE(own);
+  EXPECT_EQ(tables.For(test::Catalog().Find("A100 80GB SXM")), nullptr);
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  const double at_4096 = *t->Tflops(false, 4096, 4096, 4096);
+  const double at_4096_fp8 = *t->Tflops(true, 4096, 4096, 4096);
+  const auto seconds = [&](const char* card, bool fp8) {
+    const KernelRates r = RatesFor(test::Catalog().Find(card), Precision::kMixed, fp8, AttentionKernel::kFa2, &tables);
+    return GemmSeconds(r, 4096, 4096, 4096);
+  };
+  EXPECT_NEAR(seconds("H800 SXM", false), flops / (at_4096 * 1e12), 1e-12);
+  EXPECT_NEAR(seconds("H100 PCIe 80GB", false), flops / (at_4096 * 756.0 / 989.4 * 1e12), 1e-12);
+  EXPECT_NEAR(seconds("H20", true), flops / (at_4096_fp8 * 296.0 / 1978.9 * 1e12), 1e-12);
 
   // A data folder with the published table and one of our own for the same card: ours is used,
   // whichever file sorts first; two published tables of one card are an error.

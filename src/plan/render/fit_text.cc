@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -115,6 +116,17 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
                     {fits ? Say("fit.verdict.fits", "FITS") : Say("fit.verdict.nofit", "DOES NOT FIT"), Gib(shown),
                      Gib(cap), fmt::format("{:.0f}", 100.0 * shown.value / cap.value), gpu->name, Gib(cap - shown)})
        << "\n";
+    if (!e.server_fits && e.kv_cache_tokens && e.server_concurrency) {
+      // The card holds the server, but its KV space does not hold the sequences asked for: say
+      // so, since the line above alone reads as a fit.
+      os << SayFormat("fit.text.server_kv_short",
+                      "the server's KV cache ({0} tokens) holds {1} sequences of {2} tokens, not the {3} asked: "
+                      "the engine would queue or preempt the rest",
+                      {fmt::format("{}", *e.kv_cache_tokens),
+                       fmt::format("{:.0f}", std::floor(*e.server_concurrency)), std::to_string(w.context),
+                       std::to_string(w.concurrency)})
+         << "\n";
+    }
     if (!fits) {
       if (sug.empty()) {
         os << Say("fit.text.no_change", "no single or paired change found that fits; try a larger cluster") << "\n";
