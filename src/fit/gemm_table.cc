@@ -275,10 +275,14 @@ const GemmTable* GemmTables::Find(const Gpu& gpu, bool* own) const {
   return nullptr;
 }
 
+uint64_t GemmTables::NextGeneration() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}
+
 GemmTables LoadGemmTables(const std::string& data_dir) {
   GemmTables tables;
-  static std::atomic<uint64_t> next_generation{1};
-  tables.generation = next_generation.fetch_add(1);
+  tables.generation = GemmTables::NextGeneration();
   const std::filesystem::path dir = std::filesystem::path(data_dir) / "gemm";
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {

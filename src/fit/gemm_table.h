@@ -66,7 +66,35 @@ struct GemmTables {
   // `own`: set to whether the table is the card's own (else it stands for its architecture).
   const GemmTable* For(const Gpu& gpu, bool* own = nullptr) const;
   const GemmTable* Find(const Gpu& gpu, bool* own) const;
-  uint64_t generation = 0;  // set by LoadGemmTables; a set built by hand keeps 0 (then For = Find)
+  // Set by LoadGemmTables; a set built by hand keeps 0 (then For = Find). A copy or move of a
+  // loaded set takes a fresh one (a moved-from set 0), so For's memo never answers with a pointer
+  // into another set. A loaded set is not changed after it is loaded.
+  uint64_t generation = 0;
+  static uint64_t NextGeneration();
+
+  GemmTables() = default;
+  GemmTables(const GemmTables& o)
+      : by_name(o.by_name), by_architecture(o.by_architecture), generation(o.generation ? NextGeneration() : 0) {}
+  GemmTables(GemmTables&& o) noexcept
+      : by_name(std::move(o.by_name)),
+        by_architecture(std::move(o.by_architecture)),
+        generation(o.generation ? NextGeneration() : 0) {
+    o.generation = 0;
+  }
+  GemmTables& operator=(const GemmTables& o) {
+    by_name = o.by_name;
+    by_architecture = o.by_architecture;
+    generation = o.generation ? NextGeneration() : 0;
+    return *this;
+  }
+  GemmTables& operator=(GemmTables&& o) noexcept {
+    by_name = std::move(o.by_name);
+    by_architecture = std::move(o.by_architecture);
+    generation = o.generation ? NextGeneration() : 0;
+    o.generation = 0;
+    return *this;
+  }
+  ~GemmTables() = default;
 };
 GemmTables LoadGemmTables(const std::string& data_dir);
 

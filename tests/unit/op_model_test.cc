@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -388,6 +389,15 @@ TEST(GemmTable, PublishedH100TableStandsForHopperAndOurOwnSweepReplacesIt) {
   EXPECT_NEAR(seconds("H800 SXM", false), flops / (at_4096 * 1e12), 1e-12);
   EXPECT_NEAR(seconds("H100 PCIe 80GB", false), flops / (at_4096 * 756.0 / 989.4 * 1e12), 1e-12);
   EXPECT_NEAR(seconds("H20", true), flops / (at_4096_fp8 * 296.0 / 1978.9 * 1e12), 1e-12);
+
+  // For remembers its last answer per thread; a copy answers from its own tables, also where it
+  // lives at the address of a copy that is gone.
+  for (int i = 0; i < 3; ++i) {
+    auto copy = std::make_unique<GemmTables>(tables);
+    const GemmTable* found = copy->For(H100());
+    ASSERT_NE(found, nullptr);
+    EXPECT_EQ(found, &copy->by_name.begin()->second);
+  }
 
   // A data folder with the published table and one of our own for the same card: ours is used,
   // whichever file sorts first; two published tables of one card are an error.
