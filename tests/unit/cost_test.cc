@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <sstream>
 
 #include "catalog/gpu_catalog.h"
 #include "core/error.h"
@@ -16,6 +17,7 @@
 #include "cost/optimizer.h"
 #include "cost/requests.h"
 #include "cost/tco.h"
+#include "cost/render/cost_text.h"
 #include "cost/usage.h"
 #include "read/time_text.h"
 #include "test_paths.h"
@@ -1276,6 +1278,27 @@ TEST(Offers, ChineseModeNamesAreAliases) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), 3);
   }
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// One GPU-hour is singular, as printed: 1.2 rounds to "1 GPU-hour", 1.6 to "2 GPU-hours".
+TEST(CostText, OneGpuHourIsSingular) {
+  Plan p;
+  p.on_demand_gpu_hours = {{"a", 1.2}, {"b", 1.6}};
+  p.spot_gpu_hours = {{"c", 1.0}};
+  p.deferred_gpu_hours = 0.9;
+  std::ostringstream os;
+  RentalToText(os, p, "CNY");
+  const std::string text = os.str();
+  EXPECT_NE(text.find("on-demand 1 GPU-hour on a\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("on-demand 2 GPU-hours on b\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("spot 1 GPU-hour of work on c\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 GPU-hour of deferrable work moved later"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -194,15 +194,17 @@ void CompareToText(std::ostream& os, const CompareResult& c) {
 
 void RentalToText(std::ostream& os, const Plan& best, const std::string& cur) {
   PrintReservedTerms(os, best);
+  // "1 GPU-hour", "2 GPU-hours": the count as printed decides.
+  const auto hours = [](double h) { return fmt::format("{:.0f}", h) == "1" ? "GPU-hour" : "GPU-hours"; };
   for (const auto& [id, h] : best.on_demand_gpu_hours) {
-    os << "  " << SayMessage(fmt::format("on-demand {:.0f} GPU-hours on {}", h, id)) << "\n";
+    os << "  " << SayMessage(fmt::format("on-demand {:.0f} {} on {}", h, hours(h), id)) << "\n";
   }
   for (const auto& [id, h] : best.spot_gpu_hours) {
-    os << "  " << SayMessage(fmt::format("spot {:.0f} GPU-hours of work on {}", h, id)) << "\n";
+    os << "  " << SayMessage(fmt::format("spot {:.0f} {} of work on {}", h, hours(h), id)) << "\n";
   }
   if (best.deferred_gpu_hours > 0) {
-    std::string line = fmt::format("{:.0f} GPU-hours of deferrable work moved later (night discounts)",
-                                   best.deferred_gpu_hours);
+    std::string line = fmt::format("{:.0f} {} of deferrable work moved later (night discounts)",
+                                   best.deferred_gpu_hours, hours(best.deferred_gpu_hours));
     if (best.max_gpus) {
       line += fmt::format(", never more than {:g} GPUs at once", *best.max_gpus);
     }
