@@ -17,7 +17,7 @@
 namespace gpuplan {
 namespace {
 
-constexpr double kMaxGridCells = 4e6;  // 32 MB of rates a datatype
+constexpr int64_t kMaxGridCells = 4'000'000;  // 32 MB of rates a datatype
 
 std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::string& key, const std::string& file) {
   std::vector<std::array<double, 4>> rows;
@@ -110,7 +110,7 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
     }
     const double cells = static_cast<double>(axis[0].size()) * static_cast<double>(axis[1].size()) *
                          static_cast<double>(axis[2].size());
-    if (cells > kMaxGridCells) {
+    if (cells > static_cast<double>(kMaxGridCells)) {
       top.Fail(key, fmt::format("a grid of {} m x {} n x {} k sizes is more than {} shapes", axis[0].size(),
                                 axis[1].size(), axis[2].size(), kMaxGridCells));
     }
@@ -146,7 +146,6 @@ void GemmTable::Index() {
     for (const auto& r : rows) {
       g.at[(index(0, r[0]) * nn + index(1, r[1])) * nk + index(2, r[2])] = r[3];
     }
-    g.complete = std::none_of(g.at.begin(), g.at.end(), [](double v) { return std::isnan(v); });
   }
 }
 

@@ -49,7 +49,6 @@ struct GemmTable {
   struct Grid {
     std::array<std::vector<double>, 3> axis, log_axis;
     std::vector<double> at;
-    bool complete = true;
   };
   Grid grid[2];
   uint64_t id = 0;  // unique per Index() call: the key of the per-thread memo of Tflops

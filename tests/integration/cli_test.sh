@@ -354,6 +354,14 @@ expect_exit 0 "fit --framework torchtitan (eager)" -- "$bin" "${tt[@]}"
 json_is '.time.kernels.elementwise_kernels' eager
 json_is '.layout.recompute' op
 json_is "(.time.kernels.elementwise_seconds - $fused_s - 16384 * (32 * 1552384 + 376832) / (3350e9 * 0.85) / 0.77) | fabs < 1e-6" true
+# GEMM rates by shape (docs/time-model.md §3.1): an H100 takes the published sweep, an H800 the
+# same table at its peak, an A100 (no table) the flat MAMF fraction.
+json_is '.time.kernels.gemm_by_shape' true
+json_is '.time.kernels.gemm_basis == "published sweep, data/gemm/h100-sxm.yaml"' true
+expect_exit 0 "fit H800 gemm by shape" -- "$bin" fit --model Llama-3.1-8B --task pretrain --gpu "H800 SXM" --gpus 8 --zero 3 --json
+json_is '.time.kernels.gemm_basis | test("h100-sxm.yaml .NVIDIA H100 80GB HBM3; the same fraction of this card.s peak")' true
+expect_exit 0 "fit A100 flat gemm" -- "$bin" fit --model Llama-3.1-8B --task pretrain --gpu "A100 80GB SXM" --gpus 8 --zero 3
+grep -q "matmuls (GEMM).*(large shapes at 85.9% of peak: MAMF A100 SXM" "$tmp/out" && ok || bad "A100 GEMM line: $(grep GEMM "$tmp/out")"
 expect_exit 2 "fit --compile bad" -- "$bin" "${tt[@]}" --compile maybe
 json_is '.error.field' --compile
 expect_exit 2 "fit --framework unknown" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --framework deepspeeed

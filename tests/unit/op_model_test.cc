@@ -350,7 +350,8 @@ TEST(GemmTable, BadRowsNameFileLineAndField) {
     FAIL() << "a grid of 160^3";
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "bf16");
-    EXPECT_NE(std::string(e.what()).find("160 m x 160 n x 160 k"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("160 m x 160 n x 160 k sizes is more than 4000000 shapes"), std::string::npos)
+        << e.what();
   }
   EXPECT_NO_THROW(GemmTable::Parse(scattered(158), "ok.yaml"));
 }
