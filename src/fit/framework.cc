@@ -30,7 +30,7 @@ const std::vector<std::string>& ProfileKeys() {
       "batched_tokens_rule",           "card_f16_tflops",
       "attention",    "elementwise",   "default_precision",    "default_recompute",
       "checkpoint_weights",            "checkpoint_save",      "checkpoint_async",
-      "interleaved_pipeline",          "tp_comm_overlap"};
+      "interleaved_pipeline",          "tp_comm_overlap",      "max_num_seqs_runs"};
   return keys;
 }
 
@@ -153,6 +153,7 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.checkpoint_async = Flag(m, "checkpoint_async", p.checkpoint_async);
   p.interleaved_pipeline = Flag(m, "interleaved_pipeline", p.interleaved_pipeline);
   p.tp_comm_overlap = Flag(m, "tp_comm_overlap", p.tp_comm_overlap);
+  p.max_num_seqs_runs = Flag(m, "max_num_seqs_runs", p.max_num_seqs_runs);
   if (m.Has("sources")) {
     p.sources = m.Strings("sources");
   }

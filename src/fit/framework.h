@@ -59,6 +59,9 @@ struct FrameworkProfile {
   int64_t kv_block_tokens = 1;
   std::string kv_block_rule = "fixed";  // fixed | tgi_attention (flashinfer 1, flashdecoding 256, paged 16)
   int64_t max_num_seqs = 1;          // sequences of the profiling run's sampler (vLLM)
+  // max_num_seqs is also the most sequences the scheduler runs at once (vLLM's
+  // SchedulerConfig.max_num_seqs): a serving plan never counts more in flight (docs/time-model.md §5).
+  bool max_num_seqs_runs = false;
   int64_t batched_tokens = 0;        // the server's max_num_batched_tokens (0: the request's)
   // fixed | tgi_compute_optimal (TGI's launcher: the card's fp16 FLOPs over the model's FLOPs per
   // token, capped by max_position_embeddings and its VRAM estimate; batched_tokens when unknown)

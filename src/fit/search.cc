@@ -462,7 +462,14 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   p.workload = probe;
   probe.context = std::max<int64_t>(base.context, prompt_tokens + output_tokens);
   const MemoryEstimate first = EstimateMemory(m, probe, replica, o, gpu.memory_bytes);
-  const int64_t max_c = first.max_concurrency.value_or(0);
+  int64_t max_c = first.max_concurrency.value_or(0);
+  // §5 a server whose scheduler runs at most max_num_seqs sequences (vLLM) never has more in
+  // flight, however many the KV space would hold.
+  bool scheduler_capped = false;
+  if (o.framework.max_num_seqs_runs && o.framework.max_num_seqs > 0 && max_c > o.framework.max_num_seqs) {
+    max_c = o.framework.max_num_seqs;
+    scheduler_capped = true;
+  }
   p.fits = max_c >= 1;
   if (!p.fits) {
     p.memory = first;
@@ -480,6 +487,7 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
     c = max_c;  // the most sequences in flight amortise the weight reads over the most tokens
   }
   p.max_concurrency = max_c;
+  p.scheduler_cap = scheduler_capped ? max_c : 0;
   bool latency_capped = false;
   if (latency_ms > 0) {
     const double target = latency_ms / 1000.0;
@@ -525,7 +533,7 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   } else if (latency_capped) {
     p.bound = "latency";
   } else if (c == max_c) {
-    p.bound = "KV capacity";
+    p.bound = scheduler_capped ? "scheduler (max_num_seqs)" : "KV capacity";
   } else {
     p.bound = "memory bandwidth";  // at the concurrency asked for (--concurrency)
   }

@@ -121,10 +121,13 @@ struct InferencePlan {
   // What decides the replica count (docs/time-model.md §5): "compute" (prefill and decode
   // matmuls fill the GPUs), "memory bandwidth" (decode reads, mostly the KV cache, which more
   // concurrency cannot amortise), "KV capacity" (the weights' reads would amortise over more
-  // sequences, but no more fit) or "latency" (the per-token target caps the concurrency).
+  // sequences, but no more fit), "scheduler (max_num_seqs)" (more would fit, but the server runs
+  // no more at once: vLLM) or "latency" (the per-token target caps the concurrency).
   std::string bound;
   double prefill_share = 0;  // fraction of a replica's busy time spent on prefill
-  int64_t max_concurrency = 0;  // sequences of the context that fit next to the weights
+  int64_t max_concurrency = 0;  // sequences of the context that fit next to the weights (and the
+                                // server's scheduler runs at once)
+  int64_t scheduler_cap = 0;    // the server's max_num_seqs where it, not the KV space, set max_concurrency
 };
 
 // qps <= 0: one replica at the requested concurrency (capped by what fits). With qps > 0 the

@@ -362,6 +362,14 @@ expect_exit 0 "fit H800 gemm by shape" -- "$bin" fit --model Llama-3.1-8B --task
 json_is '.time.kernels.gemm_basis | test("h100-sxm.yaml .NVIDIA H100 80GB HBM3; the same fraction of this card.s peak")' true
 expect_exit 0 "fit A100 flat gemm" -- "$bin" fit --model Llama-3.1-8B --task pretrain --gpu "A100 80GB SXM" --gpus 8 --zero 3
 grep -q "matmuls (GEMM).*(large shapes at 85.9% of peak: MAMF A100 SXM" "$tmp/out" && ok || bad "A100 GEMM line: $(grep GEMM "$tmp/out")"
+# vLLM's scheduler runs at most max_num_seqs sequences at once (256 on an A100, vllm/engine/arg_utils.py
+# get_batch_defaults; data/frameworks.yaml VLLM-BATCH): a serving plan for Qwen2.5-7B, whose KV
+# space holds several hundred 1,280-token requests, counts 256 in flight; the generic profile
+# has no such cap and counts what the memory holds.
+expect_exit 0 "fit vllm scheduler cap" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu "A100 80GB SXM" --framework vllm --qps 50 --prompt-tokens 1024 --output-tokens 256 --json
+json_is '[.. | objects | select(has("scheduler_cap"))][0] | [.scheduler_cap, .concurrency_per_replica, .max_concurrency] == [256, 256, 256]' true
+expect_exit 0 "fit generic no scheduler cap" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu "A100 80GB SXM" --qps 50 --prompt-tokens 1024 --output-tokens 256 --json
+json_is '[.. | objects | select(has("scheduler_cap"))][0] | (.scheduler_cap == null and .concurrency_per_replica > 256)' true
 expect_exit 2 "fit --compile bad" -- "$bin" "${tt[@]}" --compile maybe
 json_is '.error.field' --compile
 expect_exit 2 "fit --framework unknown" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --framework deepspeeed

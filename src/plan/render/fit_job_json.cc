@@ -215,6 +215,7 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& t, i
                    {"meets_latency", p.meets_latency},
                    {"concurrency_per_replica", p.workload.concurrency},
                    {"max_concurrency", p.max_concurrency},
+                   {"scheduler_cap", p.scheduler_cap > 0 ? nlohmann::json(p.scheduler_cap) : nlohmann::json()},
                    {"requests_per_second_per_replica", p.time.requests_per_second},
                    {"prefill_seconds_per_request", p.time.prefill_seconds},
                    {"decode_seconds_per_request", p.time.replica_seconds_per_request - p.time.prefill_seconds},

@@ -242,6 +242,12 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
                     {fmt::format("{:g}", qps), std::to_string(p.replicas), std::to_string(p.workload.concurrency),
                      std::to_string(p.gpus_total), FormatMoney(p.cost_per_hour), SayMessage(p.cost_basis), SayMessage(p.bound)})
        << "\n";
+    if (p.scheduler_cap > 0 && p.workload.concurrency == p.scheduler_cap) {
+      os << SayFormat("cli.fit.scheduler_cap",
+                      "the server runs at most {} sequences at once (max_num_seqs), though its KV space holds {}",
+                      {std::to_string(p.scheduler_cap), fmt::format("{:.0f}", std::floor(p.memory.server_concurrency.value_or(0)))})
+         << "\n";
+    }
   }
 }
 
