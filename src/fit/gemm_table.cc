@@ -5,7 +5,6 @@
 #include <bit>
 #include <cmath>
 #include <filesystem>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -48,6 +47,19 @@ std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::strin
     rows.push_back(r);
   }
   return rows;
+}
+
+// The distinct m, n and k sizes of the rows, each ascending.
+std::array<std::vector<double>, 3> Axes(const std::vector<std::array<double, 4>>& rows) {
+  std::array<std::vector<double>, 3> axis;
+  for (std::size_t a = 0; a < 3; ++a) {
+    for (const auto& r : rows) {
+      axis[a].push_back(r[a]);
+    }
+    std::sort(axis[a].begin(), axis[a].end());
+    axis[a].erase(std::unique(axis[a].begin(), axis[a].end()), axis[a].end());
+  }
+  return axis;
 }
 
 // Where x falls on an ascending axis: the index below (or at) it and the log2 weight of the one
@@ -102,12 +114,7 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
   // Index() holds each datatype's grid densely (m sizes x n sizes x k sizes): bounded, so that a
   // few thousand scattered rows cannot ask for gigabytes.
   for (const char* key : {"bf16", "fp8"}) {
-    std::set<double> axis[3];
-    for (const auto& r : std::string(key) == "bf16" ? t.bf16 : t.fp8) {
-      for (std::size_t a = 0; a < 3; ++a) {
-        axis[a].insert(r[a]);
-      }
-    }
+    const auto axis = Axes(std::string(key) == "bf16" ? t.bf16 : t.fp8);
     const double cells = static_cast<double>(axis[0].size()) * static_cast<double>(axis[1].size()) *
                          static_cast<double>(axis[2].size());
     if (cells > static_cast<double>(kMaxGridCells)) {
@@ -128,12 +135,8 @@ void GemmTable::Index() {
     Grid& g = grid[d];
     g = Grid{};
     const auto& rows = d == 0 ? bf16 : fp8;
+    g.axis = Axes(rows);
     for (std::size_t a = 0; a < 3; ++a) {
-      for (const auto& r : rows) {
-        g.axis[a].push_back(r[a]);
-      }
-      std::sort(g.axis[a].begin(), g.axis[a].end());
-      g.axis[a].erase(std::unique(g.axis[a].begin(), g.axis[a].end()), g.axis[a].end());
       for (double v : g.axis[a]) {
         g.log_axis[a].push_back(std::log2(v));
       }

@@ -106,7 +106,7 @@ KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel atte
   if (tables && p != Precision::kFp32) {
     bool own = false;
     r.table = tables->For(gpu, &own);
-    const double table_peak = fp8 ? r.table ? r.table->peak_tflops_fp8 : 0 : r.table ? r.table->peak_tflops_bf16 : 0;
+    const double table_peak = !r.table ? 0 : fp8 ? r.table->peak_tflops_fp8 : r.table->peak_tflops_bf16;
     if (r.table && !(fp8 ? r.table->fp8 : r.table->bf16).empty() && (own || table_peak > 0)) {
       r.gemm_basis = own ? r.table->basis : r.table->basis_scaled;
       if (!own) {

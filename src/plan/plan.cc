@@ -503,11 +503,11 @@ class Planner {
         continue;
       }
       bool too_many = false;
-      for (int h = 0; h < 24; ++h) {
+      for (int h = 0; h < 24 && !too_many; ++h) {
         // At least one replica all day: a service stays up when no one asks.
         const double replicas = std::max(1.0, std::ceil(v.QpsAt(h) / z.requests_per_second - 1e-9));
-        too_many = too_many || replicas * static_cast<double>(z.gpus) > static_cast<double>(max);
-        z.gpus_by_hour[static_cast<std::size_t>(h)] = too_many ? 0 : static_cast<int64_t>(replicas) * z.gpus;
+        too_many = replicas * static_cast<double>(z.gpus) > static_cast<double>(max);
+        z.gpus_by_hour[static_cast<std::size_t>(h)] = static_cast<int64_t>(replicas) * z.gpus;
       }
       if (too_many) {
         it.why_not[g] = "does not fit at up to " + std::to_string(max) + " GPUs";
