@@ -18,6 +18,7 @@ Usage: python3 scripts/gemm/mamf_table.py --gpu-slug h100-sxm --source TEXT --me
 Python 3 standard library only.
 """
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -27,35 +28,39 @@ DTYPES = {"torch.bfloat16": "bf16", "torch.float8_e4m3fn": "fp8"}
 
 
 def read_log(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.readlines()
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit(f"{path}: cannot be read as a text log: {e}")
     device = dtype = torch = cuda = None
     rows = {}
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            m = re.search(r"_CudaDeviceProperties\(name='([^']+)'.*multi_processor_count=(\d+)", line)
-            if m:
-                device, sms = m.group(1), int(m.group(2))
-                continue
-            m = re.match(r"^\*\* Dtype: (\S+)", line)
-            if m:
-                if m.group(1) not in DTYPES:
-                    sys.exit(f"{path}:{number}: datatype {m.group(1)} is not one the time model reads (bf16, fp8)")
-                dtype = DTYPES[m.group(1)]
-                continue
-            m = re.match(r"^torch=(\S+)", line)
-            if m:
-                torch = m.group(1)
-                continue
-            m = re.match(r"^cuda=(\S+)", line)
-            if m:
-                cuda = m.group(1)
-                continue
-            m = LINE.match(line)
-            if m:
-                mean, median, mx = (float(m.group(i)) for i in (1, 2, 3))
-                shape = tuple(int(m.group(i)) for i in (4, 5, 6))
-                if not (0 < median <= mx) or shape in rows:
-                    sys.exit(f"{path}:{number}: implausible or repeated row: {line.strip()}")
-                rows[shape] = median
+    for number, line in enumerate(lines, 1):
+        m = re.search(r"_CudaDeviceProperties\(name='([^']+)'.*multi_processor_count=(\d+)", line)
+        if m:
+            device, sms = m.group(1), int(m.group(2))
+            continue
+        m = re.match(r"^\*\* Dtype: (\S+)", line)
+        if m:
+            if m.group(1) not in DTYPES:
+                sys.exit(f"{path}:{number}: datatype {m.group(1)} is not one the time model reads (bf16, fp8)")
+            dtype = DTYPES[m.group(1)]
+            continue
+        m = re.match(r"^torch=(\S+)", line)
+        if m:
+            torch = m.group(1)
+            continue
+        m = re.match(r"^cuda=(\S+)", line)
+        if m:
+            cuda = m.group(1)
+            continue
+        m = LINE.match(line)
+        if m:
+            mean, median, mx = (float(m.group(i)) for i in (1, 2, 3))
+            shape = tuple(int(m.group(i)) for i in (4, 5, 6))
+            if not (0 < median <= mx) or shape in rows:
+                sys.exit(f"{path}:{number}: implausible or repeated row: {line.strip()}")
+            rows[shape] = median
     if device is None or dtype is None or not rows:
         sys.exit(f"{path}: no device line, datatype or timed shapes: not a mamf-finder log")
     return {"device": device, "sms": sms, "dtype": dtype, "torch": torch, "cuda": cuda, "rows": rows}
@@ -108,8 +113,11 @@ def main():
         for shape in sorted(shapes):
             value = statistics.median(log["rows"][shape] for log in group)
             out.append(f"  - [{shape[0]}, {shape[1]}, {shape[2]}, {value:.1f}]")
-    with open(a.out, "w", encoding="utf-8") as f:
+    # Written whole or not at all: a temporary file beside it, renamed over it.
+    tmp = a.out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
+    os.replace(tmp, a.out)
 
 
 if __name__ == "__main__":

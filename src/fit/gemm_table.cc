@@ -40,8 +40,11 @@ std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::strin
       } catch (const YAML::Exception&) {
         throw InputError("expected a number", file, YamlLine(row[j]), field);
       }
-      if (!(r[j] > 0) || !std::isfinite(r[j])) {
-        throw InputError("expected a positive number", file, YamlLine(row[j]), field);
+      // Sizes up to 10^7 (a matrix side), rates up to 100,000 TFLOP/s (the bound of a peak).
+      const double most = j < 3 ? 1e7 : 100000;
+      if (!(r[j] > 0) || !(r[j] <= most)) {
+        throw InputError(fmt::format("expected a positive number of at most {:g}, got {}", most, r[j]), file,
+                         YamlLine(row[j]), field);
       }
     }
     rows.push_back(r);

@@ -336,6 +336,8 @@ TEST(GemmTable, BadRowsNameFileLineAndField) {
   }
   EXPECT_THROW(GemmTable::Parse("gpu: x\n", "t.yaml"), InputError);                      // no rows
   EXPECT_THROW(GemmTable::Parse("gpu: x\nbf16:\n  - [1, 2, 3, -4]\n", "t.yaml"), InputError);  // not positive
+  EXPECT_THROW(GemmTable::Parse("gpu: x\nbf16:\n  - [1, 2, 3, 1e308]\n", "t.yaml"), InputError);  // over 100,000 TFLOP/s
+  EXPECT_THROW(GemmTable::Parse("gpu: x\nbf16:\n  - [1e12, 2, 3, 4]\n", "t.yaml"), InputError);  // a side over 10^7
   // 160 rows with every size distinct make a dense grid of 160^3 = 4,096,000 shapes: refused
   // (the bound is 4,000,000), 158 rows (3,944,312) are not.
   auto scattered = [](int rows) {
