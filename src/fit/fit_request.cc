@@ -188,7 +188,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   ApplyFramework(r, data_dir, in);
   in.time.mfu = r.mfu;
   in.time.tp_overlap = ParseOnOff(r.tp_overlap, "tp_overlap");
-  in.time.gemm_tables = std::make_shared<const GemmTables>(LoadGemmTables(data_dir));
+  in.time.gemm_tables = SharedGemmTables(data_dir);
   in.time.attention = ParseAttentionKernel(r.attention.empty() ? in.overhead.framework.attention : r.attention);
   in.time.eager_elementwise =
       r.compile.empty() ? in.overhead.framework.eager_elementwise : !ParseOnOff(r.compile, "compile");

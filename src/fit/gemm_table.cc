@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <filesystem>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -329,6 +330,44 @@ GemmTables LoadGemmTables(const std::string& data_dir) {
     }
     tables.by_architecture.emplace(t.architecture, key);
   }
+  return tables;
+}
+
+std::shared_ptr<const GemmTables> SharedGemmTables(const std::string& data_dir) {
+  // What the folder holds: each table's name, size and modification time.
+  std::string signature;
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::path(data_dir) / "gemm";
+  if (std::filesystem::is_directory(dir, ec)) {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      if (e.path().extension() == ".yaml") {
+        std::error_code fe;
+        const auto size = std::filesystem::file_size(e.path(), fe);
+        const auto time = std::filesystem::last_write_time(e.path(), fe).time_since_epoch().count();
+        files.push_back(fmt::format("{}|{}|{}", e.path().filename().string(), size, time));
+      }
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      signature += f + "\n";
+    }
+  }
+  struct Entry {
+    std::string signature;
+    std::shared_ptr<const GemmTables> tables;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Entry> cache;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(data_dir); it != cache.end() && it->second.signature == signature) {
+      return it->second.tables;
+    }
+  }
+  auto tables = std::make_shared<const GemmTables>(LoadGemmTables(data_dir));  // throws on a bad table: nothing kept
+  const std::lock_guard<std::mutex> lock(mutex);
+  cache[data_dir] = Entry{signature, tables};
   return tables;
 }
 

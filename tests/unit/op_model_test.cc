@@ -420,6 +420,18 @@ TEST(GemmTable, PublishedH100TableStandsForHopperAndOurOwnSweepReplacesIt) {
   write(dir + "/gemm/c-published.yaml", published);
   std::filesystem::remove(dir + "/gemm/0-ours.yaml");
   EXPECT_THROW(LoadGemmTables(dir), InputError);
+  EXPECT_THROW(SharedGemmTables(dir), InputError);
+
+  // Read once per folder and shared; read again when a table is added, removed or changed.
+  std::filesystem::remove(dir + "/gemm/c-published.yaml");
+  const auto first = SharedGemmTables(dir);
+  EXPECT_EQ(SharedGemmTables(dir), first);
+  EXPECT_DOUBLE_EQ(*first->For(H100())->Tflops(false, 1024, 1024, 1024), 100.0);
+  write(dir + "/gemm/b-ours.yaml", ours);
+  const auto second = SharedGemmTables(dir);
+  EXPECT_NE(second, first);
+  EXPECT_DOUBLE_EQ(*second->For(H100())->Tflops(false, 1024, 1024, 1024), 200.0);
+  EXPECT_DOUBLE_EQ(*first->For(H100())->Tflops(false, 1024, 1024, 1024), 100.0);  // a holder keeps its set
   std::filesystem::remove_all(dir);
 }
 
