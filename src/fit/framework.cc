@@ -30,7 +30,8 @@ const std::vector<std::string>& ProfileKeys() {
       "batched_tokens_rule",           "card_f16_tflops",
       "attention",    "elementwise",   "default_precision",    "default_recompute",
       "checkpoint_weights",            "checkpoint_save",      "checkpoint_async",
-      "interleaved_pipeline",          "tp_comm_overlap",      "max_num_seqs_runs"};
+      "interleaved_pipeline",          "tp_comm_overlap",      "max_num_seqs_runs",
+      "kv_overflow"};
   return keys;
 }
 
@@ -154,6 +155,11 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.interleaved_pipeline = Flag(m, "interleaved_pipeline", p.interleaved_pipeline);
   p.tp_comm_overlap = Flag(m, "tp_comm_overlap", p.tp_comm_overlap);
   p.max_num_seqs_runs = Flag(m, "max_num_seqs_runs", p.max_num_seqs_runs);
+  p.kv_overflow = ParseKvOverflow(
+      Choice(m, "kv_overflow", ToString(p.kv_overflow), {"unlimited", "preempt", "reserve"}), "kv_overflow");
+  if (p.kv_overflow != KvOverflow::kUnlimited && p.kv_rule == KvRule::kNone) {
+    m.Fail("kv_overflow", "a KV overflow policy needs the server's KV space (kv_rule)");
+  }
   if (m.Has("sources")) {
     p.sources = m.Strings("sources");
   }

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "fit/batching.h"
+
 namespace gpuplan {
 
 // full: bf16 logits + two fp32 copies (upcast, log-softmax); chunked; fused; fp32_once: one fp32
@@ -62,6 +64,9 @@ struct FrameworkProfile {
   // max_num_seqs is also the most sequences the scheduler runs at once (vLLM's
   // SchedulerConfig.max_num_seqs): a serving plan never counts more in flight (docs/time-model.md §5).
   bool max_num_seqs_runs = false;
+  // What the engine does when its KV pool runs short (docs/time-model.md §5.2): preempt and
+  // recompute the newest sequences (vLLM, TurboMind, SGLang) or admit only whole requests (TGI).
+  KvOverflow kv_overflow = KvOverflow::kUnlimited;
   int64_t batched_tokens = 0;        // the server's max_num_batched_tokens (0: the request's)
   // fixed | tgi_compute_optimal (TGI's launcher: the card's fp16 FLOPs over the model's FLOPs per
   // token, capped by max_position_embeddings and its VRAM estimate; batched_tokens when unknown)

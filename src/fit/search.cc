@@ -463,6 +463,21 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   probe.context = std::max<int64_t>(base.context, prompt_tokens + output_tokens);
   const MemoryEstimate first = EstimateMemory(m, probe, replica, o, gpu.memory_bytes);
   int64_t max_c = first.max_concurrency.value_or(0);
+  // §5.2 a server whose engine preempts when its KV pool runs short admits on the tokens a
+  // sequence holds now: with requests at every stage of their output it keeps more in flight
+  // than hold their full length at once (a reserving engine, exactly those).
+  if (first.kv_cache_tokens && o.framework.kv_overflow != KvOverflow::kUnlimited && max_c >= 1) {
+    KvPool pool;
+    pool.tokens = static_cast<double>(*first.kv_cache_tokens);
+    pool.block_tokens = first.server_block_tokens.value_or(1);
+    pool.policy = o.framework.kv_overflow;
+    p.kv_overflow = ToString(pool.policy);
+    p.kv_in_flight = static_cast<int64_t>(SteadyInFlight(pool, prompt_tokens, output_tokens));
+    KvPool whole = pool;
+    whole.policy = KvOverflow::kReserve;
+    p.kv_full_length = static_cast<int64_t>(SteadyInFlight(whole, prompt_tokens, output_tokens));
+    max_c = std::max(max_c, p.kv_in_flight);
+  }
   // §5 a server whose scheduler runs at most max_num_seqs sequences (vLLM) never has more in
   // flight, however many the KV space would hold.
   bool scheduler_capped = false;

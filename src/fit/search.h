@@ -128,6 +128,11 @@ struct InferencePlan {
   int64_t max_concurrency = 0;  // sequences of the context that fit next to the weights (and the
                                 // server's scheduler runs at once)
   int64_t scheduler_cap = 0;    // the server's max_num_seqs where it, not the KV space, set max_concurrency
+  // §5.2 the engine's policy when its KV pool runs short ("preempt", "reserve"; empty: not
+  // modelled) and the sequences the pool keeps in flight under it at steady state (0: not modelled).
+  std::string kv_overflow;
+  int64_t kv_in_flight = 0;
+  int64_t kv_full_length = 0;  // requests of prompt + output tokens the pool holds at full length
 };
 
 // qps <= 0: one replica at the requested concurrency (capped by what fits). With qps > 0 the

@@ -452,76 +452,146 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   return t;
 }
 
+namespace {
+
+// §5 the costs of one inference engine step on a replica, built once for a request: the decode
+// step's HBM reads and matmuls, the prefill's per-operation forward pass, the tensor-parallel
+// all-reduces of both.
+class EngineCosts {
+ public:
+  EngineCosts(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu& gpu, const TimeConfig& c,
+              int64_t prompt_tokens, int64_t output_tokens)
+      : m_(m), w_(w), c_(c) {
+    ValidateLayout(m, w, l);
+    if (prompt_tokens <= 0 || output_tokens <= 0) {
+      throw InputError::Option(prompt_tokens <= 0 ? "prompt_tokens" : "output_tokens",
+                               "prompt and output tokens must be positive");
+    }
+    if (c.mfu && (*c.mfu <= 0 || *c.mfu > 1)) {
+      throw InputError::Option("mfu", "must be in (0, 1]");
+    }
+    const double peak = PeakFlops(gpu, Precision::kBf16);
+    // fp8 weights run fp8 GEMMs on cards with fp8 tensor cores (TensorRT-LLM, vLLM); elsewhere they
+    // are dequantised to bf16 for the matmul.
+    const bool fp8_gemm = w.weight_dtype == WeightDtype::kFp8 && gpu.tflops.fp8 && *gpu.tflops.fp8 > 0;
+    rates_ = RatesFor(gpu, Precision::kBf16, fp8_gemm, c.attention, c.gemm_tables.get());
+    efficiency_ = c.mfu.value_or(rates_.gemm_fraction);
+    gemm_rate_ = c.mfu ? peak * *c.mfu : rates_.gemm_peak * rates_.gemm_fraction;
+    tp_ = static_cast<double>(l.tp);
+    pp_ = static_cast<double>(l.pp);
+    n_ = Summarize(m, {}).matmul_params;
+    h_ = static_cast<double>(m.hidden);
+    layers_ = static_cast<double>(m.layers);
+    link_ = tp_ <= static_cast<double>(c.gpus_per_node) ? IntraNodeLink(gpu, tp_) : NodeLink(NetworkFor(c, gpu));
+    // §5 decode: each step reads the GPU's weights and the KV cache of every sequence in flight,
+    // here per token of context (the KV of the asked concurrency at the average context).
+    Workload wd = w;
+    wd.context = prompt_tokens + output_tokens / 2;  // average context during decoding
+    mean_context_ = static_cast<double>(wd.context);
+    const MemoryEstimate mem = EstimateMemory(m, wd, l);
+    const double hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;
+    // Pipeline stages run one after another for a given token.
+    weight_seconds_ = mem.per_gpu.weights.value * pp_ / hbm;
+    const double held = static_cast<double>(std::max<int64_t>(w.concurrency, 1)) * mean_context_;
+    kv_seconds_per_token_ = mem.per_gpu.kv_cache.value * pp_ / hbm / held;
+    if (c.decode_kv_per_query_head && m.kv_heads > 0 && m.heads > m.kv_heads) {
+      // §5 an engine without a GQA decode kernel loads each K/V head once for every query head
+      // that shares it (TensorRT-LLM before v0.8's XQA kernel).
+      kv_seconds_per_token_ *= static_cast<double>(m.heads) / static_cast<double>(m.kv_heads);
+    }
+  }
+
+  double efficiency() const { return efficiency_; }
+  double mean_context() const { return mean_context_; }
+  double weight_seconds() const { return weight_seconds_; }
+  double KvSeconds(double context_tokens) const { return kv_seconds_per_token_ * context_tokens; }
+  // Matmul time of a decode step: 2N per sequence and its attention over its own context.
+  double DecodeCompute(double running, double context_tokens) const {
+    const double per_seq_context = running > 0 ? context_tokens / running : 0;
+    return running * (2.0 * n_ + AttentionForwardFlopsPerToken(m_, per_seq_context)) / (tp_ * gemm_rate_);
+  }
+  double DecodeAllReduce(double running) const { return layers_ * 2.0 * AllReduce(tp_, running * h_ * 2.0, link_); }
+  double DecodeStep(double running, double context_tokens) const {
+    const double mem = weight_seconds_ + KvSeconds(context_tokens);
+    return std::max(mem, DecodeCompute(running, context_tokens)) + DecodeAllReduce(running);
+  }
+  // §5 prefill: compute-bound, causal attention over each prompt; `tokens` over `sequences`
+  // prompts of equal length, in one forward pass.
+  double Prefill(double tokens, double sequences) const {
+    const double seq = tokens / std::max(sequences, 1.0);
+    double s = 0;
+    if (c_.mfu) {
+      s = (2.0 * n_ * tokens + AttentionForwardFlopsPerToken(m_, seq) * tokens / 2.0) / (tp_ * gemm_rate_);
+    } else {
+      // §3 per-operation: one forward pass over the prompts; the head projects the last tokens only.
+      OpShape shape;
+      shape.tokens = tokens;
+      shape.seq = seq;
+      shape.tp = tp_;
+      shape.flash = w_.flash_attn;
+      shape.training = false;
+      s = layers_ * LayerOpTimes(m_, shape, rates_).forward.Total() + HeadOpTimes(m_, shape, rates_).forward.Total();
+    }
+    return s + layers_ * 2.0 * AllReduce(tp_, tokens * h_ * 2.0, link_);
+  }
+  double PrefillFlops(double tokens) const {
+    return 2.0 * n_ * tokens + AttentionForwardFlopsPerToken(m_, tokens) * tokens / 2.0;
+  }
+
+ private:
+  const ModelSpec& m_;
+  const Workload& w_;
+  const TimeConfig& c_;
+  KernelRates rates_;
+  double efficiency_ = 0;
+  double gemm_rate_ = 0;
+  double tp_ = 1;
+  double pp_ = 1;
+  double n_ = 0;
+  double h_ = 0;
+  double layers_ = 0;
+  Link link_;
+  double mean_context_ = 0;
+  double weight_seconds_ = 0;
+  double kv_seconds_per_token_ = 0;
+};
+
+}  // namespace
+
 InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu& gpu,
                                     const TimeConfig& c, int64_t prompt_tokens, int64_t output_tokens) {
-  ValidateLayout(m, w, l);
-  if (prompt_tokens <= 0 || output_tokens <= 0) {
-    throw InputError::Option(prompt_tokens <= 0 ? "prompt_tokens" : "output_tokens",
-                             "prompt and output tokens must be positive");
-  }
+  const EngineCosts e(m, w, l, gpu, c, prompt_tokens, output_tokens);
   InferenceTime r;
-  const double peak = PeakFlops(gpu, Precision::kBf16);
-  // fp8 weights run fp8 GEMMs on cards with fp8 tensor cores (TensorRT-LLM, vLLM); elsewhere they
-  // are dequantised to bf16 for the matmul.
-  const bool fp8_gemm = w.weight_dtype == WeightDtype::kFp8 && gpu.tflops.fp8 && *gpu.tflops.fp8 > 0;
-  const KernelRates rates = RatesFor(gpu, Precision::kBf16, fp8_gemm, c.attention, c.gemm_tables.get());
-  if (c.mfu && (*c.mfu <= 0 || *c.mfu > 1)) {
-    throw InputError::Option("mfu", "must be in (0, 1]");
-  }
-  r.efficiency = c.mfu.value_or(rates.gemm_fraction);
-  const double gemm_rate = c.mfu ? peak * *c.mfu : rates.gemm_peak * rates.gemm_fraction;
-  const double tp = static_cast<double>(l.tp);
-  const double pp = static_cast<double>(l.pp);
-  const ModelSummary sum = Summarize(m, {});
-  const double n = sum.matmul_params;
-  const double h = static_cast<double>(m.hidden);
-  const double layers = static_cast<double>(m.layers);
-  const Link link = tp <= static_cast<double>(c.gpus_per_node) ? IntraNodeLink(gpu, tp) : NodeLink(NetworkFor(c, gpu));
+  r.efficiency = e.efficiency();
   const double P = static_cast<double>(prompt_tokens);
   const double O = static_cast<double>(output_tokens);
-  // §5 prefill: compute-bound, causal attention over the prompt.
-  r.prefill_flops = 2.0 * n * P + AttentionForwardFlopsPerToken(m, P) * P / 2.0;
-  if (c.mfu) {
-    r.prefill_seconds = r.prefill_flops / (tp * gemm_rate);
-  } else {
-    // §3 per-operation: one forward pass over the prompt; the head projects the last token only.
-    OpShape shape;
-    shape.tokens = P;
-    shape.seq = P;
-    shape.tp = tp;
-    shape.flash = w.flash_attn;
-    shape.training = false;
-    r.prefill_seconds = layers * LayerOpTimes(m, shape, rates).forward.Total() + HeadOpTimes(m, shape, rates).forward.Total();
-  }
-  r.prefill_seconds += layers * 2.0 * AllReduce(tp, P * h * 2.0, link);
-  // §5 decode: each step reads the GPU's weights and the KV cache of every sequence in flight.
-  Workload wd = w;
-  wd.context = prompt_tokens + output_tokens / 2;  // average context during decoding
-  const MemoryEstimate mem = EstimateMemory(m, wd, l);
+  r.prefill_flops = e.PrefillFlops(P);
+  r.prefill_seconds = e.Prefill(P, 1);
   const double c_seq = static_cast<double>(w.concurrency);
-  const double hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;
-  // Pipeline stages run one after another for a given token.
-  r.decode_weight_seconds = mem.per_gpu.weights.value * pp / hbm;
-  r.decode_kv_seconds = mem.per_gpu.kv_cache.value * pp / hbm;
-  if (c.decode_kv_per_query_head && m.kv_heads > 0 && m.heads > m.kv_heads) {
-    // §5 an engine without a GQA decode kernel loads each K/V head once for every query head
-    // that shares it (TensorRT-LLM before v0.8's XQA kernel).
-    r.decode_kv_seconds *= static_cast<double>(m.heads) / static_cast<double>(m.kv_heads);
-  }
+  const double context = c_seq * e.mean_context();
+  r.decode_weight_seconds = e.weight_seconds();
+  r.decode_kv_seconds = e.KvSeconds(context);
   const double mem_seconds = r.decode_weight_seconds + r.decode_kv_seconds;
-  const double decode_flops =
-      c_seq * (2.0 * n + AttentionForwardFlopsPerToken(m, static_cast<double>(wd.context)));
-  r.decode_compute_seconds = decode_flops / (tp * gemm_rate);
+  r.decode_compute_seconds = e.DecodeCompute(c_seq, context);
   r.memory_bound = mem_seconds >= r.decode_compute_seconds;
-  r.decode_step_seconds =
-      std::max(mem_seconds, r.decode_compute_seconds) + layers * 2.0 * AllReduce(tp, c_seq * h * 2.0, link);
+  r.decode_step_seconds = e.DecodeStep(c_seq, context);
   r.decode_tokens_per_second = c_seq / r.decode_step_seconds;
-  r.decode_tokens_per_second_per_gpu = r.decode_tokens_per_second / (tp * pp);
+  r.decode_tokens_per_second_per_gpu = r.decode_tokens_per_second / static_cast<double>(l.tp * l.pp);
   // §5 continuous batching: the replica's GPUs run every request's prefill and its 1/c share of
   // O decode steps; neither hides behind the other.
   r.replica_seconds_per_request = r.prefill_seconds + O * r.decode_step_seconds / c_seq;
   r.requests_per_second = 1.0 / r.replica_seconds_per_request;
   return r;
+}
+
+StaticBatchRun EstimateStaticBatch(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu& gpu,
+                                   const TimeConfig& c, int64_t prompt_tokens, int64_t output_tokens,
+                                   const KvPool& pool) {
+  const auto e = std::make_shared<const EngineCosts>(m, w, l, gpu, c, prompt_tokens, output_tokens);
+  StepCosts costs;
+  costs.decode = [e](double running, double context) { return e->DecodeStep(running, context); };
+  costs.prefill = [e](double tokens, double sequences) { return e->Prefill(tokens, sequences); };
+  return RunStaticBatch(w.concurrency, prompt_tokens, output_tokens, pool, costs);
 }
 
 }  // namespace gpuplan

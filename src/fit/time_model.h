@@ -8,6 +8,7 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
+#include "fit/batching.h"
 #include "fit/memory_model.h"
 #include "fit/op_model.h"
 #include "fit/workload.h"
@@ -124,5 +125,12 @@ struct InferenceTime {
 
 InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu& gpu,
                                     const TimeConfig& c, int64_t prompt_tokens, int64_t output_tokens);
+
+// §5.2 a static batch of w.concurrency requests that arrive together, each prompt_tokens in and
+// exactly output_tokens out, run step by step under the engine's KV pool (admission and
+// preemption by pool.policy), with this replica's decode-step and prefill costs.
+StaticBatchRun EstimateStaticBatch(const ModelSpec& m, const Workload& w, const Layout& l, const Gpu& gpu,
+                                   const TimeConfig& c, int64_t prompt_tokens, int64_t output_tokens,
+                                   const KvPool& pool);
 
 }  // namespace gpuplan

@@ -147,14 +147,15 @@ json Schemas() {
   s["Models"] = {{"type", "array"}, {"items", Ref("Model")}};
   s["Framework"] = {{"type", "object"},
                     {"required", {"name", "version", "id", "default", "kind", "description", "kv_rule", "kv_fraction",
-                                  "kv_fraction_rule", "kv_block_tokens", "gguf"}},
+                                  "kv_fraction_rule", "kv_block_tokens", "kv_overflow", "gguf"}},
                     {"properties",
                      {{"name", str}, {"version", {{"type", "string"}, {"nullable", true}}}, {"id", str},
                       {"default", boolean}, {"kind", str}, {"description", str},
                       {"kv_rule", {{"type", "string"}, {"nullable", true}}},
                       {"kv_fraction", {{"type", "number"}, {"nullable", true}}},
                       {"kv_fraction_rule", {{"type", "string"}, {"nullable", true}}},
-                      {"kv_block_tokens", integer}, {"gguf", boolean},
+                      {"kv_block_tokens", integer},
+                      {"kv_overflow", {{"type", "string"}, {"nullable", true}}}, {"gguf", boolean},
                       {"sources", {{"type", "array"}, {"items", str}}}}}};
   s["Frameworks"] = {{"type", "object"},
                      {"required", {"frameworks", "gguf_types"}},

@@ -370,6 +370,20 @@ expect_exit 0 "fit vllm scheduler cap" -- "$bin" fit --model Qwen2.5-7B --task i
 json_is '[.. | objects | select(has("scheduler_cap"))][0] | [.scheduler_cap, .concurrency_per_replica, .max_concurrency] == [256, 256, 256]' true
 expect_exit 0 "fit generic no scheduler cap" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu "A100 80GB SXM" --qps 50 --prompt-tokens 1024 --output-tokens 256 --json
 json_is '[.. | objects | select(has("scheduler_cap"))][0] | (.scheduler_cap == null and .concurrency_per_replica > 256)' true
+# docs/time-model.md §5.2: an engine that preempts (lmdeploy) keeps in flight what its KV pool
+# holds at the average length (exit 1: 64 sequences of the default 4,096-token context do not
+# fit at full length, which the verdict judges). Llama-2-7b, 128 + 2,048 tokens on an A100 80GB: 109,760 tokens
+# = 1,715 blocks of 64; a request holds 128 + 2,049 / 2 = 1,152.5 tokens on average, 18.01
+# blocks + half a block = 18.51: 92 in flight; at full length ceil(2,176 / 64) = 34 blocks: 50.
+expect_exit 1 "fit lmdeploy preempt" -- "$bin" fit --model Llama-2-7b --task infer --gpu "A100 80GB SXM" --framework lmdeploy --concurrency 64 --prompt-tokens 128 --output-tokens 2048 --json
+json_is '.inference.kv_overflow' preempt
+json_is '.inference.kv_in_flight' 92
+expect_exit 1 "fit lmdeploy preempt text" -- "$bin" fit --model Llama-2-7b --task infer --gpu "A100 80GB SXM" --framework lmdeploy --concurrency 64 --prompt-tokens 128 --output-tokens 2048
+grep -q "preempts the newest when its KV cache runs short: with requests at every stage of their output about 92 stay in flight (50 at full length)" "$tmp/out" && ok || bad "lmdeploy preempt line: $(grep -i preempt "$tmp/out")"
+# A reserving engine (TGI) admits whole requests only: the same request reserves 2,176 tokens.
+expect_exit 1 "fit tgi reserve" -- "$bin" fit --model Llama-2-7b --task infer --gpu "A100 80GB SXM" --framework tgi --concurrency 64 --prompt-tokens 128 --output-tokens 2048 --json
+json_is '.inference.kv_overflow' reserve
+json_is '(.inference.kv_in_flight == ((.inference.kv_cache_tokens / 2176) | floor))' true
 expect_exit 2 "fit --compile bad" -- "$bin" "${tt[@]}" --compile maybe
 json_is '.error.field' --compile
 expect_exit 2 "fit --framework unknown" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --framework deepspeeed

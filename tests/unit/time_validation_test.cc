@@ -16,6 +16,7 @@
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
 #include "fit/gemm_table.h"
+#include "fit/advisor.h"
 #include "fit/fit_request.h"
 #include "fit/framework.h"
 #include "fit/time_model.h"
@@ -186,9 +187,38 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
     }
     r.basis = "output tokens/s per GPU";
     r.measured = D(m["output_tokens_per_second_per_gpu"], D(m["output_tokens_per_second"]) / static_cast<double>(l.gpus));
-    // Measured throughput includes the prefill: O tokens per (prefill + O steps) per sequence.
-    const double seq_seconds = t.prefill_seconds + static_cast<double>(out) * t.decode_step_seconds;
-    r.predicted = static_cast<double>(w.concurrency * out) / seq_seconds / static_cast<double>(l.tp * l.pp);
+    // The sources' benchmarks run a static batch: every request arrives at once, each makes
+    // exactly `out` tokens; measured throughput includes every prefill. Run step by step
+    // (docs/time-model.md §5.2) under the engine's KV pool where the row names its engine's
+    // profile (`framework`), else with no KV limit.
+    KvPool pool;
+    if (const std::string engine = S(c["framework"]); !engine.empty()) {
+      static const FrameworkCatalog frameworks = LoadFrameworkCatalog(test::DataDir());
+      OverheadConfig o;
+      o.framework = frameworks.Find(engine);
+      if (const auto it = frameworks.cuda_context_mib.find(gpu.architecture); it != frameworks.cuda_context_mib.end()) {
+        o.cuda_context = MiB(it->second);
+      }
+      Workload wf = w;
+      FrameworkForCard(gpu, model, l, wf, o);
+      const MemoryEstimate mem = EstimateMemory(model, wf, l, o, gpu.memory_bytes);
+      if (!mem.kv_cache_tokens) {
+        ADD_FAILURE() << r.id << ": framework " << engine << " has no KV space rule";
+        return r;
+      }
+      pool.tokens = static_cast<double>(*mem.kv_cache_tokens);
+      pool.block_tokens = mem.server_block_tokens.value_or(1);
+      pool.policy = o.framework.kv_overflow;
+    }
+    const StaticBatchRun run = EstimateStaticBatch(model, w, l, gpu, tc, in, out, pool);
+    if (!run.simulated) {
+      ADD_FAILURE() << r.id << ": the static batch was not run (KV pool too small or over the work bound)";
+      return r;
+    }
+    if (pool.policy != KvOverflow::kUnlimited) {
+      r.layout += fmt::format(" ({}: KV {:.0f} tokens, {} preempted)", S(c["framework"]), pool.tokens, run.preemptions);
+    }
+    r.predicted = run.output_tokens_per_second / static_cast<double>(l.tp * l.pp);
     return r;
   }
   if (c["dp"].IsNull() || c["global_batch"].IsNull()) {

@@ -49,6 +49,9 @@ nlohmann::json FrameworksToJson(const FrameworkCatalog& catalog) {
                         {"kv_fraction", fixed ? nlohmann::json(f.kv_fraction * f.kv_fraction_scale) : nlohmann::json(nullptr)},
                         {"kv_fraction_rule", server ? nlohmann::json(f.kv_fraction_rule) : nlohmann::json(nullptr)},
                         {"kv_block_tokens", f.kv_block_tokens},
+                        // docs/time-model.md §5.2: preempt | reserve; null where not modelled
+                        {"kv_overflow", f.kv_overflow == KvOverflow::kUnlimited ? nlohmann::json(nullptr)
+                                                                                : nlohmann::json(ToString(f.kv_overflow))},
                         {"gguf", f.gguf},
                         {"sources", f.sources}});
   }

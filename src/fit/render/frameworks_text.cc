@@ -11,7 +11,7 @@ void FrameworksToText(std::ostream& os, const FrameworkCatalog& catalog) {
   const Table table({{Say("cli.catalog.col.framework", "framework"), 14},
                      {Say("cli.catalog.col.version", "version"), 13},
                      {Say("cli.catalog.col.kind", "kind"), 10},
-                     {Say("cli.catalog.col.kv_rule", "KV rule"), 14},
+                     {Say("cli.catalog.col.kv_rule", "KV rule, overflow"), 24},
                      {Say("cli.catalog.col.description", "description")}});
   table.PrintHeader(os);
   for (const FrameworkProfile& f : catalog.profiles) {
@@ -20,6 +20,9 @@ void FrameworksToText(std::ostream& os, const FrameworkCatalog& catalog) {
       rule = f.kv_fraction_rule == "fixed" ? fmt::format("{} {:g}", ToString(f.kv_rule), f.kv_fraction * f.kv_fraction_scale)
                                            : fmt::format("{} {}", ToString(f.kv_rule),
                                                          Say("cli.catalog.by_card", "by card"));
+      if (f.kv_overflow != KvOverflow::kUnlimited) {
+        rule += fmt::format(", {}", ToString(f.kv_overflow));  // docs/time-model.md §5.2
+      }
     } else if (f.gguf) {
       rule = Say("cli.catalog.gguf_weights", "gguf weights");
     }

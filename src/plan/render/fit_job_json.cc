@@ -209,6 +209,9 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& t, i
   j["requests_per_second_per_replica"] = t.requests_per_second;
   j["replica_seconds_per_request"] = t.replica_seconds_per_request;
   j["concurrency"] = concurrency;
+  // §5.2 the engine's policy when its KV pool runs short, and what it keeps in flight under it.
+  j["kv_overflow"] = p.kv_overflow.empty() ? nlohmann::json() : nlohmann::json(p.kv_overflow);
+  j["kv_in_flight"] = p.kv_in_flight > 0 ? nlohmann::json(p.kv_in_flight) : nlohmann::json();
   if (qps > 0 || latency_ms > 0) {
     j["sizing"] = {{"qps", qps},
                    {"latency_ms", latency_ms},

@@ -222,6 +222,23 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
                    fmt::format("{:.0f}", t.decode_tokens_per_second),
                    fmt::format("{:.0f}", t.decode_tokens_per_second_per_gpu)})
      << "\n";
+  // §5.2 how the engine runs what its KV pool does not hold at full length.
+  // Said where it decides something: more asked (or sized, with --qps) than hold full length.
+  const int64_t in_flight = qps > 0 ? p.workload.concurrency : w.concurrency;
+  if (p.kv_overflow == "preempt" && in_flight > p.kv_full_length) {
+    os << SayFormat("cli.fit.kv_preempt",
+                    "{0} admits on the tokens a sequence holds and preempts the newest when its KV cache runs short: "
+                    "with requests at every stage of their output about {1} stay in flight ({2} at full length); a "
+                    "batch started all at once is preempted and recomputed beyond that",
+                    {p.memory.framework, std::to_string(p.kv_in_flight), std::to_string(p.kv_full_length)})
+       << "\n";
+  } else if (p.kv_overflow == "reserve" && in_flight >= p.kv_in_flight) {
+    os << SayFormat("cli.fit.kv_reserve",
+                    "{0} admits a request only when its whole length fits in the KV cache: at most {1} in flight, "
+                    "more wait in its queue",
+                    {p.memory.framework, std::to_string(p.kv_in_flight)})
+       << "\n";
+  }
   if (qps > 0 || latency_ms > 0) {
     if (!p.meets_latency) {
       os << SayFormat("cli.fit.latency_not_met", "latency target {} ms per token is not met even at concurrency 1",
