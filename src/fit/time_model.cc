@@ -133,8 +133,10 @@ const char* ToString(ServerClass c) {
   return "?";
 }
 
+namespace {
+
 // §4 The node network by server class (docs/time-model.md §4 gives the source of each row).
-Network DefaultNetwork(const Gpu& gpu) {
+Network ComputeDefaultNetwork(const Gpu& gpu) {
   const ServerClass sc = ServerClassOf(gpu);
   const std::string arch = NormalizeName(gpu.architecture);
   auto make = [&](const char* preset) {
@@ -158,7 +160,34 @@ Network DefaultNetwork(const Gpu& gpu) {
   return make("ib-400g");
 }
 
-Network NetworkFor(const TimeConfig& c, const Gpu& gpu) { return c.network ? *c.network : DefaultNetwork(gpu); }
+// The card's default network, remembered per thread for the last card asked (a search and the
+// validation ask for one card's millions of times; normalising its names was a sixth of a
+// step-time estimate). Keyed by the card's address and the fields the rule reads, so a changed
+// or another card at the same address is worked out again.
+const Network& DefaultNetworkOf(const Gpu& gpu) {
+  struct Memo {
+    const Gpu* gpu = nullptr;
+    std::string name, architecture, form_factor, memory_type, kind;
+    std::size_t aliases = 0;
+    Network network;
+  };
+  thread_local Memo memo;
+  if (memo.gpu != &gpu || memo.name != gpu.name || memo.architecture != gpu.architecture ||
+      memo.form_factor != gpu.form_factor || memo.memory_type != gpu.memory_type ||
+      memo.kind != gpu.interconnect.kind || memo.aliases != gpu.aliases.size()) {
+    memo = Memo{&gpu,           gpu.name, gpu.architecture, gpu.form_factor, gpu.memory_type, gpu.interconnect.kind,
+                gpu.aliases.size(), ComputeDefaultNetwork(gpu)};
+  }
+  return memo.network;
+}
+
+const Network& NetworkRef(const TimeConfig& c, const Gpu& gpu) { return c.network ? *c.network : DefaultNetworkOf(gpu); }
+
+}  // namespace
+
+Network DefaultNetwork(const Gpu& gpu) { return DefaultNetworkOf(gpu); }
+
+Network NetworkFor(const TimeConfig& c, const Gpu& gpu) { return NetworkRef(c, gpu); }
 
 bool HasPeakFlops(const Gpu& gpu, Precision p) {
   const std::optional<double>& tf =
@@ -302,7 +331,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   // §4 communication. Rank order as Megatron-LM: tp innermost, then dp, then pp.
   const double per_node = static_cast<double>(c.gpus_per_node);
   const double tp = static_cast<double>(l.tp);
-  const Network net = NetworkFor(c, gpu);
+  const Network& net = NetworkRef(c, gpu);
   t.network = net.name;
   t.network_gbps = net.node_gbps;
   const Link inter = NodeLink(net);
@@ -482,7 +511,7 @@ class EngineCosts {
     n_ = Summarize(m, {}).matmul_params;
     h_ = static_cast<double>(m.hidden);
     layers_ = static_cast<double>(m.layers);
-    link_ = tp_ <= static_cast<double>(c.gpus_per_node) ? IntraNodeLink(gpu, tp_) : NodeLink(NetworkFor(c, gpu));
+    link_ = tp_ <= static_cast<double>(c.gpus_per_node) ? IntraNodeLink(gpu, tp_) : NodeLink(NetworkRef(c, gpu));
     // §5 decode: each step reads the GPU's weights and the KV cache of every sequence in flight,
     // here per token of context (the KV of the asked concurrency at the average context).
     Workload wd = w;
