@@ -31,7 +31,7 @@ const std::vector<std::string>& ProfileKeys() {
       "attention",    "elementwise",   "default_precision",    "default_recompute",
       "checkpoint_weights",            "checkpoint_save",      "checkpoint_async",
       "interleaved_pipeline",          "tp_comm_overlap",      "max_num_seqs_runs",
-      "kv_overflow"};
+      "kv_overflow",  "mixed_batches"};
   return keys;
 }
 
@@ -155,6 +155,7 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.interleaved_pipeline = Flag(m, "interleaved_pipeline", p.interleaved_pipeline);
   p.tp_comm_overlap = Flag(m, "tp_comm_overlap", p.tp_comm_overlap);
   p.max_num_seqs_runs = Flag(m, "max_num_seqs_runs", p.max_num_seqs_runs);
+  p.mixed_batches = Flag(m, "mixed_batches", p.mixed_batches);
   p.kv_overflow = ParseKvOverflow(
       Choice(m, "kv_overflow", ToString(p.kv_overflow), {"unlimited", "preempt", "reserve"}), "kv_overflow");
   if (p.kv_overflow != KvOverflow::kUnlimited && p.kv_rule == KvRule::kNone) {

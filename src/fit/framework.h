@@ -67,6 +67,9 @@ struct FrameworkProfile {
   // What the engine does when its KV pool runs short (docs/time-model.md §5.2): preempt and
   // recompute the newest sequences (vLLM, TurboMind, SGLang) or admit only whole requests (TGI).
   KvOverflow kv_overflow = KvOverflow::kUnlimited;
+  // The scheduler puts prompt tokens into the decode steps, up to batched_tokens a step (vLLM V1's
+  // token budget; docs/time-model.md §5.3), rather than running prefills as passes of their own.
+  bool mixed_batches = false;
   int64_t batched_tokens = 0;        // the server's max_num_batched_tokens (0: the request's)
   // fixed | tgi_compute_optimal (TGI's launcher: the card's fp16 FLOPs over the model's FLOPs per
   // token, capped by max_position_embeddings and its VRAM estimate; batched_tokens when unknown)

@@ -492,11 +492,19 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
     p.meets_latency = false;
     return p;
   }
+  // §5.3 an engine that runs prompt tokens inside its decode steps (vLLM V1), within the step's
+  // token budget (max_num_batched_tokens, the profile's or --batched-tokens).
+  TimeConfig tm = t;
+  if (o.framework.mixed_batches) {
+    tm.mixed_step_tokens = probe.batched_tokens;
+  }
   auto step_at = [&](int64_t c) {
     Workload w = probe;
     w.concurrency = c;
-    return EstimateInferenceTime(m, w, replica, gpu, t, prompt_tokens, output_tokens);
+    return EstimateInferenceTime(m, w, replica, gpu, tm, prompt_tokens, output_tokens);
   };
+  // The per-token latency: the step the engine runs (with its prompt tokens where it mixes them).
+  auto token_seconds = [](const InferenceTime& it) { return it.mixed ? it.mixed_step_seconds : it.decode_step_seconds; };
   int64_t c = std::min(base.concurrency, max_c);
   if (qps > 0) {
     c = max_c;  // the most sequences in flight amortise the weight reads over the most tokens
@@ -506,15 +514,15 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   bool latency_capped = false;
   if (latency_ms > 0) {
     const double target = latency_ms / 1000.0;
-    if (step_at(1).decode_step_seconds > target) {
+    if (token_seconds(step_at(1)) > target) {
       p.meets_latency = false;
       c = 1;
-    } else if (step_at(c).decode_step_seconds > target) {
+    } else if (token_seconds(step_at(c)) > target) {
       int64_t lo = 1;  // meets
       int64_t hi = c;  // does not
       while (hi - lo > 1) {
         const int64_t mid = lo + (hi - lo) / 2;
-        (step_at(mid).decode_step_seconds <= target ? lo : hi) = mid;
+        (token_seconds(step_at(mid)) <= target ? lo : hi) = mid;
       }
       c = lo;
       latency_capped = true;
@@ -537,8 +545,14 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   const double per_seq = static_cast<double>(output_tokens) / static_cast<double>(c);
   const double decode = it.decode_step_seconds * per_seq;
   p.prefill_share = it.prefill_seconds / it.replica_seconds_per_request;
-  const double compute = it.prefill_seconds + (it.memory_bound ? 0.0 : decode);
-  const double memory = it.memory_bound ? decode : 0.0;
+  double compute = it.prefill_seconds + (it.memory_bound ? 0.0 : decode);
+  double memory = it.memory_bound ? decode : 0.0;
+  if (it.mixed) {
+    // §5.3 one pass a step: its matmuls (decode and prompt tokens) against its reads.
+    p.prefill_share = it.mixed_prefill_seconds / it.mixed_step_seconds;
+    compute = it.decode_compute_seconds + it.mixed_prefill_seconds;
+    memory = it.decode_weight_seconds + it.decode_kv_seconds;
+  }
   if (!p.meets_latency) {
     p.bound = "latency";
   } else if (compute >= memory) {

@@ -539,7 +539,7 @@ class EngineCosts {
     const double per_seq_context = running > 0 ? context_tokens / running : 0;
     return running * (2.0 * n_ + AttentionForwardFlopsPerToken(m_, per_seq_context)) / (tp_ * gemm_rate_);
   }
-  double DecodeAllReduce(double running) const { return layers_ * 2.0 * AllReduce(tp_, running * h_ * 2.0, link_); }
+  double DecodeAllReduce(double running) const { return AllReduceTokens(running); }
   double DecodeStep(double running, double context_tokens) const {
     const double mem = weight_seconds_ + KvSeconds(context_tokens);
     return std::max(mem, DecodeCompute(running, context_tokens)) + DecodeAllReduce(running);
@@ -547,7 +547,14 @@ class EngineCosts {
   // §5 prefill: compute-bound, causal attention over each prompt; `tokens` over `sequences`
   // prompts of equal length, in one forward pass.
   double Prefill(double tokens, double sequences) const {
-    const double seq = tokens / std::max(sequences, 1.0);
+    return PrefillCompute(tokens, sequences) + AllReduceTokens(tokens);
+  }
+  // Two tensor-parallel all-reduces a layer of `tokens` tokens' activations.
+  double AllReduceTokens(double tokens) const { return layers_ * 2.0 * AllReduce(tp_, tokens * h_ * 2.0, link_); }
+  // The prefill's kernels alone (no all-reduces).
+  // `sequences` may be a fraction: a step's chunk of a steady stream of prompts (§5.3).
+  double PrefillCompute(double tokens, double sequences) const {
+    const double seq = sequences > 0 ? tokens / sequences : tokens;
     double s = 0;
     if (c_.mfu) {
       s = (2.0 * n_ * tokens + AttentionForwardFlopsPerToken(m_, seq) * tokens / 2.0) / (tp_ * gemm_rate_);
@@ -561,7 +568,7 @@ class EngineCosts {
       shape.training = false;
       s = layers_ * LayerOpTimes(m_, shape, rates_).forward.Total() + HeadOpTimes(m_, shape, rates_).forward.Total();
     }
-    return s + layers_ * 2.0 * AllReduce(tp_, tokens * h_ * 2.0, link_);
+    return s;
   }
   double PrefillFlops(double tokens) const {
     return 2.0 * n_ * tokens + AttentionForwardFlopsPerToken(m_, tokens) * tokens / 2.0;
@@ -609,6 +616,21 @@ InferenceTime EstimateInferenceTime(const ModelSpec& m, const Workload& w, const
   // §5 continuous batching: the replica's GPUs run every request's prefill and its 1/c share of
   // O decode steps; neither hides behind the other.
   r.replica_seconds_per_request = r.prefill_seconds + O * r.decode_step_seconds / c_seq;
+  // §5.3 a scheduler that runs prompt tokens inside the decode steps (vLLM V1: running requests
+  // take their token first, waiting ones the rest of the step's budget): at steady state each
+  // step prefills the prompts of the c / O requests replacing those that finish, in the same
+  // pass as the decode, so the weight reads are shared and only the matmuls add up.
+  if (c.mixed_step_tokens > 0) {
+    const double chunk = c_seq * P / O;
+    if (c_seq + chunk <= static_cast<double>(c.mixed_step_tokens)) {
+      r.mixed = true;
+      r.mixed_prefill_tokens = chunk;
+      r.mixed_prefill_seconds = e.PrefillCompute(chunk, c_seq / O);
+      r.mixed_step_seconds = std::max(mem_seconds, r.decode_compute_seconds + r.mixed_prefill_seconds) +
+                             e.AllReduceTokens(c_seq + chunk);
+      r.replica_seconds_per_request = O * r.mixed_step_seconds / c_seq;
+    }
+  }
   r.requests_per_second = 1.0 / r.replica_seconds_per_request;
   return r;
 }

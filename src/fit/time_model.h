@@ -51,6 +51,9 @@ struct TimeConfig {
   // Inference decode: the engine's attention kernel reads a GQA model's K/V once per query head
   // instead of once per K/V head (TensorRT-LLM's masked MHA before the XQA kernel of v0.8: §5).
   bool decode_kv_per_query_head = false;
+  // Serving (§5.3): > 0 when the engine's scheduler runs prompt tokens inside the decode steps, up
+  // to this many tokens a step (vLLM V1's max_num_batched_tokens); 0: prefills are passes of their own.
+  int64_t mixed_step_tokens = 0;
 };
 // The network a time estimate uses for this card: the configured one, else the card's default.
 Network NetworkFor(const TimeConfig& c, const Gpu& gpu);
@@ -119,6 +122,14 @@ struct InferenceTime {
   // costs its prefill plus its share (1 / concurrency) of output_tokens decode steps.
   double replica_seconds_per_request = 0;
   double requests_per_second = 0;       // per replica: 1 / replica_seconds_per_request
+  // §5.3 with TimeConfig::mixed_step_tokens: every step decodes the c sequences and prefills the
+  // prompt tokens of the c / O requests that replace those finishing (c x P / O tokens), in one
+  // pass; the replica spends O x that step / c on a request. False where the step's token budget
+  // cannot take them (prefills then run on their own, as without mixing).
+  bool mixed = false;
+  double mixed_prefill_tokens = 0;      // prompt tokens in each step
+  double mixed_prefill_seconds = 0;     // their matmul time inside the step
+  double mixed_step_seconds = 0;        // the whole step
   bool memory_bound = true;             // decode limited by HBM bandwidth (else by compute)
   double efficiency = 0;
 };

@@ -368,8 +368,13 @@ grep -q "matmuls (GEMM).*(large shapes at 85.9% of peak: MAMF A100 SXM" "$tmp/ou
 # has no such cap and counts what the memory holds.
 expect_exit 0 "fit vllm scheduler cap" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu "A100 80GB SXM" --framework vllm --qps 50 --prompt-tokens 1024 --output-tokens 256 --json
 json_is '[.. | objects | select(has("scheduler_cap"))][0] | [.scheduler_cap, .concurrency_per_replica, .max_concurrency] == [256, 256, 256]' true
+# vLLM V1 runs prompt tokens inside its decode steps (docs/time-model.md §5.3): at 256 in flight,
+# 256 / 256 requests finish a step, so 256 x 1,024 / 256 = 1,024 prompt tokens join each step,
+# within the A100's 2,048-token budget (256 + 1,024); the generic profile runs prefills alone.
+json_is '[.. | objects | select(has("mixed_steps"))][0] | [.mixed_steps, .prefill_tokens_per_step] == [true, 1024]' true
 expect_exit 0 "fit generic no scheduler cap" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu "A100 80GB SXM" --qps 50 --prompt-tokens 1024 --output-tokens 256 --json
 json_is '[.. | objects | select(has("scheduler_cap"))][0] | (.scheduler_cap == null and .concurrency_per_replica > 256)' true
+json_is '[.. | objects | select(has("mixed_steps"))][0] | [.mixed_steps, .prefill_tokens_per_step] == [false, null]' true
 # docs/time-model.md §5.2: an engine that preempts (lmdeploy) keeps in flight what its KV pool
 # holds at the average length (exit 1: 64 sequences of the default 4,096-token context do not
 # fit at full length, which the verdict judges). Llama-2-7b, 128 + 2,048 tokens on an A100 80GB: 109,760 tokens

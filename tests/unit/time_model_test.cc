@@ -340,6 +340,45 @@ TEST(Search, QpsSizingCountsPrefillAsGpuTime) {
   EXPECT_NEAR(p.prefill_share, 85.61 / 107.40, 1e-3);
 }
 
+TEST(TimeModel, MixedStepsShareTheWeightReadsWithPrompts) {
+  // docs/time-model.md §5.3, the hand figures of QpsSizingCountsPrefillAsGpuTime (Qwen2.5-7B on an
+  // A100 80GB, 1,024 + 256 tokens, flat 171.6 TFLOPS): a 1,024-token prefill 85.61 ms; per
+  // sequence 85.1 us of decode matmuls and 38.1 us of KV reads; 8.79 ms of weight reads a step.
+  // At 16 sequences in flight, 16 / 256 requests finish a step, so 16 x 1,024 / 256 = 64 prompt
+  // tokens join each step: 64 / 1,024 of a prefill = 5.35 ms of matmuls (same context, same
+  // per-token work), plus 16 x 85.1 us = 1.36 ms of decode: 6.71 ms, under the 8.79 + 16 x 38.1
+  // us = 9.40 ms of reads. The step stays memory-bound at 9.40 ms, the prompts ride along: a
+  // request costs 256 x 9.40 / 16 = 150.4 ms of the replica, against 85.61 + 150.4 = 236.0 ms
+  // with the prefill as a pass of its own.
+  Workload w;
+  w.task = Task::kInfer;
+  w.context = 1024 + 256;
+  w.concurrency = 16;
+  const Gpu& a100 = Cat().Find("A100");
+  TimeConfig flat;
+  flat.mfu = 0.55;
+  const InferenceTime alone = EstimateInferenceTime(Qwen7b(), w, Layout{}, a100, flat, 1024, 256);
+  EXPECT_FALSE(alone.mixed);
+  EXPECT_NEAR(alone.replica_seconds_per_request, 0.08561 + 0.1504, 0.0005);
+  flat.mixed_step_tokens = 2048;  // vLLM's max_num_batched_tokens on an A100
+  const InferenceTime mixed = EstimateInferenceTime(Qwen7b(), w, Layout{}, a100, flat, 1024, 256);
+  ASSERT_TRUE(mixed.mixed);
+  EXPECT_DOUBLE_EQ(mixed.mixed_prefill_tokens, 64);
+  EXPECT_NEAR(mixed.mixed_prefill_seconds, 0.08561 * 64 / 1024, 0.00002);
+  EXPECT_NEAR(mixed.mixed_step_seconds, 0.00940, 0.00002);
+  EXPECT_NEAR(mixed.replica_seconds_per_request, 0.1504, 0.0005);
+  // At 256 in flight the step is compute-bound (21.79 ms of decode + 85.61 ms of the 1,024 prompt
+  // tokens, 107.40 ms): mixing saves nothing, as when the prefill ran alone.
+  w.concurrency = 256;
+  const InferenceTime full = EstimateInferenceTime(Qwen7b(), w, Layout{}, a100, flat, 1024, 256);
+  ASSERT_TRUE(full.mixed);
+  EXPECT_NEAR(full.mixed_step_seconds, 0.10740, 0.00005);
+  EXPECT_NEAR(full.replica_seconds_per_request, 0.10740, 0.00005);
+  // A step budget that cannot take 256 decodes and 1,024 prompt tokens: prefills run alone.
+  flat.mixed_step_tokens = 1024;
+  EXPECT_FALSE(EstimateInferenceTime(Qwen7b(), w, Layout{}, a100, flat, 1024, 256).mixed);
+}
+
 TEST(Search, QpsBoundIsKvCapacityWhenWeightReadsDominate) {
   // Llama-3.1-70B in bf16 on 2 x H100 (tp=2), 4,096-token context, 128 prompt + 1,024 output
   // tokens. Each GPU holds half of 70,553,706,496 parameters = 70.55 GB of weights, leaving

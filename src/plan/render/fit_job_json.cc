@@ -220,8 +220,16 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& t, i
                    {"max_concurrency", p.max_concurrency},
                    {"scheduler_cap", p.scheduler_cap > 0 ? nlohmann::json(p.scheduler_cap) : nlohmann::json()},
                    {"requests_per_second_per_replica", p.time.requests_per_second},
-                   {"prefill_seconds_per_request", p.time.prefill_seconds},
-                   {"decode_seconds_per_request", p.time.replica_seconds_per_request - p.time.prefill_seconds},
+                   // §5.3 where the engine runs prompts inside the decode steps, a request's prefill
+                   // is its share of those steps' prompt matmuls
+                   {"prefill_seconds_per_request", p.time.mixed ? p.prefill_share * p.time.replica_seconds_per_request
+                                                                : p.time.prefill_seconds},
+                   {"decode_seconds_per_request", p.time.replica_seconds_per_request -
+                                                      (p.time.mixed ? p.prefill_share * p.time.replica_seconds_per_request
+                                                                    : p.time.prefill_seconds)},
+                   {"mixed_steps", p.time.mixed},
+                   {"prefill_tokens_per_step", p.time.mixed ? nlohmann::json(p.time.mixed_prefill_tokens) : nlohmann::json()},
+                   {"step_seconds", p.time.mixed ? nlohmann::json(p.time.mixed_step_seconds) : nlohmann::json()},
                    {"prefill_share", p.prefill_share},
                    {"bound", p.bound},
                    {"replicas", p.replicas},

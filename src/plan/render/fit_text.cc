@@ -246,7 +246,16 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
          << "\n";
       return;
     }
-    if (qps > 0) {
+    if (qps > 0 && p.time.mixed) {
+      os << SayFormat("cli.fit.request_cost_mixed",
+                      "{0} runs prompts inside its decode steps: each step decodes {1} sequences and prefills {2} prompt "
+                      "tokens in {3} ms ({4}% of it prompt matmuls): {5} requests/s per replica",
+                      {p.memory.framework, std::to_string(p.workload.concurrency),
+                       fmt::format("{:.0f}", p.time.mixed_prefill_tokens),
+                       fmt::format("{:.1f}", 1000 * p.time.mixed_step_seconds),
+                       fmt::format("{:.0f}", 100 * p.prefill_share), fmt::format("{:.2f}", p.time.requests_per_second)})
+         << "\n";
+    } else if (qps > 0) {
       os << SayFormat("cli.fit.request_cost",
                       "each request costs a replica {} ms of prefill + {} ms of its share of decode steps ({}% "
                       "prefill): {} requests/s per replica",
