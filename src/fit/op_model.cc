@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/names.h"
@@ -119,6 +122,43 @@ KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel atte
     }
   }
   return r;
+}
+
+const KernelRates& RatesForCached(const Gpu& gpu, Precision p, bool fp8, AttentionKernel attention,
+                                  const GemmTables* tables) {
+  struct Memo {
+    bool valid = false;
+    const Gpu* gpu = nullptr;
+    std::string name, architecture;
+    std::vector<std::string> aliases;  // GemmTables::For matches a table's device by them
+    std::optional<double> fp32, bf16, fp16, fp8;
+    double bandwidth = 0;
+    Precision p = Precision::kMixed;
+    bool fp8_gemm = false;
+    AttentionKernel attention = AttentionKernel::kFa2;
+    const GemmTables* tables = nullptr;
+    uint64_t generation = 0;
+    KernelRates rates;
+  };
+  thread_local Memo memo;
+  thread_local KernelRates uncached;
+  if (tables && tables->generation == 0) {
+    uncached = RatesFor(gpu, p, fp8, attention, tables);
+    return uncached;
+  }
+  const uint64_t generation = tables ? tables->generation : 0;
+  if (!(memo.valid && memo.gpu == &gpu && memo.p == p && memo.fp8_gemm == fp8 && memo.attention == attention &&
+        memo.tables == tables && memo.generation == generation && memo.bandwidth == gpu.memory_bandwidth_gb_s &&
+        memo.fp32 == gpu.tflops.fp32 && memo.bf16 == gpu.tflops.bf16 && memo.fp16 == gpu.tflops.fp16 &&
+        memo.fp8 == gpu.tflops.fp8 && memo.name == gpu.name && memo.architecture == gpu.architecture &&
+        memo.aliases == gpu.aliases)) {
+    KernelRates rates = RatesFor(gpu, p, fp8, attention, tables);  // may throw: the memo stays as it was
+    memo = Memo{true,           &gpu,           gpu.name,        gpu.architecture, gpu.aliases,
+                gpu.tflops.fp32, gpu.tflops.bf16, gpu.tflops.fp16, gpu.tflops.fp8,  gpu.memory_bandwidth_gb_s,
+                p,               fp8,            attention,       tables,           generation,
+                std::move(rates)};
+  }
+  return memo.rates;
 }
 
 double GemmSeconds(const KernelRates& r, double m, double n, double k) {

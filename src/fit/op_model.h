@@ -47,6 +47,13 @@ inline constexpr double kHbmEfficiency = 0.85;
 // the GEMM rate shape by shape.
 KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel attention,
                      const GemmTables* tables = nullptr);
+// The same, remembered per thread for the last card and settings asked (the search and the
+// validation ask for one card's rates for every layout; the card's names were normalised each
+// time). Keyed by the card's address and every field RatesFor reads, and by the tables' address
+// and generation (a set built by hand, generation 0, is not remembered). The reference holds
+// until the next call on this thread.
+const KernelRates& RatesForCached(const Gpu& gpu, Precision p, bool fp8, AttentionKernel attention,
+                                  const GemmTables* tables);
 // Achievable fraction of the dense GEMM peak on large shapes, with its source.
 double GemmFraction(const Gpu& gpu, bool fp8, std::string* basis = nullptr);
 

@@ -275,7 +275,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     t.gemm_fraction = *c.mfu;
     t.gemm_basis = "--mfu";
   } else {
-    const KernelRates rates = RatesFor(gpu, w.precision, w.fp8, c.attention, c.gemm_tables.get());
+    const KernelRates& rates = RatesForCached(gpu, w.precision, w.fp8, c.attention, c.gemm_tables.get());
     OpShape shape;
     shape.tokens = static_cast<double>(w.micro_batch) * s / cp;  // a context-parallel rank's share
     shape.seq = s;
