@@ -56,6 +56,23 @@ TEST(OpModel, Fp8GemmsUseTheFp8PeakAndOneByteOperands) {
   }
 }
 
+TEST(OpModel, RememberedRatesFollowTheCardTheyWereAskedFor) {
+  // RatesForCached answers from its memo only for the same card and settings: a card changed in
+  // place (the validation harness sets a row's HBM bandwidth on a copy) or another one must get
+  // its own rates. H100 SXM: 3,350 GB/s x 0.85 of HBM, then 2,400 GB/s x 0.85 (the HBM2e H100s of
+  // the torchtitan rows); an A100 SXM's bf16 peak 312 TFLOP/s.
+  Gpu card = H100();
+  const double hbm = RatesForCached(card, Precision::kMixed, false, AttentionKernel::kFa2, nullptr).hbm;
+  EXPECT_DOUBLE_EQ(hbm, 3350e9 * 0.85);
+  card.memory_bandwidth_gb_s = 2400;
+  EXPECT_DOUBLE_EQ(RatesForCached(card, Precision::kMixed, false, AttentionKernel::kFa2, nullptr).hbm, 2400e9 * 0.85);
+  card = test::Catalog().Find("A100 80GB SXM");  // another card at the same address
+  EXPECT_DOUBLE_EQ(RatesForCached(card, Precision::kMixed, false, AttentionKernel::kFa2, nullptr).gemm_peak, 312e12);
+  // Other settings of the same card: fp8 GEMMs are refused on an A100, as RatesFor refuses them.
+  EXPECT_THROW(RatesForCached(card, Precision::kMixed, true, AttentionKernel::kFa2, nullptr), InputError);
+  EXPECT_DOUBLE_EQ(RatesForCached(card, Precision::kMixed, false, AttentionKernel::kFa2, nullptr).gemm_peak, 312e12);
+}
+
 TEST(OpModel, LlamaLayerElementwiseBytesAndFlashAttention) {
   // Llama-3.1-8B, one sequence of 4,096 tokens, tp 1, flash attention, H100 SXM.
   const ModelSpec& m = test::Llama8b();
