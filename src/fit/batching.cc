@@ -5,26 +5,19 @@
 #include <limits>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/error.h"
 
 namespace gpuplan {
 
-const char* ToString(KvOverflow p) {
-  switch (p) {
-    case KvOverflow::kPreempt: return "preempt";
-    case KvOverflow::kReserve: return "reserve";
-    case KvOverflow::kUnlimited: break;
-  }
-  return "unlimited";
-}
+// One table (core/enum_names.h): printing and parsing read the same names.
+constexpr EnumName<KvOverflow> kKvOverflows[] = {
+    {"unlimited", KvOverflow::kUnlimited}, {"preempt", KvOverflow::kPreempt}, {"reserve", KvOverflow::kReserve}};
+
+const char* ToString(KvOverflow p) { return NameOf(kKvOverflows, p); }
 
 KvOverflow ParseKvOverflow(const std::string& s, const std::string& field) {
-  for (KvOverflow p : {KvOverflow::kUnlimited, KvOverflow::kPreempt, KvOverflow::kReserve}) {
-    if (s == ToString(p)) {
-      return p;
-    }
-  }
-  throw InputError::Option(field, "expected unlimited, preempt or reserve, got '" + s + "'");
+  return ParseEnumName(kKvOverflows, s, field);
 }
 
 namespace {

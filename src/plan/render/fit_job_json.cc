@@ -213,6 +213,9 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& t, i
   j["kv_overflow"] = p.kv_overflow.empty() ? nlohmann::json() : nlohmann::json(p.kv_overflow);
   j["kv_in_flight"] = p.kv_in_flight > 0 ? nlohmann::json(p.kv_in_flight) : nlohmann::json();
   if (qps > 0 || latency_ms > 0) {
+    // §5.3 where the engine runs prompts inside the decode steps, a request's prefill is its share
+    // of those steps' prompt matmuls
+    const double prefill = p.time.mixed ? p.prefill_share * p.time.replica_seconds_per_request : p.time.prefill_seconds;
     j["sizing"] = {{"qps", qps},
                    {"latency_ms", latency_ms},
                    {"meets_latency", p.meets_latency},
@@ -220,13 +223,8 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& t, i
                    {"max_concurrency", p.max_concurrency},
                    {"scheduler_cap", p.scheduler_cap > 0 ? nlohmann::json(p.scheduler_cap) : nlohmann::json()},
                    {"requests_per_second_per_replica", p.time.requests_per_second},
-                   // §5.3 where the engine runs prompts inside the decode steps, a request's prefill
-                   // is its share of those steps' prompt matmuls
-                   {"prefill_seconds_per_request", p.time.mixed ? p.prefill_share * p.time.replica_seconds_per_request
-                                                                : p.time.prefill_seconds},
-                   {"decode_seconds_per_request", p.time.replica_seconds_per_request -
-                                                      (p.time.mixed ? p.prefill_share * p.time.replica_seconds_per_request
-                                                                    : p.time.prefill_seconds)},
+                   {"prefill_seconds_per_request", prefill},
+                   {"decode_seconds_per_request", p.time.replica_seconds_per_request - prefill},
                    {"mixed_steps", p.time.mixed},
                    {"prefill_tokens_per_step", p.time.mixed ? nlohmann::json(p.time.mixed_prefill_tokens) : nlohmann::json()},
                    {"step_seconds", p.time.mixed ? nlohmann::json(p.time.mixed_step_seconds) : nlohmann::json()},
