@@ -190,6 +190,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.time.tp_overlap = ParseOnOff(r.tp_overlap, "tp_overlap");
   in.time.gemm_tables = SharedGemmTables(data_dir);
   in.time.attention = ParseAttentionKernel(r.attention.empty() ? in.overhead.framework.attention : r.attention);
+  in.time.loss = in.overhead.framework.loss;
   in.time.eager_elementwise =
       r.compile.empty() ? in.overhead.framework.eager_elementwise : !ParseOnOff(r.compile, "compile");
   if (!r.network.empty()) {

@@ -343,9 +343,14 @@ LayerPasses HeadOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates&
     return out;
   }
   out.backward.gemm = GemmSeconds(r, t, h, v) + (s.lora ? 0.0 : GemmSeconds(r, v, h, t));
-  // Cross-entropy over fp32 logits: upcast (read 2, write 4) and log-softmax (read 4, write 4)
-  // forward; gradient (read 4, write 4) and cast back (read 4, write 2) backward.
-  out.forward.elementwise += t * v * 14.0 / r.hbm;
+  // Cross-entropy over fp32 logits, bytes per logit (§3.3). PyTorch's cross_entropy: upcast (read
+  // 2, write 4) and log-softmax (read 4, write 4) forward; gradient (read 4, write 4) and cast back
+  // (read 4, write 2) backward. Megatron's vocab-parallel cross-entropy (MEG-CE) runs each step as
+  // its own op over the whole tensor: upcast 6, max (read 4), subtract in place 8, exp in place 8,
+  // sum (read 4), divide in place 8 = 38 forward; gradient times the loss's gradient in place 8
+  // and the cast back to the logits' dtype 6 = 14 backward.
+  const double loss_forward = s.loss == LossKind::kFp32Once ? 38.0 : 14.0;
+  out.forward.elementwise += t * v * loss_forward / r.hbm;
   out.backward.elementwise += t * v * 14.0 / r.hbm + t * 2.0 * h * kAct * 2.0 / r.hbm;
   if (s.eager && m.norm == NormKind::kRms) {
     // the final RMSNorm as eager ops (LayerOpTimes)

@@ -8,6 +8,7 @@
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
+#include "fit/framework.h"
 #include "fit/gemm_table.h"
 #include "fit/workload.h"
 
@@ -98,6 +99,10 @@ struct OpShape {
   Recompute recompute = Recompute::kNone;
   bool training = true;    // false: forward only (inference prefill)
   bool eager = false;      // eager PyTorch elementwise ops (no torch.compile / fused kernels), §3.3
+  // The framework's loss (data/frameworks.yaml `loss`): kFp32Once is Megatron's vocab-parallel
+  // cross-entropy, one PyTorch op at a time over the fp32 logits (§3.3); every other kind runs
+  // PyTorch's cross_entropy (one log-softmax kernel after the upcast), whole or by chunks.
+  LossKind loss = LossKind::kFull;
 };
 
 // One layer (average over the model's layers: MoE and sliding-window layers weighted by their count).

@@ -288,6 +288,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     shape.ep = static_cast<double>(l.ep);
     shape.recompute = w.recompute;
     shape.eager = c.eager_elementwise;
+    shape.loss = c.loss;
     const LayerPasses layer = LayerOpTimes(m, shape, rates);
     const LayerPasses head = HeadOpTimes(m, shape, rates);
     OpTimes micro;
@@ -312,6 +313,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     t.gemm_by_shape = rates.table != nullptr;
     t.attention_kernel = ToString(c.attention);
     t.elementwise_kernels = c.eager_elementwise ? "eager" : "fused";
+    t.loss_kernels = c.loss == LossKind::kFp32Once ? "megatron_ops" : "log_softmax";
   }
   t.efficiency = hw * step_tokens / gpus / (matmul_seconds * peak);
   const double hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;

@@ -48,6 +48,7 @@ struct TimeConfig {
   bool tp_overlap = false;           // tensor-parallel collectives pipelined with the GEMMs (Megatron-Core
                                      // --tp-comm-overlap, Transformer Engine userbuffers)
   bool eager_elementwise = false;    // training's elementwise ops run as eager PyTorch ops (§3.3), not fused
+  LossKind loss = LossKind::kFull;    // the framework's loss: how its cross-entropy kernels run (§3.3)
   // Inference decode: the engine's attention kernel reads a GQA model's K/V once per query head
   // instead of once per K/V head (TensorRT-LLM's masked MHA before the XQA kernel of v0.8: §5).
   bool decode_kv_per_query_head = false;
@@ -95,6 +96,7 @@ struct TrainingTime {
   bool gemm_by_shape = false;        // rates from a table by shape (data/gemm/), not gemm_fraction (§3.1)
   std::string attention_kernel;      // fa2 | fa3 (§3.2); empty with --mfu
   std::string elementwise_kernels;   // fused | eager (§3.3); empty with --mfu
+  std::string loss_kernels;          // log_softmax | megatron_ops (§3.3); empty with --mfu
   std::string bottleneck;            // "compute", "communication" or "pipeline bubble"
   std::optional<double> total_hours; // for a token budget
   std::optional<double> gpu_hours;

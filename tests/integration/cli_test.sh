@@ -354,6 +354,17 @@ expect_exit 0 "fit --framework torchtitan (eager)" -- "$bin" "${tt[@]}"
 json_is '.time.kernels.elementwise_kernels' eager
 json_is '.layout.recompute' op
 json_is "(.time.kernels.elementwise_seconds - $fused_s - 16384 * (32 * 1552384 + 376832) / (3350e9 * 0.85) / 0.77) | fabs < 1e-6" true
+# Megatron's cross-entropy runs each step as its own op over the fp32 logits: 38 bytes a logit
+# forward against PyTorch's 14 (docs/time-model.md §3.3). Llama 3.1 8B, one 4,096-token
+# micro-batch: 24 x 4,096 x 128,256 bytes more at 0.85 x 3,350 GB/s, over the step efficiency
+# 0.77 = 5.750 ms more elementwise time than the generic profile at the same layout.
+mg=(fit --model Llama-3.1-8B --task pretrain --gpu "H100 SXM" --gpus 8 --micro-batch 1 --seq 4096 --zero 1 --recompute full --json)
+expect_exit 0 "fit --framework generic (loss kernels)" -- "$bin" "${mg[@]}" --framework generic
+json_is '.time.kernels.loss_kernels' log_softmax
+generic_s=$(jq '.time.kernels.elementwise_seconds' "$tmp/out")
+expect_exit 0 "fit --framework megatron (loss kernels)" -- "$bin" "${mg[@]}" --framework megatron
+json_is '.time.kernels.loss_kernels' megatron_ops
+json_is "(.time.kernels.elementwise_seconds - $generic_s - 24 * 4096 * 128256 / (3350e9 * 0.85) / 0.77) | fabs < 1e-6" true
 # GEMM rates by shape (docs/time-model.md §3.1): an H100 takes the published sweep, an H800 the
 # same table at its peak, an A100 (no table) the flat MAMF fraction.
 json_is '.time.kernels.gemm_by_shape' true

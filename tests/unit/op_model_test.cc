@@ -160,6 +160,40 @@ TEST(OpModel, EagerElementwiseOpsMoveTheirOwnBytes) {
               4096 * 4096 * 32.0 / hbm, 1e-9);
 }
 
+TEST(OpModel, MegatronCrossEntropyRunsEachStepOverTheWholeLogits) {
+  // Megatron's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py; the
+  // caller's logits.float()) runs each step as its own PyTorch op over the fp32 logits. Per logit,
+  // forward: upcast (read 2, write 4) 6, max (read 4) 4, subtract the max in place (read 4, write 4)
+  // 8, exp in place 8, sum (read 4) 4, divide in place 8 = 38 bytes, against PyTorch's
+  // cross_entropy's 14 (upcast 6 + one log-softmax kernel, read 4, write 4). Backward is 14 either
+  // way: the gradient times the loss gradient in place (8) and the cast back to bf16 (read 4,
+  // write 2). Megatron-Core 1.7B (h = 2,048, V = 131,072), one 4,096-token sequence on an H100
+  // (3,350 GB/s x 0.85): 24 x 4,096 x 131,072 bytes more = 12.885 GB = 4.525 ms more forward.
+  ModelSpec m = test::Llama8b();
+  m.hidden = 2048;
+  m.vocab = 131072;
+  const KernelRates r = RatesFor(H100(), Precision::kMixed, false, AttentionKernel::kFa3);
+  OpShape s;
+  s.tokens = 4096;
+  s.seq = 4096;
+  OpShape meg = s;
+  meg.loss = LossKind::kFp32Once;
+  const LayerPasses generic = HeadOpTimes(m, s, r);
+  const LayerPasses megatron = HeadOpTimes(m, meg, r);
+  EXPECT_NEAR(megatron.forward.elementwise - generic.forward.elementwise, 4.525e-3, 0.001e-3);
+  EXPECT_DOUBLE_EQ(megatron.backward.elementwise, generic.backward.elementwise);
+  EXPECT_DOUBLE_EQ(megatron.forward.gemm, generic.forward.gemm);
+  // Chunking the loss (torchtune, torchtitan main) changes what is kept, not the bytes moved.
+  OpShape chunked = s;
+  chunked.loss = LossKind::kChunkedBackward;
+  EXPECT_DOUBLE_EQ(HeadOpTimes(m, chunked, r).forward.elementwise, generic.forward.elementwise);
+  // With tp = 4 each rank holds V / 4 logits a token: a quarter of the difference.
+  meg.tp = 4;
+  s.tp = 4;
+  EXPECT_NEAR(HeadOpTimes(m, meg, r).forward.elementwise - HeadOpTimes(m, s, r).forward.elementwise,
+              4.525e-3 / 4, 0.001e-3);
+}
+
 TEST(OpModel, MaterialisedScoresCostTheirBytes) {
   // GPT-style 1.7B layer (Megatron 2021): 24 heads of 96, s = 2,048, no flash attention, no dropout.
   const ModelSpec m = ParseHfConfig(

@@ -122,6 +122,11 @@ double SourceFlopsPerToken(const YAML::Node& c, std::string* why) {
   return 0;
 }
 
+const FrameworkCatalog& Frameworks() {
+  static const FrameworkCatalog frameworks = LoadFrameworkCatalog(test::DataDir());
+  return frameworks;
+}
+
 Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   Row r;
   r.id = S(c["id"]);
@@ -153,6 +158,11 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   tc.tp_overlap = c["tp_comm_overlap"] && c["tp_comm_overlap"].as<bool>();
   tc.eager_elementwise = c["compile"] && !c["compile"].IsNull() && !c["compile"].as<bool>();
   tc.decode_kv_per_query_head = S(c["decode_attention"]) == "per_query_head";
+  // A training row that names its framework's profile takes the profile's loss (how its
+  // cross-entropy kernels run, docs/time-model.md §3.3), as fit does; the other settings are the row's.
+  if (r.kind == "train" && !S(c["framework"]).empty()) {
+    tc.loss = Frameworks().Find(S(c["framework"])).loss;
+  }
   const std::string net = S(c["network"]);
   // 8 x 200 Gb/s a node ("200 Gb/s" per GPU, or "1600 Gbps" node to node), else 8 x 400 Gb/s.
   const bool node_1600 = net.find("200 Gb") != std::string::npos || net.find("1600 Gbps") != std::string::npos;
@@ -193,7 +203,7 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
     // profile (`framework`), else with no KV limit.
     KvPool pool;
     if (const std::string engine = S(c["framework"]); !engine.empty()) {
-      static const FrameworkCatalog frameworks = LoadFrameworkCatalog(test::DataDir());
+      const FrameworkCatalog& frameworks = Frameworks();
       OverheadConfig o;
       o.framework = frameworks.Find(engine);
       if (const auto it = frameworks.cuda_context_mib.find(gpu.architecture); it != frameworks.cuda_context_mib.end()) {
