@@ -162,30 +162,27 @@ std::optional<double> GemmTable::Tflops(bool fp8_rows, double m, double n, doubl
     return std::nullopt;
   }
   // A search estimates the same few dozen shapes for thousands of layouts: each thread keeps the
-  // last rate of each of 1024 slots, keyed by the table's id and the shape (a speed-up only:
-  // a hit returns what the lookup below would).
+  // last rate of each of 1024 slots, keyed by the table's id, the datatype and the shape (a
+  // speed-up only: a hit returns what the lookup below would).
   struct Slot {
-    uint64_t table = 0;
-    bool fp8 = false;
+    uint64_t key = 0;  // id << 1 | fp8; ids start at 1, so an empty slot matches no table
     double m = 0, n = 0, k = 0, tflops = 0;
   };
-  thread_local std::array<Slot, 1024> memo{};
-  // splitmix64's finaliser over the shape's bits (round sizes leave the low bits zero).
-  auto mix = [](uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9ULL;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-  };
-  const uint64_t h = mix(mix(mix(std::bit_cast<uint64_t>(m) ^ (id << 1) ^ (fp8_rows ? 1 : 0)) ^ std::bit_cast<uint64_t>(n)) ^
-                         std::bit_cast<uint64_t>(k));
-  Slot& slot = memo[h & (memo.size() - 1)];
-  if (slot.table == id && slot.fp8 == fp8_rows && slot.m == m && slot.n == n && slot.k == k) {
+  constexpr int kSlotBits = 10;
+  thread_local std::array<Slot, std::size_t{1} << kSlotBits> memo{};
+  const uint64_t key = (id << 1) | (fp8_rows ? 1 : 0);
+  // The fields' bits times odd constants, summed (independent multiplies, unlike a chain of
+  // mixing rounds), folded once and multiplied again; the slot is the top bits. Round sizes
+  // leave the low bits of their doubles zero, which the products carry upwards.
+  uint64_t h = std::bit_cast<uint64_t>(m) * 0x9E3779B97F4A7C15ULL + std::bit_cast<uint64_t>(n) * 0xC2B2AE3D27D4EB4FULL +
+               std::bit_cast<uint64_t>(k) * 0x165667B19E3779F9ULL + key * 0xD6E8FEB86659FD93ULL;
+  h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL;
+  Slot& slot = memo[h >> (64 - kSlotBits)];
+  if (slot.key == key && slot.m == m && slot.n == n && slot.k == k) {
     return slot.tflops;
   }
   const double v = Lookup(fp8_rows, m, n, k);
-  slot = Slot{id, fp8_rows, m, n, k, v};
+  slot = Slot{key, m, n, k, v};
   return v;
 }
 

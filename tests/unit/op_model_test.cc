@@ -3,6 +3,7 @@
 // fractions (ml-engineering MAMF table) and the kernels' byte counts.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -374,6 +375,41 @@ TEST(GemmTable, InterpolatesInLogSpaceAndHoldsTheRangesEnds) {
   // [1024, 4096, 4096] corner) 1.8 us.
   const double bytes = (8.0 * 4096 + 4096.0 * 4096) * 2 + 8.0 * 4096 * 2;
   EXPECT_NEAR(GemmSeconds(r, 8, 4096, 4096), bytes / (h200.memory_bandwidth_gb_s * 1e9 * 0.85), 1e-12);
+}
+
+TEST(GemmTable, RememberedRatesAreTheLookupsOwn) {
+  // The per-thread memo (1,024 slots) is a speed-up only: a few thousand shapes, many sharing a
+  // slot, each asked twice of one table, once of an identical one loaded afresh (another id:
+  // nothing remembered) and once more, in reverse order, of a third, give the same rate every
+  // time (a memo keyed on less than the whole shape would answer differently by order).
+  const std::string file = test::Fixture("gemm/synthetic-h200.yaml");
+  const GemmTable a = GemmTable::Load(file);
+  std::vector<std::array<double, 3>> shapes;
+  for (double m = 256; m <= 65536; m *= 1.25) {
+    for (double n = 512; n <= 16384; n *= 1.4) {
+      for (double k = 512; k <= 16384; k *= 1.5) {
+        shapes.push_back({m, n, k});
+      }
+    }
+  }
+  ASSERT_GT(shapes.size(), 1024u);
+  std::vector<double> first;
+  for (const auto& sh : shapes) {
+    first.push_back(*a.Tflops(false, sh[0], sh[1], sh[2]));
+  }
+  const GemmTable b = GemmTable::Load(file);
+  ASSERT_NE(a.id, b.id);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    EXPECT_EQ(*a.Tflops(false, shapes[i][0], shapes[i][1], shapes[i][2]), first[i]) << i;
+    EXPECT_EQ(*b.Tflops(false, shapes[i][0], shapes[i][1], shapes[i][2]), first[i]) << i;
+  }
+  // Asked in the reverse order of a third copy, where other shapes were in the slots before.
+  const GemmTable c = GemmTable::Load(file);
+  for (size_t i = shapes.size(); i-- > 0;) {
+    EXPECT_EQ(*c.Tflops(false, shapes[i][0], shapes[i][1], shapes[i][2]), first[i]) << i;
+  }
+  EXPECT_DOUBLE_EQ(*a.Tflops(false, 4096, 1024, 4096), 310.0);
+  EXPECT_DOUBLE_EQ(*b.Tflops(false, 4096, 1024, 4096), 310.0);
 }
 
 TEST(GemmTable, BadRowsNameFileLineAndField) {
