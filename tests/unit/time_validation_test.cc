@@ -268,24 +268,35 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
     }
     r.measured = D(m["tflops_per_gpu"]) * 1e12 / per_token;
   }
-  // A row whose source does not state vpp takes what fit takes (docs/time-model.md §10): the generic
-  // profile runs the interleaved schedule, so the fastest vpp that fits the card.
-  if (!c["vpp"] && l.pp > 1) {
+  // Settings the source does not state take what fit takes (docs/time-model.md §10, issue 28
+  // requirement 2): under the row's framework profile (`framework`, else the generic one), the
+  // fastest vpp (where the profile runs the interleaved schedule) and tensor-parallel overlap
+  // (where it offers it) that fit the card.
+  const GivenSettings given{.vpp = c["vpp"].IsDefined() || l.pp == 1,
+                            .tp_overlap = c["tp_comm_overlap"].IsDefined() || l.tp == 1};
+  if (!given.vpp || !given.tp_overlap) {
     OverheadConfig oc;
-    oc.framework = FrameworkCatalog::Load(test::DataDir() + "/frameworks.yaml").Find("generic");
-    if (const auto u = ChooseUnstatedSettings(GivenSettings{.vpp = false}, model, w, l, gpu, oc, tc, 0)) {
-      if (l.vpp > 1) {
-        r.layout += fmt::format(" vpp={} (not stated: chosen)", l.vpp);
+    oc.framework = Frameworks().Find(S(c["framework"], "generic"));
+    const bool overlap_before = tc.tp_overlap;
+    auto say = [&](const char* how) {
+      if (!given.vpp && l.vpp > 1) {
+        r.layout += fmt::format(" vpp={} (not stated: {})", l.vpp, how);
       }
+      if (!given.tp_overlap && tc.tp_overlap != overlap_before) {
+        r.layout += fmt::format(" tp overlap {} (not stated: {})", tc.tp_overlap ? "on" : "off", how);
+      }
+    };
+    if (ChooseUnstatedSettings(given, model, w, l, gpu, oc, tc, 0)) {
+      say("chosen");
     } else {
-      // No vpp fits the card in the memory model, yet the source ran this layout (Llama 3 405B:
+      // Nothing fits the card in the memory model, yet the source ran this layout (Llama 3 405B:
       // 88.8 GiB at vpp 1 against 79.6; Meta took a layer off the first and last stages and freed
       // stage inputs early, which the model does not count; docs/validation.md). The time is
-      // compared at the fastest vpp, the memory check left to docs/validation-memory.md.
+      // compared at the fastest settings, the memory check left to docs/validation-memory.md.
       Gpu roomy = gpu;
       roomy.memory_bytes = gpu.memory_bytes * 4;
-      if (ChooseUnstatedSettings(GivenSettings{.vpp = false}, model, w, l, roomy, oc, tc, 0) && l.vpp > 1) {
-        r.layout += fmt::format(" vpp={} (not stated: the fastest; no vpp fits the memory model)", l.vpp);
+      if (ChooseUnstatedSettings(given, model, w, l, roomy, oc, tc, 0)) {
+        say("the fastest; none fits the memory model");
       }
     }
   }
