@@ -437,7 +437,13 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
     s.plan = PlanInference(spec, w, l, gpu, in.time, overhead, r.prompt_tokens, r.output_tokens, r.qps,
                            r.latency_ms);
     if (s.plan->fits) {
-      s.shown = EstimateInferenceTime(spec, w, l, gpu, in.time, r.prompt_tokens, r.output_tokens);
+      // The server runs no more in flight than its KV cache holds (at the steady state of its
+      // overflow policy, docs/time-model.md §5.2) or its scheduler admits (§5): a time at more
+      // than that would be a throughput no server of this kind reaches.
+      Workload ws = w;
+      ws.concurrency = std::min(w.concurrency, s.plan->max_concurrency);
+      s.shown_concurrency = ws.concurrency;
+      s.shown = EstimateInferenceTime(spec, ws, l, gpu, in.time, r.prompt_tokens, r.output_tokens);
     }
     if (r.latency_ms > 0 && !s.plan->meets_latency) {
       s.fits = false;

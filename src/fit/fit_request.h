@@ -200,7 +200,10 @@ struct FitSingle {
   Network network;                      // between nodes, for the training time
   std::optional<TrainingTime> training;
   std::optional<InferencePlan> plan;  // inference: the serving plan
-  InferenceTime shown;                // inference at the concurrency asked for (plan->fits)
+  // Inference at the concurrency the server runs (plan->fits): the one asked for, or fewer where
+  // that is all its KV cache holds in flight (§5.2) or its scheduler admits (max_num_seqs, §5).
+  InferenceTime shown;
+  int64_t shown_concurrency = 0;
   CheckpointPlan checkpoint;          // its size, save, sync and restore times, the interval
   std::optional<UnstatedSettings> unstated;  // training: settings chosen because none was given
 };

@@ -396,6 +396,21 @@ json_is '.inference.kv_overflow' preempt
 json_is '.inference.kv_in_flight' 92
 expect_exit 1 "fit lmdeploy preempt text" -- "$bin" fit --model Llama-2-7b --task infer --gpu "A100 80GB SXM" --framework lmdeploy --concurrency 64 --prompt-tokens 128 --output-tokens 2048
 grep -q "preempts the newest when its KV cache runs short: with requests at every stage of their output about 92 stay in flight (50 at full length)" "$tmp/out" && ok || bad "lmdeploy preempt line: $(grep -i preempt "$tmp/out")"
+# A single fit shows its time at what the server runs, not at more than it keeps in flight:
+# vLLM on an L40S keeps its KV cache in blocks of 16 tokens; a request of 1,024 + 256 tokens holds
+# (1,024 + 257 / 2) / 16 + 0.5 = 72.53 blocks on average, so kv_cache_tokens / 16 / 72.53 in
+# flight (179 of the 256 asked), and the time equals the one asked at that concurrency.
+vl=(fit --model Llama-3.1-8B --task infer --gpu L40S --framework vllm --context 8192 --json)
+expect_exit 1 "fit vllm shown at what runs" -- "$bin" "${vl[@]}" --concurrency 256
+json_is '(.inference.kv_in_flight == ((.inference.kv_cache_tokens / 16 / ((1024 + 257 / 2) / 16 + 0.5)) | floor))' true
+json_is '[.inference.concurrency_asked, .inference.concurrency == .inference.kv_in_flight, .inference.concurrency < 256] == [256, true, true]' true
+capped_tps=$(jq '.inference.decode_tokens_per_second' "$tmp/out")
+capped_c=$(jq '.inference.concurrency' "$tmp/out")
+expect_exit 1 "fit vllm at the concurrency it runs" -- "$bin" "${vl[@]}" --concurrency "$capped_c"
+json_is "(.inference.decode_tokens_per_second - $capped_tps) | fabs < 1e-9" true
+json_is '.inference.concurrency == .inference.concurrency_asked' true
+expect_exit 1 "fit vllm shown at what runs, text" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu L40S --framework vllm --context 8192 --concurrency 256
+grep -q "inference at concurrency $capped_c (256 asked; the server runs $capped_c: what its KV cache keeps in flight)" "$tmp/out" && ok || bad "capped line: $(grep 'inference at' "$tmp/out")"
 # A reserving engine (TGI) admits whole requests only: the same request reserves 2,176 tokens.
 expect_exit 1 "fit tgi reserve" -- "$bin" fit --model Llama-2-7b --task infer --gpu "A100 80GB SXM" --framework tgi --concurrency 64 --prompt-tokens 128 --output-tokens 2048 --json
 json_is '.inference.kv_overflow' reserve

@@ -67,7 +67,8 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
   j["data"] = DataPlanToJson(r.data);
   if (s.plan) {
     // (beside the KV cache figures FitToJson puts there)
-    j["inference"].update(InferenceToJson(*s.plan, s.shown, s.workload.concurrency, r.qps, r.latency_ms));
+    j["inference"].update(InferenceToJson(*s.plan, s.shown, s.shown_concurrency, r.qps, r.latency_ms));
+    j["inference"]["concurrency_asked"] = s.workload.concurrency;
   }
   if (r.model.checkpoint) {
     j["model_files"] = ModelFilesToJson(*r.model.checkpoint);

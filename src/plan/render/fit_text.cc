@@ -206,16 +206,27 @@ void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& n
   }
 }
 
-void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTime& t, const Workload& w, double qps,
-                    double latency_ms) {
+void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTime& t, int64_t shown_concurrency,
+                    const Workload& w, double qps, double latency_ms) {
   if (!p.fits) {
     return;
+  }
+  std::string at = std::to_string(shown_concurrency);
+  if (shown_concurrency < w.concurrency) {
+    // Fewer than asked: what the server keeps in flight (its scheduler's cap, its KV cache under
+    // its overflow policy, or what fits in memory at all).
+    const std::string why = p.scheduler_cap > 0 && shown_concurrency == p.scheduler_cap
+                                ? Say("cli.fit.cap_scheduler", "its scheduler's max_num_seqs")
+                            : !p.kv_overflow.empty() ? Say("cli.fit.cap_kv", "what its KV cache keeps in flight")
+                                                     : Say("cli.fit.cap_memory", "the most that fit in memory");
+    at += SayFormat("cli.fit.concurrency_capped", " ({0} asked; the server runs {1}: {2})",
+                    {std::to_string(w.concurrency), std::to_string(shown_concurrency), why});
   }
   os << "\n"
      << SayFormat("cli.fit.inference_time",
                   "inference at concurrency {}: time to first token {} s, per-token latency {} ms ({}), {} output "
                   "tokens/s per replica, {} per GPU",
-                  {std::to_string(w.concurrency), fmt::format("{:.3f}", t.prefill_seconds),
+                  {at, fmt::format("{:.3f}", t.prefill_seconds),
                    fmt::format("{:.1f}", 1000 * t.decode_step_seconds),
                    t.memory_bound ? Say("cli.fit.memory_bound", "memory-bandwidth bound")
                                   : Say("cli.fit.compute_bound", "compute bound"),
@@ -582,7 +593,7 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
     os << Say("cli.note", "note: ") << SayMessage(res.price_note) << "\n";
   }
   if (s.plan) {
-    PrintInference(os, *s.plan, s.shown, s.workload, res.qps, res.latency_ms);
+    PrintInference(os, *s.plan, s.shown, s.shown_concurrency, s.workload, res.qps, res.latency_ms);
   }
 }
 
