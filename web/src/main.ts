@@ -488,9 +488,14 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
     if (r.inference?.time_to_first_token_seconds !== undefined) {
       const inf = r.inference;
       const s = inf.sizing ?? {};
+      // The concurrency the times are at: the one asked, or what the server keeps in flight when
+      // that is fewer (docs/time-model.md §5.2).
+      const at = inf.concurrency_asked !== undefined && inf.concurrency < inf.concurrency_asked
+        ? fill('fit.concurrency_capped', inf.concurrency, inf.concurrency_asked)
+        : String(inf.concurrency ?? '—');
       const serving = table(
-        [t('fit.ttft'), t('fit.per_token_ms'), t('fit.rps_replica'), t('fit.qps'), t('fit.replicas')],
-        [[`${num(inf.time_to_first_token_seconds)} s`, num(inf.per_token_latency_seconds * 1000),
+        [t('fit.concurrency'), t('fit.ttft'), t('fit.per_token_ms'), t('fit.rps_replica'), t('fit.qps'), t('fit.replicas')],
+        [[at, `${num(inf.time_to_first_token_seconds)} s`, num(inf.per_token_latency_seconds * 1000),
           num(s.requests_per_second_per_replica ?? inf.requests_per_second_per_replica), s.qps ? num(s.qps) : '—',
           s.replicas ? String(s.replicas) : '—']],
       );
