@@ -57,6 +57,7 @@ class Estimator {
     const bool train = IsTraining(w_.task);
     const double dp = static_cast<double>(l_.dp_cp());  // ZeRO shards over dp x cp
     std::vector<Trainable> trainables;
+    trainables.reserve(sum_.classes.size());
     for (const auto& c : sum_.classes) {
       const double share = Share(c, first, last);
       if (share == 0) {
@@ -592,6 +593,7 @@ double OptimizerStateBytes(Optimizer o, Precision p, double params, double facto
 
 ModelSummary Summarize(const ModelSpec& m, const std::vector<std::string>& lora_targets) {
   ModelSummary s{m, lora_targets, {}, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  s.classes.reserve(m.tensors.size());  // at most one class a tensor group: one allocation
   const std::vector<double> op_shares = OpRecomputeShares(m);
   for (size_t i = 0; i < m.tensors.size(); ++i) {
     const TensorGroup& t = m.tensors[i];
