@@ -369,6 +369,8 @@ json_is "(.time.kernels.elementwise_seconds - $generic_s - 24 * 4096 * 128256 / 
 # same table at its peak, an A100 (no table) the flat MAMF fraction.
 json_is '.time.kernels.gemm_by_shape' true
 json_is '.time.kernels.gemm_basis == "published sweep, data/gemm/h100-sxm.yaml"' true
+expect_exit 0 "fit --framework megatron (loss kernels, text)" -- "$bin" "${mg[@]:0:${#mg[@]}-1}" --framework megatron
+grep -q "(the loss as Megatron's separate ops over fp32 logits)" "$tmp/out" && ok || bad "no loss-kernels note: $(grep 'norms' "$tmp/out")"
 expect_exit 0 "fit H800 gemm by shape" -- "$bin" fit --model Llama-3.1-8B --task pretrain --gpu "H800 SXM" --gpus 8 --zero 3 --json
 json_is '.time.kernels.gemm_basis | test("h100-sxm.yaml .NVIDIA H100 80GB HBM3; the same fraction of this card.s peak")' true
 expect_exit 0 "fit A100 flat gemm" -- "$bin" fit --model Llama-3.1-8B --task pretrain --gpu "A100 80GB SXM" --gpus 8 --zero 3

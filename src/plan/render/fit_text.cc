@@ -171,7 +171,10 @@ void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& n
     line(4, 26, Say("cli.fit.kernel_attention", "attention core") + " (" + t.attention_kernel + ")",
          t.attention_seconds, "");
     line(4, 26, Say("cli.fit.kernel_elementwise", "norms, activations, loss") + " (" + t.elementwise_kernels + ")",
-         t.elementwise_seconds, "");
+         t.elementwise_seconds,
+         t.loss_kernels == "megatron_ops"
+             ? "   " + Say("cli.fit.loss_megatron_ops", "(the loss as Megatron's separate ops over fp32 logits)")
+             : "");
     line(4, 26, Say("cli.fit.kernel_optimizer", "optimizer step"), t.optimizer_seconds, "");
   }
   line(2, 28, Say("cli.fit.communication", "communication (exposed)"), t.communication_seconds, "");
