@@ -8,6 +8,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@ namespace gpuplan::cli {
 
 // The validator's message for an empty number, which main turns into "expected a number".
 inline constexpr const char* kEmptyNumber = "an empty value is not a number";
+inline constexpr const char* kNumberOutOfRange = "a whole number beyond 64 bits";
 
 // `table` and `r` must outlive `c` (tables are static; requests are held by the runner).
 template <typename Req>
@@ -53,6 +56,16 @@ void AddOptions(CLI::App* c, const OptionTable<Req>& table, Req& r) {
       // CLI11 reads an empty value as 0; it is not a number (main reports it as one).
       opt->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string(kEmptyNumber) : std::string(); },
                                 ""));
+    }
+    if (o.kind == OptionKind::kInt) {
+      // CLI11 saturates a count beyond 64 bits to the largest one; it is out of range (main reports it).
+      opt->check(CLI::Validator(
+          [](std::string& v) {
+            int64_t x = 0;
+            const auto parsed = std::from_chars(v.data(), v.data() + v.size(), x);
+            return parsed.ec == std::errc::result_out_of_range ? std::string(kNumberOutOfRange) : std::string();
+          },
+          ""));
     }
     if (o.required) {
       opt->required();

@@ -211,6 +211,13 @@ int main(int argc, char** argv) {
       r.field = what.substr(0, what.size() - empty.size());
       return Report(r, AskedForJson(argc, argv));
     }
+    const std::string range = std::string(": ") + kNumberOutOfRange;
+    if (what.size() > range.size() && what.rfind('-', 0) == 0 &&
+        what.compare(what.size() - range.size(), range.size(), range) == 0) {
+      gpuplan::ErrorReport r = gpuplan::UsageError("expected a whole number, got one beyond 64 bits");
+      r.field = what.substr(0, what.size() - range.size());
+      return Report(r, AskedForJson(argc, argv));
+    }
     if (AskedForJson(argc, argv)) {
       return Report(gpuplan::UsageError(e.what()), true);
     }

@@ -65,11 +65,11 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--kv-dtype", "kv_dtype", "KV cache (bf16 becomes fp16 as for the weights)", &R::kv_dtype)
                     .Choices({"bf16", "fp16", "fp8"}, [](const std::string& s) { ParseKvDtype(s); }));
     t.push_back(Option<R>("--context", "context", "inference: tokens per sequence (prompt + output; with --qps and "
-                          "no --context: prompt + output tokens)", &R::context).Unit("tokens"));
+                          "no --context: prompt + output tokens)", &R::context).Unit("tokens").Max(1e7));
     t.push_back(Option<R>("--concurrency", "concurrency", "inference: sequences in flight per replica",
-                          &R::concurrency));
+                          &R::concurrency).Max(1e6));
     t.push_back(Option<R>("--batched-tokens", "batched_tokens", "inference: tokens per forward pass",
-                          &R::batched_tokens).Unit("tokens"));
+                          &R::batched_tokens).Unit("tokens").Max(1e7));
     t.push_back(Option<R>("--offload-optimizer", "offload_optimizer", "ZeRO-Offload optimizer states to CPU RAM",
                           &R::offload_optimizer));
     t.push_back(Option<R>("--offload-params", "offload_params", "ZeRO-Infinity parameter offload (zero 3)",
@@ -107,9 +107,9 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--dataset-tokens", "dataset_tokens", "tokens in one epoch", &R::dataset_tokens)
                     .Unit("tokens").Unset("none"));
     t.push_back(Option<R>("--prompt-tokens", "prompt_tokens", "inference: prompt length", &R::prompt_tokens)
-                    .Unit("tokens"));
+                    .Unit("tokens").Max(1e7));
     t.push_back(Option<R>("--output-tokens", "output_tokens", "inference: generated tokens per request",
-                          &R::output_tokens).Unit("tokens"));
+                          &R::output_tokens).Unit("tokens").Max(1e7));
     t.push_back(Option<R>("--qps", "qps", "inference: requests per second to serve", &R::qps).Unset("none").Min(0, true).Max(1e6));
     t.push_back(Option<R>("--latency-ms", "latency_ms", "inference: per-output-token latency target", &R::latency_ms)
                     .Unit("ms").Unset("none"));

@@ -413,6 +413,14 @@ json_is "(.inference.decode_tokens_per_second - $capped_tps) | fabs < 1e-9" true
 json_is '.inference.concurrency == .inference.concurrency_asked' true
 expect_exit 1 "fit vllm shown at what runs, text" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu L40S --framework vllm --context 8192 --concurrency 256
 grep -q "inference at concurrency $capped_c (256 asked; the server runs $capped_c: what its KV cache keeps in flight)" "$tmp/out" && ok || bad "capped line: $(grep 'inference at' "$tmp/out")"
+# Counts have bounds: beyond 64 bits is refused (CLI11 would saturate it to the largest count),
+# and the inference lengths and concurrency have their own ceilings.
+expect_exit 2 "fit --concurrency beyond 64 bits" -- "$bin" fit --model Llama-2-7b --task infer --gpu L4 --concurrency 99999999999999999999 --json
+json_is '[.error.field, .error.message] == ["--concurrency", "expected a whole number, got one beyond 64 bits"]' true
+expect_exit 2 "fit --output-tokens over its ceiling" -- "$bin" fit --model Llama-2-7b --task infer --gpu L4 --output-tokens 20000000 --json
+json_is '.error.field' --output-tokens
+expect_exit 2 "fit --seq beyond 64 bits" -- "$bin" fit --model Llama-2-7b --gpu H100 --seq 99999999999999999999
+stderr_has "--seq"
 # A reserving engine (TGI) admits whole requests only: the same request reserves 2,176 tokens.
 expect_exit 1 "fit tgi reserve" -- "$bin" fit --model Llama-2-7b --task infer --gpu "A100 80GB SXM" --framework tgi --concurrency 64 --prompt-tokens 128 --output-tokens 2048 --json
 json_is '.inference.kv_overflow' reserve
