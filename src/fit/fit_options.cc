@@ -41,7 +41,7 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--tp-overlap", "tp_overlap", "tensor-parallel collectives overlapped with the GEMMs (Megatron-Core --tp-comm-overlap); docs/time-model.md §4; not given: on where the framework offers it and it is faster (§10)", &R::tp_overlap)
                     .Choices({"on", "off"}, on_off));
     t.push_back(Option<R>("--cp", "cp", "context-parallel size (training; ring attention over sequence chunks); in a search, given = kept", &R::cp).Min(0, true));
-    t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept; not given: the fastest of 1, 2, 4, 8 that fits where the framework interleaves (docs/time-model.md §10)", &R::vpp).Min(0, true));
+    t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept; not given: the fastest of 1, 2, 4, 8 that fits where the framework interleaves (Megatron: each of 1-8 that divides a stage's layers; docs/time-model.md §10)", &R::vpp).Min(0, true));
     t.push_back(Option<R>("--sp", "sp", "sequence parallelism (with tp > 1); in a search, given = kept (otherwise on whenever tp > 1)", &R::sp));
     t.push_back(Option<R>("--recompute", "recompute", "activation recomputation: none, selective (the attention core), op (every second matmul of a block, torchtitan's op-level policy) or full; docs/memory-model.md §4.3; not given: the framework's default, or the least that fits (docs/time-model.md §10)", &R::recompute)
                     .Choices({"none", "selective", "op", "full"}, [](const std::string& s) { ParseRecompute(s); }));

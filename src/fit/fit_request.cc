@@ -258,11 +258,8 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
                                                        TimeConfig& time, double tokens) {
   const FrameworkProfile& f = overhead.framework;
   std::vector<int64_t> vpps{l.vpp};
-  if (!given.vpp && l.pp > 1 && f.interleaved_pipeline) {
-    vpps = {1};
-    for (int64_t v = 2; v <= 8 && l.pp * v <= spec.layers; v *= 2) {
-      vpps.push_back(v);
-    }
+  if (!given.vpp) {
+    vpps = VppCandidates(f, spec.layers, l.pp);
   }
   std::vector<bool> overlaps{time.tp_overlap};
   if (!given.tp_overlap && l.tp > 1 && l.sp && f.tp_comm_overlap) {
@@ -408,6 +405,11 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
   }
   FrameworkForCard(gpu, spec, l, s.workload, overhead, &dtype_notes);
   TimeConfig time = in.time;
+  if (IsTraining(w.task) && l.pp > 1) {
+    if (const std::string why = VppRefusal(overhead.framework, spec.layers, l.pp, l.vpp); !why.empty()) {
+      throw InputError::Option("vpp", why);
+    }
+  }
   if (IsTraining(w.task)) {
     // Given: marked so by the front end, or (a request built in code) a value other than the default.
     GivenSettings given;

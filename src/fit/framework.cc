@@ -30,7 +30,7 @@ const std::vector<std::string>& ProfileKeys() {
       "batched_tokens_rule",           "card_f16_tflops",
       "attention",    "elementwise",   "default_precision",    "default_recompute",
       "checkpoint_weights",            "checkpoint_save",      "checkpoint_async",
-      "interleaved_pipeline",          "tp_comm_overlap",      "max_num_seqs_runs",
+      "interleaved_pipeline",          "pipeline_split",       "tp_comm_overlap",      "max_num_seqs_runs",
       "kv_overflow",  "mixed_batches"};
   return keys;
 }
@@ -153,6 +153,7 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.checkpoint_save = Choice(m, "checkpoint_save", p.checkpoint_save, {"rank0", "replica0", "sharded"});
   p.checkpoint_async = Flag(m, "checkpoint_async", p.checkpoint_async);
   p.interleaved_pipeline = Flag(m, "interleaved_pipeline", p.interleaved_pipeline);
+  p.even_pipeline_split = Choice(m, "pipeline_split", p.even_pipeline_split ? "even" : "any", {"any", "even"}) == "even";
   p.tp_comm_overlap = Flag(m, "tp_comm_overlap", p.tp_comm_overlap);
   p.max_num_seqs_runs = Flag(m, "max_num_seqs_runs", p.max_num_seqs_runs);
   p.mixed_batches = Flag(m, "mixed_batches", p.mixed_batches);
@@ -277,6 +278,44 @@ FrameworkCatalog FrameworkCatalog::Load(const std::string& path) { return Parse(
 
 FrameworkCatalog LoadFrameworkCatalog(const std::string& data_dir) {
   return FrameworkCatalog::Load(data_dir + "/frameworks.yaml");
+}
+
+std::vector<int64_t> VppCandidates(const FrameworkProfile& f, int64_t layers, int64_t pp) {
+  std::vector<int64_t> out{1};
+  if (pp <= 1 || !f.interleaved_pipeline) {
+    return out;
+  }
+  if (f.even_pipeline_split) {
+    if (layers % pp != 0) {
+      return out;
+    }
+    for (int64_t v = 2; v <= 8 && v <= layers / pp; ++v) {
+      if ((layers / pp) % v == 0) {
+        out.push_back(v);
+      }
+    }
+    return out;
+  }
+  for (int64_t v = 2; v <= 8 && pp * v <= layers; v *= 2) {
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::string VppRefusal(const FrameworkProfile& f, int64_t layers, int64_t pp, int64_t vpp) {
+  if (vpp <= 1 || !f.even_pipeline_split) {
+    return "";
+  }
+  const std::string who = f.name + (f.version.empty() ? "" : " " + f.version);
+  if (layers % pp != 0) {
+    return who + " splits the layers evenly over the pipeline stages: " + std::to_string(layers) +
+           " layers do not divide by pp " + std::to_string(pp);
+  }
+  if ((layers / pp) % vpp != 0) {
+    return who + " splits each stage's layers evenly over its virtual stages: " + std::to_string(layers / pp) +
+           " layers a stage do not divide by vpp " + std::to_string(vpp);
+  }
+  return "";
 }
 
 const char* ToString(KvRule rule) {

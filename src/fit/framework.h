@@ -92,6 +92,9 @@ struct FrameworkProfile {
   // (docs/time-model.md §10): an interleaved pipeline schedule (vpp > 1) and tensor-parallel
   // collectives overlapped with the GEMMs.
   bool interleaved_pipeline = true;  // the generic convention (Megatron-style pipelines)
+  // pipeline_split: even (Megatron-LM: with virtual stages the layers must split evenly over the
+  // pp stages and each stage's layers over its vpp chunks; megatron/training/arguments.py) | any.
+  bool even_pipeline_split = false;
   bool tp_comm_overlap = false;
   std::vector<std::string> sources;  // keys of the file's `sources`
   int line = 0;                      // where the entry starts in its file
@@ -137,6 +140,14 @@ CardFramework FrameworkOnCard(const FrameworkProfile& f, const Gpu& gpu, const M
 
 // The data folder's frameworks.yaml: what `fit --framework` reads and `gpuplan frameworks` lists.
 FrameworkCatalog LoadFrameworkCatalog(const std::string& data_dir);
+
+// The virtual-stage counts a training fit tries when --vpp is not given (docs/time-model.md §10):
+// {1} where the framework runs no interleaved schedule or pp is 1; else 1, 2, 4, 8 while every
+// chunk keeps a layer, or, where the framework splits the layers evenly, each v <= 8 that divides
+// a stage's layers (none beyond 1 when pp does not divide the layers).
+std::vector<int64_t> VppCandidates(const FrameworkProfile& f, int64_t layers, int64_t pp);
+// Why the framework would refuse a given vpp for this many layers over pp stages ("" when it runs).
+std::string VppRefusal(const FrameworkProfile& f, int64_t layers, int64_t pp, int64_t vpp);
 // "none", "vllm", "sglang", "lmdeploy" (the file's kv_rule values).
 const char* ToString(KvRule rule);
 

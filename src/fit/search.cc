@@ -213,12 +213,13 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
                 continue;  // parameter offload needs ZeRO-3
               }
               // The interleaved schedule (vpp virtual stages a GPU) where the framework runs it and --vpp is
-              // not given: 1, 2, 4, 8 while every virtual stage keeps a layer (docs/time-model.md §10).
+              // not given: VppCandidates (docs/time-model.md §10). A pinned vpp the framework would refuse
+              // for this pp (Megatron's even split) rules the pp out.
               std::vector<int64_t> vpps{pp > 1 ? pin.vpp.value_or(1) : 1};
-              if (!pin.vpp && pp > 1 && o.overhead.framework.interleaved_pipeline) {
-                for (int64_t v = 2; v <= 8 && pp * v <= m.layers; v *= 2) {
-                  vpps.push_back(v);
-                }
+              if (!pin.vpp) {
+                vpps = VppCandidates(o.overhead.framework, m.layers, pp);
+              } else if (pp > 1 && !VppRefusal(o.overhead.framework, m.layers, pp, *pin.vpp).empty()) {
+                continue;
               }
               for (Recompute rc : recomputes) {
                 if (rc == Recompute::kSelective && base.flash_attn && !pin.recompute) {

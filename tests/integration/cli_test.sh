@@ -365,6 +365,16 @@ generic_s=$(jq '.time.kernels.elementwise_seconds' "$tmp/out")
 expect_exit 0 "fit --framework megatron (loss kernels)" -- "$bin" "${mg[@]}" --framework megatron
 json_is '.time.kernels.loss_kernels' megatron_ops
 json_is "(.time.kernels.elementwise_seconds - $generic_s - 24 * 4096 * 128256 / (3350e9 * 0.85) / 0.77) | fabs < 1e-6" true
+# Megatron splits the layers evenly (data/frameworks.yaml MEG-PP-SPLIT): Llama 3.1 70B's 80 layers
+# over pp 8 are 10 a stage, so vpp 4 is refused (exit 2 naming --vpp) and vpp 5 runs; left unstated,
+# the fit tries 1, 2 and 5, not 4 or 8.
+mp=(fit --model Llama-3.1-70B --task pretrain --gpu "H100 SXM" --gpus 64 --tp 8 --pp 8 --framework megatron)
+expect_exit 2 "fit megatron vpp 4 over 10 layers a stage" -- "$bin" "${mp[@]}" --vpp 4
+grep -q -- "--vpp.*10 layers a stage do not divide by vpp 4" "$tmp/err" && ok || bad "vpp refusal: $(cat "$tmp/err")"
+expect_exit 0 "fit megatron vpp 5" -- "$bin" "${mp[@]}" --vpp 5 --json
+json_is '.layout.vpp' 5
+expect_exit 0 "fit megatron vpp unstated" -- "$bin" "${mp[@]}" --json
+json_is '[.unstated.choices[] | select(.name == "vpp") | .tried[]] == ["1", "2", "5"]' true
 # GEMM rates by shape (docs/time-model.md §3.1): an H100 takes the published sweep, an H800 the
 # same table at its peak, an A100 (no table) the flat MAMF fraction.
 json_is '.time.kernels.gemm_by_shape' true

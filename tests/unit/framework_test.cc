@@ -95,6 +95,31 @@ TEST(FrameworkFile, ShipsEveryProfileOfTheIssueWithSources) {
   EXPECT_EQ(Shipped().cuda_context_mib.at("hopper"), 550);
 }
 
+// Megatron-LM splits the layers evenly (core_v0.19.0 megatron/training/arguments.py L934-940):
+// with virtual stages pp divides the layers and vpp each stage's layers. Worked by hand: 80 layers
+// over pp 8 are 10 a stage, divided by 1, 2, 5 (and 10, beyond the 8 tried); 92 over pp 4 are 23, a
+// prime, so nothing interleaves; 100 over pp 8 is not even. The generic rule takes 1, 2, 4, 8
+// while pp x v <= layers (80 / 8 = 10 >= 8; 24 over pp 8 stops at 2).
+TEST(FrameworkFile, VirtualStagesFollowTheFrameworksSplit) {
+  const FrameworkProfile& megatron = Shipped().Find("megatron");
+  const FrameworkProfile& generic = Shipped().Find("generic");
+  EXPECT_TRUE(megatron.even_pipeline_split);
+  EXPECT_FALSE(generic.even_pipeline_split);
+  EXPECT_EQ(VppCandidates(megatron, 80, 8), (std::vector<int64_t>{1, 2, 5}));
+  EXPECT_EQ(VppCandidates(megatron, 92, 4), (std::vector<int64_t>{1}));
+  EXPECT_EQ(VppCandidates(megatron, 100, 8), (std::vector<int64_t>{1}));
+  EXPECT_EQ(VppCandidates(megatron, 84, 2), (std::vector<int64_t>{1, 2, 3, 6, 7}));
+  EXPECT_EQ(VppCandidates(megatron, 80, 1), (std::vector<int64_t>{1}));
+  EXPECT_EQ(VppCandidates(generic, 80, 8), (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(VppCandidates(generic, 24, 8), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(VppCandidates(Shipped().Find("hf-trainer"), 80, 8), (std::vector<int64_t>{1}));
+  EXPECT_EQ(VppRefusal(megatron, 80, 8, 5), "");
+  EXPECT_EQ(VppRefusal(megatron, 80, 8, 1), "");
+  EXPECT_NE(VppRefusal(megatron, 80, 8, 4).find("10 layers a stage do not divide by vpp 4"), std::string::npos);
+  EXPECT_NE(VppRefusal(megatron, 100, 8, 2).find("100 layers do not divide by pp 8"), std::string::npos);
+  EXPECT_EQ(VppRefusal(generic, 80, 8, 4), "");
+}
+
 TEST(FrameworkFile, GgufBitsPerWeightFromTheBlockLayouts) {
   // ggml-common.h: block_q8_0 = fp16 scale + 32 int8 = 34 bytes per 32 weights; block_q4_0 = 2 +
   // 16 bytes per 32; block_q6_K = 128 + 64 + 16 + 2 = 210 bytes per 256. K-quant mixes: the

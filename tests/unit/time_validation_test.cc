@@ -302,6 +302,15 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   }
   const TrainingTime t = EstimateTrainingTime(model, w, l, gpu, tc, 0);
   r.predicted = t.tokens_per_second / gpus;
+  if (std::getenv("GPUPLAN_VALIDATION_BREAKDOWN")) {
+    // Where each training row's step goes (docs/validation.md "Reading a row"): seconds a step.
+    fmt::print(stderr,
+               "{:<56} step {:.3f} micro-batches {} | gemm {:.3f} attention {:.3f} elementwise {:.3f} optimizer {:.3f} | "
+               "tp {:.3f}/{:.3f} pp {:.3f}/{:.3f} dp {:.3f}/{:.3f} cp {:.3f} bubble {:.3f} (exposed/total)\n",
+               r.id, t.step_seconds, t.micro_batches, t.gemm_seconds, t.attention_seconds, t.elementwise_seconds,
+               t.optimizer_seconds, t.tp_seconds, t.tp_seconds_total, t.pp_seconds, t.pp_seconds_total,
+               t.dp_exposed_seconds, t.dp_seconds, t.cp_seconds, t.bubble_seconds);
+  }
   return r;
 }
 

@@ -16,8 +16,9 @@ namespace {
 
 FitJobResult Fit(const FitRequest& r) { return RunFit(r, test::Catalog(), test::DataDir()); }
 
-// Llama-3.1-70B (80 layers) on 32 H100: tp 8 with sequence parallelism, pp 4, so vpp may be 1,
-// 2, 4 or 8 (4 x 8 = 32 virtual stages of 2.5 layers) and the tp collectives may overlap.
+// Llama-3.1-70B (80 layers) on 32 H100: tp 8 with sequence parallelism, pp 4, so under Megatron's
+// even split (20 layers a stage) vpp may be 1, 2, 4 or 5 (not 8: 2.5 layers a chunk), and the tp
+// collectives may overlap.
 FitRequest Pipeline(const std::string& framework) {
   FitRequest r;
   r.model = "Llama-3.1-70B";
@@ -39,7 +40,7 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
   const UnstatedSettings& u = *f.single->unstated;
   ASSERT_EQ(u.choices.size(), 4u);
   EXPECT_EQ(u.choices[0].name, "vpp");
-  EXPECT_EQ(u.choices[0].tried, (std::vector<std::string>{"1", "2", "4", "8"}));
+  EXPECT_EQ(u.choices[0].tried, (std::vector<std::string>{"1", "2", "4", "5"}));
   EXPECT_EQ(u.choices[1].name, "tp_overlap");
   // dp = 32 / (8 x 4) = 1, so every micro-batch 1-8 divides the global batch of 256.
   EXPECT_EQ(u.choices[2].name, "micro_batch");
@@ -58,7 +59,7 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
   int fitting = 0;
   for (const char* rc : {"none", "full"}) {
     for (int64_t mb : {1, 2, 4, 8}) {
-      for (int64_t v : {1, 2, 4, 8}) {
+      for (int64_t v : {1, 2, 4, 5}) {
         for (const char* o : {"off", "on"}) {
           FitRequest q = Pipeline("megatron");
           q.vpp = v;
@@ -260,7 +261,7 @@ TEST(UnstatedSettings, TheSearchTriesVirtualStagesToo) {
   ASSERT_FALSE(one.search->training->ranked.empty());
   const Candidate& best = free.search->training->ranked.front();
   EXPECT_GE(best.time.tokens_per_second, one.search->training->ranked.front().time.tokens_per_second);
-  EXPECT_TRUE(best.layout.vpp == 1 || best.layout.vpp == 2 || best.layout.vpp == 4 || best.layout.vpp == 8);
+  EXPECT_TRUE(best.layout.vpp == 1 || best.layout.vpp == 2 || best.layout.vpp == 4 || best.layout.vpp == 5);
   EXPECT_EQ(FitJobToJson(free)["candidates"][0]["vpp"], best.layout.vpp);
 }
 
