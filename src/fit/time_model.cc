@@ -380,14 +380,18 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   // Pipeline: activations forward and gradients back across each stage boundary.
   if (l.pp > 1) {
     const bool stages_cross_nodes = tp * dp >= per_node;
-    const Link pl = stages_cross_nodes ? inter : IntraNodeLink(gpu, 2.0 * tp * dp);
+    Link pl = stages_cross_nodes ? inter : IntraNodeLink(gpu, 2.0 * tp * dp);
+    if (stages_cross_nodes) {
+      pl.bytes_per_second /= per_node;  // every GPU of the node sends through the shared NICs, as for cp and ep
+    }
     const double bytes = tp_bytes / (l.sp ? tp : 1.0);
     // Interleaved 1F1B (vpp > 1): each micro-batch crosses a GPU's stages vpp times each way, and
     // Megatron-Core overlaps these sends with the other chunks' compute (overlap_p2p_comm, on with
     // interleaving); up to dp_overlap of the compute hides them. Plain 1F1B waits for each send.
     const double vpp = static_cast<double>(std::max<int64_t>(l.vpp, 1));
     t.pp_seconds_total = m_micro * 2.0 * vpp * (bytes / pl.bytes_per_second + pl.hop_seconds);
-    t.pp_seconds = l.vpp > 1 ? std::max(0.0, t.pp_seconds_total - c.dp_overlap * matmul_seconds) : t.pp_seconds_total;
+    t.pp_seconds = l.vpp > 1 && c.pp_overlap ? std::max(0.0, t.pp_seconds_total - c.dp_overlap * matmul_seconds)
+                                             : t.pp_seconds_total;
   }
   // MoE all-to-all: dispatch and combine, forward and backward, per MoE layer.
   if (m.moe && l.ep > 1) {

@@ -47,6 +47,10 @@ struct TimeConfig {
   double dp_overlap = 0.8;           // share of the overlappable passes that can hide data-parallel traffic
   bool tp_overlap = false;           // tensor-parallel collectives pipelined with the GEMMs (Megatron-Core
                                      // --tp-comm-overlap, Transformer Engine userbuffers)
+  // The interleaved schedule's point-to-point sends run beside the other chunks' compute
+  // (Megatron-Core's overlap_p2p_comm, on by default); false: each send is waited for, as
+  // Megatron-LM's 2021 schedules did (batch_isend_irecv, wait, torch.cuda.synchronize).
+  bool pp_overlap = true;
   bool eager_elementwise = false;    // training's elementwise ops run as eager PyTorch ops (§3.3), not fused
   LossKind loss = LossKind::kFull;    // the framework's loss: how its cross-entropy kernels run (§3.3)
   // Inference decode: the engine's attention kernel reads a GQA model's K/V once per query head

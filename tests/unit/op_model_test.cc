@@ -550,5 +550,38 @@ TEST(PipelineInterleaving, SendsVTimesAndOverlapsThem) {
   EXPECT_NEAR(inter.bubble_seconds, plain.bubble_seconds / 2, plain.bubble_seconds * 1e-9 + 1e-9);
 }
 
+TEST(PipelineInterleaving, StagesAcrossNodesShareTheNodesNicsAndMayWaitForEachSend) {
+  // Llama-3.1-8B on 32 H100 (4 nodes of 8), tp 8 with sequence parallelism, pp 4: each stage is a
+  // node, and its 8 GPUs each send their 1/8 of a micro-batch's activations at once through the
+  // node's 8 x 400 Gb/s (as cp and ep sends do, docs/time-model.md §4). By hand: 4,096 x 4,096 x 2
+  // / 8 = 4.19 MB a GPU at 8 x 400 Gb/s = 400 GB/s x 0.8 / 8 = 40 GB/s + 15 us (120 us, not the
+  // 28 us of one GPU owning the node's link); 8 micro-batches x 2 ways.
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 4096;
+  w.global_batch = 8;
+  Layout l;
+  l.gpus = 32;
+  l.tp = 8;
+  l.sp = true;
+  l.pp = 4;
+  TimeConfig c;
+  c.network = ParseNetwork("ib-400g");
+  const TrainingTime plain = EstimateTrainingTime(test::Llama8b(), w, l, H100(), c, 0);
+  const double send = 4096.0 * 4096 * 2 / 8 / (8 * 400e9 / 8 * 0.8 / 8) + 15e-6;
+  EXPECT_NEAR(plain.pp_seconds_total, 8 * 2 * send, 1e-9);
+  EXPECT_DOUBLE_EQ(plain.pp_seconds, plain.pp_seconds_total);
+  // Interleaved: twice the sends, hidden behind 80% of the compute (Megatron-Core's
+  // overlap_p2p_comm), or each one waited for (pp_overlap false: Megatron-LM's 2021 schedules).
+  l.vpp = 2;
+  const TrainingTime hidden = EstimateTrainingTime(test::Llama8b(), w, l, H100(), c, 0);
+  EXPECT_NEAR(hidden.pp_seconds_total, 8 * 2 * 2 * send, 1e-9);
+  EXPECT_NEAR(hidden.pp_seconds, std::max(0.0, hidden.pp_seconds_total - 0.8 * hidden.matmul_seconds), 1e-15);
+  c.pp_overlap = false;
+  const TrainingTime waited = EstimateTrainingTime(test::Llama8b(), w, l, H100(), c, 0);
+  EXPECT_DOUBLE_EQ(waited.pp_seconds, waited.pp_seconds_total);
+  EXPECT_NEAR(waited.step_seconds - hidden.step_seconds, waited.pp_seconds - hidden.pp_seconds, 1e-12);
+}
+
 }  // namespace
 }  // namespace gpuplan

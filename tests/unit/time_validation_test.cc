@@ -156,6 +156,7 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   tc.gemm_tables = tables;
   tc.attention = attention == "fa3" ? AttentionKernel::kFa3 : AttentionKernel::kFa2;
   tc.tp_overlap = c["tp_comm_overlap"] && c["tp_comm_overlap"].as<bool>();
+  tc.pp_overlap = !c["pp_comm_overlap"] || c["pp_comm_overlap"].as<bool>();
   tc.eager_elementwise = c["compile"] && !c["compile"].IsNull() && !c["compile"].as<bool>();
   tc.decode_kv_per_query_head = S(c["decode_attention"]) == "per_query_head";
   // A training row that names its framework's profile takes the profile's loss (how its
