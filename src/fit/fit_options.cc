@@ -64,8 +64,8 @@ const OptionTable<FitRequest>& FitOptionTable() {
                              [](const std::string& s) { ParseWeightDtype(s); }));
     t.push_back(Option<R>("--kv-dtype", "kv_dtype", "KV cache (bf16 becomes fp16 as for the weights)", &R::kv_dtype)
                     .Choices({"bf16", "fp16", "fp8"}, [](const std::string& s) { ParseKvDtype(s); }));
-    t.push_back(Option<R>("--context", "context", "inference: tokens per sequence (prompt + output; with --qps and "
-                          "no --context: prompt + output tokens)", &R::context).Unit("tokens").Max(1e7));
+    t.push_back(Option<R>("--context", "context", "inference: tokens per sequence (prompt + output; without --context, "
+                          "--prompt-tokens + --output-tokens when either or --qps is given)", &R::context).Unit("tokens").Max(1e7));
     t.push_back(Option<R>("--concurrency", "concurrency", "inference: sequences in flight per replica",
                           &R::concurrency).Max(1e6));
     t.push_back(Option<R>("--batched-tokens", "batched_tokens", "inference: tokens per forward pass",
@@ -199,6 +199,7 @@ void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::stri
   if (given("offload_params")) r.pinned.offload_params = r.offload_params;
   r.max_gpus_given = given("max_gpus");
   r.context_given = given("context");
+  r.request_lengths_given = given("prompt_tokens") || given("output_tokens");
   r.cuda_context_given = given("cuda_context_mib");
   r.batched_tokens_given = given("batched_tokens");
   r.precision_given = given("precision");

@@ -55,9 +55,9 @@ Workload WorkloadOf(const FitRequest& r) {
   w.weight_dtype = ParseWeightDtype(r.weight_dtype);
   w.kv_dtype = ParseKvDtype(r.kv_dtype);
   w.context = r.context;
-  if (w.task == Task::kInfer && r.qps > 0 && !r.context_given) {
-    // Sizing for a request rate: each sequence holds the KV cache of its own request
-    // (paged KV cache, Kwon et al. 2023), not a --context window.
+  if (w.task == Task::kInfer && !r.context_given && (r.qps > 0 || r.request_lengths_given)) {
+    // Sizing for a request rate, or for requests of a stated length: each sequence holds the KV
+    // cache of its own request (paged KV cache, Kwon et al. 2023), not a --context window.
     w.context = r.prompt_tokens + r.output_tokens;
   }
   w.concurrency = r.concurrency;

@@ -107,6 +107,7 @@ struct FitRequest {
   SearchPins pinned;
   bool max_gpus_given = false;
   bool context_given = false;
+  bool request_lengths_given = false;  // --prompt-tokens or --output-tokens given: a request's own length
   bool cuda_context_given = false;
   bool batched_tokens_given = false;  // else a server profile's default on the card (vLLM)
   bool precision_given = false;       // else the framework's default precision (transformers v5: bf16)

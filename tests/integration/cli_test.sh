@@ -399,13 +399,21 @@ expect_exit 0 "fit generic no scheduler cap" -- "$bin" fit --model Qwen2.5-7B --
 json_is '[.. | objects | select(has("scheduler_cap"))][0] | (.scheduler_cap == null and .concurrency_per_replica > 256)' true
 json_is '[.. | objects | select(has("mixed_steps"))][0] | [.mixed_steps, .prefill_tokens_per_step] == [false, null]' true
 # docs/time-model.md §5.2: an engine that preempts (lmdeploy) keeps in flight what its KV pool
-# holds at the average length (exit 1: 64 sequences of the default 4,096-token context do not
-# fit at full length, which the verdict judges). Llama-2-7b, 128 + 2,048 tokens on an A100 80GB: 109,760 tokens
+# holds at the average length (exit 1: 64 sequences of 2,176 tokens do not fit at full length,
+# which the verdict judges). Llama-2-7b, 128 + 2,048 tokens on an A100 80GB: 109,760 tokens
 # = 1,715 blocks of 64; a request holds 128 + 2,049 / 2 = 1,152.5 tokens on average, 18.01
 # blocks + half a block = 18.51: 92 in flight; at full length ceil(2,176 / 64) = 34 blocks: 50.
+# With --prompt-tokens / --output-tokens and no --context a sequence holds its own request's
+# 128 + 2,048 = 2,176 tokens, not the 4,096 window: 2,176 x 32 layers x 2 x 4,096 x 2 bytes =
+# 1,140,850,688 bytes of KV a sequence, and 109,760 / 2,176 = 50.44 sequences.
 expect_exit 1 "fit lmdeploy preempt" -- "$bin" fit --model Llama-2-7b --task infer --gpu "A100 80GB SXM" --framework lmdeploy --concurrency 64 --prompt-tokens 128 --output-tokens 2048 --json
 json_is '.inference.kv_overflow' preempt
 json_is '.inference.kv_in_flight' 92
+json_is '.workload.context' 2176
+json_is '.inference.kv_cache_per_sequence' 1140850688
+json_is '(.inference.max_concurrency_ratio - 109760 / 2176) | fabs < 1e-9' true
+expect_exit 1 "fit lmdeploy --context keeps the window" -- "$bin" fit --model Llama-2-7b --task infer --gpu "A100 80GB SXM" --framework lmdeploy --concurrency 64 --prompt-tokens 128 --output-tokens 2048 --context 4096 --json
+json_is '.workload.context' 4096
 expect_exit 1 "fit lmdeploy preempt text" -- "$bin" fit --model Llama-2-7b --task infer --gpu "A100 80GB SXM" --framework lmdeploy --concurrency 64 --prompt-tokens 128 --output-tokens 2048
 grep -q "preempts the newest when its KV cache runs short: with requests at every stage of their output about 92 stay in flight (50 at full length)" "$tmp/out" && ok || bad "lmdeploy preempt line: $(grep -i preempt "$tmp/out")"
 # A single fit shows its time at what the server runs, not at more than it keeps in flight:
