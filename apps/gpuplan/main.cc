@@ -203,20 +203,18 @@ int main(int argc, char** argv) {
       r.field = flag;
       return Report(r, AskedForJson(argc, argv));
     }
-    // An empty number ("--seq ''"): CLI11 would read 0; the validator says "FLAG: <kEmptyNumber>".
-    const std::string empty = std::string(": ") + kEmptyNumber;
-    if (what.size() > empty.size() && what.rfind('-', 0) == 0 &&
-        what.compare(what.size() - empty.size(), empty.size(), empty) == 0) {
-      gpuplan::ErrorReport r = gpuplan::UsageError("expected a number (a whole number for counts), got ''");
-      r.field = what.substr(0, what.size() - empty.size());
-      return Report(r, AskedForJson(argc, argv));
-    }
-    const std::string range = std::string(": ") + kNumberOutOfRange;
-    if (what.size() > range.size() && what.rfind('-', 0) == 0 &&
-        what.compare(what.size() - range.size(), range.size(), range) == 0) {
-      gpuplan::ErrorReport r = gpuplan::UsageError("expected a whole number, got one beyond 64 bits");
-      r.field = what.substr(0, what.size() - range.size());
-      return Report(r, AskedForJson(argc, argv));
+    // The number validators (cli_options.h) say "FLAG: <their message>": an empty number ("--seq
+    // ''", which CLI11 would read as 0) and a count beyond 64 bits (which CLI11 would saturate).
+    for (const auto& [said, message] :
+         {std::pair{kEmptyNumber, "expected a number (a whole number for counts), got ''"},
+          std::pair{kNumberOutOfRange, "expected a whole number, got one beyond 64 bits"}}) {
+      const std::string suffix = std::string(": ") + said;
+      if (what.size() > suffix.size() && what.rfind('-', 0) == 0 &&
+          what.compare(what.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        gpuplan::ErrorReport r = gpuplan::UsageError(message);
+        r.field = what.substr(0, what.size() - suffix.size());
+        return Report(r, AskedForJson(argc, argv));
+      }
     }
     if (AskedForJson(argc, argv)) {
       return Report(gpuplan::UsageError(e.what()), true);

@@ -337,6 +337,9 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   t.network = net.name;
   t.network_gbps = net.node_gbps;
   const Link inter = NodeLink(net);
+  // A collective or send that leaves the node from every GPU at once (cp, ep, pp groups wider than
+  // a node): the node's NICs are shared by its GPUs.
+  const Link inter_each = {inter.bytes_per_second / per_node, inter.hop_seconds};
   const Link tp_link = tp <= per_node ? IntraNodeLink(gpu, tp) : inter;
   const double tp_bytes = static_cast<double>(w.micro_batch) * s / cp * h * p;
   // Recomputation reruns the forward collectives (two all-reduces a layer): all of them (full);
@@ -365,10 +368,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     const double kv_split = std::min(tp, static_cast<double>(std::max<int64_t>(m.kv_heads, 1)));
     const double kv_bytes = static_cast<double>(m.KvElementsPerTokenPerLayer()) / kv_split * p;
     const double chunk = static_cast<double>(w.micro_batch) * s / cp * kv_bytes;
-    Link cl = tp * cp <= per_node ? IntraNodeLink(gpu, tp * cp) : inter;
-    if (tp * cp > per_node) {
-      cl.bytes_per_second /= per_node;  // every GPU of the node sends through the shared NICs
-    }
+    const Link cl = tp * cp <= per_node ? IntraNodeLink(gpu, tp * cp) : inter_each;
     const double step = chunk / cl.bytes_per_second + cl.hop_seconds;
     const double fwd = (cp - 1) * step;
     const double bwd = 2.0 * fwd;
@@ -380,10 +380,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   // Pipeline: activations forward and gradients back across each stage boundary.
   if (l.pp > 1) {
     const bool stages_cross_nodes = tp * dp >= per_node;
-    Link pl = stages_cross_nodes ? inter : IntraNodeLink(gpu, 2.0 * tp * dp);
-    if (stages_cross_nodes) {
-      pl.bytes_per_second /= per_node;  // every GPU of the node sends through the shared NICs, as for cp and ep
-    }
+    const Link pl = stages_cross_nodes ? inter_each : IntraNodeLink(gpu, 2.0 * tp * dp);
     const double bytes = tp_bytes / (l.sp ? tp : 1.0);
     // Interleaved 1F1B (vpp > 1): each micro-batch crosses a GPU's stages vpp times each way, and
     // Megatron-Core overlaps these sends with the other chunks' compute (overlap_p2p_comm, on with
@@ -398,16 +395,12 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     const double moe_layers_per_stage =
         std::ceil(static_cast<double>(m.moe->moe_layers) / static_cast<double>(l.pp));
     const bool ep_in_node = tp * static_cast<double>(l.ep) <= per_node;
-    const Link el = ep_in_node ? IntraNodeLink(gpu, tp * static_cast<double>(l.ep)) : inter;
+    const Link el = ep_in_node ? IntraNodeLink(gpu, tp * static_cast<double>(l.ep)) : inter_each;
     const double ep = static_cast<double>(l.ep);
-    double link_bw = el.bytes_per_second;
-    if (!ep_in_node) {
-      link_bw /= per_node;  // every GPU of the node sends through the shared NICs
-    }
     const double bytes = static_cast<double>(w.micro_batch) * s / cp * static_cast<double>(m.moe->experts_per_token) * h * p *
                          (ep - 1) / ep / tp;
     const double passes = 4.0 + (w.recompute == Recompute::kFull || w.recompute == Recompute::kOp ? 2.0 : 0.0);
-    t.moe_seconds = m_micro * moe_layers_per_stage * passes * (bytes / link_bw + (ep - 1) * el.hop_seconds);
+    t.moe_seconds = m_micro * moe_layers_per_stage * passes * (bytes / el.bytes_per_second + (ep - 1) * el.hop_seconds);
   }
   // Data parallel, hierarchical (NCCL's ring/tree over NVLink inside a node, one ring per NIC
   // across nodes): a reduce-scatter or all-gather of B bytes per GPU costs (n-1)/n x B on each
