@@ -191,6 +191,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.time.gemm_tables = SharedGemmTables(data_dir);
   in.time.attention = ParseAttentionKernel(r.attention.empty() ? in.overhead.framework.attention : r.attention);
   in.time.loss = in.overhead.framework.loss;
+  in.time.fp32_grad_reduce = in.overhead.framework.fp32_grads;
   in.time.eager_elementwise =
       r.compile.empty() ? in.overhead.framework.eager_elementwise : !ParseOnOff(r.compile, "compile");
   if (!r.network.empty()) {

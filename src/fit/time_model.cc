@@ -50,7 +50,14 @@ Link IntraNodeLink(const Gpu& g, double span) {
   return {PcieX16GBs(g.pcie_gen) * lanes / 16.0 * 1e9 * kLinkEfficiency, kIntraNodeHopSeconds};
 }
 
-Link NodeLink(const Network& n) { return {n.node_gbps / 8.0 * 1e9 * kLinkEfficiency, kInterNodeHopSeconds}; }
+// §4 InfiniBand between nodes: NCCL's all-reduce bus bandwidth across DGX A100 nodes (8 x 200 Gb/s
+// HDR a node) is 192 GB/s of the 200 line rate (NVIDIA/nccl#1576), 96%; Ethernet keeps the 80%.
+constexpr double kInfinibandEfficiency = 0.96;
+
+Link NodeLink(const Network& n) {
+  const double efficiency = n.name.rfind("ib-", 0) == 0 ? kInfinibandEfficiency : kLinkEfficiency;
+  return {n.node_gbps / 8.0 * 1e9 * efficiency, kInterNodeHopSeconds};
+}
 
 // §4 Ring all-reduce of `bytes` over n ranks (Patarasuk & Yuan 2009): 2(n-1)/n x bytes on the
 // slowest link, 2(n-1) latency steps.
@@ -263,6 +270,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   const double step_tokens = static_cast<double>(gb) * s;
   double matmul_seconds = 0;
   double backward_seconds = 0;
+  double forward_seconds = 0;     // the forward passes (all micro-batches), for the parameter gather's window
   double attention_forward = 0;   // one layer's attention core for one micro-batch, step time (§4 CP overlap)
   double attention_backward = 0;
   if (c.mfu) {
@@ -271,6 +279,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     }
     matmul_seconds = hw * step_tokens / gpus / (peak * *c.mfu);
     backward_seconds = matmul_seconds * 2.0 / 3.0;
+    forward_seconds = matmul_seconds / 3.0;
     t.gemm_seconds = matmul_seconds;
     t.gemm_fraction = *c.mfu;
     t.gemm_basis = "--mfu";
@@ -305,6 +314,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     attention_backward = layer.backward.attention / kTrainingStepEfficiency;
     matmul_seconds = k * micro.Total();
     backward_seconds = k * (layer.backward.Total() * layers_per_stage + head.backward.Total());
+    forward_seconds = k * (layer.forward.Total() * layers_per_stage + head.forward.Total());
     t.gemm_seconds = k * micro.gemm;
     t.attention_seconds = k * micro.attention;
     t.elementwise_seconds = k * micro.elementwise;
@@ -428,10 +438,10 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     };
     const double trainable_on_gpu =
         lora ? n_lora / (tp * static_cast<double>(l.pp)) : static_cast<double>(mem.params_on_gpu);
-    const double grad_bytes = trainable_on_gpu * ElementBytes(w.precision);
+    const double grad_bytes = trainable_on_gpu * (c.fp32_grad_reduce ? 4.0 : ElementBytes(w.precision));
+    const double param_gather_bytes = trainable_on_gpu * ElementBytes(w.precision);
     double node_bytes = 0;
     double dp_time = 0;
-    double hideable = 0;
     if (l.zero == 3) {
       // ZeRO-3 / FSDP (Rajbhandari et al. 2020, section 7.2.2): every micro-batch gathers the
       // parameters for its forward and again for its backward and reduce-scatters its gradients.
@@ -445,16 +455,40 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
       dp_time = m_micro * per_micro;
       node_bytes = m_micro * per_micro_node_bytes;
       // Prefetching overlaps the gathers with the forward and the backward pass.
-      hideable = matmul_seconds;
+      t.dp_exposed_seconds = std::max(0.0, dp_time - c.dp_overlap * matmul_seconds);
     } else {
-      // ZeRO 0: all-reduce once per step (gradients accumulate locally); ZeRO-1/2: reduce-scatter
-      // the gradients and all-gather the updated parameters, the same volume.
-      dp_time = half(grad_bytes, node_bytes) + half(grad_bytes, node_bytes);
-      hideable = backward_seconds;  // bucketed all-reduce during the backward pass
+      // The gradients accumulate over the micro-batches without communication and are reduced in
+      // buckets during the backward pass of the LAST micro-batch only (PyTorch DDP's no_sync,
+      // Megatron-Core's no_sync_func: schedules.py runs micro-batches 1..m-1 under it), so one
+      // micro-batch's backward is the window that can hide them, not the step's. ZeRO 0: one
+      // all-reduce (reduce-scatter + all-gather) in that window. ZeRO-1 (Megatron-Core's
+      // distributed optimizer): the reduce-scatter there, and the updated parameters' all-gather
+      // during the next step's first forward (--overlap-param-gather). ZeRO-2 partitions the
+      // gradients, so it reduce-scatters after EVERY micro-batch's backward (DeepSpeed #2252),
+      // each hidden by that micro-batch's backward. Without overlap (Megatron-LM 2021's
+      // `--DDP-impl local`) all of it is exposed after the backward pass.
+      const double backward_one = backward_seconds / m_micro;
+      const double forward_one = forward_seconds / m_micro;
+      double reduce_node_bytes = 0;
+      double gather_node_bytes = 0;
+      const double reduce = half(grad_bytes, reduce_node_bytes);
+      // ZeRO 0 all-reduces the gradients (both halves in their dtype); ZeRO-1/2 gather the updated
+      // parameters in the training dtype.
+      const double gather = half(l.zero == 0 ? grad_bytes : param_gather_bytes, gather_node_bytes);
+      const double reduces = l.zero == 2 ? m_micro : 1.0;
+      dp_time = reduces * reduce + gather;
+      node_bytes = reduces * reduce_node_bytes + gather_node_bytes;
+      if (!c.dp_grad_overlap) {
+        t.dp_exposed_seconds = dp_time;
+      } else if (l.zero == 0) {
+        t.dp_exposed_seconds = std::max(0.0, reduce + gather - c.dp_overlap * backward_one);
+      } else {
+        t.dp_exposed_seconds = reduces * std::max(0.0, reduce - c.dp_overlap * backward_one) +
+                               std::max(0.0, gather - c.dp_overlap * forward_one);
+      }
     }
     t.dp_seconds = dp_time;
     t.dp_node_link_bytes = node_bytes;
-    t.dp_exposed_seconds = std::max(0.0, dp_time - c.dp_overlap * hideable);
   }
   t.communication_seconds = t.tp_seconds + t.cp_seconds + t.pp_seconds + t.moe_seconds + t.dp_exposed_seconds;
 

@@ -162,6 +162,83 @@ TEST(TimeModel, Zero3GathersParametersEveryMicroBatch) {
   EXPECT_NEAR(t.dp_seconds, 6.0 * half, 1e-6);
 }
 
+// 16 x A100 80GB SXM (2 nodes of 8) on 2 x 100 Gb/s RoCE, Qwen2.5-7B, 16 micro-batches of
+// one sequence a GPU, the flat --mfu rule (so that a micro-batch's backward is 2/3 of its share).
+// One half of a collective (reduce-scatter or all-gather) of B bytes a GPU, by hand: 7/8 x B over
+// NVLink (300 GB/s a direction x 0.8) + 7 hops x 5 us, then the node's one copy across the two
+// nodes, B/2 at 2 x 100 Gb/s x 0.8 (Ethernet keeps the generic 80%) + one 15 us hop.
+double HalfOnTwoA100Nodes(double b) { return 7.0 / 8.0 * b / 240e9 + 7 * 5e-6 + b / 2.0 / 20e9 + 15e-6; }
+
+TrainingTime SixteenMicroBatchesOnTwoNodes(int zero, bool fp32_grads) {
+  Layout l;
+  l.gpus = 16;
+  l.zero = zero;
+  TimeConfig c;
+  c.mfu = 0.5;
+  c.network = ParseNetwork("roce-100g");
+  c.fp32_grad_reduce = fp32_grads;
+  Workload w;
+  w.task = Task::kFull;
+  w.seq = 2048;
+  w.global_batch = 256;
+  return EstimateTrainingTime(Qwen7b(), w, l, Cat().Find("A100"), c, 0);
+}
+
+TEST(TimeModel, GradientsAreReducedInTheLastMicroBatchsBackwardOnly) {
+  // PyTorch DDP and Megatron-Core accumulate the first m - 1 micro-batches' gradients without
+  // communication (no_sync) and reduce in buckets during the last one's backward, so 80% of ONE
+  // micro-batch's backward hides the all-reduce, not 80% of the step's backward (which would hide
+  // all of it here: 0.8 x 2/3 x the step's matmuls is about 5 s against 0.87 s).
+  const TrainingTime t = SixteenMicroBatchesOnTwoNodes(0, false);
+  ASSERT_EQ(t.micro_batches, 16);
+  const double b = 2.0 * kQwenParams;  // bf16 gradients
+  EXPECT_NEAR(t.dp_seconds, 2.0 * HalfOnTwoA100Nodes(b), 1e-9);
+  EXPECT_NEAR(t.dp_node_link_bytes, b, 1.0);  // each way the link carries (2-1)/2 x B
+  const double backward_one = 2.0 / 3.0 * t.matmul_seconds / 16.0;
+  ASSERT_GT(t.dp_seconds, 0.8 * backward_one);  // the window is shorter than the all-reduce
+  EXPECT_NEAR(t.dp_exposed_seconds, 2.0 * HalfOnTwoA100Nodes(b) - 0.8 * backward_one, 1e-9);
+}
+
+TEST(TimeModel, DistributedOptimizerGathersInTheNextForwardAndZero2ReducesEveryMicroBatch) {
+  const double p = kQwenParams;
+  const TrainingTime one = SixteenMicroBatchesOnTwoNodes(1, false);
+  const double backward_one = 2.0 / 3.0 * one.matmul_seconds / 16.0;
+  const double forward_one = 1.0 / 3.0 * one.matmul_seconds / 16.0;
+  const double half = HalfOnTwoA100Nodes(2.0 * p);
+  // ZeRO-1 (Megatron-Core's distributed optimizer): the gradients' reduce-scatter in the last
+  // backward, the parameters' all-gather in the next step's first forward (--overlap-param-gather).
+  EXPECT_NEAR(one.dp_seconds, 2.0 * half, 1e-9);
+  EXPECT_NEAR(one.dp_exposed_seconds,
+              std::max(0.0, half - 0.8 * backward_one) + std::max(0.0, half - 0.8 * forward_one), 1e-9);
+  // ZeRO-2 keeps only its partition of the gradients, so it reduce-scatters after every
+  // micro-batch's backward (DeepSpeed #2252): 16 reduce-scatters and one all-gather.
+  const TrainingTime two = SixteenMicroBatchesOnTwoNodes(2, false);
+  EXPECT_NEAR(two.dp_seconds, 17.0 * half, 1e-9);
+  EXPECT_NEAR(two.dp_node_link_bytes, 17.0 * p, 16.0);  // 17 halves of (2-1)/2 x 2 bytes x P
+  EXPECT_NEAR(two.dp_exposed_seconds,
+              16.0 * std::max(0.0, half - 0.8 * backward_one) + std::max(0.0, half - 0.8 * forward_one), 1e-9);
+  // Megatron reduces bf16 runs' gradients in fp32 (main_grad; frameworks.yaml MEG-GRAD): the
+  // reduce-scatter moves 4 bytes a parameter, the gathered parameters stay 2.
+  const TrainingTime fp32 = SixteenMicroBatchesOnTwoNodes(1, true);
+  EXPECT_NEAR(fp32.dp_seconds, HalfOnTwoA100Nodes(4.0 * p) + half, 1e-9);
+  EXPECT_NEAR(fp32.dp_exposed_seconds,
+              std::max(0.0, HalfOnTwoA100Nodes(4.0 * p) - 0.8 * backward_one) + std::max(0.0, half - 0.8 * forward_one),
+              1e-9);
+  // Without overlap (Megatron-LM 2021's --DDP-impl local): all of it after the backward pass.
+  Layout l;
+  l.gpus = 16;
+  TimeConfig c;
+  c.mfu = 0.5;
+  c.network = ParseNetwork("roce-100g");
+  c.dp_grad_overlap = false;
+  Workload w;
+  w.task = Task::kFull;
+  w.seq = 2048;
+  w.global_batch = 256;
+  const TrainingTime local = EstimateTrainingTime(Qwen7b(), w, l, Cat().Find("A100"), c, 0);
+  EXPECT_NEAR(local.dp_exposed_seconds, 2.0 * half, 1e-9);
+}
+
 TEST(TimeModel, DefaultNetworkFollowsTheCardsServerClass) {
   // docs/time-model.md §4: NVLink baseboards with one NIC per GPU; PCIe servers with Ethernet.
   EXPECT_DOUBLE_EQ(DefaultNetwork(Cat().Find("H100")).node_gbps, 8 * 400.0);   // DGX H100: 8 x NDR 400

@@ -42,8 +42,9 @@ ModelSpec ModelOf(const YAML::Node& a, int64_t seq) {
                       h, I(a["layers"]), heads, kv, I(a["ffn"]), I(a["vocab"]));
   } else {
     cfg = fmt::format(R"({{"model_type":"gpt2","n_embd":{},"n_layer":{},"n_head":{},"n_inner":{},"vocab_size":{},)"
-                      R"("n_positions":{},"attn_pdrop":0,"resid_pdrop":0}})",
-                      h, I(a["layers"]), heads, I(a["ffn"], 4 * h), I(a["vocab"]), std::max<int64_t>(seq, 1));
+                      R"("n_positions":{},"attn_pdrop":{},"resid_pdrop":{}}})",
+                      h, I(a["layers"]), heads, I(a["ffn"], 4 * h), I(a["vocab"]), std::max<int64_t>(seq, 1),
+                      D(a["attention_dropout"]), D(a["hidden_dropout"]));
   }
   return ParseHfConfig(cfg, S(a["name"]));
 }
@@ -157,12 +158,18 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   tc.attention = attention == "fa3" ? AttentionKernel::kFa3 : AttentionKernel::kFa2;
   tc.tp_overlap = c["tp_comm_overlap"] && c["tp_comm_overlap"].as<bool>();
   tc.pp_overlap = !c["pp_comm_overlap"] || c["pp_comm_overlap"].as<bool>();
+  tc.dp_grad_overlap = !c["dp_comm_overlap"] || c["dp_comm_overlap"].as<bool>();
   tc.eager_elementwise = c["compile"] && !c["compile"].IsNull() && !c["compile"].as<bool>();
   tc.decode_kv_per_query_head = S(c["decode_attention"]) == "per_query_head";
   // A training row that names its framework's profile takes the profile's loss (how its
   // cross-entropy kernels run, docs/time-model.md §3.3), as fit does; the other settings are the row's.
   if (r.kind == "train" && !S(c["framework"]).empty()) {
     tc.loss = Frameworks().Find(S(c["framework"])).loss;
+    tc.fp32_grad_reduce = Frameworks().Find(S(c["framework"])).fp32_grads;
+  }
+  // A row whose run reduced its gradients in another dtype than its profile's says so.
+  if (c["grad_reduce_fp32"]) {
+    tc.fp32_grad_reduce = c["grad_reduce_fp32"].as<bool>();
   }
   const std::string net = S(c["network"]);
   // 8 x 200 Gb/s a node ("200 Gb/s" per GPU, or "1600 Gbps" node to node), else 8 x 400 Gb/s.
@@ -274,14 +281,18 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   // fastest vpp (where the profile runs the interleaved schedule) and tensor-parallel overlap
   // (where it offers it) that fit the card.
   const GivenSettings given{.vpp = c["vpp"].IsDefined() || l.pp == 1,
-                            .tp_overlap = c["tp_comm_overlap"].IsDefined() || l.tp == 1};
-  if (!given.vpp || !given.tp_overlap) {
+                            .tp_overlap = c["tp_comm_overlap"].IsDefined() || l.tp == 1,
+                            .micro_batch = !c["micro_batch"].IsNull()};
+  if (!given.vpp || !given.tp_overlap || !given.micro_batch) {
     OverheadConfig oc;
     oc.framework = Frameworks().Find(S(c["framework"], "generic"));
     const bool overlap_before = tc.tp_overlap;
     auto say = [&](const char* how) {
       if (!given.vpp && l.vpp > 1) {
         r.layout += fmt::format(" vpp={} (not stated: {})", l.vpp, how);
+      }
+      if (!given.micro_batch) {
+        r.layout += fmt::format(" micro-batch {} (not stated: {})", w.micro_batch, how);
       }
       if (!given.tp_overlap && tc.tp_overlap != overlap_before) {
         r.layout += fmt::format(" tp overlap {} (not stated: {})", tc.tp_overlap ? "on" : "off", how);
