@@ -51,9 +51,10 @@ struct TimeConfig {
   // (Megatron-Core's overlap_p2p_comm, on by default); false: each send is waited for, as
   // Megatron-LM's 2021 schedules did (batch_isend_irecv, wait, torch.cuda.synchronize).
   bool pp_overlap = true;
-  // ZeRO 0-2: the gradient all-reduce runs bucketed beside the backward pass (PyTorch DDP,
-  // Megatron-Core's overlap_grad_reduce); false: one all-reduce after the backward pass, all of it
-  // exposed, as Megatron-LM 2021's default `--DDP-impl local` did (docs/time-model.md §4).
+  // ZeRO 0-2: the gradient reduction runs bucketed beside the last micro-batch's backward pass
+  // (PyTorch DDP, Megatron-Core's overlap_grad_reduce; ZeRO-2 beside every micro-batch's); false:
+  // after the backward pass, all of it exposed, as Megatron-LM 2021's default `--DDP-impl local`
+  // did (docs/time-model.md §4).
   bool dp_grad_overlap = true;
   // The gradients are reduced in fp32 whatever the training dtype (the framework's grad_dtype:
   // fp32, Megatron's main_grad buffers); false: in the training dtype.
