@@ -169,7 +169,7 @@ TEST(TimeModel, Zero3GathersParametersEveryMicroBatch) {
 // nodes, B/2 at 2 x 100 Gb/s x 0.8 (Ethernet keeps the generic 80%) + one 15 us hop.
 double HalfOnTwoA100Nodes(double b) { return 7.0 / 8.0 * b / 240e9 + 7 * 5e-6 + b / 2.0 / 20e9 + 15e-6; }
 
-TrainingTime SixteenMicroBatchesOnTwoNodes(int zero, bool fp32_grads) {
+TrainingTime SixteenMicroBatchesOnTwoNodes(int zero, bool fp32_grads, bool overlap = true) {
   Layout l;
   l.gpus = 16;
   l.zero = zero;
@@ -177,6 +177,7 @@ TrainingTime SixteenMicroBatchesOnTwoNodes(int zero, bool fp32_grads) {
   c.mfu = 0.5;
   c.network = ParseNetwork("roce-100g");
   c.fp32_grad_reduce = fp32_grads;
+  c.dp_grad_overlap = overlap;
   Workload w;
   w.task = Task::kFull;
   w.seq = 2048;
@@ -225,17 +226,7 @@ TEST(TimeModel, DistributedOptimizerGathersInTheNextForwardAndZero2ReducesEveryM
               std::max(0.0, HalfOnTwoA100Nodes(4.0 * p) - 0.8 * backward_one) + std::max(0.0, half - 0.8 * forward_one),
               1e-9);
   // Without overlap (Megatron-LM 2021's --DDP-impl local): all of it after the backward pass.
-  Layout l;
-  l.gpus = 16;
-  TimeConfig c;
-  c.mfu = 0.5;
-  c.network = ParseNetwork("roce-100g");
-  c.dp_grad_overlap = false;
-  Workload w;
-  w.task = Task::kFull;
-  w.seq = 2048;
-  w.global_batch = 256;
-  const TrainingTime local = EstimateTrainingTime(Qwen7b(), w, l, Cat().Find("A100"), c, 0);
+  const TrainingTime local = SixteenMicroBatchesOnTwoNodes(0, false, false);
   EXPECT_NEAR(local.dp_exposed_seconds, 2.0 * half, 1e-9);
 }
 
