@@ -54,10 +54,7 @@ Link IntraNodeLink(const Gpu& g, double span) {
 // HDR a node) is 192 GB/s of the 200 line rate (NVIDIA/nccl#1576), 96%; Ethernet keeps the 80%.
 constexpr double kInfinibandEfficiency = 0.96;
 
-Link NodeLink(const Network& n) {
-  const double efficiency = n.name.rfind("ib-", 0) == 0 ? kInfinibandEfficiency : kLinkEfficiency;
-  return {n.node_gbps / 8.0 * 1e9 * efficiency, kInterNodeHopSeconds};
-}
+Link NodeLink(const Network& n) { return {n.node_gbps / 8.0 * 1e9 * n.efficiency, kInterNodeHopSeconds}; }
 
 // §4 Ring all-reduce of `bytes` over n ranks (Patarasuk & Yuan 2009): 2(n-1)/n x bytes on the
 // slowest link, 2(n-1) latency steps.
@@ -85,14 +82,18 @@ Network ParseNetwork(const std::string& s) {
   struct Preset {
     const char* name;
     double gbps;
+    double efficiency;
   };
-  static const Preset presets[] = {{"ib-400g", 8 * 400.0},  {"ib-200g", 8 * 200.0},   {"ib-100g", 8 * 100.0},
-                                   {"ib-100g-x4", 4 * 100.0}, {"roce-400g", 8 * 400.0}, {"roce-200g", 8 * 200.0},
-                                   {"roce-100g", 2 * 100.0},  {"100gbe", 100.0},        {"25gbe", 25.0},
-                                   {"10gbe", 10.0},           {"1gbe", 1.0}};
+  constexpr double ib = kInfinibandEfficiency;
+  constexpr double eth = kLinkEfficiency;
+  static const Preset presets[] = {
+      {"ib-400g", 8 * 400.0, ib},    {"ib-200g", 8 * 200.0, ib},    {"ib-100g", 8 * 100.0, ib},
+      {"ib-100g-x4", 4 * 100.0, ib}, {"roce-400g", 8 * 400.0, eth}, {"roce-200g", 8 * 200.0, eth},
+      {"roce-100g", 2 * 100.0, eth}, {"100gbe", 100.0, eth},        {"25gbe", 25.0, eth},
+      {"10gbe", 10.0, eth},          {"1gbe", 1.0, eth}};
   for (const auto& p : presets) {
     if (NormalizeName(p.name) == n) {
-      return {p.name, p.gbps, "--network"};
+      return {p.name, p.gbps, "--network", p.efficiency};
     }
   }
   std::string digits = n;
@@ -107,7 +108,7 @@ Network ParseNetwork(const std::string& s) {
       digits.size() < 8) {
     const double v = std::stod(digits);
     if (v > 0) {
-      return {s, v, "--network"};
+      return {s, v, "--network", kLinkEfficiency};  // a bare rate: Ethernet
     }
   }
   std::vector<std::string> names;
@@ -438,7 +439,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     };
     const double trainable_on_gpu =
         lora ? n_lora / (tp * static_cast<double>(l.pp)) : static_cast<double>(mem.params_on_gpu);
-    const double grad_bytes = trainable_on_gpu * (c.fp32_grad_reduce ? 4.0 : ElementBytes(w.precision));
+    const double grad_bytes = trainable_on_gpu * ElementBytes(c.fp32_grad_reduce ? Precision::kFp32 : w.precision);
     const double param_gather_bytes = trainable_on_gpu * ElementBytes(w.precision);
     double node_bytes = 0;
     double dp_time = 0;

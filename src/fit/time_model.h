@@ -20,6 +20,9 @@ struct Network {
   std::string name = "ib-400g";
   double node_gbps = 8 * 400.0;  // total NIC bandwidth of one node, Gb/s
   std::string basis = "--network";  // where the figure comes from (an option, or the card's server class)
+  // The share of the line rate NCCL reaches across nodes: InfiniBand 96% (NCCL's all-reduce bus
+  // bandwidth across DGX A100 nodes, 192 of 200 GB/s, NVIDIA/nccl#1576), Ethernet 80%.
+  double efficiency = 0.96;
 };
 // "ib-400g" (8 x 400 Gb/s per node, the HGX H100 reference), "ib-200g" (8 x 200, HGX A100),
 // "roce-100g" (2 x 100), "25gbe", "10gbe", "1gbe", or a bare number of Gb/s per node ("40",
