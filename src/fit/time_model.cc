@@ -2,6 +2,7 @@
 #include "fit/time_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "core/error.h"
@@ -96,7 +97,14 @@ Network ParseNetwork(const std::string& s) {
       return {p.name, p.gbps, "--network", p.efficiency};
     }
   }
-  std::string digits = n;
+  // A bare rate is read from the text as given (case and spaces aside), not from the normalised
+  // name, which drops every other character: "-5", "[1]" and "1.5" are not 5, 1 and 15 Gb/s.
+  std::string digits;
+  for (const char c : s) {
+    if (c != ' ') {
+      digits.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+  }
   for (const char* suffix : {"gbps", "gbs", "gb", "g"}) {
     const std::string suf = suffix;
     if (digits.size() > suf.size() && digits.compare(digits.size() - suf.size(), suf.size(), suf) == 0) {

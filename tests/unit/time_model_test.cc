@@ -279,6 +279,12 @@ TEST(TimeModel, NetworkNames) {
   EXPECT_DOUBLE_EQ(ParseNetwork("25gbps").node_gbps, 25);
   EXPECT_DOUBLE_EQ(ParseNetwork("roce-200g").node_gbps, 1600);
   EXPECT_THROW(ParseNetwork("carrier-pigeon"), InputError);
+  // A rate is the number written, not the digits left after dropping the rest.
+  EXPECT_DOUBLE_EQ(ParseNetwork("40 Gbps").node_gbps, 40);
+  EXPECT_THROW(ParseNetwork("-5"), InputError);
+  EXPECT_THROW(ParseNetwork("[1]"), InputError);
+  EXPECT_THROW(ParseNetwork("1.5"), InputError);
+  EXPECT_THROW(ParseNetwork("4-0"), InputError);
 }
 
 TEST(TimeModel, BatchOneDecodeReadsAllWeightsPerToken) {
