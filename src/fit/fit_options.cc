@@ -40,6 +40,8 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--ep", "ep", "expert-parallel size (MoE); in a search, given = kept", &R::ep).Min(0, true));
     t.push_back(Option<R>("--tp-overlap", "tp_overlap", "tensor-parallel collectives overlapped with the GEMMs (Megatron-Core --tp-comm-overlap); docs/time-model.md §4; not given: on where the framework offers it and it is faster (§10)", &R::tp_overlap)
                     .Choices({"on", "off"}, on_off));
+    t.push_back(Option<R>("--dp-overlap", "dp_overlap", "data-parallel gradient reduction (and ZeRO-1/2's parameter gather) run beside the backward (and next forward) pass: PyTorch DDP and FSDP by default, Megatron --overlap-grad-reduce/--overlap-param-gather, DeepSpeed overlap_comm; off: all of it after the backward pass; docs/time-model.md §4; not given: on, with off in the range (§10)", &R::dp_overlap)
+                    .Choices({"on", "off"}, on_off));
     t.push_back(Option<R>("--cp", "cp", "context-parallel size (training; ring attention over sequence chunks); in a search, given = kept", &R::cp).Min(0, true));
     t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept; not given: the fastest of 1, 2, 4, 8 that fits where the framework interleaves (Megatron: each of 1-8 that divides a stage's layers; docs/time-model.md §10)", &R::vpp).Min(0, true));
     t.push_back(Option<R>("--sp", "sp", "sequence parallelism (with tp > 1); in a search, given = kept (otherwise on whenever tp > 1)", &R::sp));
@@ -205,6 +207,7 @@ void MarkGivenFitOptions(FitRequest& r, const std::function<bool(const std::stri
   r.precision_given = given("precision");
   r.recompute_given = given("recompute");
   r.tp_overlap_given = given("tp_overlap");
+  r.dp_overlap_given = given("dp_overlap");
 }
 
 void ReadJson(const nlohmann::json& j, FitRequest& r) {

@@ -188,6 +188,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   ApplyFramework(r, data_dir, in);
   in.time.mfu = r.mfu;
   in.time.tp_overlap = ParseOnOff(r.tp_overlap, "tp_overlap");
+  in.time.dp_grad_overlap = ParseOnOff(r.dp_overlap, "dp_overlap");
   in.time.gemm_tables = SharedGemmTables(data_dir);
   in.time.attention = ParseAttentionKernel(r.attention.empty() ? in.overhead.framework.attention : r.attention);
   in.time.loss = in.overhead.framework.loss;
@@ -266,6 +267,12 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
   if (!given.tp_overlap && l.tp > 1 && l.sp && f.tp_comm_overlap) {
     overlaps = {false, true};
   }
+  // Data-parallel overlap (ZeRO 0-2; ZeRO-3's prefetching is not this switch): on first, so a tie
+  // (no traffic to hide) keeps the frameworks' usual setting.
+  std::vector<bool> dp_overlaps{time.dp_grad_overlap};
+  if (!given.dp_overlap && l.dp_cp() > 1 && l.zero < 3) {
+    dp_overlaps = {true, false};
+  }
   // The global batch every micro-batch must divide into (micro-batch x dp): the given one, or
   // the one the current micro-batch fills the pipeline with (the time model's rule, §1).
   const int64_t dp = std::max<int64_t>(l.dp(), 1);
@@ -294,51 +301,59 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
     }
     recomputes.push_back(Recompute::kFull);
   }
-  if (vpps.size() == 1 && overlaps.size() == 1 && micro_batches.size() == 1 && recomputes.size() == 1) {
+  if (vpps.size() == 1 && overlaps.size() == 1 && dp_overlaps.size() == 1 && micro_batches.size() == 1 &&
+      recomputes.size() == 1) {
     return std::nullopt;
   }
   struct Combo {
     int64_t vpp;
     bool overlap;
+    bool dp_overlap;
     int64_t micro_batch;
     Recompute recompute;
   };
   UnstatedSettings u;
   std::optional<Combo> best, worst;
+  const auto consider = [&](const Combo& k) {
+    Workload wc = w;
+    wc.recompute = k.recompute;
+    if (k.micro_batch != w.micro_batch) {
+      wc.micro_batch = k.micro_batch;
+      wc.global_batch = global;
+    }
+    Layout lc = l;
+    lc.vpp = k.vpp;
+    TimeConfig tc = time;
+    tc.tp_overlap = k.overlap;
+    tc.dp_grad_overlap = k.dp_overlap;
+    ++u.combinations;
+    const MemoryEstimate e = EstimateMemory(spec, wc, lc, overhead, std::optional<int64_t>(gpu.memory_bytes));
+    if (!Fits(e, gpu)) {
+      return;
+    }
+    ++u.fitting;
+    const TrainingTime t = EstimateTrainingTime(spec, wc, lc, gpu, tc, tokens);
+    if (!best || t.tokens_per_second > u.best_tokens_per_second) {
+      best = k;
+      u.best_tokens_per_second = t.tokens_per_second;
+      u.best_step_seconds = t.step_seconds;
+      u.best_mfu = t.mfu;
+      u.best_total_hours = t.total_hours;
+    }
+    if (!worst || t.tokens_per_second < u.worst_tokens_per_second) {
+      worst = k;
+      u.worst_tokens_per_second = t.tokens_per_second;
+      u.worst_step_seconds = t.step_seconds;
+      u.worst_mfu = t.mfu;
+      u.worst_total_hours = t.total_hours;
+    }
+  };
   for (Recompute rc : recomputes) {
     for (int64_t mb : micro_batches) {
       for (int64_t v : vpps) {
         for (bool o : overlaps) {
-          Workload wc = w;
-          wc.recompute = rc;
-          if (mb != w.micro_batch) {
-            wc.micro_batch = mb;
-            wc.global_batch = global;
-          }
-          Layout lc = l;
-          lc.vpp = v;
-          TimeConfig tc = time;
-          tc.tp_overlap = o;
-          ++u.combinations;
-          const MemoryEstimate e = EstimateMemory(spec, wc, lc, overhead, std::optional<int64_t>(gpu.memory_bytes));
-          if (!Fits(e, gpu)) {
-            continue;
-          }
-          ++u.fitting;
-          const TrainingTime t = EstimateTrainingTime(spec, wc, lc, gpu, tc, tokens);
-          if (!best || t.tokens_per_second > u.best_tokens_per_second) {
-            best = Combo{v, o, mb, rc};
-            u.best_tokens_per_second = t.tokens_per_second;
-            u.best_step_seconds = t.step_seconds;
-            u.best_mfu = t.mfu;
-            u.best_total_hours = t.total_hours;
-          }
-          if (!worst || t.tokens_per_second < u.worst_tokens_per_second) {
-            worst = Combo{v, o, mb, rc};
-            u.worst_tokens_per_second = t.tokens_per_second;
-            u.worst_step_seconds = t.step_seconds;
-            u.worst_mfu = t.mfu;
-            u.worst_total_hours = t.total_hours;
+          for (bool d : dp_overlaps) {
+            consider(Combo{v, o, d, mb, rc});
           }
         }
       }
@@ -349,6 +364,7 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
   }
   l.vpp = best->vpp;
   time.tp_overlap = best->overlap;
+  time.dp_grad_overlap = best->dp_overlap;
   if (best->micro_batch != w.micro_batch) {
     w.micro_batch = best->micro_batch;
     w.global_batch = global;
@@ -369,6 +385,9 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
   }
   if (overlaps.size() > 1) {
     choice("tp_overlap", best->overlap ? "on" : "off", {"off", "on"}, worst->overlap ? "on" : "off");
+  }
+  if (dp_overlaps.size() > 1) {
+    choice("dp_overlap", best->dp_overlap ? "on" : "off", {"on", "off"}, worst->dp_overlap ? "on" : "off");
   }
   if (micro_batches.size() > 1) {
     std::vector<std::string> tried;
@@ -416,6 +435,7 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
     GivenSettings given;
     given.vpp = r.pinned.vpp.has_value() || r.vpp != 1;
     given.tp_overlap = r.tp_overlap_given || r.tp_overlap != "off";
+    given.dp_overlap = r.dp_overlap_given || r.dp_overlap != "on";
     given.micro_batch = r.pinned.micro_batch.has_value() || r.micro_batch != 1;
     given.recompute = r.recompute_given || r.pinned.recompute.has_value() || r.recompute != "none";
     s.unstated = ChooseUnstatedSettings(given, spec, s.workload, s.layout, gpu, overhead, time, in.tokens);

@@ -45,6 +45,7 @@ struct FitRequest {
   std::string flash_attn = "on";
   std::string fp8 = "off";
   std::string tp_overlap = "off";
+  std::string dp_overlap = "on";  // data-parallel reduction beside the backward pass (§4, §10)
   std::string attention;  // empty: the framework profile's kernel (fa2 unless it says fa3)
   std::string compile;    // on | off; empty: the framework profile's (fused unless it says eager)
   int64_t lora_rank = 16;
@@ -112,6 +113,7 @@ struct FitRequest {
   bool batched_tokens_given = false;  // else a server profile's default on the card (vLLM)
   bool precision_given = false;       // else the framework's default precision (transformers v5: bf16)
   bool tp_overlap_given = false;      // else chosen for speed where the framework offers it
+  bool dp_overlap_given = false;      // else on (the faster), with off in the range (§10)
   bool recompute_given = false;       // else the framework's default (LLaMA-Factory: full)  // else a framework profile takes the card generation's context
   // The options given, by key (MarkGivenFitOptions): RunFit checks their values against the
   // options table (CheckFitRequest), the same way for every front end.
@@ -150,7 +152,7 @@ SearchOptions SearchOptionsOf(const FitRequest& r, const FitInputs& in, const Gp
 // A setting a training fit's request left unstated, chosen for speed within memory
 // (docs/time-model.md §10).
 struct UnstatedChoice {
-  std::string name;                // "vpp", "tp_overlap", "micro_batch", "recompute"
+  std::string name;                // "vpp", "tp_overlap", "dp_overlap", "micro_batch", "recompute"
   std::string chosen;              // "4", "on", "2", "selective"
   std::vector<std::string> tried;  // every value tried, in order
 };
@@ -171,16 +173,19 @@ struct UnstatedSettings {
 struct GivenSettings {
   bool vpp = true;
   bool tp_overlap = true;
+  bool dp_overlap = true;
   bool micro_batch = true;
   bool recompute = true;
 };
 
 // The settings a training request left unstated that its framework offers (docs/time-model.md
 // §10), each combination estimated on the card; the fastest that fits is taken (`w`, `l` and
-// `time` are set to it; a tie keeps the earlier value: the smaller vpp and micro-batch, overlap
-// off, the least recomputation) and the range over all that fit is returned:
+// `time` are set to it; a tie keeps the earlier value: the smaller vpp and micro-batch, tensor-
+// parallel overlap off, data-parallel overlap on, the least recomputation) and the range over all that fit is returned:
 // - vpp with a pipeline where the profile runs the interleaved schedule: 1, 2, 4, 8;
 // - tensor-parallel overlap with sequence parallelism where the profile offers it: off, on;
+// - data-parallel overlap with ZeRO 0-2 and more than one data-parallel rank: on, off (every
+//   framework offers it: PyTorch DDP, FSDP, Megatron --overlap-grad-reduce, DeepSpeed overlap_comm);
 // - micro-batch 1, 2, 4, 8 within the global batch (the given one, or the one the current
 //   micro-batch gives: a micro-batch is tried only where micro-batch x dp divides it, so the
 //   global batch, a training hyperparameter, never changes);

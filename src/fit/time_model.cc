@@ -488,6 +488,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
       dp_time = reduces * reduce + gather;
       node_bytes = reduces * reduce_node_bytes + gather_node_bytes;
       if (!c.dp_grad_overlap) {
+        t.dp_overlapped = false;
         t.dp_exposed_seconds = dp_time;
       } else if (l.zero == 0) {
         t.dp_exposed_seconds = std::max(0.0, reduce + gather - c.dp_overlap * backward_one);

@@ -99,6 +99,7 @@ struct TrainingTime {
   double moe_seconds = 0;            // expert-parallel all-to-all
   double dp_seconds = 0;             // data-parallel traffic (gradients; ZeRO-3 parameter gathers), total
   double dp_exposed_seconds = 0;     // the part not hidden behind the forward/backward passes
+  bool dp_overlapped = true;         // false: ZeRO 0-2 reduction after the backward pass (--dp-overlap off)
   double dp_node_link_bytes = 0;     // bytes one node's network link carries per step (each direction)
   double communication_seconds = 0;  // tp + pp + moe + exposed dp
   double bubble_seconds = 0;         // pipeline fill and drain

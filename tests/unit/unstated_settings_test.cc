@@ -1,5 +1,5 @@
 // Settings a training fit is not given (docs/time-model.md §10): vpp and tensor-parallel overlap
-// where the framework offers them, the micro-batch within the global batch and the recomputation,
+// where the framework offers them, data-parallel overlap, the micro-batch within the global batch and the recomputation,
 // chosen for speed within memory, and the range over them.
 #include <gtest/gtest.h>
 
@@ -128,6 +128,84 @@ bool Chose(const FitJobResult& f, const std::string& name) {
   }
   const auto& c = f.single->unstated->choices;
   return std::any_of(c.begin(), c.end(), [&](const UnstatedChoice& x) { return x.name == name; });
+}
+
+// Qwen2.5-7B full fine-tune on 2 nodes of 8 A100 80GB over 2 x 100 Gb/s RoCE, ZeRO-1, --mfu 0.5,
+// 16 micro-batches of 1 a step (global batch 256, dp 16), full recomputation given: only the
+// data-parallel overlap is left unstated.
+FitRequest DataParallelOnTwoNodes() {
+  FitRequest r;
+  r.model = "Qwen2.5-7B";
+  r.task = "full";
+  r.seq = 2048;
+  r.gpu = "A100";
+  r.gpus = 16;
+  r.zero = 1;
+  r.global_batch = 256;
+  r.network = "roce-100g";
+  r.mfu = 0.5;
+  r.micro_batch = 1;
+  r.pinned.micro_batch = 1;
+  r.recompute = "full";
+  r.recompute_given = true;
+  return r;
+}
+
+TEST(UnstatedSettings, DataParallelOverlapIsOnWithOffInTheRange) {
+  // Every framework offers the reduction beside the backward pass (PyTorch DDP and FSDP by
+  // default, Megatron --overlap-grad-reduce/--overlap-param-gather, DeepSpeed overlap_comm), and it
+  // is never slower, so an unstated one is on; off (Megatron-LM's own default) bounds the range.
+  FitRequest on = DataParallelOnTwoNodes(), off = on;
+  on.dp_overlap = "on";
+  on.dp_overlap_given = true;
+  off.dp_overlap = "off";
+  off.dp_overlap_given = true;
+  const FitJobResult chosen = Fit(DataParallelOnTwoNodes()), f_on = Fit(on), f_off = Fit(off);
+  ASSERT_TRUE(chosen.single->fits);
+  EXPECT_FALSE(f_on.single->unstated);  // given: nothing left to choose
+  EXPECT_FALSE(f_off.single->unstated);
+  ASSERT_TRUE(chosen.single->unstated);
+  const UnstatedSettings& u = *chosen.single->unstated;
+  ASSERT_EQ(u.choices.size(), 1u);
+  EXPECT_EQ(u.choices[0].name, "dp_overlap");
+  EXPECT_EQ(u.choices[0].tried, (std::vector<std::string>{"on", "off"}));
+  EXPECT_EQ(u.choices[0].chosen, "on");
+  EXPECT_EQ(u.worst, "dp_overlap off");
+
+  // By hand (docs/time-model.md §4): one half (reduce-scatter or all-gather) of B bytes a GPU is
+  // 7/8 x B over NVLink at 300 GB/s x 0.8 + 7 hops of 5 us, then B/2 across the 2 nodes at
+  // 2 x 100 Gb/s x 0.8 = 20 GB/s + one 15 us hop. ZeRO-1 reduce-scatters the bf16 gradients and
+  // gathers the bf16 parameters: B = 2 x 7,615,616,512 bytes each.
+  const double b = 2.0 * 7'615'616'512.0;
+  const double half = 7.0 / 8.0 * b / 240e9 + 7 * 5e-6 + b / 2.0 / 20e9 + 15e-6;
+  const TrainingTime& t_off = *f_off.single->training;
+  const TrainingTime& t_on = *f_on.single->training;
+  EXPECT_NEAR(t_off.dp_seconds, 2.0 * half, 1e-9);
+  EXPECT_NEAR(t_off.dp_exposed_seconds, 2.0 * half, 1e-9);  // off: all of it after the backward pass
+  EXPECT_FALSE(t_off.dp_overlapped);
+  EXPECT_TRUE(t_on.dp_overlapped);
+  EXPECT_LT(t_on.dp_exposed_seconds, t_off.dp_exposed_seconds);
+  // The rest of the step is the same: off is slower by exactly the part overlap hides.
+  EXPECT_NEAR(t_off.step_seconds - t_on.step_seconds, t_off.dp_exposed_seconds - t_on.dp_exposed_seconds, 1e-9);
+  EXPECT_DOUBLE_EQ(u.best_step_seconds, t_on.step_seconds);
+  EXPECT_DOUBLE_EQ(u.worst_step_seconds, t_off.step_seconds);
+  EXPECT_DOUBLE_EQ(chosen.single->training->step_seconds, t_on.step_seconds);
+  const nlohmann::json j = FitJobToJson(f_off);
+  EXPECT_EQ(j["time"]["communication"]["data_parallel_overlapped"], false);
+  const nlohmann::json jc = FitJobToJson(chosen);
+  EXPECT_EQ(jc["unstated"]["choices"][0]["name"], "dp_overlap");
+  EXPECT_DOUBLE_EQ(jc["unstated"]["step_seconds"]["worst"].get<double>(), t_off.step_seconds);
+
+  // Not a choice where it changes nothing: one data-parallel rank, or ZeRO-3, whose parameter
+  // prefetching is not this switch.
+  FitRequest one = DataParallelOnTwoNodes();
+  one.gpus = 1;
+  one.global_batch = 16;
+  one.gpu = "H200";
+  EXPECT_FALSE(Chose(Fit(one), "dp_overlap"));
+  FitRequest z3 = DataParallelOnTwoNodes();
+  z3.zero = 3;
+  EXPECT_FALSE(Chose(Fit(z3), "dp_overlap"));
 }
 
 TEST(UnstatedSettings, RecomputationIsTheLeastThatFits) {

@@ -166,6 +166,7 @@ nlohmann::json TrainingTimeToJson(const TrainingTime& t) {
             {"expert_all_to_all_seconds", t.moe_seconds},
             {"data_parallel_seconds", t.dp_seconds},
             {"data_parallel_exposed_seconds", t.dp_exposed_seconds},
+            {"data_parallel_overlapped", t.dp_overlapped},
             {"data_parallel_node_link_bytes", t.dp_node_link_bytes}}},
           {"network", t.network},
           {"network_gbps", t.network_gbps},

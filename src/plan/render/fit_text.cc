@@ -181,9 +181,13 @@ void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& n
   line(4, 26, Say("cli.fit.tensor_parallel", "tensor parallel"), t.tp_seconds, "");
   line(4, 26, Say("cli.fit.pipeline_p2p", "pipeline p2p"), t.pp_seconds, "");
   line(4, 26, Say("cli.fit.expert_all_to_all", "expert all-to-all"), t.moe_seconds, "");
+  const std::string dp_total = fmt::format("{:.3f}", t.dp_seconds);
   line(4, 26, Say("cli.fit.data_parallel", "data parallel, exposed"), t.dp_exposed_seconds,
-       "   " + SayFormat("cli.fit.data_parallel_hidden", "(of {} s, the rest hidden behind compute)",
-                         {fmt::format("{:.3f}", t.dp_seconds)}));
+       "   " + (t.dp_overlapped
+                    ? SayFormat("cli.fit.data_parallel_hidden", "(of {} s, the rest hidden behind compute)", {dp_total})
+                    : SayFormat("cli.fit.data_parallel_not_overlapped",
+                                "(of {} s, none hidden: reduced after the backward pass, --dp-overlap off)",
+                                {dp_total})));
   if (t.dp_node_link_bytes > 0) {
     os << "    " << PadRight(Say("cli.fit.across_nodes", "data parallel across nodes"), 26)
        << SayFormat("cli.fit.across_nodes_gb", " {} GB per step each way over each node's network link",
