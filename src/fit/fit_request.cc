@@ -193,6 +193,10 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.time.attention = ParseAttentionKernel(r.attention.empty() ? in.overhead.framework.attention : r.attention);
   in.time.loss = in.overhead.framework.loss;
   in.time.fp32_grad_reduce = in.overhead.framework.fp32_grads;
+  in.time.param_gather_after_step = in.overhead.framework.param_gather_after_step;
+  if (r.dp_overlap_given) {
+    DeepSpeedOverlapComm(in.time.dp_grad_overlap, in.overhead.framework);
+  }
   in.time.eager_elementwise =
       r.compile.empty() ? in.overhead.framework.eager_elementwise : !ParseOnOff(r.compile, "compile");
   if (!r.network.empty()) {
@@ -256,7 +260,7 @@ SearchOptions SearchOptionsOf(const FitRequest& r, const FitInputs& in, const Gp
 }
 
 std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& given, const ModelSpec& spec, Workload& w,
-                                                       Layout& l, const Gpu& gpu, const OverheadConfig& overhead,
+                                                       Layout& l, const Gpu& gpu, OverheadConfig& overhead,
                                                        TimeConfig& time, double tokens) {
   const FrameworkProfile& f = overhead.framework;
   std::vector<int64_t> vpps{l.vpp};
@@ -327,7 +331,15 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
     tc.tp_overlap = k.overlap;
     tc.dp_grad_overlap = k.dp_overlap;
     ++u.combinations;
-    const MemoryEstimate e = EstimateMemory(spec, wc, lc, overhead, std::optional<int64_t>(gpu.memory_bytes));
+    // DeepSpeed pays for its overlap with a second reduce bucket (overlap_comm).
+    OverheadConfig oc_overlap;
+    const OverheadConfig* oc = &overhead;
+    if (dp_overlaps.size() > 1 && overhead.framework.reduce_bucket_elements > 0) {
+      oc_overlap = overhead;
+      DeepSpeedOverlapComm(k.dp_overlap, oc_overlap.framework);
+      oc = &oc_overlap;
+    }
+    const MemoryEstimate e = EstimateMemory(spec, wc, lc, *oc, std::optional<int64_t>(gpu.memory_bytes));
     if (!Fits(e, gpu)) {
       return;
     }
@@ -365,6 +377,9 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
   l.vpp = best->vpp;
   time.tp_overlap = best->overlap;
   time.dp_grad_overlap = best->dp_overlap;
+  if (dp_overlaps.size() > 1) {
+    DeepSpeedOverlapComm(best->dp_overlap, overhead.framework);
+  }
   if (best->micro_batch != w.micro_batch) {
     w.micro_batch = best->micro_batch;
     w.global_batch = global;

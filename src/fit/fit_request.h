@@ -185,7 +185,8 @@ struct GivenSettings {
 // - vpp with a pipeline where the profile runs the interleaved schedule: 1, 2, 4, 8;
 // - tensor-parallel overlap with sequence parallelism where the profile offers it: off, on;
 // - data-parallel overlap with ZeRO 0-2 and more than one data-parallel rank: on, off (every
-//   framework offers it: PyTorch DDP, FSDP, Megatron --overlap-grad-reduce, DeepSpeed overlap_comm);
+//   framework offers it: PyTorch DDP, FSDP, Megatron --overlap-grad-reduce, DeepSpeed overlap_comm,
+//   whose second reduce bucket the memory of "on" counts: `overhead` is set to the choice);
 // - micro-batch 1, 2, 4, 8 within the global batch (the given one, or the one the current
 //   micro-batch gives: a micro-batch is tried only where micro-batch x dp divides it, so the
 //   global batch, a training hyperparameter, never changes);
@@ -193,7 +194,7 @@ struct GivenSettings {
 //   flash attention, which already does it), op (where the profile offers it), full.
 // Nullopt when nothing was left to choose or nothing fits (then `w`, `l` and `time` are unchanged).
 std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& given, const ModelSpec& spec, Workload& w,
-                                                       Layout& l, const Gpu& gpu, const OverheadConfig& overhead,
+                                                       Layout& l, const Gpu& gpu, OverheadConfig& overhead,
                                                        TimeConfig& time, double tokens);
 
 struct FitSingle {

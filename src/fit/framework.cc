@@ -20,7 +20,7 @@ namespace {
 const std::vector<std::string>& ProfileKeys() {
   static const std::vector<std::string> keys = {
       "name",         "version",       "extends",              "kind",
-      "description",  "grad_dtype",    "loss",                 "loss_chunks",
+      "description",  "grad_dtype",    "loss",                 "loss_chunks",          "param_gather",
       "ddp_bucket_copy",               "overlap_comm",         "reduce_bucket_elements",
       "allgather_bucket_elements",     "prefetch_bucket_elements", "load_peak",
       "recompute",    "kv_rule",       "kv_fraction",          "kv_fraction_scale",
@@ -81,6 +81,8 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.kind = Choice(m, "kind", p.kind, {"training", "inference"});
   p.description = m.Str("description", false, p.description);
   p.fp32_grads = Choice(m, "grad_dtype", p.fp32_grads ? "fp32" : "param", {"param", "fp32"}) == "fp32";
+  p.param_gather_after_step = Choice(m, "param_gather", p.param_gather_after_step ? "after_step" : "next_forward",
+                                     {"next_forward", "after_step"}) == "after_step";
   if (m.Has("default_recompute")) {
     p.default_recompute = Choice(m, "default_recompute", "none", {"none", "selective", "op", "full"});
   }
@@ -530,6 +532,12 @@ CardFramework FrameworkOnCard(const FrameworkProfile& f, const Gpu& gpu, const M
     out.note += (out.note.empty() ? f.Label() + " on " + gpu.name + ": " : "; ") + n;
   }
   return out;
+}
+
+void DeepSpeedOverlapComm(bool overlap, FrameworkProfile& f) {
+  if (f.reduce_bucket_elements > 0) {
+    f.overlap_comm = overlap ? "always" : "zero3";
+  }
 }
 
 }  // namespace gpuplan

@@ -41,6 +41,10 @@ struct FrameworkProfile {
   std::string kind = "training";  // training | inference
   std::string description;
   bool fp32_grads = false;           // grad_dtype: fp32
+  // param_gather: after_step: ZeRO-1/2's all-gather of the updated parameters runs inside the
+  // optimizer step, before the next forward (DeepSpeed); next_forward: bucket by bucket beside
+  // the next step's first forward (Megatron-Core --overlap-param-gather).
+  bool param_gather_after_step = false;
   std::string default_precision;     // the training precision without --precision ("": mixed)
   std::string default_recompute;     // one card's recomputation without --recompute ("": none)
   LossKind loss = LossKind::kFull;
@@ -150,5 +154,11 @@ std::vector<int64_t> VppCandidates(const FrameworkProfile& f, int64_t layers, in
 std::string VppRefusal(const FrameworkProfile& f, int64_t layers, int64_t pp, int64_t vpp);
 // "none", "vllm", "sglang", "lmdeploy" (the file's kv_rule values).
 const char* ToString(KvRule rule);
+
+// DeepSpeed's overlap_comm as the data-parallel overlap says, for a profile with ZeRO reduce
+// buckets (reduce_bucket_elements > 0): on, "always" (a second reduce bucket at ZeRO-1/2,
+// stage_1_and_2.py setup_buckets); off, DeepSpeed's own default "zero3" (on at stage 3 only, where
+// it adds a stream, not a buffer). Other profiles are left as they are.
+void DeepSpeedOverlapComm(bool overlap, FrameworkProfile& f);
 
 }  // namespace gpuplan

@@ -472,7 +472,9 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
       // micro-batch's backward is the window that can hide them, not the step's. ZeRO 0: one
       // all-reduce (reduce-scatter + all-gather) in that window. ZeRO-1 (Megatron-Core's
       // distributed optimizer): the reduce-scatter there, and the updated parameters' all-gather
-      // during the next step's first forward (--overlap-param-gather). ZeRO-2 partitions the
+      // during the next step's first forward (--overlap-param-gather); DeepSpeed all-gathers them
+      // at the end of its optimizer step, before the next forward can start (param_gather:
+      // after_step), so that half is exposed even with overlap. ZeRO-2 partitions the
       // gradients, so it reduce-scatters after EVERY micro-batch's backward (DeepSpeed #2252),
       // each hidden by that micro-batch's backward. Without overlap (Megatron-LM 2021's
       // `--DDP-impl local`) all of it is exposed after the backward pass.
@@ -493,8 +495,9 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
       } else if (l.zero == 0) {
         t.dp_exposed_seconds = std::max(0.0, reduce + gather - c.dp_overlap * backward_one);
       } else {
-        t.dp_exposed_seconds = reduces * std::max(0.0, reduce - c.dp_overlap * backward_one) +
-                               std::max(0.0, gather - c.dp_overlap * forward_one);
+        t.dp_exposed_seconds =
+            reduces * std::max(0.0, reduce - c.dp_overlap * backward_one) +
+            (c.param_gather_after_step ? gather : std::max(0.0, gather - c.dp_overlap * forward_one));
       }
     }
     t.dp_seconds = dp_time;

@@ -62,6 +62,9 @@ struct TimeConfig {
   // The gradients are reduced in fp32 whatever the training dtype (the framework's grad_dtype:
   // fp32, Megatron's main_grad buffers); false: in the training dtype.
   bool fp32_grad_reduce = false;
+  // ZeRO-1/2's parameter all-gather runs at the end of the optimizer step (DeepSpeed), exposed
+  // whatever dp_grad_overlap says; false: beside the next step's first forward when overlapped.
+  bool param_gather_after_step = false;
   bool eager_elementwise = false;    // training's elementwise ops run as eager PyTorch ops (§3.3), not fused
   LossKind loss = LossKind::kFull;    // the framework's loss: how its cross-entropy kernels run (§3.3)
   // Inference decode: the engine's attention kernel reads a GQA model's K/V once per query head

@@ -316,9 +316,13 @@ json_is '.memory_per_gpu | [.peak_allocated, .nvidia_smi, .load_peak] | map(type
 json_is '.memory_per_gpu.nvidia_smi == .memory_per_gpu.total' true
 json_is '.memory_per_gpu.peak_allocated < .memory_per_gpu.nvidia_smi' true
 # DeepSpeed ZeRO-2 over 8 GPUs: one reduce bucket of 5e8 elements x 2 bytes (v0.19.5: no all-gather
-# bucket, overlap_comm off below stage 3).
-expect_exit 0 "fit --framework deepspeed" -- "$bin" fit --model Llama-3.1-8B --task full --gpu H100 --gpus 8 --zero 2 --framework deepspeed --json
+# bucket, overlap_comm off below stage 3, as --dp-overlap off runs it).
+expect_exit 0 "fit --framework deepspeed --dp-overlap off" -- "$bin" fit --model Llama-3.1-8B --task full --gpu H100 --gpus 8 --zero 2 --framework deepspeed --dp-overlap off --json
 json_is '.memory_per_gpu.comm_buffers' 1000000000
+# Not given, the overlap is chosen (it fits): overlap_comm on, a second bucket of 5e8 x 2 bytes.
+expect_exit 0 "fit --framework deepspeed" -- "$bin" fit --model Llama-3.1-8B --task full --gpu H100 --gpus 8 --zero 2 --framework deepspeed --json
+json_is '.memory_per_gpu.comm_buffers' 2000000000
+json_is '[.unstated.choices[] | select(.name == "dp_overlap") | .chosen] | join(",")' on
 # LitGPT of April 2024 QLoRA: load peak = 2 x 8,030,261,248 bf16 bytes + the Hopper context (550 MiB
 # = 576,716,800); LitGPT 0.5.13 quantises tensor by tensor: no load peak above the steady state.
 expect_exit 0 "fit --framework litgpt@58c5b18" -- "$bin" fit --model Llama-3.1-8B --task qlora --seq 256 --gpu H100 --framework litgpt@58c5b18 --json

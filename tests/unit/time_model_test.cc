@@ -169,7 +169,7 @@ TEST(TimeModel, Zero3GathersParametersEveryMicroBatch) {
 // nodes, B/2 at 2 x 100 Gb/s x 0.8 (Ethernet keeps the generic 80%) + one 15 us hop.
 double HalfOnTwoA100Nodes(double b) { return 7.0 / 8.0 * b / 240e9 + 7 * 5e-6 + b / 2.0 / 20e9 + 15e-6; }
 
-TrainingTime SixteenMicroBatchesOnTwoNodes(int zero, bool fp32_grads, bool overlap = true) {
+TrainingTime SixteenMicroBatchesOnTwoNodes(int zero, bool fp32_grads, bool overlap = true, bool gather_after_step = false) {
   Layout l;
   l.gpus = 16;
   l.zero = zero;
@@ -178,6 +178,7 @@ TrainingTime SixteenMicroBatchesOnTwoNodes(int zero, bool fp32_grads, bool overl
   c.network = ParseNetwork("roce-100g");
   c.fp32_grad_reduce = fp32_grads;
   c.dp_grad_overlap = overlap;
+  c.param_gather_after_step = gather_after_step;
   Workload w;
   w.task = Task::kFull;
   w.seq = 2048;
@@ -228,6 +229,13 @@ TEST(TimeModel, DistributedOptimizerGathersInTheNextForwardAndZero2ReducesEveryM
   // Without overlap (Megatron-LM 2021's --DDP-impl local): all of it after the backward pass.
   const TrainingTime local = SixteenMicroBatchesOnTwoNodes(0, false, false);
   EXPECT_NEAR(local.dp_exposed_seconds, 2.0 * half, 1e-9);
+  // DeepSpeed all-gathers the updated parameters at the end of its optimizer step
+  // (stage_1_and_2.py step(), all_gather_dp_groups; frameworks.yaml DS-STEP): the reduce-scatters
+  // still hide behind the backward passes with overlap_comm, the gather never does.
+  const TrainingTime ds = SixteenMicroBatchesOnTwoNodes(2, false, true, true);
+  EXPECT_NEAR(ds.dp_seconds, 17.0 * half, 1e-9);
+  EXPECT_NEAR(ds.dp_exposed_seconds, 16.0 * std::max(0.0, half - 0.8 * backward_one) + half, 1e-9);
+  EXPECT_GT(ds.dp_exposed_seconds, two.dp_exposed_seconds);
 }
 
 TEST(TimeModel, DefaultNetworkFollowsTheCardsServerClass) {

@@ -208,6 +208,50 @@ TEST(UnstatedSettings, DataParallelOverlapIsOnWithOffInTheRange) {
   EXPECT_FALSE(Chose(Fit(z3), "dp_overlap"));
 }
 
+TEST(UnstatedSettings, DeepSpeedOverlapNeedsItsSecondBucketInMemory) {
+  // DeepSpeed ZeRO-1/2 overlaps only with overlap_comm, which allocates a second reduce bucket of
+  // reduce_bucket_size = 5e8 elements (stage_1_and_2.py setup_buckets; frameworks.yaml DS-CONFIG,
+  // DS-STAGE2): 5e8 x 2 bytes (bf16) = 1,000,000,000 bytes more a GPU. Llama-3.2-3B full, ZeRO-2,
+  // 16 A100 40GB, 6,912 tokens, no recomputation: with it the estimate is just over the card's
+  // 40 GiB, without it just under, so the unstated overlap is off, the fastest that fits.
+  FitRequest r;
+  r.model = "Llama-3.2-3B";
+  r.task = "full";
+  r.framework = "deepspeed";
+  r.seq = 6912;
+  r.gpu = "A100 40GB";
+  r.gpus = 16;
+  r.zero = 2;
+  r.global_batch = 256;
+  r.micro_batch = 1;
+  r.pinned.micro_batch = 1;
+  r.recompute = "none";
+  r.recompute_given = true;
+  FitRequest on = r, off = r;
+  on.dp_overlap = "on";
+  on.dp_overlap_given = true;
+  off.dp_overlap = "off";
+  off.dp_overlap_given = true;
+  const FitJobResult f_on = Fit(on), f_off = Fit(off), chosen = Fit(r);
+  EXPECT_DOUBLE_EQ(f_on.single->memory.per_gpu.Total().value - f_off.single->memory.per_gpu.Total().value, 1e9);
+  ASSERT_FALSE(f_on.single->fits);
+  ASSERT_TRUE(f_off.single->fits);
+  ASSERT_TRUE(chosen.single->unstated);
+  ASSERT_EQ(chosen.single->unstated->choices.size(), 1u);
+  EXPECT_EQ(chosen.single->unstated->choices[0].name, "dp_overlap");
+  EXPECT_EQ(chosen.single->unstated->choices[0].chosen, "off");
+  EXPECT_EQ(chosen.single->unstated->fitting, 1);
+  EXPECT_TRUE(chosen.single->fits);
+  EXPECT_DOUBLE_EQ(chosen.single->memory.per_gpu.Total().value, f_off.single->memory.per_gpu.Total().value);
+  EXPECT_FALSE(chosen.single->training->dp_overlapped);
+  // With room (2,048 tokens) overlap is on, and the memory answer counts its bucket.
+  r.seq = on.seq = 2048;
+  const FitJobResult roomy = Fit(r), roomy_on = Fit(on);
+  ASSERT_TRUE(roomy.single->unstated);
+  EXPECT_EQ(roomy.single->unstated->choices[0].chosen, "on");
+  EXPECT_DOUBLE_EQ(roomy.single->memory.per_gpu.Total().value, roomy_on.single->memory.per_gpu.Total().value);
+}
+
 TEST(UnstatedSettings, RecomputationIsTheLeastThatFits) {
   // Llama-3.1-8B LoRA at 8,192 tokens on one A100 40GB (generic: no recomputation by default).
   // The activations without recomputation are far beyond the card (about 70 GiB in all), with
