@@ -194,9 +194,9 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.time.loss = in.overhead.framework.loss;
   in.time.fp32_grad_reduce = in.overhead.framework.fp32_grads;
   in.time.param_gather_after_step = in.overhead.framework.param_gather_after_step;
-  if (r.dp_overlap_given) {
-    DeepSpeedOverlapComm(in.time.dp_grad_overlap, in.overhead.framework);
-  }
+  // The memory pays for the overlap the time assumes (DeepSpeed's second reduce bucket), in the
+  // layout search too; a single fit may still take it off where it does not fit (§10).
+  DeepSpeedOverlapComm(in.time.dp_grad_overlap, in.overhead.framework);
   in.time.eager_elementwise =
       r.compile.empty() ? in.overhead.framework.eager_elementwise : !ParseOnOff(r.compile, "compile");
   if (!r.network.empty()) {
