@@ -130,24 +130,39 @@ bool Chose(const FitJobResult& f, const std::string& name) {
   return std::any_of(c.begin(), c.end(), [&](const UnstatedChoice& x) { return x.name == name; });
 }
 
+// A full fine-tune of `model` at `seq` tokens on `gpus` cards with ZeRO `zero` and a global batch,
+// the recomputation given.
+FitRequest FullFineTune(const char* model, int64_t seq, const char* gpu, int64_t gpus, int zero, int64_t global_batch,
+                        const char* recompute) {
+  FitRequest r;
+  r.model = model;
+  r.task = "full";
+  r.seq = seq;
+  r.gpu = gpu;
+  r.gpus = gpus;
+  r.zero = zero;
+  r.global_batch = global_batch;
+  r.recompute = recompute;
+  r.recompute_given = true;
+  return r;
+}
+
 // Qwen2.5-7B full fine-tune on 2 nodes of 8 A100 80GB over 2 x 100 Gb/s RoCE, ZeRO-1, --mfu 0.5,
 // 16 micro-batches of 1 a step (global batch 256, dp 16), full recomputation given: only the
 // data-parallel overlap is left unstated.
 FitRequest DataParallelOnTwoNodes() {
-  FitRequest r;
-  r.model = "Qwen2.5-7B";
-  r.task = "full";
-  r.seq = 2048;
-  r.gpu = "A100";
-  r.gpus = 16;
-  r.zero = 1;
-  r.global_batch = 256;
+  FitRequest r = FullFineTune("Qwen2.5-7B", 2048, "A100", 16, 1, 256, "full");
   r.network = "roce-100g";
   r.mfu = 0.5;
   r.micro_batch = 1;
   r.pinned.micro_batch = 1;
-  r.recompute = "full";
-  r.recompute_given = true;
+  return r;
+}
+
+// `r` with --dp-overlap given as `value`.
+FitRequest GivenDpOverlap(FitRequest r, const char* value) {
+  r.dp_overlap = value;
+  r.dp_overlap_given = true;
   return r;
 }
 
@@ -155,11 +170,8 @@ TEST(UnstatedSettings, DataParallelOverlapIsOnWithOffInTheRange) {
   // Every framework offers the reduction beside the backward pass (PyTorch DDP and FSDP by
   // default, Megatron --overlap-grad-reduce/--overlap-param-gather, DeepSpeed overlap_comm), and it
   // is never slower, so an unstated one is on; off (Megatron-LM's own default) bounds the range.
-  FitRequest on = DataParallelOnTwoNodes(), off = on;
-  on.dp_overlap = "on";
-  on.dp_overlap_given = true;
-  off.dp_overlap = "off";
-  off.dp_overlap_given = true;
+  const FitRequest on = GivenDpOverlap(DataParallelOnTwoNodes(), "on");
+  const FitRequest off = GivenDpOverlap(DataParallelOnTwoNodes(), "off");
   const FitJobResult chosen = Fit(DataParallelOnTwoNodes()), f_on = Fit(on), f_off = Fit(off);
   ASSERT_TRUE(chosen.single->fits);
   EXPECT_FALSE(f_on.single->unstated);  // given: nothing left to choose
@@ -214,24 +226,12 @@ TEST(UnstatedSettings, DeepSpeedOverlapNeedsItsSecondBucketInMemory) {
   // DS-STAGE2): 5e8 x 2 bytes (bf16) = 1,000,000,000 bytes more a GPU. Llama-3.2-3B full, ZeRO-2,
   // 16 A100 40GB, 6,912 tokens, no recomputation: with it the estimate is just over the card's
   // 40 GiB, without it just under, so the unstated overlap is off, the fastest that fits.
-  FitRequest r;
-  r.model = "Llama-3.2-3B";
-  r.task = "full";
+  FitRequest r = FullFineTune("Llama-3.2-3B", 6912, "A100 40GB", 16, 2, 256, "none");
   r.framework = "deepspeed";
-  r.seq = 6912;
-  r.gpu = "A100 40GB";
-  r.gpus = 16;
-  r.zero = 2;
-  r.global_batch = 256;
   r.micro_batch = 1;
   r.pinned.micro_batch = 1;
-  r.recompute = "none";
-  r.recompute_given = true;
-  FitRequest on = r, off = r;
-  on.dp_overlap = "on";
-  on.dp_overlap_given = true;
-  off.dp_overlap = "off";
-  off.dp_overlap_given = true;
+  FitRequest on = GivenDpOverlap(r, "on");
+  const FitRequest off = GivenDpOverlap(r, "off");
   const FitJobResult f_on = Fit(on), f_off = Fit(off), chosen = Fit(r);
   EXPECT_DOUBLE_EQ(f_on.single->memory.per_gpu.Total().value - f_off.single->memory.per_gpu.Total().value, 1e9);
   ASSERT_FALSE(f_on.single->fits);
@@ -287,16 +287,7 @@ TEST(UnstatedSettings, RecomputationIsTheLeastThatFits) {
 TEST(UnstatedSettings, TheMicroBatchNeverChangesTheGlobalBatch) {
   // 8 GPUs of data parallelism and a global batch of 24: micro-batch x 8 must divide 24, so only
   // 1 (24 = 3 x 8) is possible (2 x 8 = 16 and 4 x 8 do not divide 24): nothing to choose.
-  FitRequest r;
-  r.model = "Llama-3.1-8B";
-  r.task = "full";
-  r.seq = 2048;
-  r.gpu = "H100 SXM";
-  r.gpus = 8;
-  r.zero = 3;
-  r.global_batch = 24;
-  r.recompute = "full";
-  r.recompute_given = true;
+  FitRequest r = FullFineTune("Llama-3.1-8B", 2048, "H100 SXM", 8, 3, 24, "full");
   const FitJobResult f = Fit(r);
   EXPECT_FALSE(Chose(f, "micro_batch"));
   EXPECT_EQ(f.single->workload.micro_batch, 1);
