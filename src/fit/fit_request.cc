@@ -332,14 +332,11 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
     tc.dp_grad_overlap = k.dp_overlap;
     ++u.combinations;
     // DeepSpeed pays for its overlap with a second reduce bucket (overlap_comm).
-    OverheadConfig oc_overlap;
-    const OverheadConfig* oc = &overhead;
-    if (dp_overlaps.size() > 1 && overhead.framework.reduce_bucket_elements > 0) {
-      oc_overlap = overhead;
-      DeepSpeedOverlapComm(k.dp_overlap, oc_overlap.framework);
-      oc = &oc_overlap;
+    OverheadConfig oc = overhead;
+    if (dp_overlaps.size() > 1) {
+      DeepSpeedOverlapComm(k.dp_overlap, oc.framework);
     }
-    const MemoryEstimate e = EstimateMemory(spec, wc, lc, *oc, std::optional<int64_t>(gpu.memory_bytes));
+    const MemoryEstimate e = EstimateMemory(spec, wc, lc, oc, std::optional<int64_t>(gpu.memory_bytes));
     if (!Fits(e, gpu)) {
       return;
     }

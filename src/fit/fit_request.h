@@ -181,7 +181,8 @@ struct GivenSettings {
 // The settings a training request left unstated that its framework offers (docs/time-model.md
 // §10), each combination estimated on the card; the fastest that fits is taken (`w`, `l` and
 // `time` are set to it; a tie keeps the earlier value: the smaller vpp and micro-batch, tensor-
-// parallel overlap off, data-parallel overlap on, the least recomputation) and the range over all that fit is returned:
+// parallel overlap off, data-parallel overlap on, the least recomputation) and the range over
+// all that fit is returned:
 // - vpp with a pipeline where the profile runs the interleaved schedule: 1, 2, 4, 8;
 // - tensor-parallel overlap with sequence parallelism where the profile offers it: off, on;
 // - data-parallel overlap with ZeRO 0-2 and more than one data-parallel rank: on, off (every
