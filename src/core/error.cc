@@ -1,8 +1,50 @@
 #include "core/error.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace gpuplan {
+
+namespace {
+
+bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+}  // namespace
+
+std::string BoundedErrorText(std::string_view text, size_t max_chars) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_chars) + 16);
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\x%02x", u);
+      out += code;
+    } else {
+      out += c;
+    }
+  }
+  if (out.size() <= max_chars) {
+    return out;
+  }
+  // Keep the start (what was wrong) and the end (the closing quote, the hint after it), cut on
+  // UTF-8 character boundaries; with the marker the result stays within max_chars, so bounding
+  // it again (an error rethrown with its message) changes nothing.
+  constexpr size_t kMarkerChars = 40;  // "...(N characters left out)...", N up to 20 digits
+  const size_t budget = max_chars > kMarkerChars ? max_chars - kMarkerChars : 0;
+  size_t head = budget * 2 / 3;
+  while (head > 0 && IsUtf8Continuation(out[head])) {
+    --head;
+  }
+  size_t tail = out.size() - (budget - budget * 2 / 3);
+  while (tail < out.size() && IsUtf8Continuation(out[tail])) {
+    ++tail;
+  }
+  const auto left_out = std::count_if(out.begin() + static_cast<std::ptrdiff_t>(head),
+                                      out.begin() + static_cast<std::ptrdiff_t>(tail),
+                                      [](char c) { return !IsUtf8Continuation(c); });
+  return out.substr(0, head) + "...(" + std::to_string(left_out) + " characters left out)..." + out.substr(tail);
+}
 
 std::string FormatLocation(const std::string& file, int line, const std::string& field) {
   std::string out;
@@ -21,11 +63,13 @@ std::string FormatLocation(const std::string& file, int line, const std::string&
 
 InputError::InputError(std::string message, std::string file, int line, std::string field,
                        std::vector<std::string> suggestions)
-    : std::runtime_error(FormatLocation(file, line, field) + message),
-      message_(std::move(message)),
-      file_(std::move(file)),
+    : std::runtime_error(FormatLocation(BoundedErrorText(file, kErrorMessageMaxChars), line,
+                                        BoundedErrorText(field, kErrorFieldMaxChars)) +
+                         BoundedErrorText(message, kErrorMessageMaxChars)),
+      message_(BoundedErrorText(message, kErrorMessageMaxChars)),
+      file_(BoundedErrorText(file, kErrorMessageMaxChars)),
       line_(line),
-      field_(std::move(field)),
+      field_(BoundedErrorText(field, kErrorFieldMaxChars)),
       suggestions_(std::move(suggestions)) {}
 
 InputError InputError::Option(std::string key, std::string message, std::vector<std::string> suggestions,

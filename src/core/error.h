@@ -10,6 +10,7 @@
 // (SpellOptions at each front end). A message names other options as OptionRef("key").
 #pragma once
 
+#include <cstddef>
 #include <exception>
 #include <functional>
 #include <stdexcept>
@@ -18,6 +19,14 @@
 #include <vector>
 
 namespace gpuplan {
+
+// What an error keeps of text that may come from the input (a 100 KB flag value, a key, a path):
+// control characters as \xNN, and at most `max_chars` characters, the middle left out
+// ("...(N characters left out)..."), so an error stays one readable line whatever the input.
+// InputError applies it to its message, file and field.
+inline constexpr size_t kErrorMessageMaxChars = 1000;
+inline constexpr size_t kErrorFieldMaxChars = 200;
+std::string BoundedErrorText(std::string_view text, size_t max_chars);
 
 class InputError : public std::runtime_error {
  public:

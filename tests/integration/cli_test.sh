@@ -93,6 +93,14 @@ printf '{\n  "model_type": "llama",\n  "hidden_size": 4096,,\n}\n' >"$tmp/bad.js
 # written as U+FFFD, never an abort.
 expect_exit 2 "a model name that is not UTF-8, --json" -- "$bin" fit --model $'bad\xffname' --task full --gpu A100 --json
 jq -e '.error.field == "--model"' "$tmp/out" >/dev/null 2>&1 && ok || bad "non-UTF-8 error JSON: $(head -c 300 "$tmp/out")"
+# A 100,000-character value is echoed in part, on one line (the whole value was printed).
+long=$(head -c 100000 /dev/zero | tr '\0' x)
+expect_exit 2 "a 100,000-character flag value" -- "$bin" fit --model Llama-3.1-8B --gpu A100 --dp-overlap "$long"
+stderr_has "characters left out)"
+[ "$(wc -c <"$tmp/err")" -lt 1100 ] && ok || bad "the error echoes $(wc -c <"$tmp/err") bytes"
+expect_exit 2 "a 100,000-character model name" -- "$bin" fit --model "$long" --gpu A100
+stderr_has "unknown model 'xxx"
+[ "$(wc -c <"$tmp/err")" -lt 1100 ] && ok || bad "the error echoes $(wc -c <"$tmp/err") bytes"
 expect_exit 2 "malformed config" -- "$bin" fit --model "$tmp/bad.json"
 stderr_has "$tmp/bad.json:3:"
 printf '{\n  "model_type": "llama",\n  "hidden_size": 40' >"$tmp/trunc.json"

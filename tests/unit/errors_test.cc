@@ -158,5 +158,34 @@ TEST(ErrorReports, UnknownModelCarriesSuggestions) {
   }
 }
 
+// Text from the input that an error echoes is bounded (a 100 KB flag value gave a 100 KB error
+// line) and its control characters are written out (an escape sequence reached the terminal).
+TEST(ErrorReports, EchoedInputIsBoundedAndPrintable) {
+  // 3,000 ASCII characters into 1,000: 960 kept (1,000 less the 40 the marker may take), two
+  // thirds from the start (640) and the rest from the end (320); 3,000 - 960 = 2,040 left out.
+  const std::string bounded = BoundedErrorText(std::string(3000, 'x'), 1000);
+  EXPECT_EQ(bounded, std::string(640, 'x') + "...(2040 characters left out)..." + std::string(320, 'x'));
+  EXPECT_LE(bounded.size(), 1000u);
+  EXPECT_EQ(BoundedErrorText(bounded, 1000), bounded);  // bounding again (a rethrow) changes nothing
+  // 1,000 three-byte characters (3,000 bytes): the cuts move to character boundaries, 639 bytes
+  // (213 characters) kept at the start, 318 (106) at the end: 681 characters left out.
+  std::string han;
+  for (int i = 0; i < 1000; ++i) {
+    han += "\u4e2d";
+  }
+  const std::string h = BoundedErrorText(han, 1000);
+  EXPECT_EQ(h, han.substr(0, 639) + "...(681 characters left out)..." + han.substr(2682));
+  // Control characters as \xNN; short text otherwise unchanged.
+  EXPECT_EQ(BoundedErrorText("a\x1b[31mb\nc\x7f", 1000), "a\\x1b[31mb\\x0ac\\x7f");
+  EXPECT_EQ(BoundedErrorText("unknown model 'Qwen'", 1000), "unknown model 'Qwen'");
+  // What an InputError keeps: message and file within 1,000, field within 200, in what() too.
+  const InputError e(std::string(100000, 'm'), std::string(5000, 'f'), 3, std::string(100000, 'k'));
+  EXPECT_LE(e.message().size(), kErrorMessageMaxChars);
+  EXPECT_LE(e.file().size(), kErrorMessageMaxChars);
+  EXPECT_LE(e.field().size(), kErrorFieldMaxChars);
+  EXPECT_LE(std::string(e.what()).size(), 2 * kErrorMessageMaxChars + kErrorFieldMaxChars + 20);
+  EXPECT_NE(e.message().find("(99040 characters left out)"), std::string::npos) << e.message();
+}
+
 }  // namespace
 }  // namespace gpuplan
