@@ -385,7 +385,7 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
   std::vector<std::string> worst_parts;
   const auto choice = [&](const char* name, const std::string& chosen, std::vector<std::string> tried,
                           const std::string& slowest) {
-    u.choices.push_back({name, chosen, std::move(tried)});
+    u.choices.push_back({name, chosen, std::move(tried), slowest});
     worst_parts.push_back(std::string(name) + " " + slowest);
   };
   if (vpps.size() > 1) {

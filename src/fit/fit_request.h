@@ -155,6 +155,7 @@ struct UnstatedChoice {
   std::string name;                // "vpp", "tp_overlap", "dp_overlap", "micro_batch", "recompute"
   std::string chosen;              // "4", "on", "2", "selective"
   std::vector<std::string> tried;  // every value tried, in order
+  std::string slowest;             // its value in the slowest combination that fits (`worst`)
 };
 // Over every combination of the unstated settings that fits: the fastest (the one taken) and the
 // slowest, so a user sees how much the answer hangs on what they did not say.

@@ -56,6 +56,7 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
   // their fastest and slowest.
   double fastest = 0, slowest = 1e300;
   std::string fastest_vpp, fastest_overlap, fastest_mb, fastest_rc;
+  std::string slowest_vpp, slowest_overlap, slowest_mb, slowest_rc;
   int fitting = 0;
   for (const char* rc : {"none", "full"}) {
     for (int64_t mb : {1, 2, 4, 8}) {
@@ -84,7 +85,13 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
             fastest_mb = std::to_string(mb);
             fastest_rc = rc;
           }
-          slowest = std::min(slowest, tps);
+          if (tps < slowest) {
+            slowest = tps;
+            slowest_vpp = std::to_string(v);
+            slowest_overlap = o;
+            slowest_mb = std::to_string(mb);
+            slowest_rc = rc;
+          }
         }
       }
     }
@@ -96,6 +103,13 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
   EXPECT_EQ(u.choices[1].chosen, fastest_overlap);
   EXPECT_EQ(u.choices[2].chosen, fastest_mb);
   EXPECT_EQ(u.choices[3].chosen, fastest_rc);
+  // Each choice's value in the slowest combination (the page names them one by one).
+  EXPECT_EQ(u.choices[0].slowest, slowest_vpp);
+  EXPECT_EQ(u.choices[1].slowest, slowest_overlap);
+  EXPECT_EQ(u.choices[2].slowest, slowest_mb);
+  EXPECT_EQ(u.choices[3].slowest, slowest_rc);
+  EXPECT_EQ(u.worst, "vpp " + slowest_vpp + ", tp_overlap " + slowest_overlap + ", micro_batch " + slowest_mb +
+                         ", recompute " + slowest_rc);
   EXPECT_EQ(std::to_string(f.single->layout.vpp), fastest_vpp);
   EXPECT_EQ(std::to_string(f.single->workload.micro_batch), fastest_mb);
   EXPECT_DOUBLE_EQ(f.single->training->tokens_per_second, fastest);
@@ -109,6 +123,7 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
   const nlohmann::json j = FitJobToJson(f);
   EXPECT_EQ(j["unstated"]["choices"][0]["chosen"], fastest_vpp);
   EXPECT_EQ(j["unstated"]["choices"][3]["name"], "recompute");
+  EXPECT_EQ(j["unstated"]["choices"][3]["slowest"], slowest_rc);
   EXPECT_DOUBLE_EQ(j["unstated"]["tokens_per_second"]["worst"].get<double>(), slowest);
   EXPECT_EQ(j["layout"]["vpp"], f.single->layout.vpp);
 }

@@ -480,9 +480,18 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
       // (POST /api/fit `unstated`, docs/time-model.md §10).
       if (r.unstated) {
         const u = r.unstated;
-        const chosen = (u.choices as Json[]).map((x) => `${x.name} ${x.chosen}`).join(t('sep.list'));
+        // Each setting by its name in the page's language, and its value: on/off and the
+        // recomputation modes in words, numbers as they are.
+        const setting = (name: string, value: string): string => {
+          const words = value === 'on' || value === 'off' ? t(`fit.${value}`)
+            : name === 'recompute' ? t(`fit.recompute.${value}`) : value;
+          return fill('fit.setting', t(`fit.setting.${name}`), words);
+        };
+        const list = (which: 'chosen' | 'slowest'): string =>
+          (u.choices as Json[]).map((x) => setting(x.name, x[which])).join(t('sep.list'));
         out.append(el('p', { id: 'fit-unstated', class: 'note' },
-          fill('fit.unstated', chosen, u.worst, num(u.tokens_per_second.worst), num(u.tokens_per_second.best))));
+          fill('fit.unstated', list('chosen'), list('slowest'), num(u.tokens_per_second.worst),
+            num(u.tokens_per_second.best))));
       }
     }
     if (r.inference?.time_to_first_token_seconds !== undefined) {

@@ -157,7 +157,10 @@ try {
     await page.click('#fit-run');
     await page.waitForSelector('#fit-unstated');
     const note = await page.textContent('#fit-unstated');
-    expect(note.startsWith('未给定的设置') && /vpp \d/.test(note) && !/undefined|NaN/.test(note), `unstated: ${note}`);
+    // Each setting by its Chinese name (the raw key "vpp 2" was shown), the slowest named too.
+    expect(note.startsWith('未给定的设置') && (note.match(/虚拟流水线段数 \d/g) ?? []).length === 2 &&
+      !/undefined|NaN|vpp|_/.test(note), `unstated: ${note}`);
+    await shot('1a-fit-unstated-zh');
     await page.fill('#in-pp', '');
     await page.fill('#in-gpus', '1');
   });

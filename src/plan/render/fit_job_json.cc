@@ -34,7 +34,7 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
     const UnstatedSettings& u = *s.unstated;
     nlohmann::json choices = nlohmann::json::array();
     for (const auto& c : u.choices) {
-      choices.push_back({{"name", c.name}, {"chosen", c.chosen}, {"tried", c.tried}});
+      choices.push_back({{"name", c.name}, {"chosen", c.chosen}, {"slowest", c.slowest}, {"tried", c.tried}});
     }
     j["unstated"] = {{"choices", choices},
                      {"combinations", u.combinations},
