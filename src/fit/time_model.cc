@@ -505,10 +505,13 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
   }
   t.communication_seconds = t.tp_seconds + t.cp_seconds + t.pp_seconds + t.moe_seconds + t.dp_exposed_seconds;
 
-  // §2 pipeline bubble (1F1B: (pp-1) micro-batch slots; interleaved: (pp-1)/vpp).
+  // §2 pipeline bubble (1F1B: (pp-1) micro-batch slots; interleaved: (pp-1) slots of one model
+  // chunk, each as long as the largest chunk, ceil(layers_per_stage / vpp) layers: (pp-1)/vpp of a
+  // micro-batch when the chunks are equal).
   if (l.pp > 1) {
     const double per_micro = (matmul_seconds + t.tp_seconds + t.cp_seconds + t.moe_seconds) / m_micro;
-    t.bubble_seconds = per_micro * static_cast<double>(l.pp - 1) / static_cast<double>(l.vpp);
+    const double chunk_layers = std::ceil(layers_per_stage / static_cast<double>(std::max<int64_t>(l.vpp, 1)));
+    t.bubble_seconds = per_micro * static_cast<double>(l.pp - 1) * chunk_layers / layers_per_stage;
   }
   t.step_seconds = t.compute_seconds + t.communication_seconds + t.bubble_seconds;
   t.tokens_per_second = step_tokens / t.step_seconds;

@@ -71,6 +71,12 @@ TEST(TimeModel, PipelineBubbleIsPpMinusOneMicroBatchSlots) {
   l.vpp = 2;  // interleaving divides the bubble by the virtual stages
   const TrainingTime v = EstimateTrainingTime(Llama8b(), Pretrain(2048, 8), l, Cat().Find("H100"), c, 0);
   EXPECT_NEAR(v.bubble_seconds, t.bubble_seconds / 2, 1e-12);
+  // Chunks of unequal size (a profile that splits unevenly, as torchtitan may): the 8 layers of a
+  // stage in 3 chunks are 3 + 3 + 2, and each slot of the warm-up and drain lasts as long as the
+  // largest chunk, 3 of the 8 layers: 3/8 of the 1F1B bubble, not 1/3.
+  l.vpp = 3;
+  const TrainingTime u = EstimateTrainingTime(Llama8b(), Pretrain(2048, 8), l, Cat().Find("H100"), c, 0);
+  EXPECT_NEAR(u.bubble_seconds, t.bubble_seconds * 3.0 / 8.0, 1e-12);
 }
 
 TEST(TimeModel, DataParallelRingAllReduce) {
