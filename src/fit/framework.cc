@@ -298,8 +298,13 @@ std::vector<int64_t> VppCandidates(const FrameworkProfile& f, int64_t layers, in
     }
     return out;
   }
-  for (int64_t v = 2; v <= 8 && pp * v <= layers; v *= 2) {
-    out.push_back(v);
+  // Free to split unevenly: the powers of two, and every v that divides a stage's layers into
+  // equal chunks (the bubble's slots are as long as the largest chunk, docs/time-model.md §2).
+  const int64_t stage = (layers + pp - 1) / pp;
+  for (int64_t v = 2; v <= 8 && pp * v <= layers; ++v) {
+    if ((v & (v - 1)) == 0 || stage % v == 0) {
+      out.push_back(v);
+    }
   }
   return out;
 }

@@ -146,9 +146,10 @@ CardFramework FrameworkOnCard(const FrameworkProfile& f, const Gpu& gpu, const M
 FrameworkCatalog LoadFrameworkCatalog(const std::string& data_dir);
 
 // The virtual-stage counts a training fit tries when --vpp is not given (docs/time-model.md §10):
-// {1} where the framework runs no interleaved schedule or pp is 1; else 1, 2, 4, 8 while every
-// chunk keeps a layer, or, where the framework splits the layers evenly, each v <= 8 that divides
-// a stage's layers (none beyond 1 when pp does not divide the layers).
+// {1} where the framework runs no interleaved schedule or pp is 1; else 1, 2, 4, 8 and each other
+// v <= 8 that divides a stage's layers, while every chunk keeps a layer, or, where the framework
+// splits the layers evenly, each v <= 8 that divides a stage's layers (none beyond 1 when pp does
+// not divide the layers).
 std::vector<int64_t> VppCandidates(const FrameworkProfile& f, int64_t layers, int64_t pp);
 // Why the framework would refuse a given vpp for this many layers over pp stages ("" when it runs).
 std::string VppRefusal(const FrameworkProfile& f, int64_t layers, int64_t pp, int64_t vpp);

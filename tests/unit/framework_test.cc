@@ -98,8 +98,10 @@ TEST(FrameworkFile, ShipsEveryProfileOfTheIssueWithSources) {
 // Megatron-LM splits the layers evenly (core_v0.19.0 megatron/training/arguments.py L934-940):
 // with virtual stages pp divides the layers and vpp each stage's layers. Worked by hand: 80 layers
 // over pp 8 are 10 a stage, divided by 1, 2, 5 (and 10, beyond the 8 tried); 92 over pp 4 are 23, a
-// prime, so nothing interleaves; 100 over pp 8 is not even. The generic rule takes 1, 2, 4, 8
-// while pp x v <= layers (80 / 8 = 10 >= 8; 24 over pp 8 stops at 2).
+// prime, so nothing interleaves; 100 over pp 8 is not even. The generic rule takes 1, 2, 4, 8 and
+// every other v <= 8 that divides a stage's layers, while pp x v <= layers: 80 over pp 8 (10 a
+// stage) 1, 2, 4, 5, 8; 24 over pp 8 (3 a stage) 1, 2, 3 (4 would leave a chunk without a layer);
+// 70 over pp 12 (6 a stage, the last 4) 1, 2, 3, 4 (pp x 6 = 72 > 70).
 TEST(FrameworkFile, VirtualStagesFollowTheFrameworksSplit) {
   const FrameworkProfile& megatron = Shipped().Find("megatron");
   const FrameworkProfile& generic = Shipped().Find("generic");
@@ -110,8 +112,9 @@ TEST(FrameworkFile, VirtualStagesFollowTheFrameworksSplit) {
   EXPECT_EQ(VppCandidates(megatron, 100, 8), (std::vector<int64_t>{1}));
   EXPECT_EQ(VppCandidates(megatron, 84, 2), (std::vector<int64_t>{1, 2, 3, 6, 7}));
   EXPECT_EQ(VppCandidates(megatron, 80, 1), (std::vector<int64_t>{1}));
-  EXPECT_EQ(VppCandidates(generic, 80, 8), (std::vector<int64_t>{1, 2, 4, 8}));
-  EXPECT_EQ(VppCandidates(generic, 24, 8), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(VppCandidates(generic, 80, 8), (std::vector<int64_t>{1, 2, 4, 5, 8}));
+  EXPECT_EQ(VppCandidates(generic, 24, 8), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(VppCandidates(generic, 70, 12), (std::vector<int64_t>{1, 2, 3, 4}));
   EXPECT_EQ(VppCandidates(Shipped().Find("hf-trainer"), 80, 8), (std::vector<int64_t>{1}));
   EXPECT_EQ(VppRefusal(megatron, 80, 8, 5), "");
   EXPECT_EQ(VppRefusal(megatron, 80, 8, 1), "");
