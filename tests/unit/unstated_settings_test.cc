@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "plan/fit_job.h"
+#include "fit/fit_options.h"
 #include "plan/render/fit_job_json.h"
+#include "plan/render/fit_text.h"
 #include "test_paths.h"
 
 namespace gpuplan {
@@ -124,6 +127,20 @@ TEST(UnstatedSettings, TheFastestCombinationThatFitsIsTakenAndTheRangeShown) {
   EXPECT_EQ(j["unstated"]["choices"][0]["chosen"], fastest_vpp);
   EXPECT_EQ(j["unstated"]["choices"][3]["name"], "recompute");
   EXPECT_EQ(j["unstated"]["choices"][3]["slowest"], slowest_rc);
+  // The text names each as the flag that would pin it, so the line can be pasted back.
+  std::ostringstream text;
+  FitJobToText(text, f);
+  const std::string chosen = "--vpp " + fastest_vpp + ", --tp-overlap " + fastest_overlap + ", --micro-batch " +
+                             fastest_mb + ", --recompute " + fastest_rc;
+  const std::string slowest_flags = "--vpp " + slowest_vpp + ", --tp-overlap " + slowest_overlap +
+                                    ", --micro-batch " + slowest_mb + ", --recompute " + slowest_rc;
+  EXPECT_NE(text.str().find("chosen for speed within memory: " + chosen + " (the slowest that fits, " + slowest_flags),
+            std::string::npos)
+      << text.str();
+  for (const char* flag : {"--vpp", "--tp-overlap", "--dp-overlap", "--micro-batch", "--recompute"}) {
+    const auto& table = FitOptionTable();
+    EXPECT_TRUE(std::any_of(table.begin(), table.end(), [&](const auto& o) { return o.flag == flag; })) << flag;
+  }
   EXPECT_DOUBLE_EQ(j["unstated"]["tokens_per_second"]["worst"].get<double>(), slowest);
   EXPECT_EQ(j["layout"]["vpp"], f.single->layout.vpp);
 }

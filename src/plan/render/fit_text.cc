@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "plan/render/fit_job_json.h"
 #include "read/time_text.h"
 #include "format/money.h"
@@ -535,14 +536,16 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
     PrintTrainingTime(os, *s.training, s.network);
     if (s.unstated) {
       const UnstatedSettings& u = *s.unstated;
-      std::string chosen;
+      // Each setting as the flag that would pin it ("--vpp 7"), so the line can be pasted back.
+      std::string chosen, slowest;
       for (const auto& c : u.choices) {
-        chosen += (chosen.empty() ? "" : ", ") + c.name + " " + c.chosen;
+        chosen += (chosen.empty() ? "" : ", ") + DefaultOptionFlag(c.name) + " " + c.chosen;
+        slowest += (slowest.empty() ? "" : ", ") + DefaultOptionFlag(c.name) + " " + c.slowest;
       }
       os << SayFormat("cli.fit.unstated",
                       "not given, chosen for speed within memory: {0} (the slowest that fits, {1}: {2} tokens/s, "
                       "{3} s a step)",
-                      {chosen, u.worst, fmt::format("{:.0f}", u.worst_tokens_per_second),
+                      {chosen, slowest, fmt::format("{:.0f}", u.worst_tokens_per_second),
                        fmt::format("{:.3f}", u.worst_step_seconds)})
          << "\n";
     }
