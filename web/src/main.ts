@@ -502,11 +502,19 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
       const at = inf.concurrency_asked !== undefined && inf.concurrency < inf.concurrency_asked
         ? fill('fit.concurrency_capped', inf.concurrency, inf.concurrency_asked)
         : String(inf.concurrency ?? '—');
+      // One row per concurrency: the times and requests per second at the one asked; with a QPS, a
+      // second row at the concurrency each replica is sized for (its requests per second, the
+      // replicas), whose times the API does not give. (One row had mixed the two: the times at 1
+      // beside the requests per second at several hundred.)
+      const rows: string[][] = [[at, `${num(inf.time_to_first_token_seconds)} s`, num(inf.per_token_latency_seconds * 1000),
+        num(inf.requests_per_second_per_replica), '—', '—']];
+      if (s.qps) {
+        rows.push([fill('fit.concurrency_sized', s.concurrency_per_replica), '—', '—',
+          num(s.requests_per_second_per_replica), num(s.qps), String(s.replicas)]);
+      }
       const serving = table(
         [t('fit.concurrency'), t('fit.ttft'), t('fit.per_token_ms'), t('fit.rps_replica'), t('fit.qps'), t('fit.replicas')],
-        [[at, `${num(inf.time_to_first_token_seconds)} s`, num(inf.per_token_latency_seconds * 1000),
-          num(s.requests_per_second_per_replica ?? inf.requests_per_second_per_replica), s.qps ? num(s.qps) : '—',
-          s.replicas ? String(s.replicas) : '—']],
+        rows,
       );
       serving.id = 'fit-serving';
       out.append(el('h3', {}, t('fit.serving')), serving);

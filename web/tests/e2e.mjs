@@ -124,10 +124,15 @@ try {
     await page.fill('#in-qps', '5');
     await page.click('#fit-run');
     await page.waitForSelector('#fit-serving');
-    const serving = await page.$$eval('#fit-serving td', (tds) => tds.map((td) => td.textContent));
-    // The first column: the concurrency the times are at (the one asked, 1).
-    expect(serving.length === 6 && serving[0] === '1' && serving[4] === '5' && Number(serving[5]) >= 1,
-      `serving: ${serving}`);
+    const serving = await page.$$eval('#fit-serving tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    // First row: the concurrency asked (1) and the times and requests per second at it; second
+    // row: the concurrency a replica is sized for, its requests per second (more than at 1), the
+    // QPS and the replicas. (One row had shown the times at 1 beside the rate at the sizing's.)
+    const rate = (cell) => Number(cell.replace(/[^\d.]/g, ''));
+    expect(serving.length === 2 && serving[0][0] === '1' && serving[0][4] === '—' &&
+      /^\d+（按 QPS 定副本时每副本的并发）$/.test(serving[1][0]) && rate(serving[1][3]) > rate(serving[0][3]) &&
+      serving[1][4] === '5' && Number(serving[1][5]) >= 1, `serving: ${JSON.stringify(serving)}`);
     expect(!/undefined|NaN/.test(await page.textContent('#fit-out')), 'no undefined or NaN');
     await page.fill('#in-qps', '');
     // More asked than the server runs: vLLM on an A100 schedules at most max_num_seqs = 256
