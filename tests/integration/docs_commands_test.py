@@ -108,6 +108,9 @@ def check_figures(repo):
 def main():
     gpuplan, repo = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     docs = [os.path.join(repo, d) if not os.path.isabs(d) else d for d in sys.argv[3:]]
+    if not docs:  # nothing to run would read as "ok"
+        print("usage: docs_commands_test.py GPUPLAN REPO DOC.md... (no document named)", file=sys.stderr)
+        return 2
     failures = sum(run_doc(gpuplan, repo, d) for d in docs) + check_figures(repo)
     print("docs_commands: " + ("ok" if failures == 0 else f"{failures} failures"))
     return 1 if failures else 0
