@@ -382,11 +382,9 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
     w.global_batch = global;
   }
   w.recompute = best->recompute;
-  std::vector<std::string> worst_parts;
   const auto choice = [&](const char* name, const std::string& chosen, std::vector<std::string> tried,
                           const std::string& slowest) {
     u.choices.push_back({name, chosen, std::move(tried), slowest});
-    worst_parts.push_back(std::string(name) + " " + slowest);
   };
   if (vpps.size() > 1) {
     std::vector<std::string> tried;
@@ -415,8 +413,8 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
     }
     choice("recompute", ToString(best->recompute), std::move(tried), ToString(worst->recompute));
   }
-  for (std::size_t i = 0; i < worst_parts.size(); ++i) {
-    u.worst += (i ? ", " : "") + worst_parts[i];
+  for (const UnstatedChoice& c : u.choices) {
+    u.worst += (u.worst.empty() ? "" : ", ") + c.name + " " + c.slowest;
   }
   return u;
 }
