@@ -100,6 +100,11 @@ struct FrameworkProfile {
   // pp stages and each stage's layers over its vpp chunks; megatron/training/arguments.py) | any.
   bool even_pipeline_split = false;
   bool tp_comm_overlap = false;
+  // tp_gather: fp8 (torchao's Float8ColwiseParallel / Float8RowwiseParallel / PrepareFloat8ModuleInput,
+  // which torchtitan applies to fp8 runs): with fp8 linears and sequence parallelism the forward
+  // activation and backward output-gradient all-gathers move fp8, the reduce-scatters bf16 |
+  // bf16: every tensor-parallel collective in the activation dtype (docs/time-model.md §4).
+  bool fp8_tp_gather = false;
   std::vector<std::string> sources;  // keys of the file's `sources`
   int line = 0;                      // where the entry starts in its file
 

@@ -371,7 +371,13 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     rerun = l.sp ? 1.0 : 2.0;
   }
   const double tp_collectives = 4.0 + rerun;
-  t.tp_seconds_total = m_micro * layers_per_stage * tp_collectives * AllReduce(tp, tp_bytes, tp_link);
+  // Each all-reduce's worth is an all-gather and a reduce-scatter under sequence parallelism; with
+  // fp8 gathers (torchao's Float8ColwiseParallel, PrepareFloat8ModuleInput: the input cast to fp8
+  // before the gather; Float8RowwiseParallel: the output gradient cast before its backward gather)
+  // the gather moves half the bytes: (1 + 2) / (2 + 2) of the pair.
+  const double gather_share = w.fp8 && l.sp && c.fp8_tp_gather ? 0.75 : 1.0;
+  t.tp_seconds_total =
+      m_micro * layers_per_stage * tp_collectives * AllReduce(tp, gather_share * tp_bytes, tp_link);
   t.tp_seconds = t.tp_seconds_total;
   if (c.tp_overlap) {
     // §4 the collectives run in chunks beside the GEMMs that produce and consume them; up to

@@ -62,6 +62,10 @@ struct TimeConfig {
   // The gradients are reduced in fp32 whatever the training dtype (the framework's grad_dtype:
   // fp32, Megatron's main_grad buffers); false: in the training dtype.
   bool fp32_grad_reduce = false;
+  // fp8 training with sequence parallelism: the tensor-parallel all-gathers (forward activations,
+  // backward output gradients) move fp8, the reduce-scatters the activation dtype (torchao's
+  // float8 tensor-parallel styles, which torchtitan uses; the framework's tp_gather: fp8; §4).
+  bool fp8_tp_gather = false;
   // ZeRO-1/2's parameter all-gather runs at the end of the optimizer step (DeepSpeed), exposed
   // whatever dp_grad_overlap says; false: beside the next step's first forward when overlapped.
   bool param_gather_after_step = false;

@@ -340,6 +340,39 @@ TEST(TensorParallelOverlap, HidesCollectivesBehindTheGemms) {
   EXPECT_LT(b.step_seconds, a.step_seconds);
 }
 
+TEST(TensorParallelFp8Gather, GathersMoveFp8AndReduceScattersBf16) {
+  // Llama-3.1-8B (32 layers, hidden 4,096) on 8 H100 SXM, tp 8 with sequence parallelism, one
+  // sequence of 4,096 tokens, no recomputation: 4 all-reduces' worth a layer (2 forward, 2
+  // backward), each an all-gather plus a reduce-scatter of 4,096 x 4,096 x 2 = 33,554,432 bytes.
+  // NVLink 900 GB/s both ways -> 450 one way x 0.8 = 360e9 B/s; 5 us a ring step (§4).
+  // bf16: 2 x 7/8 x 33,554,432 / 360e9 + 14 x 5 us = 233.1 us a pair, x 128 = 29.84 ms.
+  // fp8 gathers (torchao's float8 tensor-parallel styles): the gather moves 16,777,216 bytes,
+  // 7/8 x (16,777,216 + 33,554,432) / 360e9 + 14 x 5 us = 192.3 us a pair, x 128 = 24.62 ms.
+  Workload w;
+  w.task = Task::kPretrain;
+  w.seq = 4096;
+  w.global_batch = 1;
+  w.fp8 = true;
+  Layout l;
+  l.gpus = 8;
+  l.tp = 8;
+  l.sp = true;
+  const double pair_bf16 = 2.0 * 7.0 / 8.0 * 33554432.0 / 360e9 + 14 * 5e-6;
+  const double pair_fp8 = 7.0 / 8.0 * (16777216.0 + 33554432.0) / 360e9 + 14 * 5e-6;
+  TimeConfig bf16;
+  const TrainingTime a = EstimateTrainingTime(test::Llama8b(), w, l, H100(), bf16, 0);
+  EXPECT_NEAR(a.tp_seconds_total, 128 * pair_bf16, 1e-9);
+  TimeConfig gather;
+  gather.fp8_tp_gather = true;
+  const TrainingTime b = EstimateTrainingTime(test::Llama8b(), w, l, H100(), gather, 0);
+  EXPECT_NEAR(b.tp_seconds_total, 128 * pair_fp8, 1e-9);
+  EXPECT_NEAR(b.tp_seconds_total, 0.02462, 1e-5);
+  EXPECT_LT(b.step_seconds, a.step_seconds);
+  // A bf16 run gathers in bf16 whatever the framework would do with fp8 linears.
+  w.fp8 = false;
+  EXPECT_NEAR(EstimateTrainingTime(test::Llama8b(), w, l, H100(), gather, 0).tp_seconds_total, 128 * pair_bf16, 1e-9);
+}
+
 }  // namespace
 }  // namespace gpuplan
 

@@ -166,10 +166,15 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   if (r.kind == "train" && !S(c["framework"]).empty()) {
     tc.loss = Frameworks().Find(S(c["framework"])).loss;
     tc.fp32_grad_reduce = Frameworks().Find(S(c["framework"])).fp32_grads;
+    tc.fp8_tp_gather = Frameworks().Find(S(c["framework"])).fp8_tp_gather;
   }
   // A row whose run reduced its gradients in another dtype than its profile's says so.
   if (c["grad_reduce_fp32"]) {
     tc.fp32_grad_reduce = c["grad_reduce_fp32"].as<bool>();
+  }
+  // A row whose run gathered its tensor-parallel activations in fp8 (the profile key tp_gather).
+  if (c["tp_gather"]) {
+    tc.fp8_tp_gather = S(c["tp_gather"]) == "fp8";
   }
   const std::string net = S(c["network"]);
   // 8 x 200 Gb/s a node ("200 Gb/s" per GPU, or "1600 Gbps" node to node), else 8 x 400 Gb/s.
