@@ -247,11 +247,15 @@ LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates
     out.forward.attention = g(seq, seq, dk) + g(seq, dv, seq);
     out.backward.attention = g(seq, dk, seq) + g(seq, dk, seq) + g(seq, seq, dv) + g(dv, seq, seq);
     const bool dropout = m.attention_dropout > 0;
-    // Forward: softmax reads and writes every score (2 + 2 bytes); dropout reads 2, writes 2 and a
-    // 1-byte mask. Backward: softmax reads probabilities and gradients, writes gradients (6);
-    // dropout reads the gradient and mask and writes (5).
-    const double fwd_bytes = 4.0 + (dropout ? 5.0 : 0.0);
-    const double bwd_bytes = 6.0 + (dropout ? 5.0 : 0.0);
+    // Megatron-LM's scaled_upper_triang_masked_softmax kernel reads only the causal part of each
+    // row (row i: i + 1 scores, (s + 1) / 2s of the matrix) and writes the whole row, zeros past
+    // the diagonal; its backward reads probabilities and gradients over the causal part and
+    // writes every gradient. Forward: 2 x causal + 2 bytes a score; backward: 4 x causal + 2.
+    // Dropout (a separate op over the whole matrix) reads 2, writes 2 and a 1-byte mask forward,
+    // and reads the gradient and mask and writes backward (5 each way).
+    const double causal = (seq + 1.0) / (2.0 * seq);
+    const double fwd_bytes = 2.0 * causal + 2.0 + (dropout ? 5.0 : 0.0);
+    const double bwd_bytes = 4.0 * causal + 2.0 + (dropout ? 5.0 : 0.0);
     out.forward.elementwise += per_head * sq * fwd_bytes / r.hbm;
     out.backward.elementwise += per_head * sq * bwd_bytes / r.hbm;
   }

@@ -207,13 +207,16 @@ TEST(OpModel, MaterialisedScoresCostTheirBytes) {
   s.seq = 2048;
   s.flash = false;
   const LayerPasses p = LayerOpTimes(m, s, r);
-  // Softmax reads and writes every score: 24 heads x 2,048^2 x 4 bytes = 402.65 MB forward, 6 bytes
-  // backward, at 2,039 GB/s x 0.85; plus the layer's own elementwise bytes per token:
+  // Megatron's upper-triangular softmax reads the causal part of each row (row i: i + 1 scores,
+  // 2,048 x 2,049 / 2 = 2,098,176 a head) and writes all 2,048^2 = 4,194,304: forward
+  // 2 x 2,098,176 + 2 x 4,194,304 = 12,584,960 bytes a head, x 24 heads = 302,039,040; backward it
+  // reads probabilities and gradients over the causal part and writes every gradient:
+  // 4 x 2,098,176 + 2 x 4,194,304 = 16,781,312 a head, x 24 = 402,751,488. At 2,039 GB/s x 0.85;
+  // plus the layer's own elementwise bytes per token:
   // 2 LayerNorms 2 x 2 x 2,304 x 2 + 2 residual adds 2 x 3 x 2,304 x 2 + GELU 2 x 9,216 x 2 = 82,944 bytes.
   const double hbm = 2039e9 * 0.85;
-  const double scores = 24.0 * 2048 * 2048;
-  EXPECT_NEAR(p.forward.elementwise, (scores * 4 + 2048 * 82'944.0) / hbm, 1e-9);
-  EXPECT_NEAR(p.backward.elementwise, (scores * 6 + 2 * 2048 * 82'944.0) / hbm, 1e-9);
+  EXPECT_NEAR(p.forward.elementwise, (302'039'040.0 + 2048 * 82'944.0) / hbm, 1e-9);
+  EXPECT_NEAR(p.backward.elementwise, (402'751'488.0 + 2 * 2048 * 82'944.0) / hbm, 1e-9);
   // The score GEMM Q K^T of one head (2,048 x 2,048 x 96) writes 8 MB: memory bound on A100.
   const double qk = GemmSeconds(r, 2048, 2048, 96);
   EXPECT_NEAR(qk, ((2048.0 * 96 * 2) * 2 + 2048.0 * 2048 * 2) / hbm, 1e-12);

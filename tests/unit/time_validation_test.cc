@@ -415,11 +415,13 @@ TEST(Validation, TimeAgainstPublishedMeasurements) {
         << r.id << ": predicted " << r.predicted << " vs measured " << r.measured << " is "
         << fmt::format("{:+.1f}%", 100 * r.Error()) << ", outside its bound of " << 100 * r.bound << "%";
   }
-  // Bounds a regression must not cross (docs/validation.md states the issue's goals: median <= 7%,
-  // worst <= 20%; today's figures are in the table).
+  // Issue 28's goals, on rows never used to fit a constant (docs/validation.md "Where issue 28's
+  // goals stand"): out-of-sample training median <= 5% and worst <= 15%, inference median <= 12%.
+  // A change that crosses one fails here, whatever the rows' own bounds allow.
   EXPECT_LT(median(train_errs), 0.10);
-  EXPECT_LT(median(out_of_sample), 0.15);
-  EXPECT_LT(median(infer_errs), 0.35);
+  EXPECT_LE(median(out_of_sample), 0.05) << fmt::format("{:.4f}", median(out_of_sample));
+  EXPECT_LE(worst(out_of_sample), 0.15);
+  EXPECT_LE(median(infer_errs), 0.12);
 }
 
 }  // namespace
