@@ -174,7 +174,11 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   }
   // A row whose run gathered its tensor-parallel activations in fp8 (the profile key tp_gather).
   if (c["tp_gather"]) {
-    tc.fp8_tp_gather = S(c["tp_gather"]) == "fp8";
+    const std::string gather = S(c["tp_gather"]);
+    if (gather != "fp8" && gather != "bf16") {
+      ADD_FAILURE() << S(c["id"]) << ": tp_gather must be fp8 or bf16, not '" << gather << "'";
+    }
+    tc.fp8_tp_gather = gather == "fp8";
   }
   const std::string net = S(c["network"]);
   // 8 x 200 Gb/s a node ("200 Gb/s" per GPU, or "1600 Gbps" node to node), else 8 x 400 Gb/s.
