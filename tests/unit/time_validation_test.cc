@@ -164,9 +164,10 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   // A training row that names its framework's profile takes the profile's loss (how its
   // cross-entropy kernels run, docs/time-model.md §3.3), as fit does; the other settings are the row's.
   if (r.kind == "train" && !S(c["framework"]).empty()) {
-    tc.loss = Frameworks().Find(S(c["framework"])).loss;
-    tc.fp32_grad_reduce = Frameworks().Find(S(c["framework"])).fp32_grads;
-    tc.fp8_tp_gather = Frameworks().Find(S(c["framework"])).fp8_tp_gather;
+    const FrameworkProfile& profile = Frameworks().Find(S(c["framework"]));
+    tc.loss = profile.loss;
+    tc.fp32_grad_reduce = profile.fp32_grads;
+    tc.fp8_tp_gather = profile.fp8_tp_gather;
   }
   // A row whose run reduced its gradients in another dtype than its profile's says so.
   if (c["grad_reduce_fp32"]) {
