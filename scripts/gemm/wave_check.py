@@ -32,10 +32,17 @@ TILE_SETS = {
 
 def read(path):
     sms, rows, section = None, [], None
-    with open(path, encoding="utf-8") as f:
-        for line in f:
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as e:
+        sys.exit(f"{path}: cannot read: {e.strerror}")
+    with f:
+        for number, line in enumerate(f, 1):
             if line.startswith("sm_count:"):
-                sms = int(line.split(":")[1])
+                value = line.split(":", 1)[1].split("#")[0].strip()
+                if not value.isdigit() or not 0 < int(value) <= 10000:
+                    sys.exit(f"{path}:{number}: field 'sm_count': expected a whole number 1-10000, got '{value[:40]}'")
+                sms = int(value)
             elif re.match(r"^[a-z0-9_]+:\s*(#.*)?$", line):
                 section = line.split(":")[0]
             m = ROW.match(line)
@@ -65,7 +72,9 @@ def main():
     ap.add_argument("--min-k", type=int, default=8192)
     a = ap.parse_args()
     sms, rows = read(a.table)
-    sub = [r for r in rows if r[2] >= a.min_k]
+    sub = [r for r in rows if r[2] >= a.min_k and r[0] > 0 and r[1] > 0 and r[3] > 0]
+    if len(sub) < 2:
+        sys.exit(f"{a.table}: {len(sub)} bf16 shapes with k >= {a.min_k} and positive m, n and rate; need at least 2")
     rates = [r[3] for r in sub]
     print(f"{a.table}: {len(sub)} bf16 shapes with k >= {a.min_k}, {sms} SMs")
     print(f"  measured rates alone: coefficient of variation {cv(rates):.3f}")
