@@ -279,7 +279,8 @@ void FrameworkForCard(const Gpu& gpu, const ModelSpec& m, const Layout& l, Workl
 
 bool CardRuns(const Gpu& gpu, const Workload& w) {
   if (IsTraining(w.task)) {
-    return CardRuns(gpu, w.precision);
+    // --fp8 runs the GEMMs on fp8 tensor cores (Ada, Hopper, Blackwell): RatesFor refuses others.
+    return CardRuns(gpu, w.precision) && (!w.fp8 || gpu.Supports("fp8"));
   }
   return CardRuns(gpu, w.weight_dtype) && CardRuns(gpu, w.kv_dtype);
 }

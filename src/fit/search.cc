@@ -138,9 +138,10 @@ SearchResult SearchTraining(const ModelSpec& m, const Workload& base, const Sear
 
   for (std::size_t gi = 0; gi < o.gpus.size(); ++gi) {
     const Gpu* gpu = o.gpus[gi];
-    if (!CardRuns(*gpu, base.precision)) {
-      r.notes.push_back(gpu->name + ": not searched, it cannot run " + ToString(base.precision) + " training");
-      continue;  // e.g. pure bf16 training on a card without bf16
+    if (!CardRuns(*gpu, base)) {
+      r.notes.push_back(gpu->name + ": not searched, it cannot run " + ToString(base.precision) + " training" +
+                        (base.fp8 && CardRuns(*gpu, base.precision) ? " with fp8 GEMMs" : ""));
+      continue;  // e.g. pure bf16 training on a card without bf16, or --fp8 on one without fp8
     }
     if (!HasPeakFlops(*gpu, base.precision)) {
       r.notes.push_back(gpu->name + ": not searched, the catalog has no " +

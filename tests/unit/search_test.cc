@@ -209,6 +209,24 @@ TEST(SearchPins, InferenceReplicaSizeIsKept) {
   }
 }
 
+TEST(SearchPins, Fp8TrainingSkipsCardsWithoutFp8) {
+  // --fp8 runs the GEMMs on fp8 tensor cores: a search over the catalog offers only cards that
+  // have them (Ada, Hopper, Blackwell) and says of each other card why it was not searched,
+  // instead of stopping at the first card without fp8 (it did, naming V100).
+  Workload w = FullFinetune();
+  w.task = Task::kPretrain;
+  w.fp8 = true;
+  SearchOptions o = AllCards();
+  o.top = 100;
+  const SearchResult r = SearchTraining(Llama8b(), w, o);
+  ASSERT_FALSE(r.ranked.empty());
+  for (const Candidate& c : r.best_per_gpu) {
+    EXPECT_TRUE(c.gpu->Supports("fp8")) << c.gpu->name;
+  }
+  const std::string a100 = Cat().Find("A100 80GB SXM").name + ": not searched, it cannot run mixed training with fp8 GEMMs";
+  EXPECT_NE(std::find(r.notes.begin(), r.notes.end(), a100), r.notes.end());
+}
+
 TEST(SearchPins, InferenceSkipsCardsThatCannotRunTheWeights) {
   // fp8 weights need fp8 (Ada, Hopper, Blackwell): no Ampere, Turing or Volta card is offered.
   Workload w;
