@@ -10,9 +10,10 @@ namespace gpuplan {
 namespace {
 
 struct Change {
-  std::string text;
+  std::string text;  // the flags to add to the user's command (a change of --gpus is appended once, after all)
   int disruption;
   std::function<bool(Workload&, Layout&, const Gpu*&)> apply;  // false: not applicable
+  std::string family = {};  // changes of one family: only the mildest that fits is shown (default: text's flag)
 };
 
 // Candidates are listed mildest first within a family (e.g. micro-batch 8, 4, 2, 1), so the
@@ -42,10 +43,7 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
     }
     for (int64_t mb = w0.micro_batch / 2; mb >= 1; mb /= 2) {
       c.push_back({"--micro-batch " + std::to_string(mb), 2, [mb](Workload& w, Layout&, const Gpu*&) {
-                     w.micro_batch = mb;
-                     if (w.global_batch > 0) {
-                       w.global_batch = 0;
-                     }
+                     w.micro_batch = mb;  // a given global batch still divides: mb halves
                      return true;
                    }});
     }
@@ -77,16 +75,19 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
                      return true;
                    }});
     }
+    // ZeRO-3 over a larger data-parallel group: more GPUs (the --gpus they need is appended).
     for (int64_t n = 2; n <= 64; n *= 2) {
-      if (n <= l0.gpus) {
+      if (n <= l0.dp()) {
         continue;
       }
-      c.push_back({"ZeRO-3 over " + std::to_string(n) + " GPUs (--gpus " + std::to_string(n) + " --zero 3)",
-                   4 + static_cast<int>(n / 8), [n](Workload&, Layout& l, const Gpu*&) {
-                     l.gpus = n * l.tp * l.pp;
+      c.push_back({"--zero 3 (sharded over " + std::to_string(n) + " data-parallel ranks)",
+                   4 + static_cast<int>(n / 8),
+                   [n](Workload&, Layout& l, const Gpu*&) {
+                     l.gpus = n * l.tp * l.pp * l.cp;
                      l.zero = 3;
                      return true;
-                   }});
+                   },
+                   "--zero (more GPUs)"});
     }
     if (w0.task == Task::kFull || w0.task == Task::kPretrain) {
       c.push_back({"--task lora (rank " + std::to_string(w0.lora_rank) + ")", 6, [](Workload& w, Layout&, const Gpu*&) {
@@ -133,23 +134,47 @@ std::vector<Change> CandidateChanges(const ModelSpec& m, const Workload& w0, con
                    }});
     }
   }
-  // Tensor parallelism over more cards of the same kind.
+  // Tensor or pipeline parallelism on the same GPUs, the data-parallel group shrinking (what
+  // `--tp N` added to the user's command does: dp = gpus / (tp x pp x cp)); no card is added.
   for (int64_t tp = l0.tp * 2; tp <= 8; tp *= 2) {
-    if (m.heads % tp != 0) {
+    if (m.heads % tp != 0 || l0.dp() % (tp / l0.tp) != 0) {
       continue;
     }
-    c.push_back({"--tp " + std::to_string(tp), 5 + static_cast<int>(tp / 2), [tp](Workload&, Layout& l, const Gpu*&) {
-                   l.gpus = l.gpus / l.tp * tp;
+    c.push_back({"--tp " + std::to_string(tp), 3 + static_cast<int>(tp / 4), [tp](Workload&, Layout& l, const Gpu*&) {
                    l.tp = tp;
                    return true;
                  }});
   }
   for (int64_t pp = l0.pp * 2; pp <= 16 && pp <= m.layers; pp *= 2) {
-    c.push_back({"--pp " + std::to_string(pp), 6 + static_cast<int>(pp / 2), [pp](Workload&, Layout& l, const Gpu*&) {
-                   l.gpus = l.gpus / l.pp * pp;
+    if (l0.dp() % (pp / l0.pp) != 0) {
+      continue;
+    }
+    c.push_back({"--pp " + std::to_string(pp), 4 + static_cast<int>(pp / 4), [pp](Workload&, Layout& l, const Gpu*&) {
                    l.pp = pp;
                    return true;
                  }});
+  }
+  // The same, over more cards of the same kind: the data-parallel group kept.
+  for (int64_t tp = l0.tp * 2; tp <= 8; tp *= 2) {
+    if (m.heads % tp != 0) {
+      continue;
+    }
+    c.push_back({"--tp " + std::to_string(tp), 5 + static_cast<int>(tp / 2),
+                 [tp](Workload&, Layout& l, const Gpu*&) {
+                   l.gpus = l.gpus / l.tp * tp;
+                   l.tp = tp;
+                   return true;
+                 },
+                 "--tp (more GPUs)"});
+  }
+  for (int64_t pp = l0.pp * 2; pp <= 16 && pp <= m.layers; pp *= 2) {
+    c.push_back({"--pp " + std::to_string(pp), 6 + static_cast<int>(pp / 2),
+                 [pp](Workload&, Layout& l, const Gpu*&) {
+                   l.gpus = l.gpus / l.pp * pp;
+                   l.pp = pp;
+                   return true;
+                 },
+                 "--pp (more GPUs)"});
   }
   // A card with more memory, same layout.
   std::vector<const Gpu*> by_memory;
@@ -317,8 +342,17 @@ std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, cons
         return;
       }
       text += (text.empty() ? "" : " + ") + ch->text;
-      family += (family.empty() ? "" : "+") + ch->text.substr(0, ch->text.find(' '));
+      family += (family.empty() ? "" : "+") + (ch->family.empty() ? ch->text.substr(0, ch->text.find(' ')) : ch->family);
       disruption += ch->disruption;
+    }
+    // The text is what to add to the user's command: a GPU count that changed is part of it
+    // (dp = gpus / (tp x pp x cp)), and a global batch the user gave must still divide into
+    // micro-batch x dp, or the command would be refused.
+    if (l2.gpus != l.gpus) {
+      text += " + --gpus " + std::to_string(l2.gpus);
+    }
+    if (w2.global_batch > 0 && l2.dp() > 0 && w2.global_batch % (w2.micro_batch * l2.dp()) != 0) {
+      return;
     }
     if (std::find(families.begin(), families.end(), family) != families.end()) {
       return;  // a milder change of the same kind already fits

@@ -13,7 +13,9 @@
 namespace gpuplan {
 
 struct Suggestion {
-  std::string change;  // e.g. "--recompute full", "ZeRO-3 over 8 GPUs (--gpus 8 --zero 3)", "--tp 2"
+  // The flags to add to the user's command, e.g. "--recompute full", "--tp 2 + --gpus 2",
+  // "--zero 3 (sharded over 8 data-parallel ranks) + --gpus 8": applied to it, they give `layout`.
+  std::string change;
   std::string result;  // the resulting layout, e.g. "2 x A100 80GB SXM (tp=2 pp=1 dp=1 zero=0), full, ..."
   int disruption = 0;  // lower = smaller change for the team
   Workload workload;

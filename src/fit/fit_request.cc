@@ -462,7 +462,11 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
   }
   s.fits = Fits(e, gpu);
   if (!s.fits) {
-    s.suggestions = SuggestFixes(spec, w, l, gpu, catalog, overhead);
+    // The global batch the user gave (0: none), not the one a chosen micro-batch filled in: a
+    // suggestion must hold for the command it is added to.
+    Workload ws = w;
+    ws.global_batch = in.workload.global_batch;
+    s.suggestions = SuggestFixes(spec, ws, l, gpu, catalog, overhead);
   }
   s.network = NetworkFor(in.time, gpu);
   if (IsTraining(w.task)) {

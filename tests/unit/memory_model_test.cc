@@ -346,5 +346,60 @@ TEST(Advisor, Fp8OnlyOnCardsWithFp8) {
   EXPECT_TRUE(has(a100, "--weight-dtype int8"));
 }
 
+// A suggestion is the flags to add to the user's command, where dp = gpus / (tp x pp x cp).
+// Llama-3.1-70B inference in bf16 (70.55e9 x 2 bytes = 141 GB of weights) on A100 80GB: tp 2
+// halves them to 70.6 GB a GPU. On one GPU that needs a second (the text says --gpus 2; before,
+// "--tp 2" alone, which the CLI refuses: 1 GPU cannot be split into tp=2); on four replicas the
+// same four GPUs hold two replicas of tp 2, no card added.
+TEST(Advisor, LayoutChangesSayTheGpuCountTheyNeed) {
+  const GpuCatalog cat = GpuCatalog::Load(test::DataDir() + "/gpus.yaml");
+  const ModelSpec m70 = LoadHfConfig(test::Preset("Llama-3.1-70B"));
+  const Gpu& a100 = cat.Find("A100");
+  const Workload w = ForCard(Infer(1024, 1), a100);
+  auto find = [](const std::vector<Suggestion>& v, int64_t tp, int64_t gpus) -> const Suggestion* {
+    for (const auto& s : v) {
+      if (s.layout.tp == tp && s.layout.pp == 1 && s.layout.gpus == gpus && s.gpu->name == "A100 80GB SXM") {
+        return &s;
+      }
+    }
+    return nullptr;
+  };
+  const auto one = SuggestFixes(m70, w, Layout{}, a100, cat, {}, 50);
+  const Suggestion* s1 = find(one, 2, 2);
+  ASSERT_NE(s1, nullptr);
+  EXPECT_EQ(s1->change, "--tp 2 + --gpus 2");
+  Layout four;
+  four.gpus = 4;
+  const auto fours = SuggestFixes(m70, w, four, a100, cat, {}, 50);
+  const Suggestion* s4 = find(fours, 2, 4);
+  ASSERT_NE(s4, nullptr);
+  EXPECT_EQ(s4->change, "--tp 2");
+  EXPECT_EQ(s4->layout.dp(), 2);
+  // ZeRO-3 over more ranks with tp 2 given: 8 data-parallel ranks are 16 GPUs.
+  Workload train = Full();
+  Layout tp2;
+  tp2.gpus = 2;
+  tp2.tp = 2;
+  const auto z = SuggestFixes(m70, train, tp2, a100, cat, {}, 50);
+  int sharded = 0;
+  for (const auto& s : z) {
+    if (s.change.rfind("--zero 3 (sharded over", 0) == 0) {
+      ++sharded;
+      EXPECT_EQ(s.layout.gpus, s.layout.dp() * 2) << s.change;
+      EXPECT_NE(s.change.find("+ --gpus " + std::to_string(s.layout.gpus)), std::string::npos) << s.change;
+    }
+  }
+  EXPECT_GT(sharded, 0);
+  // A global batch the user gave must divide into micro-batch x dp after the change.
+  train.global_batch = 12;
+  Layout dp4;
+  dp4.gpus = 4;
+  const auto batch = SuggestFixes(m70, train, dp4, a100, cat, {}, 50);
+  EXPECT_FALSE(batch.empty());
+  for (const auto& s : batch) {
+    EXPECT_EQ(12 % (s.workload.micro_batch * s.layout.dp()), 0) << s.change;
+  }
+}
+
 }  // namespace
 }  // namespace gpuplan
