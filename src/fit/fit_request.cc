@@ -204,6 +204,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
     in.time.network = ParseNetwork(r.network);
   }
   in.tokens = r.JobTokens();
+  in.accuracy = LoadTimeAccuracyIn(data_dir);
   DataMovementConfig& d = in.data;
   if (r.storage_gbps) {
     d.storage_gbps = *r.storage_gbps;
@@ -469,6 +470,9 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
     s.suggestions = SuggestFixes(spec, ws, l, gpu, catalog, overhead);
   }
   s.network = NetworkFor(in.time, gpu);
+  if (!r.mfu) {
+    s.accuracy = AccuracyFor(in.accuracy.get(), IsTraining(w.task), gpu);
+  }
   if (IsTraining(w.task)) {
     s.training = EstimateTrainingTime(spec, w, l, gpu, time, in.tokens);
   } else {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "catalog/gpu_catalog.h"
 #include "core/time.h"
 #include "catalog/model_loader.h"
+#include "fit/accuracy.h"
 #include "fit/advisor.h"
 #include "fit/data_movement.h"
 #include "fit/memory_model.h"
@@ -141,6 +143,7 @@ struct FitInputs {
   // (data/frameworks.yaml allocator.cuda_context_mib); empty otherwise.
   std::map<std::string, double> cuda_context_mib;
   DataMovementConfig data;  // storage, links, failure rate, dataset
+  std::shared_ptr<const TimeAccuracy> accuracy;  // data/accuracy.yaml; nullptr without one
 };
 FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir);
 
@@ -215,6 +218,9 @@ struct FitSingle {
   int64_t shown_concurrency = 0;
   CheckpointPlan checkpoint;          // its size, save, sync and restore times, the interval
   std::optional<UnstatedSettings> unstated;  // training: settings chosen because none was given
+  // How far the time model came from published runs on this card and over all (not with --mfu,
+  // the user's own efficiency).
+  std::optional<AccuracyNote> accuracy;
 };
 
 // A search over cards and layouts: training or inference.

@@ -47,6 +47,25 @@ json_is '.fits' true
 json_is '.memory_per_gpu.optimizer' 12045391872
 json_is '.layout.dp' 8
 
+# Beside a time, how far the model came from published runs (data/accuracy.yaml): the A100 has
+# training rows of its own, fewer than all; no published run on an L40S was checked; with --mfu
+# (the user's own efficiency) nothing is said; a broken accuracy.yaml names its file and line.
+expect_exit 0 "fit accuracy A100" -- "$bin" fit --model Llama-3.1-8B --task full --gpu A100 --gpus 8 --zero 3 --json
+json_is '.accuracy.kind' training
+json_is '.accuracy.on_gpu.rows > 0 and .accuracy.on_gpu.rows < .accuracy.all.rows' true
+json_is '(.accuracy.gpus_checked | index("A100 80GB SXM")) != null' true
+expect_exit 0 "fit accuracy L40S" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu L40S --json
+json_is '.accuracy.on_gpu' null
+json_is '(.accuracy.gpus_checked | index("L40S")) == null' true
+expect_exit 0 "fit accuracy text" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu L40S
+grep -q "^time accuracy: no published training run on L40S was checked" "$tmp/out" && ok || bad "no accuracy line for L40S"
+expect_exit 0 "fit accuracy --mfu" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu L40S --mfu 0.4 --json
+json_is '.accuracy' null
+cp -r "$data" "$tmp/adata"
+printf 'source: x\ntraining:\n  rows: 1\n  median_abs_error: 0.1\n  worst_error: 0.1\n  wrost: 1\ninference:\n  rows: 1\n  median_abs_error: 0\n  worst_error: 0\n' >"$tmp/adata/accuracy.yaml"
+expect_exit 2 "fit, broken accuracy.yaml" -- "$bin" --data-dir "$tmp/adata" fit --model Llama-3.1-8B --task lora --gpu L40S
+stderr_has "accuracy.yaml:6: field 'training.wrost'"
+
 # Inference: KV cache = 2 x 32 layers x 8 heads x 128 x 2 bytes x 8192 tokens x 4 = 4 GiB.
 expect_exit 0 "fit infer" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu L40S --context 8192 --concurrency 4 --json
 json_is '.memory_per_gpu.kv_cache' 4294967296

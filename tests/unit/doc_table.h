@@ -31,4 +31,16 @@ inline void CheckGeneratedBlock(const std::string& doc_path, const std::string& 
       << doc_path << " is stale: rerun the test with GPUPLAN_UPDATE_DOCS=1 to regenerate it";
 }
 
+// A whole generated file (data/accuracy.yaml): rewritten under GPUPLAN_UPDATE_DOCS, else compared.
+inline void CheckGeneratedFile(const std::string& path, const std::string& text) {
+  if (std::getenv("GPUPLAN_UPDATE_DOCS") != nullptr) {
+    std::ofstream(path) << text;
+    return;
+  }
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), text) << path << " is stale: rerun the test with GPUPLAN_UPDATE_DOCS=1 to regenerate it";
+}
+
 }  // namespace gpuplan::test

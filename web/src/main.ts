@@ -530,6 +530,11 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
       server.id = 'inference';
       out.append(el('h3', {}, t('fit.inference')), server);
     }
+    // How far to trust the time: the published runs on this card, or that none was checked
+    // (POST /api/fit `accuracy`, data/accuracy.yaml); the CLI's sentence, in the page's language.
+    if (r.accuracy) {
+      out.append(el('p', { id: 'fit-accuracy', class: 'note' }, accuracyText(r.accuracy)));
+    }
     checkpointSection(out, r);
     if (r.suggestions?.length) {
       out.append(
@@ -601,6 +606,18 @@ const present = (x: unknown): x is number => x !== null && x !== undefined;
 // (and whether training waits), the sync off the node, a restore on another node against the
 // promised 10 minutes, the interval, the time lost, and the dataset's upload; each row one
 // figure of POST /api/fit's `checkpoint` and `data`, the API's notes under the table.
+function accuracyText(a: Json): string {
+  const pct = (x: number): string => (100 * x).toFixed(1);
+  const signed = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+  const kind = t(`fit.accuracy_${a.kind}`);
+  if (a.on_gpu) {
+    return fill('fit.accuracy_card', a.on_gpu.rows, kind, a.gpu, pct(a.on_gpu.median_abs_error),
+      signed(a.on_gpu.worst_error), a.all.rows, pct(a.all.median_abs_error), signed(a.all.worst_error), a.source);
+  }
+  return fill('fit.accuracy_none', kind, a.gpu, a.all.rows, (a.gpus_checked as string[]).join(t('sep.list')),
+    pct(a.all.median_abs_error), signed(a.all.worst_error), a.source);
+}
+
 function checkpointSection(out: HTMLElement, r: Json): void {
   const c = r.checkpoint;
   const upload = r.data?.upload_seconds;

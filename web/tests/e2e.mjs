@@ -166,6 +166,10 @@ try {
     expect(note.startsWith('未给定的设置') && (note.match(/虚拟流水线段数 \d/g) ?? []).length === 2 &&
       !/undefined|NaN|vpp|_/.test(note), `unstated: ${note}`);
     await shot('1a-fit-unstated-zh');
+    // Issue 28: beside the time, how far it came from the published runs on this card.
+    const acc = await page.textContent('#fit-accuracy');
+    expect(acc.startsWith('时间准确度：在 A100 80GB SXM 上的') && /\d+ 次公开训练运行/.test(acc) &&
+      /中位数为 \d+\.\d%/.test(acc) && !/undefined|NaN|fit\.accuracy/.test(acc), `accuracy: ${acc}`);
     await page.fill('#in-pp', '');
     await page.fill('#in-gpus', '1');
   });

@@ -45,6 +45,21 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
                      {"mfu", {{"best", u.best_mfu}, {"worst", u.worst_mfu}}},
                      {"total_hours", {{"best", OptionalToJson(u.best_total_hours)}, {"worst", OptionalToJson(u.worst_total_hours)}}}};
   }
+  // How far the time model came from published runs (data/accuracy.yaml): on this card, when
+  // runs on it were checked, and over every checked run of the kind. Null with --mfu.
+  j["accuracy"] = nullptr;
+  if (s.accuracy) {
+    const AccuracyNote& a = *s.accuracy;
+    auto figures = [](const ErrorFigures& f) {
+      return nlohmann::json{{"rows", f.rows}, {"median_abs_error", f.median_abs_error}, {"worst_error", f.worst_error}};
+    };
+    j["accuracy"] = {{"kind", a.training ? "training" : "inference"},
+                     {"gpu", a.gpu},
+                     {"on_gpu", a.card ? figures(*a.card) : nlohmann::json(nullptr)},
+                     {"all", figures(a.all)},
+                     {"gpus_checked", a.cards},
+                     {"source", a.source}};
+  }
   if (r.job) {
     j["cost"] = JobPriceToJson(r);
   }

@@ -522,6 +522,36 @@ void PrintUpload(std::ostream& os, const DataPlan& d) {
   }
 }
 
+// How far to trust the time: the published runs on this card, or that there were none
+// (data/accuracy.yaml, docs/validation.md).
+void PrintAccuracy(std::ostream& os, const AccuracyNote& a) {
+  const std::string kind = a.training ? Say("fit.accuracy_training", "training")
+                                      : Say("fit.accuracy_inference", "inference");
+  const auto pct = [](double x) { return fmt::format("{:.1f}", 100 * x); };
+  const auto signed_pct = [](double x) { return fmt::format("{:+.1f}", 100 * x); };
+  if (a.card) {
+    os << SayFormat("fit.accuracy_card",
+                    "time accuracy: on {0} published {1} runs on {2} the modelled throughput was off by {3}% (median), "
+                    "at worst {4}%; on all {5} runs checked by {6}%, at worst {7}% (+: faster than the run; {8})",
+                    {std::to_string(a.card->rows), kind, a.gpu, pct(a.card->median_abs_error),
+                     signed_pct(a.card->worst_error), std::to_string(a.all.rows), pct(a.all.median_abs_error),
+                     signed_pct(a.all.worst_error), a.source})
+       << "\n";
+    return;
+  }
+  std::string cards;
+  for (const auto& c : a.cards) {
+    cards += (cards.empty() ? "" : ", ") + c;
+  }
+  os << SayFormat("fit.accuracy_none",
+                  "time accuracy: no published {0} run on {1} was checked: this time rests on the card's datasheet peaks "
+                  "and assumed kernel fractions; on the {2} runs checked ({3}) the modelled throughput was off by "
+                  "{4}% (median), at worst {5}% (+: faster than the run; {6})",
+                  {kind, a.gpu, std::to_string(a.all.rows), cards, pct(a.all.median_abs_error),
+                   signed_pct(a.all.worst_error), a.source})
+     << "\n";
+}
+
 void PrintSingle(std::ostream& os, const FitJobResult& res) {
   const FitSingle& s = *res.single;
   const auto& ckpt = res.model.checkpoint;
@@ -548,6 +578,9 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
                       {chosen, slowest, fmt::format("{:.0f}", u.worst_tokens_per_second),
                        fmt::format("{:.3f}", u.worst_step_seconds)})
          << "\n";
+    }
+    if (s.accuracy) {
+      PrintAccuracy(os, *s.accuracy);
     }
   }
   PrintCheckpoint(os, s.checkpoint, s.memory.framework);
@@ -604,6 +637,9 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
   }
   if (s.plan) {
     PrintInference(os, *s.plan, s.shown, s.shown_concurrency, s.workload, res.qps, res.latency_ms);
+    if (s.accuracy) {
+      PrintAccuracy(os, *s.accuracy);
+    }
   }
 }
 

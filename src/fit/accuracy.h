@@ -1,0 +1,62 @@
+// How far the time model came from published measurements, so that a fit says beside its time
+// how far to trust it (issue 28: "say plainly where it cannot be trusted").
+//
+// In:  data/accuracy.yaml, written by tests/unit/time_validation_test.cc from the rows of
+//      docs/validation.md (never by hand; the test fails when it is stale).
+// Out: for a training or inference fit on a card, that card's figures when published runs on it
+//      were checked, and the figures over every checked run of the kind.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/gpu_catalog.h"
+
+namespace gpuplan {
+
+// error = predicted / measured - 1 of a run's throughput (or, for a latency row, of its rate):
+// + means the model was faster than the run.
+struct ErrorFigures {
+  int64_t rows = 0;
+  double median_abs_error = 0;  // median of |error|
+  double worst_error = 0;       // the error of largest magnitude, signed
+};
+
+struct CardErrors {
+  std::string gpu;  // the catalog's card name
+  ErrorFigures errors;
+};
+
+struct KindErrors {
+  ErrorFigures all;
+  std::vector<CardErrors> by_gpu;
+};
+
+struct TimeAccuracy {
+  std::string file;
+  std::string source;  // the document the rows are in
+  KindErrors training;   // the rows no constant was fitted to (docs/validation.md)
+  KindErrors inference;
+};
+
+// Throws InputError naming file, line and field (unknown keys, numbers out of bounds).
+TimeAccuracy LoadTimeAccuracy(const std::string& path);
+TimeAccuracy ParseTimeAccuracy(const std::string& text, const std::string& path);
+// data_dir/accuracy.yaml, or nullptr when the folder has none.
+std::shared_ptr<const TimeAccuracy> LoadTimeAccuracyIn(const std::string& data_dir);
+
+// What a fit says about its time on `gpu`.
+struct AccuracyNote {
+  bool training = true;
+  std::string gpu;
+  std::optional<ErrorFigures> card;  // this card's rows; nullopt: no published run on it was checked
+  ErrorFigures all;                  // every checked row of the kind
+  std::vector<std::string> cards;    // the cards those rows ran on
+  std::string source;
+};
+std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool training, const Gpu& gpu);
+
+}  // namespace gpuplan
