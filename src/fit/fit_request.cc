@@ -506,6 +506,37 @@ FitSearch SearchFit(const FitRequest& r, const FitInputs& in, SearchOptions opti
         SearchInference(in.model.spec, in.workload, options, r.prompt_tokens, r.output_tokens, r.qps, r.latency_ms);
   }
   options.progress = nullptr;
+  if (!r.mfu) {
+    std::vector<const Gpu*> cards;
+    const auto add = [&cards](const Gpu* g) {
+      if (g != nullptr && std::find(cards.begin(), cards.end(), g) == cards.end()) {
+        cards.push_back(g);
+      }
+    };
+    // The cards the answer shows: the ranked rows (the top and the runners-up), and the best of
+    // each card when several were named.
+    const bool each_card = s.cards_named && options.gpus.size() > 1;
+    if (s.training) {
+      for (std::size_t i = 0; i < s.training->ranked.size(); ++i) {
+        add(s.training->ranked[i].gpu);
+      }
+      for (std::size_t i = 0; each_card && i < s.training->best_per_gpu.size(); ++i) {
+        add(s.training->best_per_gpu[i].gpu);
+      }
+    } else {
+      for (std::size_t i = 0; i < s.inference->ranked.size(); ++i) {
+        add(s.inference->ranked[i].gpu);
+      }
+      for (std::size_t i = 0; each_card && i < s.inference->best_per_gpu.size(); ++i) {
+        add(s.inference->best_per_gpu[i].gpu);
+      }
+    }
+    for (const Gpu* g : cards) {
+      if (auto note = AccuracyFor(in.accuracy.get(), IsTraining(in.workload.task), *g)) {
+        s.accuracy.push_back(std::move(*note));
+      }
+    }
+  }
   s.options = std::move(options);
   return s;
 }

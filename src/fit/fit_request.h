@@ -230,6 +230,9 @@ struct FitSearch {
   std::string currency = "CNY";  // of the candidates' costs
   std::optional<SearchResult> training;
   std::optional<InferenceSearch> inference;
+  // How far the time model came from published runs on each card ranked (shown or best of its
+  // card), in order of first appearance; empty with --mfu or without data/accuracy.yaml.
+  std::vector<AccuracyNote> accuracy;
   bool Found() const;
 };
 

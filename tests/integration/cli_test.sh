@@ -61,6 +61,9 @@ expect_exit 0 "fit accuracy text" -- "$bin" fit --model Llama-3.1-8B --task lora
 grep -q "^time accuracy: no published training run on L40S was checked" "$tmp/out" && ok || bad "no accuracy line for L40S"
 expect_exit 0 "fit accuracy --mfu" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu L40S --mfu 0.4 --json
 json_is '.accuracy' null
+expect_exit 0 "fit search accuracy" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu "A100,L40S" --max-gpus 8 --json
+json_is '[.accuracy.gpus[] | select(.gpu == "L40S")][0].on_gpu' null
+json_is '[.accuracy.gpus[] | select(.gpu == "A100 80GB SXM")][0].on_gpu.rows > 0' true
 cp -r "$data" "$tmp/adata"
 printf 'source: x\ntraining:\n  rows: 1\n  median_abs_error: 0.1\n  worst_error: 0.1\n  wrost: 1\ninference:\n  rows: 1\n  median_abs_error: 0\n  worst_error: 0\n' >"$tmp/adata/accuracy.yaml"
 expect_exit 2 "fit, broken accuracy.yaml" -- "$bin" --data-dir "$tmp/adata" fit --model Llama-3.1-8B --task lora --gpu L40S

@@ -532,7 +532,7 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
     }
     // How far to trust the time: the published runs on this card, or that none was checked
     // (POST /api/fit `accuracy`, data/accuracy.yaml); the CLI's sentence, in the page's language.
-    if (r.accuracy) {
+    if (r.accuracy && !r.accuracy.gpus) {  // (a search's is under its ranking)
       out.append(el('p', { id: 'fit-accuracy', class: 'note' }, accuracyText(r.accuracy)));
     }
     checkpointSection(out, r);
@@ -586,6 +586,9 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
       );
     ranked.id = 'candidates';
     out.append(ranked);
+    if (r.accuracy) {
+      out.append(el('p', { id: 'fit-accuracy', class: 'note' }, accuracyText(r.accuracy)));
+    }
   }
   if (!r.memory_per_gpu) checkpointSection(out, r);
 }
@@ -602,14 +605,19 @@ const gbytes = (b: number): string => `${num(b / 1e9)} GB`;
 const PROMISED_RESTORE_SECONDS = 600;
 const present = (x: unknown): x is number => x !== null && x !== undefined;
 
-// "Checkpoint and data" (issue 29 req. 6): one checkpoint's size and who writes it, the save
-// (and whether training waits), the sync off the node, a restore on another node against the
-// promised 10 minutes, the interval, the time lost, and the dataset's upload; each row one
-// figure of POST /api/fit's `checkpoint` and `data`, the API's notes under the table.
+// How far to trust the time (POST /api/fit `accuracy`, data/accuracy.yaml), as the CLI says it:
+// one card's published runs, or that none on it was checked; for a search, each card shown.
 function accuracyText(a: Json): string {
   const pct = (x: number): string => (100 * x).toFixed(1);
   const signed = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
   const kind = t(`fit.accuracy_${a.kind}`);
+  if (a.gpus) {
+    const checked = (a.gpus as Json[]).filter((g) => g.on_gpu).map((g) => fill('fit.accuracy_search_card', g.gpu,
+      g.on_gpu.rows, pct(g.on_gpu.median_abs_error), signed(g.on_gpu.worst_error)));
+    const none = (a.gpus as Json[]).filter((g) => !g.on_gpu).map((g) => g.gpu as string);
+    if (none.length) checked.push(fill('fit.accuracy_search_none', none.join(t('sep.list'))));
+    return fill('fit.accuracy_search', kind, a.source, checked.join(t('fit.accuracy_sep')));
+  }
   if (a.on_gpu) {
     return fill('fit.accuracy_card', a.on_gpu.rows, kind, a.gpu, pct(a.on_gpu.median_abs_error),
       signed(a.on_gpu.worst_error), a.all.rows, pct(a.all.median_abs_error), signed(a.all.worst_error), a.source);
@@ -618,6 +626,10 @@ function accuracyText(a: Json): string {
     pct(a.all.median_abs_error), signed(a.all.worst_error), a.source);
 }
 
+// "Checkpoint and data" (issue 29 req. 6): one checkpoint's size and who writes it, the save
+// (and whether training waits), the sync off the node, a restore on another node against the
+// promised 10 minutes, the interval, the time lost, and the dataset's upload; each row one
+// figure of POST /api/fit's `checkpoint` and `data`, the API's notes under the table.
 function checkpointSection(out: HTMLElement, r: Json): void {
   const c = r.checkpoint;
   const upload = r.data?.upload_seconds;

@@ -198,6 +198,10 @@ try {
     const costs = await page.$$eval('#candidates tbody tr', (rows) =>
       rows.map((r) => Number(r.lastElementChild.textContent.replace(/[^\d.]/g, ''))));
     expect(costs.length > 1 && costs.every((c) => c >= costs[0]), `ranked by cost: ${costs}`);
+    // Under the ranking, how far the time model came from published runs on each card shown.
+    const acc = await page.textContent('#fit-accuracy');
+    expect(acc.startsWith('时间准确度，对照公开的训练运行') && !/undefined|NaN|fit\.accuracy/.test(acc),
+      `search accuracy: ${acc}`);
     await shot('1b-fit-search-zh');
     // With a token budget the headline prices the whole job, in hours and money for the job, the
     // same figures as the first row (the cheapest).

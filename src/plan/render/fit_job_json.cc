@@ -21,6 +21,27 @@ nlohmann::json HourlyCost(const InferencePlan& p) {
           {"basis", p.cost_basis}};
 }
 
+nlohmann::json ErrorFiguresToJson(const ErrorFigures& f) {
+  return {{"rows", f.rows}, {"median_abs_error", f.median_abs_error}, {"worst_error", f.worst_error}};
+}
+
+// A search's cards, each with its published runs (null: none checked); null without any.
+nlohmann::json SearchAccuracyToJson(const std::vector<AccuracyNote>& notes) {
+  if (notes.empty()) {
+    return nullptr;
+  }
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& a : notes) {
+    gpus.push_back({{"gpu", a.gpu}, {"on_gpu", a.card ? ErrorFiguresToJson(*a.card) : nlohmann::json(nullptr)}});
+  }
+  const AccuracyNote& a = notes.front();
+  return {{"kind", a.training ? "training" : "inference"},
+          {"all", ErrorFiguresToJson(a.all)},
+          {"gpus", gpus},
+          {"gpus_checked", a.cards},
+          {"source", a.source}};
+}
+
 nlohmann::json SingleToJson(const FitJobResult& r) {
   const FitSingle& s = *r.single;
   nlohmann::json j = FitToJson(r.model.spec, s.workload, s.layout, s.gpu, s.memory, s.suggestions);
@@ -50,13 +71,10 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
   j["accuracy"] = nullptr;
   if (s.accuracy) {
     const AccuracyNote& a = *s.accuracy;
-    auto figures = [](const ErrorFigures& f) {
-      return nlohmann::json{{"rows", f.rows}, {"median_abs_error", f.median_abs_error}, {"worst_error", f.worst_error}};
-    };
     j["accuracy"] = {{"kind", a.training ? "training" : "inference"},
                      {"gpu", a.gpu},
-                     {"on_gpu", a.card ? figures(*a.card) : nlohmann::json(nullptr)},
-                     {"all", figures(a.all)},
+                     {"on_gpu", a.card ? ErrorFiguresToJson(*a.card) : nlohmann::json(nullptr)},
+                     {"all", ErrorFiguresToJson(a.all)},
                      {"gpus_checked", a.cards},
                      {"source", a.source}};
   }
@@ -124,6 +142,7 @@ nlohmann::json InferenceSearchToJson(const FitJobResult& r) {
     j["closest"] = x.closest;
   }
   j["search"]["notes"] = x.notes;
+  j["accuracy"] = SearchAccuracyToJson(s.accuracy);
   j["data"] = DataPlanToJson(r.data);
   if (r.model.checkpoint) {
     j["model_files"] = ModelFilesToJson(*r.model.checkpoint);
@@ -184,6 +203,7 @@ nlohmann::json TrainingSearchToJson(const FitJobResult& r) {
       j["best_per_gpu"].push_back(CandidateToJson(c));
     }
   }
+  j["accuracy"] = SearchAccuracyToJson(s.accuracy);
   return j;
 }
 

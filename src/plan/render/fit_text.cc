@@ -296,6 +296,36 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
   }
 }
 
+// The cards a search shows, each with its published runs or none (data/accuracy.yaml).
+void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& notes) {
+  if (notes.empty()) {
+    return;
+  }
+  const auto pct = [](double x) { return fmt::format("{:.1f}", 100 * x); };
+  const auto signed_pct = [](double x) { return fmt::format("{:+.1f}", 100 * x); };
+  std::string cards, unchecked;
+  for (const auto& a : notes) {
+    if (a.card) {
+      cards += (cards.empty() ? "" : Say("fit.accuracy_sep", "; ")) +
+               SayFormat("fit.accuracy_search_card", "{0} {1} runs, median {2}%, worst {3}%",
+                         {a.gpu, std::to_string(a.card->rows), pct(a.card->median_abs_error),
+                          signed_pct(a.card->worst_error)});
+    } else {
+      unchecked += (unchecked.empty() ? "" : Say("sep.list", ", ")) + a.gpu;
+    }
+  }
+  if (!unchecked.empty()) {
+    cards += (cards.empty() ? "" : Say("fit.accuracy_sep", "; ")) +
+             SayFormat("fit.accuracy_search_none",
+                       "none checked on {0} (datasheet peaks and assumed kernel fractions alone)", {unchecked});
+  }
+  const AccuracyNote& a = notes.front();
+  os << SayFormat("fit.accuracy_search", "time accuracy against published {0} runs (+: faster than the run; {1}): {2}",
+                  {a.training ? Say("fit.accuracy_training", "training") : Say("fit.accuracy_inference", "inference"),
+                   a.source, cards})
+     << "\n";
+}
+
 void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
   const FitSearch& s = *res.search;
   const SearchOptions& so = s.options;
@@ -322,7 +352,7 @@ void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
         os, {fmt::format("{}", i + 1), p.gpu->name, fmt::format("{}", p.gpus_total), fmt::format("{}", p.layout.tp),
              fmt::format("{}", p.replicas), fmt::format("{}", p.workload.concurrency),
              fmt::format("{:.3f}", p.time.prefill_seconds), fmt::format("{:.1f}", 1000 * p.time.decode_step_seconds),
-             fmt::format("{:.0f}", p.cost_per_hour.amount), SayMessage(p.bound)});
+             FormatNumber(p.cost_per_hour.amount, 3), SayMessage(p.bound)});
   };
   header();
   for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
@@ -338,6 +368,7 @@ void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
   if (r.ranked.empty()) {
     os << SayFormat("cli.fit.none_meets", "no GPU type meets the request; closest: {}", {SayMessage(r.closest)}) << "\n";
   }
+  PrintSearchAccuracy(os, s.accuracy);
   for (const auto& n : r.notes) {
     os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
   }
@@ -391,7 +422,9 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
          fmt::format("{:.1f}", c.memory.per_gpu.Total().gib()), fmt::format("{:.2f}", c.time.step_seconds),
          fmt::format("{:.2f}", c.time.compute_seconds), fmt::format("{:.2f}", c.time.communication_seconds),
          fmt::format("{:.2f}", c.time.bubble_seconds), fmt::format("{:.0f}", c.time.tokens_per_second),
-         fmt::format("{:.1f}%", 100 * c.time.mfu), fmt::format("{:.2f}", hours), fmt::format("{:.0f}", c.cost.amount)});
+         // Three significant figures (a LoRA on eight B200s is 0.00105 h and 0.95 CNY a million tokens,
+         // not "0.00" and "1"), whole numbers from 1,000 on.
+         fmt::format("{:.1f}%", 100 * c.time.mfu), FormatNumber(hours, 3), FormatNumber(c.cost.amount, 3)});
   };
   for (std::size_t i = 0; i < r.ranked.size() && i < so.top; ++i) {
     row(i, r.ranked[i]);
@@ -429,6 +462,7 @@ void PrintTrainingSearch(std::ostream& os, const FitJobResult& res) {
     os << (offers ? SayFormat("cli.fit.costs", "costs: {}", {SayMessage(b.cost_basis)})
                   : Say("cli.fit.illustrative", "CNY figures use the catalog's illustrative per-card-hour prices, not offers."))
        << "\n";
+    PrintSearchAccuracy(os, s.accuracy);
   } else if (!r.unserved.empty()) {
     os << SayFormat("cli.fit.unserved", "layouts fit, but no offer can run the job: {}", {SayMessage(r.unserved)})
        << "\n";
