@@ -150,10 +150,15 @@ void PrintTable(std::ostream& os, const ModelSpec& m, const Workload& w, const L
 
 void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& net) {
   os << "\n"
-     << SayFormat("cli.fit.time_per_step",
-                  "time per step ({} sequences = {} micro-batches per data-parallel rank; network {}, {} Gb/s per node, {})",
-                  {std::to_string(t.global_batch), std::to_string(t.micro_batches), net.name,
-                   fmt::format("{:g}", net.node_gbps), SayMessage(net.basis)})
+     << (t.micro_batches == 1
+             ? SayFormat("cli.fit.time_per_step_one",
+                         "time per step ({} sequences = 1 micro-batch per data-parallel rank; network {}, {} Gb/s per node, {})",
+                         {std::to_string(t.global_batch), net.name, fmt::format("{:g}", net.node_gbps),
+                          SayMessage(net.basis)})
+             : SayFormat("cli.fit.time_per_step",
+                         "time per step ({} sequences = {} micro-batches per data-parallel rank; network {}, {} Gb/s per node, {})",
+                         {std::to_string(t.global_batch), std::to_string(t.micro_batches), net.name,
+                          fmt::format("{:g}", net.node_gbps), SayMessage(net.basis)}))
      << "\n";
   // A label padded by display columns, its seconds right-aligned in 10.
   const auto line = [&os](int indent, int width, const std::string& label, double seconds, const std::string& rest) {
