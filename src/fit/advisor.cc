@@ -346,13 +346,10 @@ std::vector<Suggestion> SuggestFixes(const ModelSpec& m, const Workload& w, cons
       disruption += ch->disruption;
     }
     // The text is what to add to the user's command: a GPU count that changed is part of it
-    // (dp = gpus / (tp x pp x cp)), and a global batch the user gave must still divide into
-    // micro-batch x dp, or the command would be refused.
+    // (dp = gpus / (tp x pp x cp)). A global batch the user gave that no longer divides into
+    // micro-batch x dp is refused below by EstimateMemory's ValidateLayout, as the CLI would.
     if (l2.gpus != l.gpus) {
       text += " + --gpus " + std::to_string(l2.gpus);
-    }
-    if (w2.global_batch > 0 && l2.dp() > 0 && w2.global_batch % (w2.micro_batch * l2.dp()) != 0) {
-      return;
     }
     if (std::find(families.begin(), families.end(), family) != families.end()) {
       return;  // a milder change of the same kind already fits
