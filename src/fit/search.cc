@@ -542,6 +542,33 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   p.replicas = std::max<int64_t>(p.replicas, 1);
   p.gpus_total = p.replicas * replica.tp * replica.pp;
   p.cost_per_hour.amount = static_cast<double>(p.gpus_total) * gpu.price_cny_per_card_hour;
+  if (qps > 0) {
+    // §5.4 the offered load, spread over the replicas: the least fixed point of Little's law
+    // L = lambda x (prefill + O x step(L)), from L = 1 up (the step grows with L, so the
+    // iteration climbs to it); at most the concurrency sized for.
+    const double lambda = qps / static_cast<double>(p.replicas);
+    const double out = static_cast<double>(std::max<int64_t>(output_tokens, 1));
+    double in_flight = 1;
+    InferenceTime at = step_at(1);
+    for (int i = 0; i < 64; ++i) {
+      const double next = lambda * (at.prefill_seconds + out * token_seconds(at));
+      if (next >= static_cast<double>(c)) {
+        in_flight = static_cast<double>(c);
+        at = p.time;
+        break;
+      }
+      const bool settled = std::fabs(next - in_flight) < 1e-3;
+      in_flight = next;
+      const int64_t whole = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(in_flight - 1e-9)));
+      if (settled) {
+        at = step_at(whole);
+        break;
+      }
+      at = step_at(whole);
+    }
+    p.load_in_flight = in_flight;
+    p.at_load = at;
+  }
   // §5 the bound: what a replica's time per request is made of, and what stops it shrinking.
   const InferenceTime& it = p.time;
   const double per_seq = static_cast<double>(output_tokens) / static_cast<double>(c);
@@ -631,7 +658,8 @@ InferenceSearch SearchInference(const ModelSpec& m, const Workload& base, const 
   }
   auto score = [&](const InferencePlan& p) {
     switch (o.objective) {
-      case Objective::kTime: return p.time.decode_step_seconds;
+      // The per-token latency a request sees: at the offered load when a QPS is given (§5.4).
+      case Objective::kTime: return qps > 0 ? p.at_load.decode_step_seconds : p.time.decode_step_seconds;
       case Objective::kGpuHours: return static_cast<double>(p.gpus_total);
       case Objective::kCost: return p.cost_per_hour.amount;
     }

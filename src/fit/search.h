@@ -133,6 +133,13 @@ struct InferencePlan {
   std::string kv_overflow;
   int64_t kv_in_flight = 0;
   int64_t kv_full_length = 0;  // requests of prompt + output tokens the pool holds at full length
+  // With qps > 0: the server at the offered load rather than full (docs/time-model.md §5.4).
+  // `time` and `workload.concurrency` are the replica at the concurrency it is sized for (the
+  // most in flight, which sets the replica count); spread over the replicas, the qps keeps
+  // fewer in flight, by Little's law L = (qps / replicas) x (prefill + O x step(L)), and a
+  // request sees the step at L. 0 / default without qps.
+  double load_in_flight = 0;   // L, sequences in flight a replica (mean)
+  InferenceTime at_load;       // the times at ceil(L)
 };
 
 // qps <= 0: one replica at the requested concurrency (capped by what fits). With qps > 0 the

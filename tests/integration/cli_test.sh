@@ -215,6 +215,13 @@ json_is '.inference.sizing.replicas' 3
 json_is '.inference.sizing.gpus_needed' 3
 json_is '.inference.sizing.bound' compute
 json_is '.inference.sizing.prefill_seconds_per_request * 1000 | round' 86
+# With a QPS the times a request sees are at that load (docs/time-model.md §5.4): Little's law
+# L = rate x (prefill + O x step) holds for the figures given, L is below the concurrency sized for,
+# and ranked by time one A100 (8.8 ms a token at 2 requests/s) comes before a T4.
+expect_exit 0 "qps at load" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu "T4,A100" --max-gpus 1 --qps 2 --prompt-tokens 512 --output-tokens 128 --objective time --json
+json_is '.candidates[0].gpu' "A100 80GB SXM"
+json_is '.candidates[0].inference.sizing.at_load | (.in_flight - .requests_per_second_per_replica * (.time_to_first_token_seconds + 128 * .per_token_latency_seconds)) | fabs < 0.01' true
+json_is '.candidates[0].inference.sizing | .at_load.in_flight < .concurrency_per_replica' true
 expect_exit 0 "qps sizing table" -- "$bin" fit --model Qwen2.5-7B --task infer --gpu A100 --qps 20 --prompt-tokens 1024 --output-tokens 256 --mfu 0.55
 grep -q "bound: compute" "$tmp/out" && ok || bad "qps table lacks the bound"
 

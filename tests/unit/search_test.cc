@@ -227,6 +227,26 @@ TEST(SearchPins, Fp8TrainingSkipsCardsWithoutFp8) {
   EXPECT_NE(std::find(r.notes.begin(), r.notes.end(), a100), r.notes.end());
 }
 
+// Ranked by time with a QPS, the first plan is the one whose requests see the shortest step at
+// that load (§5.4); before, the step at the sized concurrency ranked three T4s (56.7 ms at 6 in
+// flight) above one A100 (98.9 ms at 1,844 in flight, 8.8 ms at the 2.3 that 2 requests/s keep).
+TEST(SearchPins, InferenceRankedByTheLatencyAtTheLoad) {
+  Workload w;
+  w.task = Task::kInfer;
+  w.context = 640;
+  SearchOptions o = AllCards();
+  o.gpus = {&Cat().Find("T4"), &Cat().Find("A100 80GB SXM")};
+  o.max_gpus = 1;
+  o.objective = Objective::kTime;
+  const InferenceSearch r = SearchInference(LoadHfConfig(test::Preset("Qwen2.5-7B")), w, o, 512, 128, 2.0, 0);
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_EQ(r.ranked.front().gpu->name, "A100 80GB SXM");
+  for (const InferencePlan& p : r.ranked) {
+    EXPECT_LE(r.ranked.front().at_load.decode_step_seconds, p.at_load.decode_step_seconds) << p.gpu->name;
+    EXPECT_LE(p.load_in_flight, static_cast<double>(p.workload.concurrency));
+  }
+}
+
 TEST(SearchPins, InferenceSkipsCardsThatCannotRunTheWeights) {
   // fp8 weights need fp8 (Ada, Hopper, Blackwell): no Ampere, Turing or Volta card is offered.
   Workload w;

@@ -511,6 +511,13 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
       if (s.qps) {
         rows.push([fill('fit.concurrency_sized', s.concurrency_per_replica), '—', '—',
           num(s.requests_per_second_per_replica), num(s.qps), String(s.replicas)]);
+        // What a request sees at that load, spread over the replicas (docs/time-model.md §5.4).
+        const at = s.at_load;
+        if (at) {
+          rows.push([fill('fit.concurrency_at_load', num(at.in_flight)), `${num(at.time_to_first_token_seconds)} s`,
+            num(at.per_token_latency_seconds * 1000), num(at.requests_per_second_per_replica), num(s.qps),
+            String(s.replicas)]);
+        }
       }
       const serving = table(
         [t('fit.concurrency'), t('fit.ttft'), t('fit.per_token_ms'), t('fit.rps_replica'), t('fit.qps'), t('fit.replicas')],
@@ -573,8 +580,10 @@ function renderFit(out: HTMLElement, r: Json, task = '', apply?: (s: Json) => vo
             ? `tp${x.tp} pp${x.pp} ×${x.replicas ?? 1}`
             : `tp${x.tp} pp${x.pp}${x.vpp > 1 ? ` vpp${x.vpp}` : ''} dp${x.dp} zero${x.zero}`,
           gib(x.memory_per_gpu_total),
+          // With a QPS, the latency a request sees at that load (§5.4), as the ranking uses it.
           x.inference
-            ? fill('unit.ms_per_token', num(x.inference.per_token_latency_seconds * 1000, 3))
+            ? fill('unit.ms_per_token', num((x.inference.sizing?.at_load?.per_token_latency_seconds
+              ?? x.inference.per_token_latency_seconds) * 1000, 3))
             : x.total_hours !== null && x.total_hours !== undefined
               ? hours(x.total_hours)
               : fill('unit.tokens_per_second', num(x.tokens_per_second)),

@@ -129,10 +129,16 @@ try {
     // First row: the concurrency asked (1) and the times and requests per second at it; second
     // row: the concurrency a replica is sized for, its requests per second (more than at 1), the
     // QPS and the replicas. (One row had shown the times at 1 beside the rate at the sizing's.)
-    const rate = (cell) => Number(cell.replace(/[^\d.]/g, ''));
-    expect(serving.length === 2 && serving[0][0] === '1' && serving[0][4] === '—' &&
+    // Third (docs/time-model.md §5.4): what a request sees at 5 requests/s over those replicas:
+    // the mean in flight (more than 1, fewer than sized for), a per-token step no shorter than at
+    // 1, and 5 / replicas requests per second a replica.
+    const rate = (cell) => Number(cell.replace(/[^\d.,]/g, '').replace(/,/g, ''));
+    expect(serving.length === 3 && serving[0][0] === '1' && serving[0][4] === '—' &&
       /^\d+（按 QPS 定副本时每副本的并发）$/.test(serving[1][0]) && rate(serving[1][3]) > rate(serving[0][3]) &&
-      serving[1][4] === '5' && Number(serving[1][5]) >= 1, `serving: ${JSON.stringify(serving)}`);
+      serving[1][4] === '5' && Number(serving[1][5]) >= 1 &&
+      /（该 QPS 下每副本平均在途，利特尔定律）$/.test(serving[2][0]) && rate(serving[2][0]) > 1 &&
+      rate(serving[2][0]) < rate(serving[1][0]) && rate(serving[2][2]) >= rate(serving[0][2]) &&
+      Math.abs(rate(serving[2][3]) - 5 / Number(serving[1][5])) < 0.01, `serving: ${JSON.stringify(serving)}`);
     expect(!/undefined|NaN/.test(await page.textContent('#fit-out')), 'no undefined or NaN');
     await page.fill('#in-qps', '');
     // More asked than the server runs: vLLM on an A100 schedules at most max_num_seqs = 256

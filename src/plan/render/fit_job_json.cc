@@ -270,6 +270,13 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& t, i
                    {"gpus_needed", p.gpus_total},
                    {"cost_per_hour",
                     {{"amount", p.cost_per_hour.amount}, {"currency", p.cost_per_hour.currency}, {"basis", p.cost_basis}}}};
+    if (qps > 0) {
+      // §5.4 the qps spread over the replicas: what a request sees (Little's law, the mean).
+      j["sizing"]["at_load"] = {{"requests_per_second_per_replica", qps / static_cast<double>(p.replicas)},
+                                {"in_flight", p.load_in_flight},
+                                {"time_to_first_token_seconds", p.at_load.prefill_seconds},
+                                {"per_token_latency_seconds", p.at_load.decode_step_seconds}};
+    }
   }
   return j;
 }

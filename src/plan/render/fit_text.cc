@@ -292,6 +292,17 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
                     {fmt::format("{:g}", qps), std::to_string(p.replicas), std::to_string(p.workload.concurrency),
                      std::to_string(p.gpus_total), FormatMoney(p.cost_per_hour), SayMessage(p.cost_basis), SayMessage(p.bound)})
        << "\n";
+    if (qps > 0) {
+      // §5.4 what a request sees at that load: the replicas are sized for the most in flight,
+      // the qps keeps fewer there.
+      os << SayFormat("cli.fit.at_load_single",
+                      "at {0} requests/s a replica: {1} in flight (Little's law, the mean), time to first token {2} s, "
+                      "per-token latency {3} ms",
+                      {FormatNumber(qps / static_cast<double>(p.replicas), 4), FormatNumber(p.load_in_flight, 3),
+                       fmt::format("{:.3f}", p.at_load.prefill_seconds),
+                       fmt::format("{:.1f}", 1000 * p.at_load.decode_step_seconds)})
+         << "\n";
+    }
     if (p.scheduler_cap > 0 && p.workload.concurrency == p.scheduler_cap) {
       os << SayFormat("cli.fit.scheduler_cap",
                       "the server runs at most {} sequences at once (max_num_seqs), though its KV space holds {}",
@@ -352,11 +363,17 @@ void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
                      {currency + "/h", 10, rt},
                      {Say("cli.fit.col.bound", "bound"), 0, Align::kLeft, "  "}});
   auto header = [&] { table.PrintHeader(os); };
+  // With a QPS the times are those a request sees at that load (§5.4: in flight a replica, of
+  // the most it is sized for); without, at the concurrency asked.
+  const bool at_load = res.qps > 0;
   auto row = [&](std::size_t i, const InferencePlan& p) {
+    const InferenceTime& t = at_load ? p.at_load : p.time;
     table.PrintRow(
         os, {fmt::format("{}", i + 1), p.gpu->name, fmt::format("{}", p.gpus_total), fmt::format("{}", p.layout.tp),
-             fmt::format("{}", p.replicas), fmt::format("{}", p.workload.concurrency),
-             fmt::format("{:.3f}", p.time.prefill_seconds), fmt::format("{:.1f}", 1000 * p.time.decode_step_seconds),
+             fmt::format("{}", p.replicas),
+             at_load ? fmt::format("{}/{}", FormatNumber(p.load_in_flight, 2), p.workload.concurrency)
+                     : fmt::format("{}", p.workload.concurrency),
+             fmt::format("{:.3f}", t.prefill_seconds), fmt::format("{:.1f}", 1000 * t.decode_step_seconds),
              FormatNumber(p.cost_per_hour.amount, 3), SayMessage(p.bound)});
   };
   header();
@@ -372,6 +389,12 @@ void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
   }
   if (r.ranked.empty()) {
     os << SayFormat("cli.fit.none_meets", "no GPU type meets the request; closest: {}", {SayMessage(r.closest)}) << "\n";
+  } else if (at_load) {
+    os << SayFormat("cli.fit.at_load",
+                    "at {} requests/s: concurrency = sequences in flight a replica / the most it is sized for "
+                    "(Little's law, the mean); TTFT and ms/token at that load",
+                    {FormatNumber(res.qps, 4)})
+       << "\n";
   }
   PrintSearchAccuracy(os, s.accuracy);
   for (const auto& n : r.notes) {
