@@ -544,14 +544,20 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
   p.cost_per_hour.amount = static_cast<double>(p.gpus_total) * gpu.price_cny_per_card_hour;
   if (qps > 0) {
     // §5.4 the offered load, spread over the replicas: the least fixed point of Little's law
-    // L = lambda x (prefill + O x step(L)), from L = 1 up (the step grows with L, so the
-    // iteration climbs to it); at most the concurrency sized for.
+    // L = lambda x (prefill + O x t(L)), from L = 1 up (t grows with L, so the iteration climbs
+    // to it); at most the concurrency sized for. t is the time between a sequence's tokens: the
+    // step, divided by the share of the replica's time left to decoding, 1 - lambda x prefill,
+    // where the engine runs prefills as passes of their own.
     const double lambda = qps / static_cast<double>(p.replicas);
     const double out = static_cast<double>(std::max<int64_t>(output_tokens, 1));
+    const auto between_tokens = [&](const InferenceTime& at) {
+      const double prefilling = at.mixed ? 0.0 : std::min(lambda * at.prefill_seconds, 0.99);
+      return token_seconds(at) / (1.0 - prefilling);
+    };
     double in_flight = 1;
     InferenceTime at = step_at(1);
     for (int i = 0; i < 64; ++i) {
-      const double next = lambda * (at.prefill_seconds + out * token_seconds(at));
+      const double next = lambda * (at.prefill_seconds + out * between_tokens(at));
       if (next >= static_cast<double>(c)) {
         in_flight = static_cast<double>(c);
         at = p.time;
@@ -560,14 +566,14 @@ InferencePlan PlanInference(const ModelSpec& m, const Workload& base, const Layo
       const bool settled = std::fabs(next - in_flight) < 1e-3;
       in_flight = next;
       const int64_t whole = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(in_flight - 1e-9)));
+      at = step_at(whole);
       if (settled) {
-        at = step_at(whole);
         break;
       }
-      at = step_at(whole);
     }
     p.load_in_flight = in_flight;
     p.at_load = at;
+    p.load_token_seconds = between_tokens(at);
   }
   // §5 the bound: what a replica's time per request is made of, and what stops it shrinking.
   const InferenceTime& it = p.time;
@@ -659,7 +665,7 @@ InferenceSearch SearchInference(const ModelSpec& m, const Workload& base, const 
   auto score = [&](const InferencePlan& p) {
     switch (o.objective) {
       // The per-token latency a request sees: at the offered load when a QPS is given (§5.4).
-      case Objective::kTime: return qps > 0 ? p.at_load.decode_step_seconds : p.time.decode_step_seconds;
+      case Objective::kTime: return qps > 0 ? p.load_token_seconds : p.time.decode_step_seconds;
       case Objective::kGpuHours: return static_cast<double>(p.gpus_total);
       case Objective::kCost: return p.cost_per_hour.amount;
     }

@@ -139,7 +139,12 @@ struct InferencePlan {
   // fewer in flight, by Little's law L = (qps / replicas) x (prefill + O x step(L)), and a
   // request sees the step at L. 0 / default without qps.
   double load_in_flight = 0;   // L, sequences in flight a replica (mean)
-  InferenceTime at_load;       // the times at ceil(L)
+  InferenceTime at_load;       // the replica's step and prefill at ceil(L)
+  // The mean time between a sequence's tokens at that load: the step at ceil(L), stretched by the
+  // share of the replica's time its scheduler spends on other requests' prefills (a
+  // prefill-first engine stops decoding to run them); the mixed step as it is for an engine that
+  // runs prompts inside its steps (§5.3).
+  double load_token_seconds = 0;
 };
 
 // qps <= 0: one replica at the requested concurrency (capped by what fits). With qps > 0 the

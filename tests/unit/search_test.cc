@@ -242,7 +242,7 @@ TEST(SearchPins, InferenceRankedByTheLatencyAtTheLoad) {
   ASSERT_FALSE(r.ranked.empty());
   EXPECT_EQ(r.ranked.front().gpu->name, "A100 80GB SXM");
   for (const InferencePlan& p : r.ranked) {
-    EXPECT_LE(r.ranked.front().at_load.decode_step_seconds, p.at_load.decode_step_seconds) << p.gpu->name;
+    EXPECT_LE(r.ranked.front().load_token_seconds, p.load_token_seconds) << p.gpu->name;
     EXPECT_LE(p.load_in_flight, static_cast<double>(p.workload.concurrency));
   }
 }

@@ -390,9 +390,11 @@ TEST(Search, QpsSizing) {
 
 // §5.4 a request sees the replica at the offered load, not at the concurrency it is sized for.
 // Llama-3.1-8B on one L40S, 1 request/s of 1,024 + 256 tokens: the replica is sized for the most
-// in flight (57 sequences of 4,096 tokens), but at 1 request/s Little's law keeps L = 1 x (prefill + 256 x step(L))
-// in flight, a few sequences: the step a request sees is the one at ceil(L), shorter than at the
-// sized concurrency. At 1,000 requests/s each of the many replicas is full.
+// in flight (57 sequences of 4,096 tokens), but at 1 request/s Little's law keeps
+// L = 1 x (prefill + 256 x t) in flight, t the step at ceil(L) over the share of the replica's
+// time not spent on prefills (1 - 1 x prefill): a few sequences, and a shorter step than at the
+// sized concurrency. At 1,000 requests/s each of the many replicas is nearly full, and the
+// prefills take about 30% of its time: t is the step over 0.7.
 TEST(Search, QpsTimesAtTheOfferedLoad) {
   Workload w;
   w.task = Task::kInfer;
@@ -403,17 +405,21 @@ TEST(Search, QpsTimesAtTheOfferedLoad) {
   const double L = one.load_in_flight;
   EXPECT_GE(L, 1.0);
   EXPECT_LT(L, 0.25 * static_cast<double>(one.workload.concurrency));  // about 6 of the 57 sized for
-  // The fixed point: L = lambda x (prefill + O x step) at the step of ceil(L), to the iteration's 1e-3.
-  EXPECT_NEAR(L, 1.0 * (one.at_load.prefill_seconds + 256 * one.at_load.decode_step_seconds), 2e-3);
   Workload at = w;
   at.concurrency = static_cast<int64_t>(std::ceil(L - 1e-9));
-  EXPECT_DOUBLE_EQ(one.at_load.decode_step_seconds,
-                   EstimateInferenceTime(Llama8b(), at, Layout{}, l40s, {}, 1024, 256).decode_step_seconds);
-  EXPECT_LT(one.at_load.decode_step_seconds, one.time.decode_step_seconds);
+  const InferenceTime step = EstimateInferenceTime(Llama8b(), at, Layout{}, l40s, {}, 1024, 256);
+  EXPECT_DOUBLE_EQ(one.at_load.decode_step_seconds, step.decode_step_seconds);
+  EXPECT_DOUBLE_EQ(one.load_token_seconds, step.decode_step_seconds / (1 - 1.0 * step.prefill_seconds));
+  // The fixed point, to the iteration's 1e-3.
+  EXPECT_NEAR(L, 1.0 * (step.prefill_seconds + 256 * one.load_token_seconds), 2e-3);
+  EXPECT_LT(one.load_token_seconds, one.time.decode_step_seconds);
   const InferencePlan many = PlanInference(Llama8b(), w, Layout{}, l40s, {}, {}, 1024, 256, 1000.0, 0);
-  // 1000 / replicas per replica is at most what one serves at the sized concurrency, so near it.
+  const double lambda = 1000.0 / static_cast<double>(many.replicas);
   EXPECT_GT(many.load_in_flight, 0.5 * static_cast<double>(many.workload.concurrency));
   EXPECT_LE(many.load_in_flight, static_cast<double>(many.workload.concurrency));
+  EXPECT_GT(lambda * many.at_load.prefill_seconds, 0.25);  // about 30% of a replica's time on prefills
+  EXPECT_DOUBLE_EQ(many.load_token_seconds,
+                   many.at_load.decode_step_seconds / (1 - lambda * many.at_load.prefill_seconds));
 }
 
 TEST(Search, QpsSizingCountsPrefillAsGpuTime) {

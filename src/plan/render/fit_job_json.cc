@@ -275,7 +275,7 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& t, i
       j["sizing"]["at_load"] = {{"requests_per_second_per_replica", qps / static_cast<double>(p.replicas)},
                                 {"in_flight", p.load_in_flight},
                                 {"time_to_first_token_seconds", p.at_load.prefill_seconds},
-                                {"per_token_latency_seconds", p.at_load.decode_step_seconds}};
+                                {"per_token_latency_seconds", p.load_token_seconds}};
     }
   }
   return j;

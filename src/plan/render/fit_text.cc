@@ -300,7 +300,7 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
                       "per-token latency {3} ms",
                       {FormatNumber(qps / static_cast<double>(p.replicas), 4), FormatNumber(p.load_in_flight, 3),
                        fmt::format("{:.3f}", p.at_load.prefill_seconds),
-                       fmt::format("{:.1f}", 1000 * p.at_load.decode_step_seconds)})
+                       fmt::format("{:.1f}", 1000 * p.load_token_seconds)})
          << "\n";
     }
     if (p.scheduler_cap > 0 && p.workload.concurrency == p.scheduler_cap) {
@@ -373,7 +373,8 @@ void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
              fmt::format("{}", p.replicas),
              at_load ? fmt::format("{}/{}", FormatNumber(p.load_in_flight, 2), p.workload.concurrency)
                      : fmt::format("{}", p.workload.concurrency),
-             fmt::format("{:.3f}", t.prefill_seconds), fmt::format("{:.1f}", 1000 * t.decode_step_seconds),
+             fmt::format("{:.3f}", t.prefill_seconds),
+             fmt::format("{:.1f}", 1000 * (at_load ? p.load_token_seconds : t.decode_step_seconds)),
              FormatNumber(p.cost_per_hour.amount, 3), SayMessage(p.bound)});
   };
   header();
