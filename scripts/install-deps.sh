@@ -14,6 +14,7 @@ packages=(
   fonts-wqy-microhei         # a CJK font: the page's Chinese in the browser tests' screenshots
   prometheus                 # a real Prometheus scrapes the meter agent in the tests; promtool checks deploy/meter
   iperf3                     # check --net-tool iperf3 runs it; its test runs a real iperf3 -s (no daemon: below)
+  python3-protobuf python3-yaml   # scripts/gemm/xla_table.py reads a protobuf text file; its test reads the YAML
 )
 # The page (web/, scripts/build-web.sh) builds with node and npm; Debian's when none is installed
 # (a node from elsewhere brings its own npm, which Debian's npm package would conflict with).

@@ -53,6 +53,7 @@ ModelSpec ModelOf(const YAML::Node& a, int64_t seq) {
 const Gpu& GpuOf(const GpuCatalog& cat, const std::string& text) {
   auto has = [&](const char* s) { return text.find(s) != std::string::npos; };
   if (has("H200")) return cat.Find("H200");
+  if (has("B200")) return cat.Find("B200");
   if (has("H100")) return cat.Find("H100 SXM");
   if (has("A100") && has("40GB")) return cat.Find("A100 40GB SXM");
   if (has("A100")) return cat.Find("A100 80GB SXM");
