@@ -19,7 +19,10 @@ namespace {
 
 constexpr int64_t kMaxGridCells = 4'000'000;  // 32 MB of rates a datatype
 
-std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::string& key, const std::string& file) {
+// `peak`: the card's dense peak for this datatype where the file gives it (0: not given); no GEMM
+// runs above it, so a rate that does is a timing of the wrong kernel, refused.
+std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::string& key, const std::string& file,
+                                        double peak) {
   std::vector<std::array<double, 4>> rows;
   const YAML::Node list = root[key];
   if (!list) {
@@ -46,6 +49,12 @@ std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::strin
       if (!(r[j] > 0) || !(r[j] <= most)) {
         throw InputError(fmt::format("expected a positive number of at most {:g}, got {}", most, r[j]), file,
                          YamlLine(row[j]), field);
+      }
+      if (j == 3 && peak > 0 && r[j] > peak) {
+        throw InputError(fmt::format("{} TFLOP/s is above the card's dense peak ({:g}, peak_tflops_{}): no GEMM runs "
+                                     "faster than its peak",
+                                     r[j], peak, key),
+                         file, YamlLine(row[j]), field);
       }
     }
     rows.push_back(r);
@@ -110,8 +119,8 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
   const std::string name = "data/gemm/" + std::filesystem::path(file).filename().string();
   t.basis = t.source.empty() ? "measured here, " + name : "published sweep, " + name;
   t.basis_scaled = t.basis + " (" + t.gpu + "; the same fraction of this card's peak)";
-  t.bf16 = Rows(root, "bf16", file);
-  t.fp8 = Rows(root, "fp8", file);
+  t.bf16 = Rows(root, "bf16", file, t.peak_tflops_bf16);
+  t.fp8 = Rows(root, "fp8", file, t.peak_tflops_fp8);
   if (t.bf16.empty() && t.fp8.empty()) {
     top.Fail("bf16", "no rows (neither bf16 nor fp8)");
   }

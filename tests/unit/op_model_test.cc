@@ -461,6 +461,19 @@ TEST(GemmTable, BadRowsNameFileLineAndField) {
   EXPECT_THROW(GemmTable::Parse("gpu: x\nbf16:\n  - [1, 2, 3, -4]\n", "t.yaml"), InputError);  // not positive
   EXPECT_THROW(GemmTable::Parse("gpu: x\nbf16:\n  - [1, 2, 3, 1e308]\n", "t.yaml"), InputError);  // over 100,000 TFLOP/s
   EXPECT_THROW(GemmTable::Parse("gpu: x\nbf16:\n  - [1e12, 2, 3, 4]\n", "t.yaml"), InputError);  // a side over 10^7
+  // Above the file's own peak (OpenXLA's sm_90 fp8 row at 4096^3: 2,423.8 TFLOP/s on a card of
+  // 1,978.9): refused on the rate's line; at the peak itself, taken.
+  try {
+    GemmTable::Parse("gpu: x\npeak_tflops_bf16: 989.4\npeak_tflops_fp8: 1978.9\nfp8:\n  - [4096, 4096, 4096, 1291.7]\n"
+                     "  - [4096, 4096, 8192, 2423.8]\n",
+                     "peak.yaml");
+    FAIL() << "a rate above the peak";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 6);
+    EXPECT_EQ(e.field(), "fp8[1]");
+    EXPECT_NE(std::string(e.what()).find("above the card's dense peak (1978.9"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(GemmTable::Parse("gpu: x\npeak_tflops_bf16: 989.4\nbf16:\n  - [4096, 4096, 4096, 989.4]\n", "t.yaml"));
   // 160 rows with every size distinct make a dense grid of 160^3 = 4,096,000 shapes: refused
   // (the bound is 4,000,000), 158 rows (3,944,312) are not.
   auto scattered = [](int rows) {
