@@ -14,11 +14,15 @@ tests/fixtures/device/gemm-sweep-<slug>.jsonl) and writes data/gemm/<slug>.yaml:
       - [128, 1024, 1024, 12.3]
     fp8:
       - [...]
+    fp8_fast_accum:
+      - [...]
 
 (the raw lines' path: the input's when it lies in this repository, else that default), then
 one row per measured shape (m tokens, n output features, k input features), sorted by m, n, k,
-TFLOPS with one decimal; bf16 first, then fp8, then any other precision in the order met. A
-precision with no row (fp8 below compute capability 8.9: the worker's skip line) has no section.
+TFLOPS with one decimal: bf16, fp8, and the worker's fp8-fast (fp8 with cuBLASLt's fast
+accumulation, the mode of the forward fp8 GEMM) as `fp8_fast_accum`; a precision the time model
+does not read (fp16, tf32, ...) is reported and left out. A precision with no row (fp8 below
+compute capability 8.9: the worker's skip line) has no section.
 
 The slug comes from the GPU catalog (data/gpus.yaml): the entry whose name or alias is the device
 name, lower-cased, memory size dropped where no other entry then has the same slug ("NVIDIA H200"
@@ -39,7 +43,8 @@ import re
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-FIRST = ["bf16", "fp8"]
+# The worker's precision names and the table's keys for them (src/fit/gemm_table.h), in order.
+SECTIONS = {"bf16": "bf16", "fp8": "fp8", "fp8-fast": "fp8_fast_accum"}
 
 
 def read_lines(path):
@@ -169,9 +174,16 @@ def main():
         f"cublaslt_version: {int(sweep['cublaslt_version'])}",
         f"measured: {json.dumps(measured)}",
     ]
-    order = [p for p in FIRST if p in rows] + [p for p in rows if p not in FIRST]
+    for prec in rows:
+        if prec not in SECTIONS:
+            print(f"{prec}: not a precision the time model reads ({', '.join(SECTIONS)}): left out", file=sys.stderr)
+    order = [p for p in SECTIONS if p in rows]
+    if not order:
+        sys.exit(f"{args.jsonl}: no {', '.join(SECTIONS)} rows")
+    if "fp8-fast" in order and "fp8" not in order:
+        sys.exit(f"{args.jsonl}: fp8-fast rows without fp8 rows (the gradient GEMMs' mode): not a table")
     for i, prec in enumerate(order):
-        text.append(f"{prec}:")
+        text.append(f"{SECTIONS[prec]}:")
         if i == 0:
             text.append("  # [m, n, k, tflops]")
         for (m, n, k), tflops in sorted(rows[prec].items()):

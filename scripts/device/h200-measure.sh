@@ -4,8 +4,8 @@
 #   1. issue 11 req 8: `gpuplan meter record` for 60 s at 1 Hz while PyTorch keeps the GPU busy with
 #      bf16 GEMMs for 40 s (then 20 s idle, so the trace has both), for a replay fixture;
 #   2. the time model's GEMM-efficiency table: gpu-worker built here with nvcc (about 20 s; the
-#      bundled one when nvcc fails), `gpu-worker --test gemm-sweep`: 150 shapes x bf16 and fp8, about
-#      60-90 s, cut at 150 s;
+#      bundled one when nvcc fails), `gpu-worker --test gemm-sweep --min-ms 50`: 150 shapes x bf16,
+#      fp8 and fp8 with fast accumulation (the forward GEMM's mode), about 60-100 s, cut at 150 s;
 #   3. issue 13 req 3: scripts/device/fit_validation.py, the measured memory and step-time rows.
 # Files written to ${OUT} (4 of the 8 that come back):
 #   h200-measure.log          everything printed, with a timestamp per step
@@ -58,20 +58,21 @@ else
   echo "SKIP meter record: no usable device-bundle/gpuplan (run scripts/device/bundle.sh here and carry it)"
 fi
 
-step "gpu-worker (nvcc) and the GEMM-efficiency sweep (bf16, fp8; about 60-90 s)"
+step "gpu-worker (nvcc) and the GEMM-efficiency sweep (bf16, fp8, fp8-fast; about 60-100 s)"
 # In a subshell: build_gpu_worker may put NCCL's directory on LD_LIBRARY_PATH, which PyTorch in the
 # next step must not see.
 (
   work=${TMPDIR:-/tmp}/gpuplan-device
   if build_gpu_worker "$work"; then
     # stdout only: the JSON lines; the worker's diagnostics stay in the log.
-    timeout 150 "$worker" --test gemm-sweep --device 0 >"$out/gemm-sweep-h200.jsonl"
+    # 50 ms batches: three precisions in the time two took at the default 100 ms.
+    timeout 150 "$worker" --test gemm-sweep --device 0 --min-ms 50 >"$out/gemm-sweep-h200.jsonl"
     rc=$?
     echo "worker gemm-sweep exit $rc ($(grep -c '"type":"gemm_shape"' "$out/gemm-sweep-h200.jsonl") shapes measured)"
     grep -v '"type":"gemm_shape"' "$out/gemm-sweep-h200.jsonl" | head -20
     # A look at the table in the log (the table itself is made back on the build machine).
     python3 scripts/device/gemm_table.py "$out/gemm-sweep-h200.jsonl" --out "$work/gemm-table.yaml" \
-      && grep -E '^(gpu|sm_count|cublaslt_version|bf16|fp8)|\[(2048|8192), (4096|8192), (4096|8192),' "$work/gemm-table.yaml"
+      && grep -E '^(gpu|sm_count|cublaslt_version|bf16|fp8|fp8_fast_accum)|\[(2048|8192), (4096|8192), (4096|8192),' "$work/gemm-table.yaml"
   else
     echo "SKIP gemm-sweep: no gpu-worker"
   fi

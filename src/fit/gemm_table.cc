@@ -53,7 +53,7 @@ std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::strin
       if (j == 3 && peak > 0 && r[j] > peak) {
         throw InputError(fmt::format("{} TFLOP/s is above the card's dense peak ({:g}, peak_tflops_{}): no GEMM runs "
                                      "faster than its peak",
-                                     r[j], peak, key),
+                                     r[j], peak, key == "bf16" ? "bf16" : "fp8"),
                          file, YamlLine(row[j]), field);
       }
     }
@@ -104,7 +104,7 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
   // scripts/device/gemm_table.py writes these keys; a precision the time model has no use for
   // (fp16, tf32) would be an unknown key rather than a silently unread section.
   top.Only({"gpu", "sm_count", "cublaslt_version", "measured", "source", "architecture", "peak_tflops_bf16",
-            "peak_tflops_fp8", "bf16", "fp8"});
+            "peak_tflops_fp8", "bf16", "fp8", "fp8_fast_accum"});
   top.Number("sm_count", false, 1, 100000);
   top.Number("cublaslt_version", false, 1, 1e9);
   GemmTable t;
@@ -121,13 +121,19 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
   t.basis_scaled = t.basis + " (" + t.gpu + "; the same fraction of this card's peak)";
   t.bf16 = Rows(root, "bf16", file, t.peak_tflops_bf16);
   t.fp8 = Rows(root, "fp8", file, t.peak_tflops_fp8);
+  t.fp8_fast = Rows(root, "fp8_fast_accum", file, t.peak_tflops_fp8);
   if (t.bf16.empty() && t.fp8.empty()) {
     top.Fail("bf16", "no rows (neither bf16 nor fp8)");
   }
+  if (!t.fp8_fast.empty() && t.fp8.empty()) {
+    // The gradient GEMMs run the exact mode: a table of the fast mode alone would leave them none.
+    top.Fail("fp8_fast_accum", "fast-accumulation rows without fp8 rows");
+  }
   // Index() holds each datatype's grid densely (m sizes x n sizes x k sizes): bounded, so that a
   // few thousand scattered rows cannot ask for gigabytes.
-  for (const char* key : {"bf16", "fp8"}) {
-    const auto axis = Axes(std::string(key) == "bf16" ? t.bf16 : t.fp8);
+  for (const int rows : {kBf16, kFp8, kFp8FastAccum}) {
+    const char* key = rows == kBf16 ? "bf16" : rows == kFp8 ? "fp8" : "fp8_fast_accum";
+    const auto axis = Axes(t.RowsOf(rows));
     const double cells = static_cast<double>(axis[0].size()) * static_cast<double>(axis[1].size()) *
                          static_cast<double>(axis[2].size());
     if (cells > static_cast<double>(kMaxGridCells)) {
@@ -144,10 +150,10 @@ GemmTable GemmTable::Load(const std::string& path) { return Parse(ReadFileText(p
 void GemmTable::Index() {
   static std::atomic<uint64_t> next_id{1};
   id = next_id.fetch_add(1);
-  for (int d = 0; d < 2; ++d) {
+  for (int d = 0; d < 3; ++d) {
     Grid& g = grid[d];
     g = Grid{};
-    const auto& rows = d == 0 ? bf16 : fp8;
+    const auto& rows = RowsOf(d);
     g.axis = Axes(rows);
     for (std::size_t a = 0; a < 3; ++a) {
       for (double v : g.axis[a]) {
@@ -165,21 +171,21 @@ void GemmTable::Index() {
   }
 }
 
-std::optional<double> GemmTable::Tflops(bool fp8_rows, double m, double n, double k) const {
-  const auto& rows = fp8_rows ? fp8 : bf16;
-  if (rows.empty()) {
+std::optional<double> GemmTable::Tflops(int rows_wanted, double m, double n, double k) const {
+  const int which = RowsFor(rows_wanted);
+  if (RowsOf(which).empty()) {
     return std::nullopt;
   }
   // A search estimates the same few dozen shapes for thousands of layouts: each thread keeps the
   // last rate of each of 1024 slots, keyed by the table's id, the datatype and the shape (a
   // speed-up only: a hit returns what the lookup below would).
   struct Slot {
-    uint64_t key = 0;  // id << 1 | fp8; ids start at 1, so an empty slot matches no table
+    uint64_t key = 0;  // id << 2 | rows; ids start at 1, so an empty slot matches no table
     double m = 0, n = 0, k = 0, tflops = 0;
   };
   constexpr int kSlotBits = 10;
   thread_local std::array<Slot, std::size_t{1} << kSlotBits> memo{};
-  const uint64_t key = (id << 1) | (fp8_rows ? 1 : 0);
+  const uint64_t key = (id << 2) | static_cast<uint64_t>(which);
   // The fields' bits times odd constants, summed (independent multiplies, unlike a chain of
   // mixing rounds), folded once and multiplied again; the slot is the top bits. Round sizes
   // leave the low bits of their doubles zero, which the products carry upwards.
@@ -190,14 +196,15 @@ std::optional<double> GemmTable::Tflops(bool fp8_rows, double m, double n, doubl
   if (slot.key == key && slot.m == m && slot.n == n && slot.k == k) {
     return slot.tflops;
   }
-  const double v = Lookup(fp8_rows, m, n, k);
+  const double v = Lookup(which, m, n, k);
   slot = Slot{key, m, n, k, v};
   return v;
 }
 
-double GemmTable::Lookup(bool fp8_rows, double m, double n, double k) const {
-  const auto& rows = fp8_rows ? fp8 : bf16;
-  const Grid& g = grid[fp8_rows ? 1 : 0];
+double GemmTable::Lookup(int rows_wanted, double m, double n, double k) const {
+  const int which = RowsFor(rows_wanted);
+  const auto& rows = RowsOf(which);
+  const Grid& g = grid[which];
   const Bracket b[3] = {Around(g.axis[0], g.log_axis[0], m), Around(g.axis[1], g.log_axis[1], n),
                         Around(g.axis[2], g.log_axis[2], k)};
   const std::size_t nn = g.axis[1].size(), nk = g.axis[2].size();

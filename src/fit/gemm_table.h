@@ -29,28 +29,39 @@ struct GemmTable {
   // table's rates scaled by its own peak over the table's (docs/time-model.md §3.1).
   std::string architecture;  // normalised ("hopper"); empty: this card only
   double peak_tflops_bf16 = 0, peak_tflops_fp8 = 0;
-  // Rows [m, n, k, TFLOP/s]: m tokens, n output features, k input features.
-  std::vector<std::array<double, 4>> bf16, fp8;
+  // Rows [m, n, k, TFLOP/s]: m tokens, n output features, k input features. `fp8_fast` (the file's
+  // `fp8_fast_accum`): fp8 with cuBLASLt's fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM), the
+  // mode Transformer Engine and torchao run the forward fp8 GEMM in and inference engines' fp8
+  // kernels use; `fp8` is the default, more exact mode of the two gradient GEMMs (docs/time-model.md §3.1).
+  std::vector<std::array<double, 4>> bf16, fp8, fp8_fast;
 
   // Throws InputError naming the file, line and field.
   static GemmTable Parse(const std::string& text, const std::string& file);
   static GemmTable Load(const std::string& path);
 
+  // Which rows a lookup reads: kBf16, kFp8, kFp8FastAccum (a table without fast-accumulation rows
+  // answers kFp8FastAccum from its fp8 rows: the slower mode, never a rate it did not measure).
+  static constexpr int kBf16 = 0, kFp8 = 1, kFp8FastAccum = 2;
   // TFLOP/s at (m, n, k), interpolated linearly in log2(m), log2(n), log2(k) between the measured
   // grid points (trilinear over the 8 corners; the nearest measured point where a corner is
   // missing). A dimension outside the measured range is held at the range's end (the rate of the
   // largest measured size beyond it; below the smallest, the smallest's rate, which the caller's
   // memory roofline then bounds). Nullopt when the datatype has no rows.
-  std::optional<double> Tflops(bool fp8_rows, double m, double n, double k) const;
-  double Lookup(bool fp8_rows, double m, double n, double k) const;  // Tflops without its memo; rows present
+  std::optional<double> Tflops(int rows, double m, double n, double k) const;
+  double Lookup(int rows, double m, double n, double k) const;  // Tflops without its memo; rows present
+  // The rows `rows` reads (kFp8FastAccum falls back to fp8 where the table has none).
+  int RowsFor(int rows) const { return rows == kFp8FastAccum && fp8_fast.empty() ? kFp8 : rows; }
+  const std::vector<std::array<double, 4>>& RowsOf(int rows) const {
+    return rows == kBf16 ? bf16 : rows == kFp8 ? fp8 : fp8_fast;
+  }
 
-  // The grid of each datatype (0 bf16, 1 fp8), built by Index() (Parse calls it): each axis's
+  // The grid of each datatype (kBf16, kFp8, kFp8FastAccum), built by Index() (Parse calls it): each axis's
   // sizes ascending with their log2, and the rates in a dense m-major array (NaN: not measured).
   struct Grid {
     std::array<std::vector<double>, 3> axis, log_axis;
     std::vector<double> at;
   };
-  Grid grid[2];
+  Grid grid[3];
   uint64_t id = 0;  // unique per Index() call: the key of the per-thread memo of Tflops
   void Index();
 };

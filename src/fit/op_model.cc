@@ -161,7 +161,7 @@ const KernelRates& RatesForCached(const Gpu& gpu, Precision p, bool fp8, Attenti
   return memo.rates;
 }
 
-double GemmSeconds(const KernelRates& r, double m, double n, double k) {
+double GemmSeconds(const KernelRates& r, double m, double n, double k, bool forward) {
   if (m <= 0 || n <= 0 || k <= 0) {
     return 0;
   }
@@ -169,7 +169,8 @@ double GemmSeconds(const KernelRates& r, double m, double n, double k) {
   const double bytes = (m * k + k * n) * r.gemm_operand_bytes + m * n * kAct;
   double rate = r.gemm_peak * r.gemm_fraction;
   if (r.table) {
-    if (const std::optional<double> tflops = r.table->Tflops(r.fp8, m, n, k)) {
+    const int rows = !r.fp8 ? GemmTable::kBf16 : forward ? GemmTable::kFp8FastAccum : GemmTable::kFp8;
+    if (const std::optional<double> tflops = r.table->Tflops(rows, m, n, k)) {
       rate = *tflops * 1e12 * r.table_scale;  // the rate at this shape (held at the measured range's ends)
     }
   }
@@ -201,7 +202,7 @@ LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates
       rows = t * topk * ep / experts;  // tokens each local expert receives (balanced routing)
       copies /= ep;
     }
-    const double fwd = GemmSeconds(r, rows, l.n, l.k);
+    const double fwd = GemmSeconds(r, rows, l.n, l.k, /*forward=*/true);
     out.forward.gemm += copies * fwd;
     if (op_recompute) {
       out.recompute.gemm += op_shares[i] * copies * fwd;
@@ -341,7 +342,7 @@ LayerPasses HeadOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates&
   const double v = static_cast<double>(m.vocab) / tp;
   const double h = static_cast<double>(m.hidden);
   const double t = s.training ? s.tokens : std::max(1.0, s.tokens / std::max(s.seq, 1.0));  // prefill: last tokens
-  out.forward.gemm = GemmSeconds(r, t, v, h);
+  out.forward.gemm = GemmSeconds(r, t, v, h, /*forward=*/true);
   out.forward.elementwise = t * 2.0 * h * kAct / r.hbm;  // final norm
   if (!s.training) {
     return out;

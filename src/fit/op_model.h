@@ -60,8 +60,11 @@ double GemmFraction(const Gpu& gpu, bool fp8, std::string* basis = nullptr);
 
 // Seconds of one GEMM C[m x n] = A[m x k] B[k x n]: at the card's measured rate for this shape when
 // its table covers it, else the larger of its FLOPs at the achievable rate and the bytes of A, B
-// and C (bf16 output) at the HBM rate (the roofline, Williams et al. 2009).
-double GemmSeconds(const KernelRates& r, double m, double n, double k);
+// and C (bf16 output) at the HBM rate (the roofline, Williams et al. 2009). `forward`: a layer's
+// forward product, which fp8 runs with fast accumulation (Transformer Engine's recipes: fprop
+// use_split_accumulator=False, dgrad and wgrad True; torchao's float8 output GEMM use_fast_accum;
+// vLLM's sm90 fp8 kernels FP8FastAccum): the table's fp8_fast_accum rows where it has them.
+double GemmSeconds(const KernelRates& r, double m, double n, double k, bool forward = false);
 
 // The kernels of one transformer layer (or of the output head) for one micro-batch on one GPU,
 // seconds. `gemm` holds every dense and expert matmul, `attention` the score/value core, `elementwise`

@@ -413,6 +413,51 @@ TEST(GemmTable, InterpolatesInLogSpaceAndHoldsTheRangesEnds) {
   EXPECT_NEAR(GemmSeconds(r, 8, 4096, 4096), bytes / (h200.memory_bandwidth_gb_s * 1e9 * 0.85), 1e-12);
 }
 
+// fp8 with fast accumulation: the forward product reads the `fp8_fast_accum` rows, the two
+// gradient GEMMs the exact `fp8` rows (Transformer Engine's recipes: fprop use_split_accumulator
+// False, dgrad and wgrad True); a table without fast rows answers the forward from its fp8 rows.
+TEST(GemmTable, ForwardFp8ReadsTheFastAccumulationRows) {
+  const std::string both =
+      "gpu: \"NVIDIA H200\"\npeak_tflops_fp8: 1979\n"
+      "fp8:\n  - [4096, 4096, 4096, 1200]\n  - [8192, 4096, 4096, 1250]\n"
+      "fp8_fast_accum:\n  - [4096, 4096, 4096, 1500]\n  - [8192, 4096, 4096, 1600]\n";
+  const GemmTable t = GemmTable::Parse(both, "fast.yaml");
+  EXPECT_DOUBLE_EQ(*t.Tflops(GemmTable::kFp8, 4096, 4096, 4096), 1200.0);
+  EXPECT_DOUBLE_EQ(*t.Tflops(GemmTable::kFp8FastAccum, 4096, 4096, 4096), 1500.0);
+  EXPECT_FALSE(t.Tflops(GemmTable::kBf16, 4096, 4096, 4096).has_value());
+  // The memo keeps the two modes apart: the same shape again in each mode.
+  EXPECT_DOUBLE_EQ(*t.Tflops(GemmTable::kFp8, 4096, 4096, 4096), 1200.0);
+  EXPECT_DOUBLE_EQ(*t.Tflops(GemmTable::kFp8FastAccum, 4096, 4096, 4096), 1500.0);
+
+  GemmTables tables;
+  tables.by_name.emplace(NormalizeName(t.gpu), t);
+  const Gpu& h200 = test::Catalog().Find("H200 SXM 141GB");
+  const KernelRates r = RatesFor(h200, Precision::kMixed, true, AttentionKernel::kFa2, &tables);
+  const double flops = 2.0 * 4096 * 4096 * 4096;  // 137.4 GFLOP: 91.6 us at 1,500 TFLOP/s, 114.5 at 1,200
+  EXPECT_NEAR(GemmSeconds(r, 4096, 4096, 4096, /*forward=*/true), flops / 1500e12, 1e-12);
+  EXPECT_NEAR(GemmSeconds(r, 4096, 4096, 4096), flops / 1200e12, 1e-12);
+
+  // Without fast rows the forward GEMM takes the exact rows' rate, never one not measured.
+  const GemmTable exact = GemmTable::Parse("gpu: x\nfp8:\n  - [4096, 4096, 4096, 1200]\n", "exact.yaml");
+  EXPECT_DOUBLE_EQ(*exact.Tflops(GemmTable::kFp8FastAccum, 4096, 4096, 4096), 1200.0);
+  // Fast rows alone would leave the gradient GEMMs nothing: refused; above the fp8 peak: refused.
+  try {
+    GemmTable::Parse("gpu: x\nbf16:\n  - [1, 1, 1, 1]\nfp8_fast_accum:\n  - [4096, 4096, 4096, 1500]\n", "f.yaml");
+    FAIL() << "fast rows without fp8 rows";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "fp8_fast_accum");
+  }
+  try {
+    GemmTable::Parse("gpu: x\npeak_tflops_fp8: 1979\nfp8:\n  - [1, 1, 1, 1]\nfp8_fast_accum:\n  - [4096, 4096, 4096, 2000]\n",
+                     "f.yaml");
+    FAIL() << "a fast row above the fp8 peak";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "fp8_fast_accum[0]");
+    EXPECT_EQ(e.line(), 6);
+    EXPECT_NE(std::string(e.what()).find("peak_tflops_fp8"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GemmTable, RememberedRatesAreTheLookupsOwn) {
   // The per-thread memo (1,024 slots) is a speed-up only: a few thousand shapes, many sharing a
   // slot, each asked twice of one table, once of an identical one loaded afresh (another id:
