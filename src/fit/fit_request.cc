@@ -194,6 +194,7 @@ FitInputs PrepareFit(const FitRequest& r, const std::string& data_dir) {
   in.time.loss = in.overhead.framework.loss;
   in.time.fp32_grad_reduce = in.overhead.framework.fp32_grads;
   in.time.fp8_tp_gather = in.overhead.framework.fp8_tp_gather;
+  in.time.fp8_head = in.overhead.framework.fp8_head;
   in.time.param_gather_after_step = in.overhead.framework.param_gather_after_step;
   // The memory pays for the overlap the time assumes (DeepSpeed's second reduce bucket), in the
   // layout search too; a single fit may still take it off where it does not fit (§10).

@@ -31,7 +31,7 @@ const std::vector<std::string>& ProfileKeys() {
       "attention",    "elementwise",   "default_precision",    "default_recompute",
       "checkpoint_weights",            "checkpoint_save",      "checkpoint_async",
       "interleaved_pipeline",          "pipeline_split",       "tp_comm_overlap",      "max_num_seqs_runs",
-      "kv_overflow",  "mixed_batches", "tp_gather"};
+      "kv_overflow",  "mixed_batches", "tp_gather",    "fp8_head"};
   return keys;
 }
 
@@ -158,6 +158,7 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.even_pipeline_split = Choice(m, "pipeline_split", p.even_pipeline_split ? "even" : "any", {"any", "even"}) == "even";
   p.tp_comm_overlap = Flag(m, "tp_comm_overlap", p.tp_comm_overlap);
   p.fp8_tp_gather = Choice(m, "tp_gather", p.fp8_tp_gather ? "fp8" : "bf16", {"bf16", "fp8"}) == "fp8";
+  p.fp8_head = Choice(m, "fp8_head", p.fp8_head ? "fp8" : "bf16", {"fp8", "bf16"}) == "fp8";
   p.max_num_seqs_runs = Flag(m, "max_num_seqs_runs", p.max_num_seqs_runs);
   p.mixed_batches = Flag(m, "mixed_batches", p.mixed_batches);
   p.kv_overflow = ParseKvOverflow(

@@ -105,6 +105,11 @@ struct FrameworkProfile {
   // activation and backward output-gradient all-gathers move fp8, the reduce-scatters bf16 |
   // bf16: every tensor-parallel collective in the activation dtype (docs/time-model.md §4).
   bool fp8_tp_gather = false;
+  // fp8_head: fp8 (the generic convention: every linear layer, the output head too, runs its
+  // GEMMs in fp8 with --fp8) | bf16: the output head stays bf16 (Megatron-Core's output_layer is a
+  // tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so fp8_autocast leaves
+  // it in bf16; docs/time-model.md §3.1).
+  bool fp8_head = true;
   std::vector<std::string> sources;  // keys of the file's `sources`
   int line = 0;                      // where the entry starts in its file
 

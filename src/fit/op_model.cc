@@ -121,6 +121,13 @@ KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel atte
       r.table = nullptr;
     }
   }
+  if (fp8) {
+    const KernelRates bf16 = RatesFor(gpu, p, false, attention, tables);
+    r.bf16_gemm_peak = bf16.gemm_peak;
+    r.bf16_gemm_fraction = bf16.gemm_fraction;
+    r.bf16_table = bf16.table;
+    r.bf16_table_scale = bf16.table_scale;
+  }
   return r;
 }
 
@@ -161,20 +168,39 @@ const KernelRates& RatesForCached(const Gpu& gpu, Precision p, bool fp8, Attenti
   return memo.rates;
 }
 
-double GemmSeconds(const KernelRates& r, double m, double n, double k, bool forward) {
+namespace {
+
+// §3.1 one GEMM at the given rates: the table's rate at this shape where it has one, else the
+// large-shape fraction of the peak; never faster than the bytes of A, B and C at the HBM rate.
+double GemmSecondsAt(double peak, double fraction, double operand_bytes, const GemmTable* table, int rows,
+                     double table_scale, double hbm, double m, double n, double k) {
   if (m <= 0 || n <= 0 || k <= 0) {
     return 0;
   }
   const double flops = 2.0 * m * n * k;
-  const double bytes = (m * k + k * n) * r.gemm_operand_bytes + m * n * kAct;
-  double rate = r.gemm_peak * r.gemm_fraction;
-  if (r.table) {
-    const int rows = !r.fp8 ? GemmTable::kBf16 : forward ? GemmTable::kFp8FastAccum : GemmTable::kFp8;
-    if (const std::optional<double> tflops = r.table->Tflops(rows, m, n, k)) {
-      rate = *tflops * 1e12 * r.table_scale;  // the rate at this shape (held at the measured range's ends)
+  const double bytes = (m * k + k * n) * operand_bytes + m * n * kAct;
+  double rate = peak * fraction;
+  if (table) {
+    if (const std::optional<double> tflops = table->Tflops(rows, m, n, k)) {
+      rate = *tflops * 1e12 * table_scale;  // the rate at this shape (held at the measured range's ends)
     }
   }
-  return std::max(flops / rate, bytes / r.hbm);
+  return std::max(flops / rate, bytes / hbm);
+}
+
+}  // namespace
+
+double GemmSeconds(const KernelRates& r, double m, double n, double k, bool forward) {
+  const int rows = !r.fp8 ? GemmTable::kBf16 : forward ? GemmTable::kFp8FastAccum : GemmTable::kFp8;
+  return GemmSecondsAt(r.gemm_peak, r.gemm_fraction, r.gemm_operand_bytes, r.table, rows, r.table_scale, r.hbm, m, n, k);
+}
+
+double Bf16GemmSeconds(const KernelRates& r, double m, double n, double k) {
+  if (!r.fp8) {
+    return GemmSeconds(r, m, n, k);
+  }
+  return GemmSecondsAt(r.bf16_gemm_peak, r.bf16_gemm_fraction, 2.0, r.bf16_table, GemmTable::kBf16, r.bf16_table_scale,
+                       r.hbm, m, n, k);
 }
 
 LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates& r) {
@@ -342,12 +368,16 @@ LayerPasses HeadOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates&
   const double v = static_cast<double>(m.vocab) / tp;
   const double h = static_cast<double>(m.hidden);
   const double t = s.training ? s.tokens : std::max(1.0, s.tokens / std::max(s.seq, 1.0));  // prefill: last tokens
-  out.forward.gemm = GemmSeconds(r, t, v, h, /*forward=*/true);
+  // The head's GEMMs: fp8 with the layers, or bf16 where the framework keeps the head out of fp8.
+  const auto gemm = [&](double a, double b, double c, bool forward) {
+    return s.head_bf16 ? Bf16GemmSeconds(r, a, b, c) : GemmSeconds(r, a, b, c, forward);
+  };
+  out.forward.gemm = gemm(t, v, h, true);
   out.forward.elementwise = t * 2.0 * h * kAct / r.hbm;  // final norm
   if (!s.training) {
     return out;
   }
-  out.backward.gemm = GemmSeconds(r, t, h, v) + (s.lora ? 0.0 : GemmSeconds(r, v, h, t));
+  out.backward.gemm = gemm(t, h, v, false) + (s.lora ? 0.0 : gemm(v, h, t, false));
   // Cross-entropy over fp32 logits, bytes per logit (§3.3). PyTorch's cross_entropy: upcast (read
   // 2, write 4) and log-softmax (read 4, write 4) forward; gradient (read 4, write 4) and cast back
   // (read 4, write 2) backward. Megatron's vocab-parallel cross-entropy (MEG-CE) runs each step as

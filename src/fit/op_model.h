@@ -32,6 +32,9 @@ struct KernelRates {
   const GemmTable* table = nullptr;  // measured rates by shape for this card (data/gemm/), if any
   double table_scale = 1;            // the card's peak / the table's (a table of its architecture)
   bool fp8 = false;                  // GEMMs in fp8 (the table's fp8 rows)
+  // With fp8: the same card's bf16 GEMM rates, for GEMMs a framework keeps in bf16 (the output head).
+  double bf16_gemm_peak = 0, bf16_gemm_fraction = 0, bf16_table_scale = 1;
+  const GemmTable* bf16_table = nullptr;
 };
 
 // §3.5 The share of the kernel-level rates a whole training step keeps (launch gaps and
@@ -65,6 +68,8 @@ double GemmFraction(const Gpu& gpu, bool fp8, std::string* basis = nullptr);
 // use_split_accumulator=False, dgrad and wgrad True; torchao's float8 output GEMM use_fast_accum;
 // vLLM's sm90 fp8 kernels FP8FastAccum): the table's fp8_fast_accum rows where it has them.
 double GemmSeconds(const KernelRates& r, double m, double n, double k, bool forward = false);
+// The same GEMM in bf16 on this card (the bf16_* rates of an fp8 KernelRates; GemmSeconds without fp8).
+double Bf16GemmSeconds(const KernelRates& r, double m, double n, double k);
 
 // The kernels of one transformer layer (or of the output head) for one micro-batch on one GPU,
 // seconds. `gemm` holds every dense and expert matmul, `attention` the score/value core, `elementwise`
@@ -106,6 +111,7 @@ struct OpShape {
   // cross-entropy, one PyTorch op at a time over the fp32 logits (§3.3); every other kind runs
   // PyTorch's cross_entropy (one log-softmax kernel after the upcast), whole or by chunks.
   LossKind loss = LossKind::kFull;
+  bool head_bf16 = false;  // fp8 GEMMs, but the output head's in bf16 (the framework's fp8_head: bf16)
 };
 
 // One layer (average over the model's layers: MoE and sliding-window layers weighted by their count).

@@ -307,6 +307,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     shape.recompute = w.recompute;
     shape.eager = c.eager_elementwise;
     shape.loss = c.loss;
+    shape.head_bf16 = w.fp8 && !c.fp8_head;
     const LayerPasses layer = LayerOpTimes(m, shape, rates);
     const LayerPasses head = HeadOpTimes(m, shape, rates);
     OpTimes micro;

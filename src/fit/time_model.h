@@ -66,6 +66,8 @@ struct TimeConfig {
   // backward output gradients) move fp8, the reduce-scatters the activation dtype (torchao's
   // float8 tensor-parallel styles, which torchtitan uses; the framework's tp_gather: fp8; §4).
   bool fp8_tp_gather = false;
+  // --fp8 training: the output head's GEMMs in fp8 too (the framework's fp8_head); false: bf16.
+  bool fp8_head = true;
   // ZeRO-1/2's parameter all-gather runs at the end of the optimizer step (DeepSpeed), exposed
   // whatever dp_grad_overlap says; false: beside the next step's first forward when overlapped.
   bool param_gather_after_step = false;

@@ -187,6 +187,18 @@ TEST(FrameworkFile, ErrorsNameFileLineAndKey) {
   e = ParseError(
       "frameworks:\n"
       "  - name: generic\n"
+      "    sources: [A]\n"
+      "  - name: x\n"
+      "    version: \"1\"\n"
+      "    sources: [A]\n"
+      "    fp8_head: fp16\n"
+      "sources:\n"
+      "  A: a source\n");
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_EQ(e.field(), "frameworks[x@1].fp8_head");  // fp8 or bf16
+  e = ParseError(
+      "frameworks:\n"
+      "  - name: generic\n"
       "    sources: [B]\n"
       "sources:\n"
       "  A: a source\n");

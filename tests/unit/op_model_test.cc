@@ -195,6 +195,34 @@ TEST(OpModel, MegatronCrossEntropyRunsEachStepOverTheWholeLogits) {
               4.525e-3 / 4, 0.001e-3);
 }
 
+TEST(OpModel, Fp8RunsKeepTheOutputHeadInBf16WhereTheFrameworkDoes) {
+  // Megatron-Core's output_layer is a ColumnParallelLinear, not a Transformer Engine module, and
+  // torchtitan's float8 converter skips "output": with --fp8 the layers' GEMMs run fp8, the head's
+  // bf16 (the profile key fp8_head). Llama 3 8B's head, one 8,192-token micro-batch on a B200
+  // (no table: the flat fractions): forward 2 x 8,192 x 128,256 x 4,096 = 8.607 TFLOP at 1,745
+  // TFLOP/s (MAMF B200 bf16) = 4.932 ms, against 2.507 ms at 3,432.5 (MAMF B200 fp8); backward
+  // twice the FLOPs at the same rates.
+  const ModelSpec m = test::Llama8b();
+  const KernelRates r = RatesFor(test::Catalog().Find("B200"), Precision::kMixed, true, AttentionKernel::kFa3);
+  OpShape s;
+  s.tokens = 8192;
+  s.seq = 8192;
+  OpShape bf16_head = s;
+  bf16_head.head_bf16 = true;
+  const double flops = 2.0 * 8192 * 128256 * 4096;
+  EXPECT_NEAR(HeadOpTimes(m, s, r).forward.gemm, flops / 3432.5e12, 1e-9);
+  EXPECT_NEAR(HeadOpTimes(m, bf16_head, r).forward.gemm, flops / 1745e12, 1e-9);
+  EXPECT_NEAR(HeadOpTimes(m, bf16_head, r).backward.gemm, 2 * flops / 1745e12, 1e-9);
+  // The layers are not touched by it.
+  EXPECT_DOUBLE_EQ(LayerOpTimes(m, bf16_head, r).forward.gemm, LayerOpTimes(m, s, r).forward.gemm);
+  // Profiles: megatron and torchtitan keep the head bf16, the generic convention does not.
+  const FrameworkCatalog frameworks = LoadFrameworkCatalog(test::DataDir());
+  EXPECT_FALSE(frameworks.Find("megatron").fp8_head);
+  EXPECT_FALSE(frameworks.Find("torchtitan").fp8_head);
+  EXPECT_FALSE(frameworks.Find("torchtitan@0.2.2").fp8_head);
+  EXPECT_TRUE(frameworks.Find("generic").fp8_head);
+}
+
 TEST(OpModel, MaterialisedScoresCostTheirBytes) {
   // GPT-style 1.7B layer (Megatron 2021): 24 heads of 96, s = 2,048, no flash attention, no dropout.
   const ModelSpec m = ParseHfConfig(
