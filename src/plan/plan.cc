@@ -722,6 +722,20 @@ PlanResult RunPlan(const PlanWorkload& w, const OfferSet& all_offers, const GpuC
       }
     }
   }
+  // What the time model behind the hours and sizes is worth on each card rented (fit's line).
+  if (const auto accuracy = LoadTimeAccuracyIn(data_dir)) {
+    std::set<std::pair<bool, const Gpu*>> seen;
+    for (const PlanMonth& m : r.months) {
+      for (const PlanRun& x : m.runs) {
+        if (!seen.insert({x.serving, x.sizing.gpu}).second) {
+          continue;
+        }
+        if (auto note = AccuracyFor(accuracy.get(), !x.serving, *x.sizing.gpu)) {
+          (x.serving ? r.serving_accuracy : r.training_accuracy).push_back(std::move(*note));
+        }
+      }
+    }
+  }
   // One check per machine type rented: its GPUs per instance, as `check --expect` reads them, and
   // the storage rate its training runs read at (check's --samples-per-second, --bytes-per-sample).
   std::set<std::pair<std::string, int>> types;

@@ -18,6 +18,7 @@
 #include "catalog/offer.h"
 #include "cost/optimizer.h"
 #include "cost/usage.h"
+#include "fit/accuracy.h"
 #include "fit/search.h"
 #include "plan/workload.h"
 
@@ -148,6 +149,10 @@ struct PlanResult {
   std::vector<std::string> notes;                 // cards a job cannot use and why, limits
   std::string unserved;                           // when not feasible: why
   std::optional<PlanComparison> against;          // --against METER_DB
+  // How far the time model behind the training hours and the serving sizes came from published
+  // runs on the cards the plan rents (data/accuracy.yaml, as `fit` prints it); empty without runs
+  // of that kind or without the file.
+  std::vector<AccuracyNote> training_accuracy, serving_accuracy;
   int rentals_solved = 0;                         // optimiser runs (cache misses)
 };
 

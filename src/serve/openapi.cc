@@ -224,7 +224,7 @@ json Schemas() {
                {"required", {"feasible", "currency", "total", "months", "alternatives", "checks"}},
                {"properties",
                 {{"feasible", boolean}, {"currency", str}, {"total", {{"type", "number"}, {"nullable", true}}},
-                 {"months", arr}, {"alternatives", arr}, {"checks", arr}}}};
+                 {"months", arr}, {"alternatives", arr}, {"checks", arr}, {"accuracy", obj}}}};
   s["MeterGroup"] = {{"type", "object"},
                      {"required", {"key", "observed_hours", "busy_hours", "idle_hours"}},
                      {"properties",

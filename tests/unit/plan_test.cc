@@ -421,6 +421,23 @@ offers:
   EXPECT_GE(paper_gpus, 4);
   EXPECT_EQ(r.months[0].runs.size(), 2u);  // April: experiments and chat
   EXPECT_EQ(r.months[1].runs.size(), 3u);
+  // The hours and the service's size rest on the time model: the plan says how far it came from
+  // published runs on the card it rents, as fit does (data/accuracy.yaml: 12 training runs on the
+  // A100 80GB SXM, 4 inference runs), once per kind.
+  ASSERT_EQ(r.training_accuracy.size(), 1u);
+  ASSERT_EQ(r.serving_accuracy.size(), 1u);
+  EXPECT_EQ(r.training_accuracy[0].gpu, "A100 80GB SXM");
+  EXPECT_TRUE(r.training_accuracy[0].training);
+  ASSERT_TRUE(r.training_accuracy[0].card.has_value());
+  EXPECT_EQ(r.training_accuracy[0].card->rows, 12);
+  EXPECT_FALSE(r.serving_accuracy[0].training);
+  ASSERT_TRUE(r.serving_accuracy[0].card.has_value());
+  EXPECT_EQ(r.serving_accuracy[0].card->rows, 4);
+  const nlohmann::json j = PlanResultToJson(r);
+  EXPECT_EQ(j["accuracy"]["training"]["kind"], "training");
+  EXPECT_EQ(j["accuracy"]["training"]["gpus"][0]["gpu"], "A100 80GB SXM");
+  EXPECT_EQ(j["accuracy"]["training"]["gpus"][0]["on_gpu"]["rows"], 12);
+  EXPECT_EQ(j["accuracy"]["serving"]["kind"], "inference");
 }
 
 TEST(Plan, NanjingShanghaiOrWuhu) {

@@ -209,6 +209,8 @@ nlohmann::json TrainingSearchToJson(const FitJobResult& r) {
 
 }  // namespace
 
+nlohmann::json AccuracyNotesToJson(const std::vector<AccuracyNote>& notes) { return SearchAccuracyToJson(notes); }
+
 nlohmann::json ModelFilesToJson(const CheckpointSummary& c) {
   return {{"files", c.files}, {"params", c.params}, {"bytes", c.bytes}, {"params_by_dtype", c.params_by_dtype}};
 }

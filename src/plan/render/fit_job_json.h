@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,5 +26,8 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& show
 // The single job's price (r.job set): amount, currency, start, basis, feasible, night start.
 nlohmann::json JobPriceToJson(const FitJobResult& r);
 nlohmann::json FitJobToJson(const FitJobResult& r);
+// Several cards' time accuracy (one kind of run): {kind, all, gpus: [{gpu, on_gpu}], gpus_checked,
+// source}, as a search's `accuracy`; null when empty.
+nlohmann::json AccuracyNotesToJson(const std::vector<AccuracyNote>& notes);
 
 }  // namespace gpuplan

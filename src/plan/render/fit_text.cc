@@ -708,6 +708,8 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
 
 }  // namespace
 
+void AccuracyLineToText(std::ostream& os, const std::vector<AccuracyNote>& notes) { PrintSearchAccuracy(os, notes); }
+
 void FitJobToText(std::ostream& os, const FitJobResult& res) {
   if (res.single) {
     PrintSingle(os, res);

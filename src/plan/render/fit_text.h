@@ -3,6 +3,9 @@
 #pragma once
 
 #include <ostream>
+#include <vector>
+
+#include "fit/accuracy.h"
 
 #include "plan/fit_job.h"
 
@@ -10,5 +13,7 @@ namespace gpuplan {
 
 // One layout (memory, step time, price, inference sizing), or a search's ranked layouts.
 void FitJobToText(std::ostream& os, const FitJobResult& res);
+// The time-accuracy line of several cards (one kind of run), as a search prints it; nothing when empty.
+void AccuracyLineToText(std::ostream& os, const std::vector<AccuracyNote>& notes);
 
 }  // namespace gpuplan

@@ -2,6 +2,7 @@
 
 #include "cost/render/cost_json.h"
 #include "format/numbers.h"
+#include "plan/render/fit_job_json.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -131,6 +132,8 @@ nlohmann::json PlanResultToJson(const PlanResult& r) {
           {"months", months},
           {"alternatives", alternatives},
           {"checks", checks},
+          {"accuracy", {{"training", AccuracyNotesToJson(r.training_accuracy)},
+                        {"serving", AccuracyNotesToJson(r.serving_accuracy)}}},
           {"alerts", r.feasible ? nlohmann::json(PlanAlertsYaml(r)) : nlohmann::json(nullptr)},
           {"against", AgainstToJson(r.against)},
           {"notes", r.notes},

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <sstream>
+
 #include "format/money.h"
 #include "format/numbers.h"
+#include "plan/render/fit_text.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -82,6 +85,16 @@ std::string PlanResultToMarkdown(const PlanResult& r) {
                         a.feasible ? FormatMoney(a.total, cur) : "-", Cell(a.gives_up));
     }
     md += "\n";
+  }
+  // The time model's accuracy on the cards rented, as the text form prints it (a paragraph a kind).
+  if (!r.training_accuracy.empty() || !r.serving_accuracy.empty()) {
+    std::ostringstream acc;
+    AccuracyLineToText(acc, r.training_accuracy);
+    AccuracyLineToText(acc, r.serving_accuracy);
+    std::istringstream lines(acc.str());
+    for (std::string line; std::getline(lines, line);) {
+      md += Cell(line) + "\n\n";
+    }
   }
   if (!r.checks.empty()) {
     md += "## On delivery\n\n";

@@ -6,6 +6,7 @@
 #include "format/money.h"
 #include "format/numbers.h"
 #include "format/text_lang.h"
+#include "plan/render/fit_text.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -101,6 +102,9 @@ void PlanResultToText(std::ostream& os, const PlanResult& r) {
          << "\n";
     }
   }
+  // The hours and sizes rest on the time model: how far it came from published runs on these cards.
+  AccuracyLineToText(os, r.training_accuracy);
+  AccuracyLineToText(os, r.serving_accuracy);
   for (const PlanCheck& c : r.checks) {
     os << SayFormat("cli.plan.check", "on delivery of {0}: {1}", {c.gpu, c.command}) << "\n";
   }
