@@ -1456,6 +1456,12 @@ function renderPlanResult(out: HTMLElement, r: Json): void {
     alts.id = 'plan-alternatives';
     out.append(el('h4', {}, t('plan.alternatives')), alts);
   }
+  // How far the time model behind the hours and the service sizes came from published runs on
+  // the cards rented (POST /api/plan's accuracy.training / accuracy.serving, as fit's note).
+  for (const kind of ['training', 'serving']) {
+    const a = r.accuracy?.[kind];
+    if (a) out.append(el('p', { id: `plan-accuracy-${kind}`, class: 'note' }, accuracyText(a)));
+  }
   const checks = el('ul', { id: 'plan-checks' }, ...(r.checks as Json[]).map((c) => el('li', {}, `${c.gpu}: `, el('code', {}, c.command))));
   out.append(el('h4', {}, t('plan.checks')), checks);
   if (r.alerts) {

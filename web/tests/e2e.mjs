@@ -455,6 +455,11 @@ try {
     expect(alts.includes('idc-b') && alts.includes('22,800 CNY') && alts.includes('只从 idc-b'), `one provider, idc-b, in Chinese: ${alts}`);
     const checks = await page.textContent('#plan-checks');
     expect(checks.includes('gpuplan check --expect "1x A100 80GB SXM"'), `the delivery check: ${checks}`);
+    // The serving size rests on the time model: the plan says how far it came from the published
+    // inference runs on the A100 (data/accuracy.yaml: 4 of them), in Chinese.
+    const served = await page.textContent('#plan-accuracy-serving');
+    expect(served.startsWith('时间准确度') && served.includes('A100 80GB SXM') && served.includes('4')
+      && !/undefined|NaN|fit\.accuracy/.test(served), `serving accuracy: ${served}`);
     await shot('5c-plan');
   });
 
