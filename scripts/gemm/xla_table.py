@@ -30,6 +30,7 @@ import sys
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 
 DTYPES = {"bf16": "bf16xbf16->bf16", "fp8": "f8e4m3fnxf8e4m3fn->bf16"}
+MAX_SIDE = 10**7  # a matrix side, as src/fit/gemm_table.cc bounds it
 
 
 def _message_class():
@@ -86,8 +87,9 @@ def rows_of(entries, path, peaks):
     out = {d: {} for d in DTYPES}
     chosen_b = {d: {} for d in DTYPES}
     for i, e in enumerate(entries):
-        if min(e.b, e.m, e.n, e.k) < 1:
-            sys.exit(f"{path}: entry {i}: b, m, n and k must be positive (b={e.b} m={e.m} n={e.n} k={e.k})")
+        if min(e.b, e.m, e.n, e.k) < 1 or max(e.b * e.m, e.n, e.k) > MAX_SIDE:
+            sys.exit(f"{path}: entry {i}: b, m, n and k must be positive and b x m, n, k at most {MAX_SIDE:,} "
+                     f"(b={e.b} m={e.m} n={e.n} k={e.k}), the sizes gpuplan's table reader takes")
         for dtype, name in DTYPES.items():
             if name not in e.flops:
                 continue

@@ -25,7 +25,8 @@ nlohmann::json ErrorFiguresToJson(const ErrorFigures& f) {
   return {{"rows", f.rows}, {"median_abs_error", f.median_abs_error}, {"worst_error", f.worst_error}};
 }
 
-// A search's cards, each with its published runs (null: none checked); null without any.
+}  // namespace
+
 nlohmann::json SearchAccuracyToJson(const std::vector<AccuracyNote>& notes) {
   if (notes.empty()) {
     return nullptr;
@@ -41,6 +42,8 @@ nlohmann::json SearchAccuracyToJson(const std::vector<AccuracyNote>& notes) {
           {"gpus_checked", a.cards},
           {"source", a.source}};
 }
+
+namespace {
 
 nlohmann::json SingleToJson(const FitJobResult& r) {
   const FitSingle& s = *r.single;
@@ -209,7 +212,6 @@ nlohmann::json TrainingSearchToJson(const FitJobResult& r) {
 
 }  // namespace
 
-nlohmann::json AccuracyNotesToJson(const std::vector<AccuracyNote>& notes) { return SearchAccuracyToJson(notes); }
 
 nlohmann::json ModelFilesToJson(const CheckpointSummary& c) {
   return {{"files", c.files}, {"params", c.params}, {"bytes", c.bytes}, {"params_by_dtype", c.params_by_dtype}};

@@ -26,8 +26,9 @@ nlohmann::json InferenceToJson(const InferencePlan& p, const InferenceTime& show
 // The single job's price (r.job set): amount, currency, start, basis, feasible, night start.
 nlohmann::json JobPriceToJson(const FitJobResult& r);
 nlohmann::json FitJobToJson(const FitJobResult& r);
-// Several cards' time accuracy (one kind of run): {kind, all, gpus: [{gpu, on_gpu}], gpus_checked,
-// source}, as a search's `accuracy`; null when empty.
-nlohmann::json AccuracyNotesToJson(const std::vector<AccuracyNote>& notes);
+// Several cards' time accuracy (one kind of run: a search's cards, a plan's rented ones): {kind,
+// all, gpus: [{gpu, on_gpu}], gpus_checked, source}, each card's on_gpu null when none was
+// checked; null when empty.
+nlohmann::json SearchAccuracyToJson(const std::vector<AccuracyNote>& notes);
 
 }  // namespace gpuplan

@@ -312,7 +312,8 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
   }
 }
 
-// The cards a search shows, each with its published runs or none (data/accuracy.yaml).
+}  // namespace
+
 void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& notes) {
   if (notes.empty()) {
     return;
@@ -341,6 +342,8 @@ void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& note
                    a.source, cards})
      << "\n";
 }
+
+namespace {
 
 void PrintInferenceSearch(std::ostream& os, const FitJobResult& res) {
   const FitSearch& s = *res.search;
@@ -707,8 +710,6 @@ void PrintSingle(std::ostream& os, const FitJobResult& res) {
 }
 
 }  // namespace
-
-void AccuracyLineToText(std::ostream& os, const std::vector<AccuracyNote>& notes) { PrintSearchAccuracy(os, notes); }
 
 void FitJobToText(std::ostream& os, const FitJobResult& res) {
   if (res.single) {

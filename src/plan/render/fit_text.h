@@ -13,7 +13,8 @@ namespace gpuplan {
 
 // One layout (memory, step time, price, inference sizing), or a search's ranked layouts.
 void FitJobToText(std::ostream& os, const FitJobResult& res);
-// The time-accuracy line of several cards (one kind of run), as a search prints it; nothing when empty.
-void AccuracyLineToText(std::ostream& os, const std::vector<AccuracyNote>& notes);
+// The time-accuracy line of several cards (one kind of run: a search's cards, a plan's rented
+// ones), each with its published runs or none (data/accuracy.yaml); nothing when empty.
+void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& notes);
 
 }  // namespace gpuplan

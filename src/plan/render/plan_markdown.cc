@@ -89,8 +89,8 @@ std::string PlanResultToMarkdown(const PlanResult& r) {
   // The time model's accuracy on the cards rented, as the text form prints it (a paragraph a kind).
   if (!r.training_accuracy.empty() || !r.serving_accuracy.empty()) {
     std::ostringstream acc;
-    AccuracyLineToText(acc, r.training_accuracy);
-    AccuracyLineToText(acc, r.serving_accuracy);
+    PrintSearchAccuracy(acc, r.training_accuracy);
+    PrintSearchAccuracy(acc, r.serving_accuracy);
     std::istringstream lines(acc.str());
     for (std::string line; std::getline(lines, line);) {
       md += Cell(line) + "\n\n";
