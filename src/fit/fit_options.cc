@@ -50,7 +50,7 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--flash-attn", "flash_attn", "FlashAttention (no attention-score activations)", &R::flash_attn).Choices({"on", "off"}, on_off));
     t.push_back(Option<R>("--fp8", "fp8", "training GEMMs in fp8 (Transformer Engine / torchao float8; Hopper and later; docs/time-model.md §3.1)", &R::fp8)
                     .Choices({"on", "off"}, on_off));
-    t.push_back(Option<R>("--attention", "attention", "fused attention kernel: fa2 (FlashAttention-2, SDPA) or fa3 (FlashAttention-3, cuDNN via Transformer Engine); docs/time-model.md §3.2", &R::attention)
+    t.push_back(Option<R>("--attention", "attention", "fused attention kernel: fa2 (FlashAttention-2, SDPA) or fa3 (FlashAttention-3, cuDNN via Transformer Engine: on Hopper and Blackwell at cuDNN's published rates by sequence length, data/attention); docs/time-model.md §3.2", &R::attention)
                     .Choices({"fa2", "fa3"}, [](const std::string& s) { ParseAttentionKernel(s); }).Unset("the framework's (fa2)"));
     t.push_back(Option<R>("--compile", "compile", "training's elementwise kernels fused (torch.compile, Transformer Engine, fused kernels) or off: eager PyTorch, each op reading and writing its tensors; docs/time-model.md §3.3", &R::compile)
                     .Choices({"on", "off"}, on_off).Unset("the framework's (on unless it runs eager)"));

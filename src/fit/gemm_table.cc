@@ -93,6 +93,22 @@ Bracket Around(const std::vector<double>& axis, const std::vector<double>& log_a
   return {lo, (std::log2(x) - log_axis[lo]) / (log_axis[hi] - log_axis[lo])};
 }
 
+// The *.yaml files of a folder, sorted (none when it does not exist).
+std::vector<std::filesystem::path> YamlFiles(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return files;
+  }
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".yaml") {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 }  // namespace
 
 GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
@@ -302,19 +318,7 @@ uint64_t GemmTables::NextGeneration() {
 GemmTables LoadGemmTables(const std::string& data_dir) {
   GemmTables tables;
   tables.generation = GemmTables::NextGeneration();
-  const std::filesystem::path dir = std::filesystem::path(data_dir) / "gemm";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    return tables;
-  }
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".yaml") {
-      files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
+  for (const auto& f : YamlFiles(std::filesystem::path(data_dir) / "gemm")) {
     GemmTable t = GemmTable::Load(f.string());
     const std::string key = NormalizeName(t.gpu);
     auto it = tables.by_name.find(key);
@@ -343,27 +347,37 @@ GemmTables LoadGemmTables(const std::string& data_dir) {
     }
     tables.by_architecture.emplace(t.architecture, key);
   }
+  // §3.2 fused-attention rates, one table an architecture.
+  for (const auto& f : YamlFiles(std::filesystem::path(data_dir) / "attention")) {
+    AttentionTable t = AttentionTable::Load(f.string());
+    if (const auto it = tables.attention.find(t.architecture); it != tables.attention.end()) {
+      throw InputError("a second attention table for the architecture " + t.architecture + " (first: " +
+                           it->second.file + ")",
+                       f.string(), 0, "architecture");
+    }
+    std::string key = t.architecture;
+    tables.attention.emplace(std::move(key), std::move(t));
+  }
   return tables;
+}
+
+const AttentionTable* GemmTables::AttentionFor(const Gpu& gpu) const {
+  if (attention.empty()) {
+    return nullptr;
+  }
+  const auto it = attention.find(NormalizeName(gpu.architecture));
+  return it == attention.end() ? nullptr : &it->second;
 }
 
 std::shared_ptr<const GemmTables> SharedGemmTables(const std::string& data_dir) {
   // What the folder holds: each table's name, size and modification time.
   std::string signature;
-  std::error_code ec;
-  const std::filesystem::path dir = std::filesystem::path(data_dir) / "gemm";
-  if (std::filesystem::is_directory(dir, ec)) {
-    std::vector<std::string> files;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-      if (e.path().extension() == ".yaml") {
-        std::error_code fe;
-        const auto size = std::filesystem::file_size(e.path(), fe);
-        const auto time = std::filesystem::last_write_time(e.path(), fe).time_since_epoch().count();
-        files.push_back(fmt::format("{}|{}|{}", e.path().filename().string(), size, time));
-      }
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      signature += f + "\n";
+  for (const char* folder : {"gemm", "attention"}) {
+    for (const auto& f : YamlFiles(std::filesystem::path(data_dir) / folder)) {
+      std::error_code fe;
+      const auto size = std::filesystem::file_size(f, fe);
+      const auto time = std::filesystem::last_write_time(f, fe).time_since_epoch().count();
+      signature += fmt::format("{}/{}|{}|{}\n", folder, f.filename().string(), size, time);
     }
   }
   struct Entry {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "catalog/gpu_catalog.h"
+#include "fit/attention_table.h"
 
 namespace gpuplan {
 
@@ -66,10 +67,14 @@ struct GemmTable {
   void Index();
 };
 
-// Every data/gemm/*.yaml (none: an empty set), keyed by the normalised device name.
+// Every data/gemm/*.yaml (none: an empty set), keyed by the normalised device name, and every
+// data/attention/*.yaml, keyed by the architecture it stands for.
 struct GemmTables {
   std::map<std::string, GemmTable> by_name;
   std::map<std::string, std::string> by_architecture;  // architecture -> the by_name key standing for it
+  std::map<std::string, AttentionTable> attention;     // architecture -> its fused-attention rates
+  // The attention table of the card's architecture, or nullptr.
+  const AttentionTable* AttentionFor(const Gpu& gpu) const;
   // The table measured on this card: its name or one of its aliases equals the table's device.
   // For remembers its last answer per thread (keyed by this set's generation and the card's
   // name); Find looks it up.
@@ -84,22 +89,28 @@ struct GemmTables {
 
   GemmTables() = default;
   GemmTables(const GemmTables& o)
-      : by_name(o.by_name), by_architecture(o.by_architecture), generation(o.generation ? NextGeneration() : 0) {}
+      : by_name(o.by_name),
+        by_architecture(o.by_architecture),
+        attention(o.attention),
+        generation(o.generation ? NextGeneration() : 0) {}
   GemmTables(GemmTables&& o) noexcept
       : by_name(std::move(o.by_name)),
         by_architecture(std::move(o.by_architecture)),
+        attention(std::move(o.attention)),
         generation(o.generation ? NextGeneration() : 0) {
     o.generation = 0;
   }
   GemmTables& operator=(const GemmTables& o) {
     by_name = o.by_name;
     by_architecture = o.by_architecture;
+    attention = o.attention;
     generation = o.generation ? NextGeneration() : 0;
     return *this;
   }
   GemmTables& operator=(GemmTables&& o) noexcept {
     by_name = std::move(o.by_name);
     by_architecture = std::move(o.by_architecture);
+    attention = std::move(o.attention);
     generation = o.generation ? NextGeneration() : 0;
     o.generation = 0;
     return *this;
@@ -108,7 +119,7 @@ struct GemmTables {
 };
 GemmTables LoadGemmTables(const std::string& data_dir);
 // The same, read once per process for a data folder and shared: read again only when a file of
-// data/gemm was added, removed or changed (name, size, time). Every fit, plan job and API request
+// data/gemm or data/attention was added, removed or changed (name, size, time). Every fit, plan job and API request
 // prepares a fit; the H100 table alone takes about 0.2 s to parse.
 std::shared_ptr<const GemmTables> SharedGemmTables(const std::string& data_dir);
 

@@ -105,6 +105,15 @@ KernelRates RatesFor(const Gpu& gpu, Precision p, bool fp8, AttentionKernel atte
     }
   }
   r.attention_flops = half_peak * attn;
+  if (tables && attention == AttentionKernel::kFa3 && half_peak > 0) {
+    // §3.2 cuDNN's published rates by sequence length on this architecture, at the same fraction
+    // of this card's peak (the fraction above stays for what the table does not hold).
+    if (const AttentionTable* t = tables->AttentionFor(gpu)) {
+      r.attention_table = t;
+      r.attention_scale = half_peak / (t->peak_tflops_bf16 * 1e12);
+      r.attention_basis = t->Basis();
+    }
+  }
   r.hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;
   if (tables && p != Precision::kFp32) {
     bool own = false;
@@ -260,8 +269,15 @@ LayerPasses LayerOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates
   const double sequences = t / seq;
   if (s.flash) {
     const double flops = 2.0 * t * CausalAttended(m, seq) * heads * width;
-    out.forward.attention = flops / r.attention_flops;
-    out.backward.attention = kFlashBackwardFlops * flops / r.attention_flops;
+    double forward_rate = r.attention_flops, backward_rate = r.attention_flops;
+    if (r.attention_table) {
+      // The kernel's length: a context-parallel rank runs its seq / cp queries (§3.2).
+      const auto [fwd, bwd] = r.attention_table->Tflops(seq / std::max(s.cp, 1.0));
+      forward_rate = fwd * 1e12 * r.attention_scale;
+      backward_rate = bwd * 1e12 * r.attention_scale;
+    }
+    out.forward.attention = flops / forward_rate;
+    out.backward.attention = kFlashBackwardFlops * flops / backward_rate;
   } else {
     // Scores and probabilities materialised (s x s per head; the causal mask applied to the full
     // matrix, as Megatron-LM's fused softmax does): two batched GEMMs forward, four backward, and

@@ -28,6 +28,10 @@ struct KernelRates {
   double gemm_operand_bytes = 2;  // bytes of one GEMM input element (1 for fp8)
   double attention_flops = 0;   // FLOP/s of the fused attention kernel (bf16), forward and backward
   std::string attention_basis;
+  // §3.2 the kernel's published rates by sequence length (data/attention/), when the card's
+  // architecture has a table and the kernel is the one it times; attention_flops stands otherwise.
+  const AttentionTable* attention_table = nullptr;
+  double attention_scale = 1;   // the card's bf16 peak / the table's
   double hbm = 0;               // bytes/s an elementwise kernel streams
   const GemmTable* table = nullptr;  // measured rates by shape for this card (data/gemm/), if any
   double table_scale = 1;            // the card's peak / the table's (a table of its architecture)
@@ -97,6 +101,7 @@ struct LayerPasses {
 struct OpShape {
   double tokens = 0;       // micro-batch x sequence length on this GPU
   double seq = 0;          // sequence length (attention span)
+  double cp = 1;           // context parallelism: each rank's attention kernels run on seq / cp queries
   double tp = 1;
   bool sp = false;         // sequence parallelism: norms and dropout see tokens / tp
   bool flash = true;

@@ -297,6 +297,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     OpShape shape;
     shape.tokens = static_cast<double>(w.micro_batch) * s / cp;  // a context-parallel rank's share
     shape.seq = s;
+    shape.cp = cp;
     shape.tp = static_cast<double>(l.tp);
     shape.sp = l.sp;
     shape.flash = w.flash_attn;
@@ -332,6 +333,8 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     t.gemm_basis = rates.gemm_basis;
     t.gemm_by_shape = rates.table != nullptr;
     t.attention_kernel = ToString(c.attention);
+    t.attention_basis = rates.attention_basis;
+    t.attention_by_length = rates.attention_table != nullptr;
     t.elementwise_kernels = c.eager_elementwise ? "eager" : "fused";
     t.loss_kernels = c.loss == LossKind::kFp32Once ? "megatron_ops" : "log_softmax";
   }

@@ -120,6 +120,8 @@ struct TrainingTime {
   std::string gemm_basis;            // its source
   bool gemm_by_shape = false;        // rates from a table by shape (data/gemm/), not gemm_fraction (§3.1)
   std::string attention_kernel;      // fa2 | fa3 (§3.2); empty with --mfu
+  std::string attention_basis;       // where its rate comes from
+  bool attention_by_length = false;  // rates by sequence length from data/attention/ (§3.2), not one fraction
   std::string elementwise_kernels;   // fused | eager (§3.3); empty with --mfu
   std::string loss_kernels;          // log_softmax | megatron_ops (§3.3); empty with --mfu
   std::string bottleneck;            // "compute", "communication" or "pipeline bubble"

@@ -481,12 +481,14 @@ TEST(Validation, TimeAgainstPublishedMeasurements) {
   // Issue 28's goals, on rows never used to fit a constant (docs/validation.md "Where issue 28's
   // goals stand"): out-of-sample training median <= 5% and worst <= 15%, inference median <= 12%.
   // The three Megatron-Bridge 25.11 H100 rows and the output head kept in bf16 where Megatron and
-  // torchtitan keep it (2026-12-07) put the training figures at 5.5% and 18.6%: the goals are not
-  // met, and what is guarded is the level reached, so a change that makes it worse fails here,
-  // whatever the rows' own bounds allow.
+  // torchtitan keep it (2026-12-07) put the training figures at 5.5% and 18.6%; cuDNN's published
+  // attention rates by sequence length (data/attention, in place of a flat 60% on Hopper and 35% on
+  // Blackwell) then at 5.1% and 19.2% (the worst row's attention at 8k runs 4% below the flat
+  // rate). The goals are not met, and what is guarded is the level reached, so a change that makes
+  // it worse fails here, whatever the rows' own bounds allow.
   EXPECT_LT(median(train_errs), 0.10);
-  EXPECT_LE(median(out_of_sample), 0.055) << fmt::format("{:.4f}", median(out_of_sample));
-  EXPECT_LE(worst(out_of_sample), 0.186) << fmt::format("{:.4f}", worst(out_of_sample));
+  EXPECT_LE(median(out_of_sample), 0.051) << fmt::format("{:.4f}", median(out_of_sample));
+  EXPECT_LE(worst(out_of_sample), 0.193) << fmt::format("{:.4f}", worst(out_of_sample));
   EXPECT_LE(median(infer_errs), 0.12);
 }
 

@@ -152,6 +152,8 @@ nlohmann::json TrainingTimeToJson(const TrainingTime& t) {
             {"gemm_basis", t.gemm_basis},
             {"gemm_by_shape", t.gemm_by_shape},
             {"attention_kernel", t.attention_kernel},
+            {"attention_basis", t.attention_basis},
+            {"attention_by_length", t.attention_by_length},
             {"elementwise_kernels", t.elementwise_kernels},
             {"loss_kernels", t.loss_kernels}}},
           {"communication_seconds", t.communication_seconds},

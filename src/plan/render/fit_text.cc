@@ -175,7 +175,10 @@ void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& n
                       : SayFormat("cli.fit.kernel_gemm_rate", "(large shapes at {}% of peak: {})",
                                   {fmt::format("{:.1f}", 100 * t.gemm_fraction), t.gemm_basis})));
     line(4, 26, Say("cli.fit.kernel_attention", "attention core") + " (" + t.attention_kernel + ")",
-         t.attention_seconds, "");
+         t.attention_seconds,
+         t.attention_by_length ? "   " + SayFormat("cli.fit.kernel_attention_by_length", "(rates by sequence length: {})",
+                                                   {t.attention_basis})
+                               : "");
     line(4, 26, Say("cli.fit.kernel_elementwise", "norms, activations, loss") + " (" + t.elementwise_kernels + ")",
          t.elementwise_seconds,
          t.loss_kernels == "megatron_ops"
