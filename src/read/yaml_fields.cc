@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/names.h"
+#include "read/file_text.h"
 
 namespace gpuplan {
 namespace {
@@ -77,6 +78,16 @@ class DepthCheck final : public YAML::EventHandler {
 int YamlLine(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
 
 YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
+  // YAML is Unicode text (YAML 1.2 §5.2: UTF-8, UTF-16 or UTF-32, and every file gpuplan reads or
+  // writes is UTF-8). yaml-cpp takes other bytes as they come, so a stray byte would otherwise
+  // surface as "expected a mapping" or inside a value echoed in an error: refused here, at its line.
+  if (const auto at = FirstNonUtf8(text)) {
+    char what[96];
+    std::snprintf(what, sizeof what, "not UTF-8 text (byte 0x%02X at offset %zu): YAML files are read as UTF-8",
+                  static_cast<unsigned>(static_cast<unsigned char>(text[*at])), *at);
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*at), '\n');
+    throw InputError(what, file, static_cast<int>(line));
+  }
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);

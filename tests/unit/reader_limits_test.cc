@@ -100,6 +100,19 @@ TEST(YamlDepth, FlowNestingPastTheLimitIsAnError) {
   EXPECT_NE(e.message().find("nested deeper than 128"), std::string::npos) << e.message();
 }
 
+TEST(YamlText, BytesThatAreNotUtf8AreRefusedAtTheirLine) {
+  // A Latin-1 "é" (0xE9 alone) on line 3, offset 10 + 10 + 11 = 31; before, yaml-cpp took it into the value, and a stray
+  // byte at the start of a file read as "expected a mapping" further on.
+  const InputError e = ExpectInputError([] { ParseYamlText("source: x\ntraining:\n  note: caf\xe9\n", "latin1.yaml"); });
+  EXPECT_EQ(e.file(), "latin1.yaml");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(e.message().find("not UTF-8 text (byte 0xE9 at offset 31)"), std::string::npos) << e.message();
+  EXPECT_EQ(ExpectInputError([] { ParseYamlText("\xff\xfe\x00s: 1\n", "bom16.yaml"); }).line(), 1);
+  // Multi-byte UTF-8 is text: "café" and a CJK key read as they are.
+  EXPECT_EQ(ParseYamlText("note: caf\xc3\xa9\n\xe6\xa8\xa1\xe5\x9e\x8b: 1\n", "ok.yaml")["note"].as<std::string>(),
+            "caf\xc3\xa9");
+}
+
 TEST(YamlDepth, BlockNestingPastTheLimitIsAnError) {
   // 200 nested mappings, one per line with two more spaces each: level 129 is on line 129.
   std::string text;
