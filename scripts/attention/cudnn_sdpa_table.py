@@ -24,6 +24,9 @@ import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from table_file import write_lines  # noqa: E402 (scripts/table_file.py)
+
 MAX_SEQ = 10**7  # a sequence length, as src/fit/attention_table.cc bounds it
 
 
@@ -144,10 +147,7 @@ def main():
     for seq in sorted(rates):
         fwd, bwd = rates[seq]
         out.append(f"  - [{seq}, {fwd:g}, {bwd:g}]")
-    tmp = a.out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("\n".join(out) + "\n")
-    os.replace(tmp, a.out)
+    write_lines(a.out, out)
 
 
 if __name__ == "__main__":

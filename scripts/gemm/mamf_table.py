@@ -23,6 +23,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from table_file import write_lines  # noqa: E402 (scripts/table_file.py)
+
 LINE = re.compile(r"^\s*\d+\s*\|\s*([\d.]+)\(mean\)\s+([\d.]+)\(median\)\s+([\d.]+)\(max\)\s*@\s*(\d+)x(\d+)x(\d+)\s*\|")
 DTYPES = {"torch.bfloat16": "bf16", "torch.float8_e4m3fn": "fp8"}
 
@@ -113,11 +116,7 @@ def main():
         for shape in sorted(shapes):
             value = statistics.median(log["rows"][shape] for log in group)
             out.append(f"  - [{shape[0]}, {shape[1]}, {shape[2]}, {value:.1f}]")
-    # Written whole or not at all: a temporary file beside it, renamed over it.
-    tmp = a.out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("\n".join(out) + "\n")
-    os.replace(tmp, a.out)
+    write_lines(a.out, out)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,9 @@ import sys
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from table_file import write_lines  # noqa: E402 (scripts/table_file.py)
+
 DTYPES = {"bf16": "bf16xbf16->bf16", "fp8": "f8e4m3fnxf8e4m3fn->bf16"}
 MAX_SIDE = 10**7  # a matrix side, as src/fit/gemm_table.cc bounds it
 
@@ -144,11 +147,7 @@ def main():
         out.append("  # [m, n, k, tflops]")
         for shape in sorted(shapes):
             out.append(f"  - [{shape[0]}, {shape[1]}, {shape[2]}, {shapes[shape]:.1f}]")
-    # Written whole or not at all: a temporary file beside it, renamed over it.
-    tmp = a.out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(out) + "\n")
-    os.replace(tmp, a.out)
+    write_lines(a.out, out)
 
 
 if __name__ == "__main__":
