@@ -71,11 +71,14 @@ TimeAccuracy ParseTimeAccuracy(const std::string& text, const std::string& path)
     throw InputError("expected a mapping with source, training and inference", path, YamlLine(root));
   }
   const YamlMap top(root, "", path);
-  top.Only({"source", "training", "inference"});
+  top.Only({"source", "training", "training_moe", "inference"});
   TimeAccuracy a;
   a.file = path;
   a.source = top.Str("source", true);
   a.training = Kind(top, "training");
+  if (top.Has("training_moe")) {
+    a.training_moe = Kind(top, "training_moe");
+  }
   a.inference = Kind(top, "inference");
   return a;
 }
@@ -89,13 +92,18 @@ std::shared_ptr<const TimeAccuracy> LoadTimeAccuracyIn(const std::string& data_d
   return std::make_shared<const TimeAccuracy>(LoadTimeAccuracy(p.string()));
 }
 
-std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool training, const Gpu& gpu) {
+std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool training, const Gpu& gpu, bool moe) {
   if (accuracy == nullptr) {
     return std::nullopt;
   }
-  const KindErrors& k = training ? accuracy->training : accuracy->inference;
+  moe = moe && training;
+  if (moe && accuracy->training_moe.all.rows == 0) {
+    return std::nullopt;
+  }
+  const KindErrors& k = moe ? accuracy->training_moe : training ? accuracy->training : accuracy->inference;
   AccuracyNote n;
   n.training = training;
+  n.moe = moe;
   n.gpu = gpu.name;
   n.all = k.all;
   n.source = accuracy->source;
@@ -106,6 +114,12 @@ std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool train
     }
   }
   return n;
+}
+
+bool IsMoe(const ModelSpec& m) { return m.moe && m.moe->experts > 0; }
+
+const char* AccuracyKind(const AccuracyNote& a) {
+  return a.moe ? "training_moe" : a.training ? "training" : "inference";
 }
 
 }  // namespace gpuplan

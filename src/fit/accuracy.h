@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "catalog/gpu_catalog.h"
+#include "catalog/model.h"
 
 namespace gpuplan {
 
@@ -38,7 +39,8 @@ struct KindErrors {
 struct TimeAccuracy {
   std::string file;
   std::string source;  // the document the rows are in
-  KindErrors training;   // the rows no constant was fitted to (docs/validation.md)
+  KindErrors training;      // dense models: the rows no constant was fitted to (docs/validation.md)
+  KindErrors training_moe;  // mixture-of-experts models (all.rows 0: none checked; the file's section is optional)
   KindErrors inference;
 };
 
@@ -51,12 +53,19 @@ std::shared_ptr<const TimeAccuracy> LoadTimeAccuracyIn(const std::string& data_d
 // What a fit says about its time on `gpu`.
 struct AccuracyNote {
   bool training = true;
+  bool moe = false;  // training of a mixture-of-experts model: the figures of those rows
   std::string gpu;
   std::optional<ErrorFigures> card;  // this card's rows; nullopt: no published run on it was checked
   ErrorFigures all;                  // every checked row of the kind
   std::vector<std::string> cards;    // the cards those rows ran on
   std::string source;
 };
-std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool training, const Gpu& gpu);
+// `moe`: the model routes tokens to experts; its training takes the MoE rows' figures (where the
+// file has none, nullopt: the dense rows say nothing of it).
+std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool training, const Gpu& gpu, bool moe = false);
+// Whether a model's training takes the MoE rows' figures: it routes tokens to experts.
+bool IsMoe(const ModelSpec& m);
+// "training", "training_moe" or "inference": the note's kind as --json and the page name it.
+const char* AccuracyKind(const AccuracyNote& a);
 
 }  // namespace gpuplan

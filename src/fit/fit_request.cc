@@ -472,7 +472,7 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
   }
   s.network = NetworkFor(in.time, gpu);
   if (!r.mfu) {
-    s.accuracy = AccuracyFor(in.accuracy.get(), IsTraining(w.task), gpu);
+    s.accuracy = AccuracyFor(in.accuracy.get(), IsTraining(w.task), gpu, IsMoe(spec));
   }
   if (IsTraining(w.task)) {
     s.training = EstimateTrainingTime(spec, w, l, gpu, time, in.tokens);
@@ -533,7 +533,7 @@ FitSearch SearchFit(const FitRequest& r, const FitInputs& in, SearchOptions opti
       }
     }
     for (const Gpu* g : cards) {
-      if (auto note = AccuracyFor(in.accuracy.get(), IsTraining(in.workload.task), *g)) {
+      if (auto note = AccuracyFor(in.accuracy.get(), IsTraining(in.workload.task), *g, IsMoe(in.model.spec))) {
         s.accuracy.push_back(std::move(*note));
       }
     }

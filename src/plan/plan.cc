@@ -431,6 +431,7 @@ class Planner {
         z.workload = c.workload;
         z.hours = c.time.total_hours.value_or(0);
         z.tokens_per_second = c.time.tokens_per_second;
+        z.moe = IsMoe(in.model.spec);
         if (!(z.hours > 0)) {
           continue;
         }
@@ -724,14 +725,16 @@ PlanResult RunPlan(const PlanWorkload& w, const OfferSet& all_offers, const GpuC
   }
   // What the time model behind the hours and sizes is worth on each card rented (fit's line).
   if (const auto accuracy = LoadTimeAccuracyIn(data_dir)) {
-    std::set<std::pair<bool, const Gpu*>> seen;
+    std::set<std::tuple<bool, bool, const Gpu*>> seen;
     for (const PlanMonth& m : r.months) {
       for (const PlanRun& x : m.runs) {
-        if (!seen.insert({x.serving, x.sizing.gpu}).second) {
+        const bool moe = !x.serving && x.sizing.moe;
+        if (!seen.insert({x.serving, moe, x.sizing.gpu}).second) {
           continue;
         }
-        if (auto note = AccuracyFor(accuracy.get(), !x.serving, *x.sizing.gpu)) {
-          (x.serving ? r.serving_accuracy : r.training_accuracy).push_back(std::move(*note));
+        if (auto note = AccuracyFor(accuracy.get(), !x.serving, *x.sizing.gpu, moe)) {
+          (x.serving ? r.serving_accuracy : moe ? r.training_moe_accuracy : r.training_accuracy)
+              .push_back(std::move(*note));
         }
       }
     }

@@ -40,6 +40,7 @@ struct PlanSizing {
   // Training: the days after its window's first day it starts (the joint placement moves a run
   // off another's hours when that is cheaper or needed: an offer's stock, a reserved term).
   int start_day = 0;
+  bool moe = false;  // training: the model routes tokens to experts (its time's accuracy is of MoE runs)
 };
 
 // What runs in a month: a job's run or a service.
@@ -153,6 +154,7 @@ struct PlanResult {
   // runs on the cards the plan rents (data/accuracy.yaml, as `fit` prints it); empty without runs
   // of that kind or without the file.
   std::vector<AccuracyNote> training_accuracy, serving_accuracy;
+  std::vector<AccuracyNote> training_moe_accuracy;  // the cards of training jobs on mixture-of-experts models
   int rentals_solved = 0;                         // optimiser runs (cache misses)
 };
 

@@ -193,7 +193,8 @@ json Schemas() {
                  {{"type", "object"},
                   {"nullable", true},
                   {"description", "how far the time model came from published runs (data/accuracy.yaml): "
-                                  "kind, gpu, on_gpu {rows, median_abs_error, worst_error} (null: no run on this "
+                                  "kind (training, training_moe: a mixture-of-experts model, inference), gpu, "
+                                  "on_gpu {rows, median_abs_error, worst_error} (null: no run on this "
                                   "card was checked), all {...}, gpus_checked, source; null with --mfu"}}},
                 {"search", obj},
                 {"candidates", arr}}}};

@@ -64,6 +64,15 @@ json_is '.accuracy' null
 expect_exit 0 "fit search accuracy" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu "A100,L40S" --max-gpus 8 --json
 json_is '[.accuracy.gpus[] | select(.gpu == "L40S")][0].on_gpu' null
 json_is '[.accuracy.gpus[] | select(.gpu == "A100 80GB SXM")][0].on_gpu.rows > 0' true
+# A model with routed experts: its training time quotes the MoE rows (kind training_moe), not the
+# dense ones; serving it, the inference rows.
+expect_exit 0 "fit accuracy MoE" -- "$bin" fit --model Qwen3-30B-A3B --task pretrain --gpu H100 --gpus 16 --ep 8 --zero 1 --seq 4096 --global-batch 512 --json
+json_is '.accuracy.kind' training_moe
+json_is '.accuracy.on_gpu.worst_error > 0.5' true
+expect_exit 0 "fit accuracy MoE text" -- "$bin" fit --model Qwen3-30B-A3B --task pretrain --gpu H100 --gpus 16 --ep 8 --zero 1 --seq 4096 --global-batch 512
+grep -q "^time accuracy: on 1 published MoE training runs on H100 SXM 80GB" "$tmp/out" && ok || bad "no MoE accuracy line"
+expect_exit 0 "fit accuracy MoE serving" -- "$bin" fit --model Qwen3-30B-A3B --task infer --gpu H100 --json
+json_is '.accuracy.kind' inference
 cp -r "$data" "$tmp/adata"
 printf 'source: x\ntraining:\n  rows: 1\n  median_abs_error: 0.1\n  worst_error: 0.1\n  wrost: 1\ninference:\n  rows: 1\n  median_abs_error: 0\n  worst_error: 0\n' >"$tmp/adata/accuracy.yaml"
 expect_exit 2 "fit, broken accuracy.yaml" -- "$bin" --data-dir "$tmp/adata" fit --model Llama-3.1-8B --task lora --gpu L40S

@@ -63,6 +63,39 @@ TEST(TimeAccuracy, TheCardsOwnRowsOrNone) {
   EXPECT_FALSE(AccuracyFor(nullptr, true, Card("A100 80GB SXM")));
 }
 
+// A mixture-of-experts model's training takes the MoE rows (one by hand: +1.19 on the H100), never
+// the dense ones; a file without them says nothing of it (nullopt: no dense figures in its place).
+TEST(TimeAccuracy, MixtureOfExpertsTrainingTakesItsOwnRows) {
+  const std::string with_moe = std::string(kGood) + R"(training_moe:
+  rows: 1
+  median_abs_error: 1.19
+  worst_error: 1.19
+  by_gpu:
+    - gpu: "H100 SXM 80GB"
+      rows: 1
+      median_abs_error: 1.19
+      worst_error: 1.19
+)";
+  const TimeAccuracy a = ParseTimeAccuracy(with_moe, "accuracy.yaml");
+  const auto moe = AccuracyFor(&a, true, Card("H100 SXM 80GB"), /*moe=*/true);
+  ASSERT_TRUE(moe && moe->card);
+  EXPECT_TRUE(moe->moe);
+  EXPECT_STREQ(AccuracyKind(*moe), "training_moe");
+  EXPECT_DOUBLE_EQ(moe->card->worst_error, 1.19);
+  EXPECT_EQ(moe->all.rows, 1);
+  const auto dense = AccuracyFor(&a, true, Card("H100 SXM 80GB"));
+  ASSERT_TRUE(dense && dense->card);
+  EXPECT_FALSE(dense->moe);
+  EXPECT_STREQ(AccuracyKind(*dense), "training");
+  EXPECT_DOUBLE_EQ(dense->card->worst_error, 0.02);
+  // Serving a MoE model: the inference rows (the engines' decode is priced alike).
+  const auto serving = AccuracyFor(&a, false, Card("A100 80GB SXM"), /*moe=*/true);
+  ASSERT_TRUE(serving);
+  EXPECT_STREQ(AccuracyKind(*serving), "inference");
+  const TimeAccuracy without = ParseTimeAccuracy(kGood, "accuracy.yaml");
+  EXPECT_FALSE(AccuracyFor(&without, true, Card("H100 SXM 80GB"), /*moe=*/true));
+}
+
 void ExpectRefused(const std::string& text, const std::string& field, int line) {
   try {
     ParseTimeAccuracy(text, "accuracy.yaml");

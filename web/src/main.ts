@@ -1457,8 +1457,8 @@ function renderPlanResult(out: HTMLElement, r: Json): void {
     out.append(el('h4', {}, t('plan.alternatives')), alts);
   }
   // How far the time model behind the hours and the service sizes came from published runs on
-  // the cards rented (POST /api/plan's accuracy.training / accuracy.serving, as fit's note).
-  for (const kind of ['training', 'serving']) {
+  // the cards rented (POST /api/plan's accuracy.training / training_moe / serving, as fit's note).
+  for (const kind of ['training', 'training_moe', 'serving']) {
     const a = r.accuracy?.[kind];
     if (a) out.append(el('p', { id: `plan-accuracy-${kind}`, class: 'note' }, accuracyText(a)));
   }

@@ -36,7 +36,7 @@ nlohmann::json SearchAccuracyToJson(const std::vector<AccuracyNote>& notes) {
     gpus.push_back({{"gpu", a.gpu}, {"on_gpu", a.card ? ErrorFiguresToJson(*a.card) : nlohmann::json(nullptr)}});
   }
   const AccuracyNote& a = notes.front();
-  return {{"kind", a.training ? "training" : "inference"},
+  return {{"kind", AccuracyKind(a)},
           {"all", ErrorFiguresToJson(a.all)},
           {"gpus", gpus},
           {"gpus_checked", a.cards},
@@ -74,7 +74,7 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
   j["accuracy"] = nullptr;
   if (s.accuracy) {
     const AccuracyNote& a = *s.accuracy;
-    j["accuracy"] = {{"kind", a.training ? "training" : "inference"},
+    j["accuracy"] = {{"kind", AccuracyKind(a)},
                      {"gpu", a.gpu},
                      {"on_gpu", a.card ? ErrorFiguresToJson(*a.card) : nlohmann::json(nullptr)},
                      {"all", ErrorFiguresToJson(a.all)},

@@ -317,6 +317,15 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
 
 }  // namespace
 
+namespace {
+// The kind of runs a note counts, in the reader's language ("training", "MoE training", "inference").
+std::string AccuracyKindWords(const AccuracyNote& a) {
+  return a.moe        ? Say("fit.accuracy_training_moe", "MoE training")
+         : a.training ? Say("fit.accuracy_training", "training")
+                      : Say("fit.accuracy_inference", "inference");
+}
+}  // namespace
+
 void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& notes) {
   if (notes.empty()) {
     return;
@@ -341,8 +350,7 @@ void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& note
   }
   const AccuracyNote& a = notes.front();
   os << SayFormat("fit.accuracy_search", "time accuracy against published {0} runs (+: faster than the run; {1}): {2}",
-                  {a.training ? Say("fit.accuracy_training", "training") : Say("fit.accuracy_inference", "inference"),
-                   a.source, cards})
+                  {AccuracyKindWords(a), a.source, cards})
      << "\n";
 }
 
@@ -594,8 +602,7 @@ void PrintUpload(std::ostream& os, const DataPlan& d) {
 // How far to trust the time: the published runs on this card, or that there were none
 // (data/accuracy.yaml, docs/validation.md).
 void PrintAccuracy(std::ostream& os, const AccuracyNote& a) {
-  const std::string kind = a.training ? Say("fit.accuracy_training", "training")
-                                      : Say("fit.accuracy_inference", "inference");
+  const std::string kind = AccuracyKindWords(a);
   const auto pct = [](double x) { return fmt::format("{:.1f}", 100 * x); };
   const auto signed_pct = [](double x) { return fmt::format("{:+.1f}", 100 * x); };
   if (a.card) {

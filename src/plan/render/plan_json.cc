@@ -133,6 +133,7 @@ nlohmann::json PlanResultToJson(const PlanResult& r) {
           {"alternatives", alternatives},
           {"checks", checks},
           {"accuracy", {{"training", SearchAccuracyToJson(r.training_accuracy)},
+                        {"training_moe", SearchAccuracyToJson(r.training_moe_accuracy)},
                         {"serving", SearchAccuracyToJson(r.serving_accuracy)}}},
           {"alerts", r.feasible ? nlohmann::json(PlanAlertsYaml(r)) : nlohmann::json(nullptr)},
           {"against", AgainstToJson(r.against)},

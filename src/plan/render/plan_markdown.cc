@@ -87,9 +87,10 @@ std::string PlanResultToMarkdown(const PlanResult& r) {
     md += "\n";
   }
   // The time model's accuracy on the cards rented, as the text form prints it (a paragraph a kind).
-  if (!r.training_accuracy.empty() || !r.serving_accuracy.empty()) {
+  if (!r.training_accuracy.empty() || !r.training_moe_accuracy.empty() || !r.serving_accuracy.empty()) {
     std::ostringstream acc;
     PrintSearchAccuracy(acc, r.training_accuracy);
+    PrintSearchAccuracy(acc, r.training_moe_accuracy);
     PrintSearchAccuracy(acc, r.serving_accuracy);
     std::istringstream lines(acc.str());
     for (std::string line; std::getline(lines, line);) {

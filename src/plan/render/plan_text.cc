@@ -104,6 +104,7 @@ void PlanResultToText(std::ostream& os, const PlanResult& r) {
   }
   // The hours and sizes rest on the time model: how far it came from published runs on these cards.
   PrintSearchAccuracy(os, r.training_accuracy);
+  PrintSearchAccuracy(os, r.training_moe_accuracy);
   PrintSearchAccuracy(os, r.serving_accuracy);
   for (const PlanCheck& c : r.checks) {
     os << SayFormat("cli.plan.check", "on delivery of {0}: {1}", {c.gpu, c.command}) << "\n";
