@@ -78,7 +78,8 @@ const OptionTable<FitRequest>& FitOptionTable() {
                           &R::offload_params));
     t.push_back(Option<R>("--framework", "framework",
                           "framework profile of data/frameworks.yaml (docs/memory-model.md §8): generic, hf-trainer, "
-                          "peft, deepspeed, fsdp, torchtune, litgpt, megatron, torchtitan, llama-factory; vllm, sglang, "
+                          "peft, deepspeed, fsdp, torchtune, litgpt, megatron, megatron-bridge, torchtitan, llama-factory; vllm, "
+                          "sglang, "
                           "lmdeploy, tgi, llama.cpp", &R::framework));
     t.push_back(Option<R>("--loss", "loss", "training: cross-entropy as the framework runs it (docs/memory-model.md "
                           "§8.3): full (fp32 logits), chunked (8 chunks unless the profile says), fused", &R::loss)

@@ -65,6 +65,7 @@ const char* LossName(LossKind k) {
     case LossKind::kFp32Once: return "fp32_once";
     case LossKind::kChunkedLinear: return "chunked_linear";
     case LossKind::kChunkedBackward: return "chunked_backward";
+    case LossKind::kTeFused: return "te_fused";
     case LossKind::kFull: break;
   }
   return "full";
@@ -90,12 +91,13 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
     p.default_precision = Choice(m, "default_precision", "mixed", {"mixed", "bf16", "fp32"});
   }
   const std::string loss = Choice(m, "loss", LossName(p.loss),
-                                  {"full", "chunked", "fused", "fp32_once", "chunked_linear", "chunked_backward"});
+                                  {"full", "chunked", "fused", "fp32_once", "chunked_linear", "chunked_backward", "te_fused"});
   p.loss = loss == "chunked"            ? LossKind::kChunked
            : loss == "fused"            ? LossKind::kFused
            : loss == "fp32_once"        ? LossKind::kFp32Once
            : loss == "chunked_linear"   ? LossKind::kChunkedLinear
            : loss == "chunked_backward" ? LossKind::kChunkedBackward
+           : loss == "te_fused"         ? LossKind::kTeFused
                                         : LossKind::kFull;
   const bool chunks = p.loss == LossKind::kChunked || p.loss == LossKind::kChunkedLinear ||
                       p.loss == LossKind::kChunkedBackward;

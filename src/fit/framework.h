@@ -21,7 +21,7 @@ namespace gpuplan {
 // chunked_linear: the output layer and loss per chunk, each chunk's fp32 log-softmax kept until
 // the one backward (torchtune's LinearCrossEntropyLoss); chunked_backward: each chunk runs its
 // own backward, one chunk's logits at a time (torchtitan's ChunkedLossWrapper).
-enum class LossKind { kFull, kChunked, kFused, kFp32Once, kChunkedLinear, kChunkedBackward };
+enum class LossKind { kFull, kChunked, kFused, kFp32Once, kChunkedLinear, kChunkedBackward, kTeFused };
 enum class LoadPeak { kNone, kBf16BeforeQuant, kUnshardedWeights };
 enum class KvRule { kNone, kVllm, kSglang, kLmdeploy };
 

@@ -342,6 +342,10 @@ class Estimator {
         // §8.3 Megatron's vocab-parallel cross-entropy: one fp32 copy of the logits, the max
         // subtracted, exponentiated and normalised in place and kept for backward.
         return 2.0 * p * sb * h + (p + 4.0) * sb * v / t;
+      case LossKind::kTeFused:
+        // §8.3 Transformer Engine's cross-entropy: an online softmax over the logits in the
+        // training dtype, the gradient written over them; no fp32 copy.
+        return 2.0 * p * sb * h + p * sb * v / t;
       case LossKind::kFull:
         break;
     }

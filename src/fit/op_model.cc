@@ -400,9 +400,13 @@ LayerPasses HeadOpTimes(const ModelSpec& m, const OpShape& s, const KernelRates&
   // its own op over the whole tensor: upcast 6, max (read 4), subtract in place 8, exp in place 8,
   // sum (read 4), divide in place 8 = 38 forward; gradient times the loss's gradient in place 8
   // and the cast back to the logits' dtype 6 = 14 backward.
-  const double loss_forward = s.loss == LossKind::kFp32Once ? 38.0 : 14.0;
+  // Transformer Engine's Triton cross-entropy (te_fused; TE-CE) reads each logit once forward
+  // (an online max and sum of exponentials) and once backward, writing the gradient over it: 2
+  // and 4 bytes a logit.
+  const double loss_forward = s.loss == LossKind::kFp32Once ? 38.0 : s.loss == LossKind::kTeFused ? 2.0 : 14.0;
+  const double loss_backward = s.loss == LossKind::kTeFused ? 4.0 : 14.0;
   out.forward.elementwise += t * v * loss_forward / r.hbm;
-  out.backward.elementwise += t * v * 14.0 / r.hbm + t * 2.0 * h * kAct * 2.0 / r.hbm;
+  out.backward.elementwise += t * v * loss_backward / r.hbm + t * 2.0 * h * kAct * 2.0 / r.hbm;
   if (s.eager && m.norm == NormKind::kRms) {
     // the final RMSNorm as eager ops (LayerOpTimes)
     out.forward.elementwise += t * h * (36.0 - 4.0) / r.hbm;

@@ -112,7 +112,8 @@ struct OpShape {
   Recompute recompute = Recompute::kNone;
   bool training = true;    // false: forward only (inference prefill)
   bool eager = false;      // eager PyTorch elementwise ops (no torch.compile / fused kernels), §3.3
-  // The framework's loss (data/frameworks.yaml `loss`): kFp32Once is Megatron's vocab-parallel
+  // The framework's loss (data/frameworks.yaml `loss`): kTeFused is Transformer Engine's fused
+  // cross-entropy (2 + 4 bytes a logit); kFp32Once is Megatron's vocab-parallel
   // cross-entropy, one PyTorch op at a time over the fp32 logits (§3.3); every other kind runs
   // PyTorch's cross_entropy (one log-softmax kernel after the upcast), whole or by chunks.
   LossKind loss = LossKind::kFull;

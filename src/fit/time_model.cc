@@ -336,7 +336,7 @@ TrainingTime EstimateTrainingTime(const ModelSummary& sum, const MemoryEstimate&
     t.attention_basis = rates.attention_basis;
     t.attention_by_length = rates.attention_table != nullptr;
     t.elementwise_kernels = c.eager_elementwise ? "eager" : "fused";
-    t.loss_kernels = c.loss == LossKind::kFp32Once ? "megatron_ops" : "log_softmax";
+    t.loss_kernels = c.loss == LossKind::kFp32Once ? "megatron_ops" : c.loss == LossKind::kTeFused ? "te_fused" : "log_softmax";
   }
   t.efficiency = hw * step_tokens / gpus / (matmul_seconds * peak);
   const double hbm = gpu.memory_bandwidth_gb_s * 1e9 * kHbmEfficiency;

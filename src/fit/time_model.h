@@ -123,7 +123,7 @@ struct TrainingTime {
   std::string attention_basis;       // where its rate comes from
   bool attention_by_length = false;  // rates by sequence length from data/attention/ (§3.2), not one fraction
   std::string elementwise_kernels;   // fused | eager (§3.3); empty with --mfu
-  std::string loss_kernels;          // log_softmax | megatron_ops (§3.3); empty with --mfu
+  std::string loss_kernels;          // log_softmax | megatron_ops | te_fused (§3.3); empty with --mfu
   std::string bottleneck;            // "compute", "communication" or "pipeline bubble"
   std::optional<double> total_hours; // for a token budget
   std::optional<double> gpu_hours;

@@ -614,6 +614,18 @@ TEST(FrameworkVersions, MegatronCrossEntropyKeepsOneFp32Copy) {
   EXPECT_DOUBLE_EQ(generic - megatron, 2'101'346'304.0);
 }
 
+TEST(FrameworkVersions, MegatronBridgeKeepsTheLogitsInBf16Only) {
+  // Megatron-Bridge 25.11 (cross-entropy fusion in Transformer Engine's Triton kernel): an online
+  // softmax over the bf16 logits, the gradient written over them, no fp32 copy: p bytes per logit
+  // against megatron's p + 4. Llama-3.1-8B, one 4096-token sequence: 4 x 4096 x 128,256 =
+  // 2,101,346,304 bytes fewer; everything else megatron's (extends megatron@core_v0.19.0).
+  const Workload w = Train(Task::kFull, 4096);
+  const MemoryEstimate megatron = EstimateMemory(test::Llama8b(), w, Layout{}, With("megatron"));
+  const MemoryEstimate bridge = EstimateMemory(test::Llama8b(), w, Layout{}, With("megatron-bridge"));
+  EXPECT_DOUBLE_EQ(megatron.per_gpu.activations.value - bridge.per_gpu.activations.value, 2'101'346'304.0);
+  EXPECT_DOUBLE_EQ(bridge.per_gpu.gradients.value, megatron.per_gpu.gradients.value);  // fp32 main_grad kept
+}
+
 TEST(FrameworkVersions, TorchtitanChunksTheOutputLayerOnMain) {
   // torchtitan main (ChunkedLossWrapper, 8 chunks, a backward per chunk) against v0.2.2 (the whole
   // logits): Qwen3-0.6B (h 1024, V 151,936), seq 2048, bf16: full keeps (2 + 8) x S x V; chunked

@@ -183,6 +183,8 @@ void PrintTrainingTime(std::ostream& os, const TrainingTime& t, const Network& n
          t.elementwise_seconds,
          t.loss_kernels == "megatron_ops"
              ? "   " + Say("cli.fit.loss_megatron_ops", "(the loss as Megatron's separate ops over fp32 logits)")
+         : t.loss_kernels == "te_fused"
+             ? "   " + Say("cli.fit.loss_te_fused", "(the loss as Transformer Engine's fused cross-entropy)")
              : "");
     line(4, 26, Say("cli.fit.kernel_optimizer", "optimizer step"), t.optimizer_seconds, "");
   }
