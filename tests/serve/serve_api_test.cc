@@ -780,7 +780,8 @@ TEST_F(ServeApiTest, FrameworksEqualTheCli) {
   ASSERT_EQ(r->status, 200) << r->body;
   const json j = Body(r);
   EXPECT_EQ(j, json::parse(RunCli({"frameworks", "--json"}, dir_->string()).out));
-  // data/frameworks.yaml lists 15 frameworks, 10 for training and 5 inference servers, each
+  // data/frameworks.yaml lists 16 frameworks, 11 for training (megatron-bridge the newest) and 5
+  // inference servers, each
   // default version once; vLLM 0.21's KV rule takes 0.92 of the card by default (cache.py L80),
   // in 16-token blocks.
   int defaults = 0;
@@ -801,7 +802,7 @@ TEST_F(ServeApiTest, FrameworksEqualTheCli) {
       EXPECT_EQ(f["gguf"], true);
     }
   }
-  EXPECT_EQ(defaults, 15);
+  EXPECT_EQ(defaults, 16);
   EXPECT_EQ(inference, 5);
   // Q4_0: an fp16 scale and 16 bytes per 32 weights, 18 x 8 / 32 = 4.5 bits.
   bool q4_0 = false;
