@@ -317,15 +317,13 @@ void PrintInference(std::ostream& os, const InferencePlan& p, const InferenceTim
   }
 }
 
-}  // namespace
-
-namespace {
 // The kind of runs a note counts, in the reader's language ("training", "MoE training", "inference").
 std::string AccuracyKindWords(const AccuracyNote& a) {
   return a.moe        ? Say("fit.accuracy_training_moe", "MoE training")
          : a.training ? Say("fit.accuracy_training", "training")
                       : Say("fit.accuracy_inference", "inference");
 }
+
 }  // namespace
 
 void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& notes) {
