@@ -38,6 +38,12 @@ AttentionTable AttentionTable::Parse(const std::string& text, const std::string&
   if (!list || !list.IsSequence() || list.size() == 0) {
     top.Fail("causal_bf16", "expected a list of [seq, forward TFLOP/s, backward TFLOP/s] rows");
   }
+  // A row a sequence length (cuDNN's benchmark times five): a bound, so that a file of millions
+  // of rows is refused rather than searched on every estimate.
+  constexpr std::size_t kMaxRows = 1000;
+  if (list.size() > kMaxRows) {
+    top.Fail("causal_bf16", fmt::format("{} rows, more than {} sequence lengths", list.size(), kMaxRows));
+  }
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node row = list[i];
     const std::string field = fmt::format("causal_bf16[{}]", i);

@@ -90,6 +90,11 @@ TEST(AttentionTable, BadFilesNameFileLineAndField) {
   fails(head + "causal_bf16:\n  - [2048, fast, 370]\n", 7, "causal_bf16[0]", "expected a number");
   fails(head + "causal_bf16:\n  - [1e9, 484, 370]\n", 7, "causal_bf16[0]", "sequence length");
   fails(head + "causal_bf16: []\n", 6, "causal_bf16", "expected a list");
+  std::string many = head + "causal_bf16:\n";
+  for (int i = 1; i <= 1001; ++i) {
+    many += "  - [" + std::to_string(i) + ", 100, 100]\n";
+  }
+  fails(many, 7, "causal_bf16", "1001 rows, more than 1000 sequence lengths");
   fails(head + "causal_bf16:\n  - [2048, 484, 370]\nnoncausal: 1\n", 8, "noncausal", "unknown");
   fails("kernel: fa4\n" + head.substr(head.find('\n') + 1) + "causal_bf16:\n  - [2048, 484, 370]\n", 1, "kernel",
         "expected cudnn");
