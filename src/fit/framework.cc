@@ -31,7 +31,8 @@ const std::vector<std::string>& ProfileKeys() {
       "attention",    "elementwise",   "default_precision",    "default_recompute",
       "checkpoint_weights",            "checkpoint_save",      "checkpoint_async",
       "interleaved_pipeline",          "pipeline_split",       "tp_comm_overlap",      "max_num_seqs_runs",
-      "kv_overflow",  "mixed_batches", "tp_gather",    "fp8_head"};
+      "kv_overflow",  "mixed_batches", "tp_gather",    "fp8_head",
+      "glu",          "fp8_saved_input", "default_zero"};
   return keys;
 }
 
@@ -87,6 +88,7 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   if (m.Has("default_recompute")) {
     p.default_recompute = Choice(m, "default_recompute", "none", {"none", "selective", "op", "full"});
   }
+  p.default_zero = static_cast<int>(m.Count("default_zero", false, p.default_zero, 0, 3));
   if (m.Has("default_precision")) {
     p.default_precision = Choice(m, "default_precision", "mixed", {"mixed", "bf16", "fp32"});
   }
@@ -161,6 +163,9 @@ void ReadProfileKeys(const YamlMap& m, FrameworkProfile& p) {
   p.tp_comm_overlap = Flag(m, "tp_comm_overlap", p.tp_comm_overlap);
   p.fp8_tp_gather = Choice(m, "tp_gather", p.fp8_tp_gather ? "fp8" : "bf16", {"bf16", "fp8"}) == "fp8";
   p.fp8_head = Choice(m, "fp8_head", p.fp8_head ? "fp8" : "bf16", {"fp8", "bf16"}) == "fp8";
+  p.fused_glu = Choice(m, "glu", p.fused_glu ? "fused" : "eager", {"eager", "fused"}) == "fused";
+  p.fp8_saved_input =
+      Choice(m, "fp8_saved_input", p.fp8_saved_input ? "fp8" : "training", {"training", "fp8"}) == "fp8";
   p.max_num_seqs_runs = Flag(m, "max_num_seqs_runs", p.max_num_seqs_runs);
   p.mixed_batches = Flag(m, "mixed_batches", p.mixed_batches);
   p.kv_overflow = ParseKvOverflow(

@@ -47,6 +47,8 @@ struct FrameworkProfile {
   bool param_gather_after_step = false;
   std::string default_precision;     // the training precision without --precision ("": mixed)
   std::string default_recompute;     // one card's recomputation without --recompute ("": none)
+  int default_zero = 0;              // the ZeRO stage one pretraining layout takes without --zero
+                                     // (Megatron-Bridge's recipes: the distributed optimizer, ZeRO-1)
   LossKind loss = LossKind::kFull;
   int64_t loss_chunks = 1;
   bool ddp_bucket_copy = false;      // DDP buckets hold a second copy of the gradients
@@ -110,6 +112,14 @@ struct FrameworkProfile {
   // tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so fp8_autocast leaves
   // it in bf16; docs/time-model.md §3.1).
   bool fp8_head = true;
+  // glu: fused (Megatron-Core's bias_swiglu_impl: one autograd function keeps only its input,
+  // the FC1 output, for backward and recomputes the activation there) | eager (the generic
+  // convention: PyTorch's silu and mul keep gate, act(gate) and up). docs/memory-model.md §4.
+  bool fused_glu = false;
+  // fp8_saved_input: fp8 (Transformer Engine: with --fp8 each linear layer keeps its input's fp8
+  // cast for backward, one byte an element) | training (the input in the training dtype, the
+  // generic convention). docs/memory-model.md §4.
+  bool fp8_saved_input = false;
   std::vector<std::string> sources;  // keys of the file's `sources`
   int line = 0;                      // where the entry starts in its file
 

@@ -217,9 +217,13 @@ class Estimator {
     const double t = static_cast<double>(l_.tp);
     const double sb = s * b;
     const double nh = static_cast<double>(m_.heads);
+    // What a linear layer keeps of its input for backward: its fp8 cast under Transformer
+    // Engine with fp8 GEMMs (fp8_saved_input), else the input itself.
+    const bool fp8_input = w_.fp8 && o_.framework.fp8_saved_input;
+    const double in = fp8_input ? 1.0 : p;
     // Inputs of the norms, of the QKV projection and of the MLP, and dropout masks.
     const double norms = static_cast<double>(m_.norms_per_layer);
-    double replicated = (norms + std::min(2.0, norms)) * p * sb * h;
+    double replicated = (norms * p + std::min(2.0, norms) * in) * sb * h;
     if (m_.hidden_dropout > 0) {
       replicated += 2.0 * sb * h;  // two 1-byte dropout masks
     }
@@ -249,17 +253,23 @@ class Estimator {
         core += (1.0 + p) * nh * s * s * b;  // dropout mask and dropout output
       }
     }
-    const double attention = (p * sb * (hq + hk + hv + out_in) + core) / t;
-    const double gated = m_.gated_mlp ? 4.0 : 2.0;
+    // The attention output is the out-projection's input; with fp8_saved_input the attention
+    // kernel keeps it and the projection its fp8 cast besides.
+    const double attention = (p * sb * (hq + hk + hv + out_in) + (fp8_input ? sb * out_in : 0.0) + core) / t;
+    // Bytes per element of the MLP's intermediate width: what the activation keeps (GELU its
+    // input; a gated unit run eagerly gate, act(gate) and up; fused, only the FC1 output, gate
+    // and up) plus the down projection's input.
+    const double act_kept = m_.gated_mlp ? (o_.framework.fused_glu ? 2.0 : 3.0) * p : p;
+    const double per_intermediate = act_kept + in;
     double mlp = 0;
     if (moe && m_.moe) {
       const auto& e = *m_.moe;
       const double k = static_cast<double>(e.experts_per_token);
       mlp = 4.0 * sb * static_cast<double>(e.experts);  // fp32 router logits
-      mlp += k * sb * (p * h + gated * p * static_cast<double>(e.expert_intermediate)) / t;
-      mlp += gated * p * sb * static_cast<double>(e.shared_intermediate) / t;
+      mlp += k * sb * (in * h + per_intermediate * static_cast<double>(e.expert_intermediate)) / t;
+      mlp += per_intermediate * sb * static_cast<double>(e.shared_intermediate) / t;
     } else {
-      mlp = gated * p * sb * static_cast<double>(m_.intermediate) / t;
+      mlp = per_intermediate * sb * static_cast<double>(m_.intermediate) / t;
     }
     return replicated + low_rank + attention + mlp + LoraActivations();
   }

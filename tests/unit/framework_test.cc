@@ -608,10 +608,76 @@ TEST(FrameworkVersions, MegatronCrossEntropyKeepsOneFp32Copy) {
   // cross_entropy.py (core_v0.19.0): logits.float() once, exp and softmax in place, kept for
   // backward: p + 4 bytes per logit where the generic rule counts p + 8. Llama-3.1-8B, one
   // 4096-token sequence: 4 x 4096 x 128,256 = 2,101,346,304 bytes fewer activations.
+  // And the fused SwiGLU (fused_bias_swiglu.py SwiGLUFunction keeps only its input, gate and up)
+  // keeps one ffn-wide tensor fewer than PyTorch's silu and mul (gate, silu(gate), up):
+  // 2 x 4096 x 14,336 x 32 layers = 3,758,096,384 bytes fewer.
   const Workload w = Train(Task::kFull, 4096);
   const double generic = EstimateMemory(test::Llama8b(), w, Layout{}).per_gpu.activations.value;
   const double megatron = EstimateMemory(test::Llama8b(), w, Layout{}, With("megatron")).per_gpu.activations.value;
-  EXPECT_DOUBLE_EQ(generic - megatron, 2'101'346'304.0);
+  EXPECT_DOUBLE_EQ(generic - megatron, 2'101'346'304.0 + 3'758'096'384.0);
+}
+
+TEST(FrameworkVersions, TransformerEngineKeepsFp8LinearInputs) {
+  // Transformer Engine (v2.9 module/linear.py, layernorm_linear.py) keeps each linear layer's
+  // input for backward as its fp8 cast under fp8: the QKV and FC1 inputs (the norms' outputs, h
+  // wide) and the down projection's input (ffn wide) drop from 2 bytes to 1; the out-projection
+  // keeps a 1-byte cast of the attention output, which the attention kernel keeps in bf16 anyway.
+  // Llama-3.1-8B, one 4096-token sequence, 32 layers: per layer and token 2 x 4,096 saved (the
+  // QKV and FC1 inputs) - 4,096 added (the out-projection's cast) + 14,336 saved (the down
+  // projection's input) = 18,432 bytes: 18,432 x 4,096 x 32 = 2,415,919,104 bytes fewer. The
+  // generic and torchtitan profiles keep the inputs in bf16: fp8 changes nothing there.
+  Workload bf16 = Train(Task::kFull, 4096);
+  Workload fp8 = bf16;
+  fp8.fp8 = true;
+  const auto act = [](const Workload& w, const OverheadConfig& o) {
+    return EstimateMemory(test::Llama8b(), w, Layout{}, o).per_gpu.activations.value;
+  };
+  EXPECT_DOUBLE_EQ(act(bf16, With("megatron")) - act(fp8, With("megatron")), 2'415'919'104.0);
+  EXPECT_DOUBLE_EQ(act(bf16, With("megatron-bridge")) - act(fp8, With("megatron-bridge")), 2'415'919'104.0);
+  EXPECT_DOUBLE_EQ(act(bf16, OverheadConfig{}), act(fp8, OverheadConfig{}));
+  EXPECT_DOUBLE_EQ(act(bf16, With("torchtitan")), act(fp8, With("torchtitan")));
+}
+
+TEST(FrameworkRequest, MegatronBridgesOwn70BRecipeFitsAnH100) {
+  // NVIDIA runs Llama 3 70B pretraining on 64 H100 at tp 4, pp 8, vp 5, micro-batch 1, seq 8192,
+  // global batch 128, FP8 current scaling, no recomputation (Megatron-Bridge @00b7660
+  // scripts/performance/configs/llama/llama3_workload_base_configs.py
+  // LLAMA3_70B_PRETRAIN_CONFIG_H100_FP8_CS_BASE_CONFIG; 1,602 tokens/s/GPU in its performance
+  // summary), with the distributed optimizer (recipes/llama/llama3.py L559): it fits 80 GB.
+  // By hand, first stage: 10 layers x 8 micro-batches x (1 + 7/40) in flight = 94 layer copies;
+  // per layer and token on a rank (h 8,192, ffn 28,672, 8 KV heads of 128, 64 heads, t 4, SP):
+  //   norm inputs 2 x 2h + their outputs in fp8 2 x 1h              = 6h
+  //   Q, K, V 2 x (h + 2 x 1,024) + attention output 2h + its fp8 cast h + lse 4 x 64
+  //                                                                  = 5h + 4,096 + 256
+  //   FC1 output (gate, up) 2 x 2 ffn + the down projection's fp8 input ffn = 5 ffn
+  //   = 11 x 8,192 + 4,352 + 5 x 28,672 = 237,824 bytes, x 8,192 / 4 tokens = 487,063,552.
+  FitRequest r;
+  r.model = "Llama-3.1-70B";
+  r.task = "pretrain";
+  r.gpus = 64;
+  r.tp = 4;
+  r.pp = 8;
+  r.vpp = 5;
+  r.sp = true;
+  r.seq = 8192;
+  r.global_batch = 128;
+  r.framework = "megatron-bridge";
+  r.fp8 = "on";
+  r.attention = "fa3";
+  r.tp_overlap = "on";
+  r.pinned.micro_batch = 1;  // stated by the recipe: nothing left for the fit to choose
+  r.recompute_given = true;
+  const FitInputs in = PrepareFit(r, test::DataDir());
+  EXPECT_EQ(in.layout.zero, 1);  // the recipe's distributed optimizer, --zero not given
+  const FitSingle one = FitOnCard(r, in, test::Catalog().Find("H100 SXM 80GB"), test::Catalog());
+  EXPECT_NEAR(one.memory.per_gpu.activations.value, 94.0 * 487'063'552.0, 1.0);
+  EXPECT_TRUE(one.fits);
+  // --zero 0 given: the optimizer states whole on each rank (2 x 13.4 GiB) no longer fit.
+  r.zero = 0;
+  r.pinned.zero = 0;
+  const FitInputs unsharded = PrepareFit(r, test::DataDir());
+  EXPECT_EQ(unsharded.layout.zero, 0);
+  EXPECT_FALSE(FitOnCard(r, unsharded, test::Catalog().Find("H100 SXM 80GB"), test::Catalog()).fits);
 }
 
 TEST(FrameworkVersions, MegatronBridgeKeepsTheLogitsInBf16Only) {

@@ -176,6 +176,9 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   // cross-entropy kernels run, docs/time-model.md §3.3), as fit does; the other settings are the row's.
   if (r.kind == "train" && !S(c["framework"]).empty()) {
     const FrameworkProfile& profile = Frameworks().Find(S(c["framework"]));
+    if (c["zero"].IsNull()) {
+      l.zero = profile.default_zero;  // as fit takes it when --zero is not given
+    }
     tc.loss = profile.loss;
     tc.fp32_grad_reduce = profile.fp32_grads;
     tc.fp8_tp_gather = profile.fp8_tp_gather;
@@ -320,6 +323,7 @@ Row Evaluate(const YAML::Node& c, const GpuCatalog& cat) {
   if (!given.vpp || !given.tp_overlap || !given.micro_batch) {
     OverheadConfig oc;
     oc.framework = Frameworks().Find(S(c["framework"], "generic"));
+    oc.framework.fp32_grads = tc.fp32_grad_reduce;  // the row's gradient dtype, where it states one
     const bool overlap_before = tc.tp_overlap;
     auto say = [&](const char* how) {
       if (!given.vpp && l.vpp > 1) {
