@@ -196,6 +196,15 @@ TEST(FrameworkFile, ErrorsNameFileLineAndKey) {
       "  A: a source\n");
   EXPECT_EQ(e.line(), 7);
   EXPECT_EQ(e.field(), "frameworks[x@1].fp8_head");  // fp8 or bf16
+  // The memory conventions' keys: a value out of the list, a ZeRO stage out of 0-3, a fraction.
+  for (const auto& [key, bad] : std::vector<std::pair<std::string, std::string>>{
+           {"glu", "fast"}, {"fp8_saved_input", "bf16"}, {"default_zero", "4"}, {"default_zero", "-1"},
+           {"default_zero", "1.5"}}) {
+    e = ParseError("frameworks:\n  - name: generic\n    sources: [A]\n  - name: x\n    version: \"1\"\n    sources: [A]\n    " +
+                   key + ": " + bad + "\nsources:\n  A: a source\n");
+    EXPECT_EQ(e.line(), 7) << key << ": " << bad;
+    EXPECT_EQ(e.field(), "frameworks[x@1]." + key) << key << ": " << bad;
+  }
   e = ParseError(
       "frameworks:\n"
       "  - name: generic\n"
