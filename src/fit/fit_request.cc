@@ -120,10 +120,11 @@ void ApplyFramework(const FitRequest& r, const std::string& data_dir, FitInputs&
     // layout of one card takes it; a search still tries every recomputation.
     in.workload.recompute = ParseRecompute(f.default_recompute);
   }
-  if (!r.pinned.zero && f.default_zero > 0 && in.workload.task == Task::kPretrain) {
-    // Megatron-Bridge's pretraining recipes shard the optimizer states over the data-parallel
-    // ranks (the distributed optimizer): one layout without --zero takes it; a search still tries
-    // each stage.
+  const bool full_training = in.workload.task == Task::kPretrain || in.workload.task == Task::kFull;
+  if (!r.pinned.zero && f.default_zero > 0 && full_training) {
+    // Megatron-Bridge's pretraining and full fine-tuning recipes shard the optimizer states over
+    // the data-parallel ranks (the distributed optimizer; its PEFT recipes do not): one layout
+    // without --zero takes it; a search still tries each stage.
     in.layout.zero = f.default_zero;
   }
   in.overhead.kv_fraction = r.gpu_memory_utilization.value_or(0);

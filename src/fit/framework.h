@@ -47,7 +47,8 @@ struct FrameworkProfile {
   bool param_gather_after_step = false;
   std::string default_precision;     // the training precision without --precision ("": mixed)
   std::string default_recompute;     // one card's recomputation without --recompute ("": none)
-  int default_zero = 0;              // the ZeRO stage one pretraining layout takes without --zero
+  int default_zero = 0;              // the ZeRO stage one pretraining or full fine-tuning layout
+                                     // takes without --zero
                                      // (Megatron-Bridge's recipes: the distributed optimizer, ZeRO-1)
   LossKind loss = LossKind::kFull;
   int64_t loss_chunks = 1;

@@ -687,6 +687,18 @@ TEST(FrameworkRequest, MegatronBridgesOwn70BRecipeFitsAnH100) {
   const FitInputs unsharded = PrepareFit(r, test::DataDir());
   EXPECT_EQ(unsharded.layout.zero, 0);
   EXPECT_FALSE(FitOnCard(r, unsharded, test::Catalog().Find("H100 SXM 80GB"), test::Catalog()).fits);
+  // Full fine-tuning takes the distributed optimizer too (optimizer_utils.py L62, config.py
+  // L1528-1540); LoRA does not (the PEFT recipes turn it off, llama3.py L643); megatron
+  // (Megatron-LM: only with --use-distributed-optimizer) never by default.
+  r.pinned.zero.reset();
+  r.zero = 0;
+  r.task = "full";
+  EXPECT_EQ(PrepareFit(r, test::DataDir()).layout.zero, 1);
+  r.task = "lora";
+  EXPECT_EQ(PrepareFit(r, test::DataDir()).layout.zero, 0);
+  r.task = "pretrain";
+  r.framework = "megatron";
+  EXPECT_EQ(PrepareFit(r, test::DataDir()).layout.zero, 0);
 }
 
 TEST(FrameworkVersions, MegatronBridgeKeepsTheLogitsInBf16Only) {
