@@ -660,22 +660,14 @@ TEST(FrameworkRequest, MegatronBridgesOwn70BRecipeFitsAnH100) {
   //                                                                  = 5h + 4,096 + 256
   //   FC1 output (gate, up) 2 x 2 ffn + the down projection's fp8 input ffn = 5 ffn
   //   = 11 x 8,192 + 4,352 + 5 x 28,672 = 237,824 bytes, x 8,192 / 4 tokens = 487,063,552.
+  // Read as the serve API reads a request; micro-batch and recomputation stated by the recipe,
+  // so nothing is left for the fit to choose.
   FitRequest r;
-  r.model = "Llama-3.1-70B";
-  r.task = "pretrain";
-  r.gpus = 64;
-  r.tp = 4;
-  r.pp = 8;
-  r.vpp = 5;
-  r.sp = true;
-  r.seq = 8192;
-  r.global_batch = 128;
-  r.framework = "megatron-bridge";
-  r.fp8 = "on";
-  r.attention = "fa3";
-  r.tp_overlap = "on";
-  r.pinned.micro_batch = 1;  // stated by the recipe: nothing left for the fit to choose
-  r.recompute_given = true;
+  ReadChecked(nlohmann::json{{"model", "Llama-3.1-70B"}, {"task", "pretrain"}, {"gpus", 64}, {"tp", 4}, {"pp", 8},
+                             {"vpp", 5}, {"sp", true}, {"seq", 8192}, {"global_batch", 128}, {"micro_batch", 1},
+                             {"recompute", "none"}, {"framework", "megatron-bridge"}, {"fp8", "on"},
+                             {"attention", "fa3"}, {"tp_overlap", "on"}},
+              r);
   const FitInputs in = PrepareFit(r, test::DataDir());
   EXPECT_EQ(in.layout.zero, 1);  // the recipe's distributed optimizer, --zero not given
   const FitSingle one = FitOnCard(r, in, test::Catalog().Find("H100 SXM 80GB"), test::Catalog());
