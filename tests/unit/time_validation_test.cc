@@ -516,12 +516,14 @@ TEST(Validation, TimeAgainstPublishedMeasurements) {
   // torchtitan keep it (2026-12-07) put the training figures at 5.5% and 18.6%; cuDNN's published
   // attention rates by sequence length (data/attention, in place of a flat 60% on Hopper and 35% on
   // Blackwell) then at 5.1% and 19.2% (the worst row's attention at 8k runs 4% below the flat
-  // rate); Megatron-Bridge's fused cross-entropy (its profile, loss te_fused) at 5.1% and 16.6%.
+  // rate); Megatron-Bridge's fused cross-entropy (its profile, loss te_fused) at 5.1% and 16.6%;
+  // the two Megatron-Bridge 26.04.01 H100 rows (the same layouts at larger batches, newer
+  // software, -18.7% and -18.0%) at 5.5% and 18.7% (2026-12-07): new rows, not a model change.
   // The goals are not met, and what is guarded is the level reached, so a change that makes it
   // worse fails here, whatever the rows' own bounds allow.
   EXPECT_LT(median(train_errs), 0.10);
-  EXPECT_LE(median(out_of_sample), 0.0511) << fmt::format("{:.4f}", median(out_of_sample));
-  EXPECT_LE(worst(out_of_sample), 0.1662) << fmt::format("{:.4f}", worst(out_of_sample));
+  EXPECT_LE(median(out_of_sample), 0.0552) << fmt::format("{:.4f}", median(out_of_sample));
+  EXPECT_LE(worst(out_of_sample), 0.1873) << fmt::format("{:.4f}", worst(out_of_sample));
   EXPECT_LE(median(infer_errs), 0.12);
 }
 
