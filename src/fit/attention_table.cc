@@ -47,16 +47,8 @@ AttentionTable AttentionTable::Parse(const std::string& text, const std::string&
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node row = list[i];
     const std::string field = fmt::format("causal_bf16[{}]", i);
-    if (!row.IsSequence() || row.size() != 3) {
-      throw InputError("expected [seq, forward TFLOP/s, backward TFLOP/s]", file, YamlLine(row), field);
-    }
-    std::array<double, 3> r{};
+    const auto r = YamlNumberRow<3>(row, "expected [seq, forward TFLOP/s, backward TFLOP/s]", file, field);
     for (std::size_t j = 0; j < 3; ++j) {
-      try {
-        r[j] = row[j].as<double>();
-      } catch (const YAML::Exception&) {
-        throw InputError("expected a number", file, YamlLine(row[j]), field);
-      }
       // A sequence of at most 10^7 tokens; no kernel runs above its card's dense peak.
       const double most = j == 0 ? 1e7 : t.peak_tflops_bf16;
       if (!(r[j] > 0) || !(r[j] <= most)) {

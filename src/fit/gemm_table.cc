@@ -34,16 +34,8 @@ std::vector<std::array<double, 4>> Rows(const YAML::Node& root, const std::strin
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node row = list[i];
     const std::string field = key + "[" + std::to_string(i) + "]";
-    if (!row.IsSequence() || row.size() != 4) {
-      throw InputError("expected [m, n, k, tflops]", file, YamlLine(row), field);
-    }
-    std::array<double, 4> r{};
+    const auto r = YamlNumberRow<4>(row, "expected [m, n, k, tflops]", file, field);
     for (std::size_t j = 0; j < 4; ++j) {
-      try {
-        r[j] = row[j].as<double>();
-      } catch (const YAML::Exception&) {
-        throw InputError("expected a number", file, YamlLine(row[j]), field);
-      }
       // Sizes up to 10^7 (a matrix side), rates up to 100,000 TFLOP/s (the bound of a peak).
       const double most = j < 3 ? 1e7 : 100000;
       if (!(r[j] > 0) || !(r[j] <= most)) {

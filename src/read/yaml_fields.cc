@@ -77,6 +77,20 @@ class DepthCheck final : public YAML::EventHandler {
 
 int YamlLine(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
 
+void YamlNumberRow(const YAML::Node& row, double* out, std::size_t n, const std::string& shape,
+                   const std::string& file, const std::string& field) {
+  if (!row.IsSequence() || row.size() != n) {
+    throw InputError(shape, file, YamlLine(row), field);
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    try {
+      out[j] = row[j].as<double>();
+    } catch (const YAML::Exception&) {
+      throw InputError("expected a number", file, YamlLine(row[j]), field);
+    }
+  }
+}
+
 YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
   // YAML is Unicode text (YAML 1.2 §5.2: UTF-8, UTF-16 or UTF-32, and every file gpuplan reads or
   // writes is UTF-8). yaml-cpp takes other bytes as they come, so a stray byte would otherwise

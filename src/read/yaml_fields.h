@@ -4,6 +4,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +13,18 @@
 namespace gpuplan {
 
 int YamlLine(const YAML::Node& n);
+
+// A table row of exactly n numbers (`[m, n, k, tflops]`): InputError `shape` at the row's line when
+// it is not a list of n, "expected a number" at an element's line; bounds are the caller's.
+void YamlNumberRow(const YAML::Node& row, double* out, std::size_t n, const std::string& shape,
+                   const std::string& file, const std::string& field);
+template <std::size_t N>
+std::array<double, N> YamlNumberRow(const YAML::Node& row, const std::string& shape, const std::string& file,
+                                    const std::string& field) {
+  std::array<double, N> r{};
+  YamlNumberRow(row, r.data(), N, shape, file, field);
+  return r;
+}
 
 // Parses YAML text; a syntax error becomes InputError with its line.
 YAML::Node ParseYamlText(const std::string& text, const std::string& file);
