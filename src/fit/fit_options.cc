@@ -34,7 +34,8 @@ const OptionTable<FitRequest>& FitOptionTable() {
                     .Choices({"fp32", "mixed", "bf16"}, [](const std::string& s) { ParsePrecision(s); }));
     t.push_back(Option<R>("--optimizer", "optimizer", "optimizer (its states per parameter)", &R::optimizer)
                     .Choices({"adamw", "adamw8bit", "sgd", "adafactor"}, [](const std::string& s) { ParseOptimizer(s); }));
-    t.push_back(Option<R>("--zero", "zero", "ZeRO stage 0-3 over the data-parallel group; in a search, given = kept", &R::zero));
+    t.push_back(Option<R>("--zero", "zero", "ZeRO stage 0-3 over the data-parallel group; in a search, given = kept", &R::zero)
+                    .Unset("0, or the framework's (megatron-bridge pretraining and full fine-tuning: 1, its distributed optimizer)"));
     t.push_back(Option<R>("--tp", "tp", "tensor-parallel size; in a search, given = kept", &R::tp).Min(0, true));
     t.push_back(Option<R>("--pp", "pp", "pipeline-parallel size; in a search, given = kept", &R::pp).Min(0, true));
     t.push_back(Option<R>("--ep", "ep", "expert-parallel size (MoE); in a search, given = kept", &R::ep).Min(0, true));
