@@ -62,7 +62,7 @@ step "gpuplan check (default mode, --duration 120)"
 echo "exit $?"
 
 step "PyTorch reference"
-PYTHONUNBUFFERED=1 timeout 150 python3 scripts/device/torch_reference.py --out "$out/torch-reference.json"
+PYTHONUNBUFFERED=1 timeout 180 python3 scripts/device/torch_reference.py --out "$out/torch-reference.json"
 echo "exit $?"
 
 step "summary"

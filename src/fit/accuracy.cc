@@ -23,6 +23,59 @@ ErrorFigures Figures(const YamlMap& m) {
   return f;
 }
 
+// A card's setups: [{precision, framework, rows, median_abs_error, median_error, lowest_error,
+// highest_error, worst_error}], each of kSetupMinRows runs or more, no pair twice.
+std::vector<SetupErrors> Setups(const YamlMap& card, const CardErrors& e) {
+  std::vector<SetupErrors> out;
+  const YAML::Node list = card.Node("by_setup");
+  if (!list) {
+    return out;
+  }
+  if (!list.IsSequence()) {
+    card.Fail("by_setup", "expected a list of {precision, framework, rows, median_abs_error, median_error, "
+                          "lowest_error, highest_error, worst_error}");
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = card.path() + "by_setup[" + std::to_string(i) + "].";
+    if (!list[i].IsMap()) {
+      throw InputError("expected a mapping", card.file(), YamlLine(list[i]), path);
+    }
+    const YamlMap m(list[i], path, card.file());
+    m.Only({"precision", "framework", "rows", "median_abs_error", "median_error", "lowest_error", "highest_error",
+            "worst_error"});
+    SetupErrors s;
+    s.precision = m.Str("precision", true);
+    if (s.precision != "fp8" && s.precision != "16-bit") {
+      m.Fail("precision", "expected fp8 or 16-bit, got '" + s.precision + "'");
+    }
+    s.framework = m.Str("framework", true);
+    s.errors = Figures(m);
+    if (s.errors.rows < kSetupMinRows) {
+      m.Fail("rows", "a setup is quoted over " + std::to_string(kSetupMinRows) + " runs or more");
+    }
+    if (s.errors.rows > e.errors.rows) {
+      m.Fail("rows", "more than the card's " + std::to_string(e.errors.rows));
+    }
+    s.median_error = *m.Number("median_error", true, -1, 100);
+    s.lowest_error = *m.Number("lowest_error", true, -1, 100);
+    s.highest_error = *m.Number("highest_error", true, -1, 100);
+    if (s.lowest_error > s.median_error + 1e-9 || s.median_error > s.highest_error + 1e-9) {
+      m.Fail("median_error", "not between lowest_error and highest_error");
+    }
+    const double worst = std::abs(s.lowest_error) >= std::abs(s.highest_error) ? s.lowest_error : s.highest_error;
+    if (std::abs(worst - s.errors.worst_error) > 1e-9) {
+      m.Fail("worst_error", "not the larger in magnitude of lowest_error and highest_error");
+    }
+    for (const auto& seen : out) {
+      if (seen.precision == s.precision && NormalizeName(seen.framework) == NormalizeName(s.framework)) {
+        m.Fail("framework", "a second entry for " + s.precision + " with " + s.framework);
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 KindErrors Kind(const YamlMap& top, const std::string& key) {
   KindErrors k;
   const std::optional<YamlMap> m = top.Map(key, "a mapping of rows, median_abs_error, worst_error, by_gpu");
@@ -45,8 +98,9 @@ KindErrors Kind(const YamlMap& top, const std::string& key) {
       throw InputError("expected a mapping", top.file(), YamlLine(list[i]), path);
     }
     const YamlMap c(list[i], path, top.file());
-    c.Only({"gpu", "rows", "median_abs_error", "worst_error"});
-    CardErrors e{c.Str("gpu", true), Figures(c)};
+    c.Only({"gpu", "rows", "median_abs_error", "worst_error", "by_setup"});
+    CardErrors e{c.Str("gpu", true), Figures(c), {}};
+    e.by_setup = Setups(c, e);
     for (const auto& seen : k.by_gpu) {
       if (NormalizeName(seen.gpu) == NormalizeName(e.gpu)) {
         c.Fail("gpu", "a second entry for " + e.gpu);
@@ -92,7 +146,8 @@ std::shared_ptr<const TimeAccuracy> LoadTimeAccuracyIn(const std::string& data_d
   return std::make_shared<const TimeAccuracy>(LoadTimeAccuracy(p.string()));
 }
 
-std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool training, const Gpu& gpu, bool moe) {
+std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool training, const Gpu& gpu, bool moe,
+                                        const AccuracySetup* setup) {
   if (accuracy == nullptr) {
     return std::nullopt;
   }
@@ -109,12 +164,35 @@ std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool train
   n.source = accuracy->source;
   for (const auto& c : k.by_gpu) {
     n.cards.push_back(c.gpu);
-    if (NormalizeName(c.gpu) == NormalizeName(gpu.name)) {
-      n.card = c.errors;
+    if (NormalizeName(c.gpu) != NormalizeName(gpu.name)) {
+      continue;
+    }
+    n.card = c.errors;
+    if (setup == nullptr) {
+      continue;
+    }
+    // The request's family where runs of it were checked, else any framework of its precision.
+    const std::string precision = PrecisionClass(setup->fp8);
+    const bool named = !setup->family.empty() && NormalizeName(setup->family) != "generic";
+    const SetupErrors* any = nullptr;
+    for (const auto& s : c.by_setup) {
+      if (s.precision != precision) {
+        continue;
+      }
+      if (named && NormalizeName(s.framework) == NormalizeName(setup->family)) {
+        n.setup = s;
+      } else if (s.framework == "any") {
+        any = &s;
+      }
+    }
+    if (!n.setup && any != nullptr) {
+      n.setup = *any;
     }
   }
   return n;
 }
+
+const char* PrecisionClass(bool fp8) { return fp8 ? "fp8" : "16-bit"; }
 
 bool IsMoe(const ModelSpec& m) { return m.moe && m.moe->experts > 0; }
 

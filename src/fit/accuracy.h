@@ -26,10 +26,26 @@ struct ErrorFigures {
   double worst_error = 0;       // the error of largest magnitude, signed
 };
 
+// The runs on one card of one precision class and, where named, one framework family: which way
+// the model leans there as well as how far (a time all of whose checked runs were faster than
+// modelled says so).
+struct SetupErrors {
+  std::string precision;  // "fp8" (fp8 GEMMs or weights) or "16-bit"
+  std::string framework;  // a framework family (FrameworkProfile::family) or "any"
+  ErrorFigures errors;
+  double median_error = 0;   // signed median
+  double lowest_error = 0;   // the most negative error (signed)
+  double highest_error = 0;  // the most positive error (signed)
+};
+
 struct CardErrors {
   std::string gpu;  // the catalog's card name
   ErrorFigures errors;
+  std::vector<SetupErrors> by_setup;  // setups of at least kSetupMinRows runs (optional in the file)
 };
+
+// A setup's figures are quoted only over this many runs or more (fewer are no distribution).
+constexpr int64_t kSetupMinRows = 3;
 
 struct KindErrors {
   ErrorFigures all;
@@ -50,19 +66,33 @@ TimeAccuracy ParseTimeAccuracy(const std::string& text, const std::string& path)
 // data_dir/accuracy.yaml, or nullptr when the folder has none.
 std::shared_ptr<const TimeAccuracy> LoadTimeAccuracyIn(const std::string& data_dir);
 
+// What a request runs, to pick the setup figures: fp8 GEMMs (training `--fp8`, serving fp8
+// weights) and the framework profile's family ("" or "generic": none named).
+struct AccuracySetup {
+  bool fp8 = false;
+  std::string family;
+};
+
 // What a fit says about its time on `gpu`.
 struct AccuracyNote {
   bool training = true;
   bool moe = false;  // training of a mixture-of-experts model: the figures of those rows
   std::string gpu;
   std::optional<ErrorFigures> card;  // this card's rows; nullopt: no published run on it was checked
+  // The card's runs of the request's precision class and framework family, else of its precision
+  // class with any framework; nullopt where fewer than kSetupMinRows such runs were checked.
+  std::optional<SetupErrors> setup;
   ErrorFigures all;                  // every checked row of the kind
   std::vector<std::string> cards;    // the cards those rows ran on
   std::string source;
 };
 // `moe`: the model routes tokens to experts; its training takes the MoE rows' figures (where the
 // file has none, nullopt: the dense rows say nothing of it).
-std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool training, const Gpu& gpu, bool moe = false);
+// `setup`: what the request runs (nullptr: no setup figures).
+std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool training, const Gpu& gpu, bool moe = false,
+                                        const AccuracySetup* setup = nullptr);
+// "fp8" or "16-bit": the precision class a setup entry names.
+const char* PrecisionClass(bool fp8);
 // Whether a model's training takes the MoE rows' figures: it routes tokens to experts.
 bool IsMoe(const ModelSpec& m);
 // "training", "training_moe" or "inference": the note's kind as --json and the page name it.

@@ -429,6 +429,12 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
   return u;
 }
 
+// What the published-run figures are picked by (src/fit/accuracy.h): fp8 GEMMs in training, fp8
+// weights in serving, and the framework profile's family.
+AccuracySetup SetupOf(const Workload& w, const FrameworkProfile& f) {
+  return {w.fp8 || (!IsTraining(w.task) && w.weight_dtype == WeightDtype::kFp8), f.family};
+}
+
 FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, const GpuCatalog& catalog) {
   FitSingle s;
   s.gpu = &gpu;
@@ -479,7 +485,8 @@ FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, co
   }
   s.network = NetworkFor(in.time, gpu);
   if (!r.mfu) {
-    s.accuracy = AccuracyFor(in.accuracy.get(), IsTraining(w.task), gpu, IsMoe(spec));
+    const AccuracySetup setup = SetupOf(w, overhead.framework);
+    s.accuracy = AccuracyFor(in.accuracy.get(), IsTraining(w.task), gpu, IsMoe(spec), &setup);
   }
   if (IsTraining(w.task)) {
     s.training = EstimateTrainingTime(spec, w, l, gpu, time, in.tokens);
@@ -540,7 +547,8 @@ FitSearch SearchFit(const FitRequest& r, const FitInputs& in, SearchOptions opti
       }
     }
     for (const Gpu* g : cards) {
-      if (auto note = AccuracyFor(in.accuracy.get(), IsTraining(in.workload.task), *g, IsMoe(in.model.spec))) {
+      const AccuracySetup setup = SetupOf(in.workload, in.overhead.framework);
+      if (auto note = AccuracyFor(in.accuracy.get(), IsTraining(in.workload.task), *g, IsMoe(in.model.spec), &setup)) {
         s.accuracy.push_back(std::move(*note));
       }
     }

@@ -203,6 +203,9 @@ FrameworkProfile ParseProfile(const YAML::Node& n, std::size_t index, const std:
   p.name = name;
   p.version = version;
   p.line = m.line();
+  if (p.family.empty()) {
+    p.family = name;  // no `extends`: the root of its own family (an extended profile keeps its base's)
+  }
   ReadProfileKeys(m, p);
   if ((p.kv_rule != KvRule::kNone || p.gguf) && p.kind != "inference") {
     m.Fail("kind", "an inference rule (kv_rule, weights) needs kind: inference");

@@ -123,6 +123,10 @@ struct FrameworkProfile {
   bool fp8_saved_input = false;
   std::vector<std::string> sources;  // keys of the file's `sources`
   int line = 0;                      // where the entry starts in its file
+  // The name at the root of its `extends` chain (megatron-bridge: megatron, whose Megatron-Core
+  // and Transformer Engine it runs); its own name without `extends`. The published runs a fit's
+  // time is quoted against are grouped by it (src/fit/accuracy.h).
+  std::string family;
 
   bool IsGeneric() const { return name == "generic"; }
   // "vllm@0.21" (the --framework spelling that selects exactly this profile); "generic".

@@ -432,6 +432,7 @@ class Planner {
         z.hours = c.time.total_hours.value_or(0);
         z.tokens_per_second = c.time.tokens_per_second;
         z.moe = IsMoe(in.model.spec);
+        z.family = in.overhead.framework.family;
         if (!(z.hours > 0)) {
           continue;
         }
@@ -498,6 +499,7 @@ class Planner {
       z.gpus = p.layout.gpus;
       z.layout = p.layout;
       z.workload = p.workload;
+      z.family = in.overhead.framework.family;
       z.requests_per_second = p.time.requests_per_second;
       if (!(z.requests_per_second > 0)) {
         it.why_not[g] = "no request rate could be estimated";
@@ -725,14 +727,16 @@ PlanResult RunPlan(const PlanWorkload& w, const OfferSet& all_offers, const GpuC
   }
   // What the time model behind the hours and sizes is worth on each card rented (fit's line).
   if (const auto accuracy = LoadTimeAccuracyIn(data_dir)) {
-    std::set<std::tuple<bool, bool, const Gpu*>> seen;
+    std::set<std::tuple<bool, bool, const Gpu*, bool, std::string>> seen;
     for (const PlanMonth& m : r.months) {
       for (const PlanRun& x : m.runs) {
         const bool moe = !x.serving && x.sizing.moe;
-        if (!seen.insert({x.serving, moe, x.sizing.gpu}).second) {
+        const Workload& run_workload = x.sizing.workload;
+        const AccuracySetup setup{run_workload.fp8 || (x.serving && run_workload.weight_dtype == WeightDtype::kFp8), x.sizing.family};
+        if (!seen.insert({x.serving, moe, x.sizing.gpu, setup.fp8, setup.family}).second) {
           continue;
         }
-        if (auto note = AccuracyFor(accuracy.get(), !x.serving, *x.sizing.gpu, moe)) {
+        if (auto note = AccuracyFor(accuracy.get(), !x.serving, *x.sizing.gpu, moe, &setup)) {
           (x.serving ? r.serving_accuracy : moe ? r.training_moe_accuracy : r.training_accuracy)
               .push_back(std::move(*note));
         }

@@ -41,6 +41,7 @@ struct PlanSizing {
   // off another's hours when that is cheaper or needed: an offer's stock, a reserved term).
   int start_day = 0;
   bool moe = false;  // training: the model routes tokens to experts (its time's accuracy is of MoE runs)
+  std::string family;  // the framework profile's family (its time's accuracy is quoted for it too)
 };
 
 // What runs in a month: a job's run or a service.

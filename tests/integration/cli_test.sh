@@ -59,6 +59,27 @@ json_is '.accuracy.on_gpu' null
 json_is '(.accuracy.gpus_checked | index("L40S")) == null' true
 expect_exit 0 "fit accuracy text" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu L40S
 grep -q "^time accuracy: no published training run on L40S was checked" "$tmp/out" && ok || bad "no accuracy line for L40S"
+# Beside the card's figures, the card's runs of the request's precision and framework family
+# (docs/validation.md "Which way it leans"): megatron-bridge is of megatron's family; torchtitan has
+# no fp8 H100 rows of its own, so any framework's; no setup on a card with no run checked. Every
+# one of the family's fp8 H100 rows was faster than modelled, and the text says so where the JSON does.
+expect_exit 0 "fit accuracy setup" -- "$bin" fit --model Llama-3.1-8B --task pretrain --gpu H100 --gpus 8 --zero 1 --fp8 on --framework megatron-bridge --json
+json_is '.accuracy.setup.precision' fp8
+json_is '.accuracy.setup.framework' megatron
+json_is '.accuracy.setup.rows >= 3 and .accuracy.setup.rows <= .accuracy.on_gpu.rows' true
+json_is '.accuracy.setup.lowest_error <= .accuracy.setup.median_error and .accuracy.setup.median_error <= .accuracy.setup.highest_error' true
+below=$(jq -r '.accuracy.setup.highest_error < 0' "$tmp/out")
+expect_exit 0 "fit accuracy setup text" -- "$bin" fit --model Llama-3.1-8B --task pretrain --gpu H100 --gpus 8 --zero 1 --fp8 on --framework megatron-bridge
+if [ "$below" = true ]; then
+  grep -q "^time accuracy for fp8 with megatron's family on H100 SXM 80GB: on [0-9]* published training runs the modelled throughput was below every run's" "$tmp/out" && ok || bad "no 'below every run' line"
+else
+  grep -q "^time accuracy for fp8 with megatron's family on H100 SXM 80GB:" "$tmp/out" && ok || bad "no setup line"
+fi
+expect_exit 0 "fit accuracy setup torchtitan" -- "$bin" fit --model Llama-3.1-8B --task pretrain --gpu H100 --gpus 8 --zero 3 --fp8 on --framework torchtitan --json
+json_is '.accuracy.setup.framework' any
+json_is '.accuracy.setup.precision' fp8
+expect_exit 0 "fit accuracy setup L40S" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu L40S --json
+json_is '.accuracy.setup' null
 expect_exit 0 "fit accuracy --mfu" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu L40S --mfu 0.4 --json
 json_is '.accuracy' null
 expect_exit 0 "fit search accuracy" -- "$bin" fit --model Llama-3.1-8B --task lora --gpu "A100,L40S" --max-gpus 8 --json

@@ -2,6 +2,8 @@
 // the model was checked against, on the card asked and over all.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "fit/accuracy.h"
 
@@ -10,7 +12,7 @@ namespace {
 
 // Three training rows by hand: two on the A100 (errors +0.03 and -0.08: median |e| 0.055, worst
 // -0.08) and one on the H100 (+0.02); over all three |e| = 0.02, 0.03, 0.08: median 0.03.
-constexpr const char* kGood = R"(source: docs/validation.md
+constexpr const char* kGoodTraining = R"(source: docs/validation.md
 training:
   rows: 3
   median_abs_error: 0.03
@@ -24,7 +26,9 @@ training:
       rows: 1
       median_abs_error: 0.02
       worst_error: 0.02
-inference:
+)";
+// One inference row on the A100 (+0.24), in both files of these tests.
+constexpr const char* kInference = R"(inference:
   rows: 1
   median_abs_error: 0.24
   worst_error: 0.24
@@ -34,6 +38,7 @@ inference:
       median_abs_error: 0.24
       worst_error: 0.24
 )";
+const std::string kGood = std::string(kGoodTraining) + kInference;
 
 Gpu Card(const std::string& name) {
   Gpu g;
@@ -94,6 +99,120 @@ TEST(TimeAccuracy, MixtureOfExpertsTrainingTakesItsOwnRows) {
   EXPECT_STREQ(AccuracyKind(*serving), "inference");
   const TimeAccuracy without = ParseTimeAccuracy(kGood, "accuracy.yaml");
   EXPECT_FALSE(AccuracyFor(&without, true, Card("H100 SXM 80GB"), /*moe=*/true));
+}
+
+// One card's rows grouped by setup, by hand. Nine H100 rows: 16-bit -0.10, -0.02, +0.03, +0.05
+// (|e| median (0.03 + 0.05) / 2 = 0.04, signed median (-0.02 + 0.03) / 2 = 0.005); fp8 -0.18,
+// -0.16, -0.08 of megatron's family and +0.01, +0.06 of no named framework (all five: |e| median
+// 0.08, signed -0.08; the three: |e| median 0.16, signed -0.16, all below the model's zero). All
+// nine: |e| 0.01 0.02 0.03 0.05 0.06 0.08 0.10 0.16 0.18, median 0.06, worst -0.18.
+constexpr const char* kSetupsTraining = R"(source: docs/validation.md
+training:
+  rows: 9
+  median_abs_error: 0.06
+  worst_error: -0.18
+  by_gpu:
+    - gpu: "H100 SXM 80GB"
+      rows: 9
+      median_abs_error: 0.06
+      worst_error: -0.18
+      by_setup:
+        - precision: 16-bit
+          framework: any
+          rows: 4
+          median_abs_error: 0.04
+          median_error: 0.005
+          lowest_error: -0.10
+          highest_error: 0.05
+          worst_error: -0.10
+        - precision: fp8
+          framework: any
+          rows: 5
+          median_abs_error: 0.08
+          median_error: -0.08
+          lowest_error: -0.18
+          highest_error: 0.06
+          worst_error: -0.18
+        - precision: fp8
+          framework: megatron
+          rows: 3
+          median_abs_error: 0.16
+          median_error: -0.16
+          lowest_error: -0.18
+          highest_error: -0.08
+          worst_error: -0.18
+)";
+const std::string kSetups = std::string(kSetupsTraining) + kInference;
+
+// The request's family where its runs were checked, else any framework of its precision class;
+// none without a setup or on a card whose rows are not grouped.
+TEST(TimeAccuracy, TheRequestsSetupOrAnyFrameworkOfItsPrecision) {
+  const TimeAccuracy a = ParseTimeAccuracy(kSetups, "accuracy.yaml");
+  const AccuracySetup megatron_fp8{true, "megatron"};
+  const auto m = AccuracyFor(&a, true, Card("H100 SXM 80GB"), false, &megatron_fp8);
+  ASSERT_TRUE(m && m->card && m->setup);
+  EXPECT_EQ(m->setup->precision, "fp8");
+  EXPECT_EQ(m->setup->framework, "megatron");
+  EXPECT_EQ(m->setup->errors.rows, 3);
+  EXPECT_DOUBLE_EQ(m->setup->median_error, -0.16);
+  EXPECT_DOUBLE_EQ(m->setup->highest_error, -0.08);  // every run faster than modelled
+  EXPECT_EQ(m->card->rows, 9);
+  // A family with no runs of its own, or none named: any framework's fp8 runs.
+  for (const std::string family : {"torchtitan", "", "generic"}) {
+    const AccuracySetup s{true, family};
+    const auto n = AccuracyFor(&a, true, Card("H100 SXM 80GB"), false, &s);
+    ASSERT_TRUE(n && n->setup) << family;
+    EXPECT_EQ(n->setup->framework, "any") << family;
+    EXPECT_EQ(n->setup->errors.rows, 5) << family;
+    EXPECT_DOUBLE_EQ(n->setup->lowest_error, -0.18) << family;
+  }
+  // 16-bit with megatron: no such group, so any framework's 16-bit runs.
+  const AccuracySetup megatron_bf16{false, "megatron"};
+  const auto b = AccuracyFor(&a, true, Card("H100 SXM 80GB"), false, &megatron_bf16);
+  ASSERT_TRUE(b && b->setup);
+  EXPECT_EQ(b->setup->precision, "16-bit");
+  EXPECT_EQ(b->setup->errors.rows, 4);
+  EXPECT_DOUBLE_EQ(b->setup->median_error, 0.005);
+  EXPECT_FALSE(AccuracyFor(&a, true, Card("H100 SXM 80GB"))->setup);  // no setup asked
+  EXPECT_FALSE(AccuracyFor(&a, false, Card("A100 80GB SXM"), false, &megatron_fp8)->setup);  // none grouped
+  // kGood has no by_setup at all: the card's figures alone.
+  const TimeAccuracy plain = ParseTimeAccuracy(kGood, "accuracy.yaml");
+  const auto p = AccuracyFor(&plain, true, Card("H100 SXM 80GB"), false, &megatron_fp8);
+  ASSERT_TRUE(p && p->card);
+  EXPECT_FALSE(p->setup);
+}
+
+int LineOf(const std::string& text, const std::string& needle) {
+  const std::size_t at = text.find(needle);
+  return at == std::string::npos ? -1 : 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+}
+
+void ExpectRefused(const std::string& text, const std::string& field, int line);
+std::string Replace(std::string s, const std::string& from, const std::string& to);
+
+TEST(TimeAccuracy, BadSetupsNameFileLineAndField) {
+  const std::string s = kSetups;
+  const std::string third = "training.by_gpu[0].by_setup[2].";
+  // Fewer than three runs: no distribution to quote.
+  ExpectRefused(Replace(s, "          rows: 3", "          rows: 2"), third + "rows", LineOf(s, "          rows: 3"));
+  // More runs than the card has.
+  ExpectRefused(Replace(s, "          rows: 5", "          rows: 10"), "training.by_gpu[0].by_setup[1].rows",
+                LineOf(s, "          rows: 5"));
+  ExpectRefused(Replace(s, "precision: 16-bit", "precision: bf16"), "training.by_gpu[0].by_setup[0].precision",
+                LineOf(s, "precision: 16-bit"));
+  ExpectRefused(Replace(s, "          median_error: -0.16", "          median_error: -0.05"), third + "median_error",
+                LineOf(s, "          median_error: -0.16"));
+  // worst_error must be the larger in magnitude of the two ends, with its sign (-0.18 here, not +0.18).
+  const std::string wrong_worst = Replace(s, "          highest_error: -0.08\n          worst_error: -0.18",
+                                          "          highest_error: -0.08\n          worst_error: 0.18");
+  ExpectRefused(wrong_worst, third + "worst_error", LineOf(s, "          highest_error: -0.08") + 1);
+  ExpectRefused(Replace(s, "framework: megatron", "framework: any"), third + "framework",
+                LineOf(s, "framework: megatron"));  // a second fp8 / any
+  ExpectRefused(Replace(s, "framework: megatron", "framwork: megatron"), third + "framwork",
+                LineOf(s, "framework: megatron"));
+  // Not a list: the card's by_setup cut to one word (the rest of the file as it was).
+  const std::string not_list = s.substr(0, s.find("      by_setup:")) + "      by_setup: fp8\n" + s.substr(s.find("inference:"));
+  ExpectRefused(not_list, "training.by_gpu[0].by_setup", LineOf(s, "      by_setup:"));
 }
 
 void ExpectRefused(const std::string& text, const std::string& field, int line) {

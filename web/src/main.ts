@@ -620,15 +620,35 @@ function accuracyText(a: Json): string {
   const pct = (x: number): string => (100 * x).toFixed(1);
   const signed = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
   const kind = t(`fit.accuracy_${a.kind}`);
+  // The card's runs of the request's precision and framework family (`setup`), as the CLI words them.
+  const precisionWords = (s: Json): string => t(s.precision === 'fp8' ? 'fit.accuracy_fp8' : 'fit.accuracy_16bit');
+  const familyWords = (s: Json): string =>
+    s.framework === 'any' ? t('fit.accuracy_any_framework') : fill('fit.accuracy_family', s.framework);
   if (a.gpus) {
     const checked = (a.gpus as Json[]).filter((g) => g.on_gpu).map((g) => fill('fit.accuracy_search_card', g.gpu,
-      g.on_gpu.rows, pct(g.on_gpu.median_abs_error), signed(g.on_gpu.worst_error)));
+      g.on_gpu.rows, pct(g.on_gpu.median_abs_error), signed(g.on_gpu.worst_error)) + (g.setup
+      ? fill('fit.accuracy_search_setup', precisionWords(g.setup), familyWords(g.setup), g.setup.rows,
+        signed(g.setup.lowest_error), signed(g.setup.highest_error), signed(g.setup.median_error)) : ''));
     const none = (a.gpus as Json[]).filter((g) => !g.on_gpu).map((g) => g.gpu as string);
     if (none.length) checked.push(fill('fit.accuracy_search_none', none.join(t('sep.list'))));
     return fill('fit.accuracy_search', kind, a.source, checked.join(t('fit.accuracy_sep')));
   }
   if (a.on_gpu) {
-    return fill('fit.accuracy_card', a.on_gpu.rows, kind, a.gpu, pct(a.on_gpu.median_abs_error),
+    const s = a.setup;
+    let lean = '';
+    if (s) {
+      const abs = (x: number): string => pct(Math.abs(x));
+      lean = s.highest_error < 0
+        ? fill('fit.accuracy_setup_below', precisionWords(s), familyWords(s), a.gpu, s.rows, kind,
+          abs(s.highest_error), abs(s.lowest_error), abs(s.median_error))
+        : s.lowest_error > 0
+          ? fill('fit.accuracy_setup_above', precisionWords(s), familyWords(s), a.gpu, s.rows, kind,
+            abs(s.highest_error), abs(s.lowest_error), abs(s.median_error))
+          : fill('fit.accuracy_setup_mixed', precisionWords(s), familyWords(s), a.gpu, s.rows, kind,
+            pct(s.median_abs_error), signed(s.lowest_error), signed(s.highest_error));
+      lean += t('fit.accuracy_sep');
+    }
+    return lean + fill('fit.accuracy_card', a.on_gpu.rows, kind, a.gpu, pct(a.on_gpu.median_abs_error),
       signed(a.on_gpu.worst_error), a.all.rows, pct(a.all.median_abs_error), signed(a.all.worst_error), a.source);
   }
   return fill('fit.accuracy_none', kind, a.gpu, a.all.rows, (a.gpus_checked as string[]).join(t('sep.list')),

@@ -25,6 +25,21 @@ nlohmann::json ErrorFiguresToJson(const ErrorFigures& f) {
   return {{"rows", f.rows}, {"median_abs_error", f.median_abs_error}, {"worst_error", f.worst_error}};
 }
 
+// The card's runs of the request's precision class and framework family (null: fewer than
+// kSetupMinRows were checked): signed figures, so a reader sees which way the model leans.
+nlohmann::json SetupToJson(const std::optional<SetupErrors>& s) {
+  if (!s) {
+    return nullptr;
+  }
+  nlohmann::json j = ErrorFiguresToJson(s->errors);
+  j["precision"] = s->precision;
+  j["framework"] = s->framework;
+  j["median_error"] = s->median_error;
+  j["lowest_error"] = s->lowest_error;
+  j["highest_error"] = s->highest_error;
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json SearchAccuracyToJson(const std::vector<AccuracyNote>& notes) {
@@ -33,7 +48,9 @@ nlohmann::json SearchAccuracyToJson(const std::vector<AccuracyNote>& notes) {
   }
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& a : notes) {
-    gpus.push_back({{"gpu", a.gpu}, {"on_gpu", a.card ? ErrorFiguresToJson(*a.card) : nlohmann::json(nullptr)}});
+    gpus.push_back({{"gpu", a.gpu},
+                    {"on_gpu", a.card ? ErrorFiguresToJson(*a.card) : nlohmann::json(nullptr)},
+                    {"setup", SetupToJson(a.setup)}});
   }
   const AccuracyNote& a = notes.front();
   return {{"kind", AccuracyKind(a)},
@@ -77,6 +94,7 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
     j["accuracy"] = {{"kind", AccuracyKind(a)},
                      {"gpu", a.gpu},
                      {"on_gpu", a.card ? ErrorFiguresToJson(*a.card) : nlohmann::json(nullptr)},
+                     {"setup", SetupToJson(a.setup)},
                      {"all", ErrorFiguresToJson(a.all)},
                      {"gpus_checked", a.cards},
                      {"source", a.source}};

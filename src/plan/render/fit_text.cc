@@ -324,6 +324,15 @@ std::string AccuracyKindWords(const AccuracyNote& a) {
                       : Say("fit.accuracy_inference", "inference");
 }
 
+// A setup's precision class and framework family in the reader's language.
+std::string SetupPrecisionWords(const SetupErrors& s) {
+  return s.precision == "fp8" ? Say("fit.accuracy_fp8", "fp8") : Say("fit.accuracy_16bit", "16-bit");
+}
+std::string SetupFrameworkWords(const SetupErrors& s) {
+  return s.framework == "any" ? Say("fit.accuracy_any_framework", "any framework")
+                              : SayFormat("fit.accuracy_family", "{0}'s family", {s.framework});
+}
+
 }  // namespace
 
 void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& notes) {
@@ -339,6 +348,12 @@ void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& note
                SayFormat("fit.accuracy_search_card", "{0} {1} runs, median {2}%, worst {3}%",
                          {a.gpu, std::to_string(a.card->rows), pct(a.card->median_abs_error),
                           signed_pct(a.card->worst_error)});
+      if (a.setup) {
+        const SetupErrors& s = *a.setup;
+        cards += SayFormat("fit.accuracy_search_setup", " ({0} with {1}: {2} runs, from {3}% to {4}%, median {5}%)",
+                           {SetupPrecisionWords(s), SetupFrameworkWords(s), std::to_string(s.errors.rows),
+                            signed_pct(s.lowest_error), signed_pct(s.highest_error), signed_pct(s.median_error)});
+      }
     } else {
       unchecked += (unchecked.empty() ? "" : Say("sep.list", ", ")) + a.gpu;
     }
@@ -605,6 +620,33 @@ void PrintAccuracy(std::ostream& os, const AccuracyNote& a) {
   const std::string kind = AccuracyKindWords(a);
   const auto pct = [](double x) { return fmt::format("{:.1f}", 100 * x); };
   const auto signed_pct = [](double x) { return fmt::format("{:+.1f}", 100 * x); };
+  if (a.setup) {
+    // Which way the model leans on runs like this one, where every such run fell on one side.
+    const SetupErrors& s = *a.setup;
+    const std::vector<std::string> args = {SetupPrecisionWords(s), SetupFrameworkWords(s), a.gpu,
+                                           std::to_string(s.errors.rows), kind, pct(std::abs(s.highest_error)),
+                                           pct(std::abs(s.lowest_error)), pct(std::abs(s.median_error))};
+    if (s.highest_error < 0) {
+      os << SayFormat("fit.accuracy_setup_below",
+                      "time accuracy for {0} with {1} on {2}: on {3} published {4} runs the modelled throughput was "
+                      "below every run's, by {5}% to {6}% (median {7}%): runs like this one ran faster than modelled",
+                      args)
+         << "\n";
+    } else if (s.lowest_error > 0) {
+      os << SayFormat("fit.accuracy_setup_above",
+                      "time accuracy for {0} with {1} on {2}: on {3} published {4} runs the modelled throughput was "
+                      "above every run's, by {6}% to {5}% (median {7}%): runs like this one ran slower than modelled",
+                      args)
+         << "\n";
+    } else {
+      os << SayFormat("fit.accuracy_setup_mixed",
+                      "time accuracy for {0} with {1} on {2}: on {3} published {4} runs the modelled throughput was "
+                      "off by {5}% (median), from {6}% to {7}% (+: faster than the run)",
+                      {SetupPrecisionWords(s), SetupFrameworkWords(s), a.gpu, std::to_string(s.errors.rows), kind,
+                       pct(s.errors.median_abs_error), signed_pct(s.lowest_error), signed_pct(s.highest_error)})
+         << "\n";
+    }
+  }
   if (a.card) {
     os << SayFormat("fit.accuracy_card",
                     "time accuracy: on {0} published {1} runs on {2} the modelled throughput was off by {3}% (median), "
