@@ -554,12 +554,14 @@ TEST(Validation, TimeAgainstPublishedMeasurements) {
   // Blackwell) then at 5.1% and 19.2% (the worst row's attention at 8k runs 4% below the flat
   // rate); Megatron-Bridge's fused cross-entropy (its profile, loss te_fused) at 5.1% and 16.6%;
   // the two Megatron-Bridge 26.04.01 H100 rows (the same layouts at larger batches, newer
-  // software, -18.7% and -18.0%) at 5.5% and 18.7% (2026-12-07): new rows, not a model change.
+  // software, -18.7% and -18.0%) at 5.5% and 18.7% (2026-12-07): new rows, not a model change;
+  // fp8 forward GEMMs at the fast-accumulation rate (Transformer Engine's published GEMM profile,
+  // data/gemm/h100-sxm.yaml `fp8_fast_accum`) at 5.5% and 16.8% (2026-12-07).
   // The goals are not met, and what is guarded is the level reached, so a change that makes it
   // worse fails here, whatever the rows' own bounds allow.
   EXPECT_LT(median(train_errs), 0.10);
   EXPECT_LE(median(out_of_sample), 0.0552) << fmt::format("{:.4f}", median(out_of_sample));
-  EXPECT_LE(worst(out_of_sample), 0.1873) << fmt::format("{:.4f}", worst(out_of_sample));
+  EXPECT_LE(worst(out_of_sample), 0.1685) << fmt::format("{:.4f}", worst(out_of_sample));
   EXPECT_LE(median(infer_errs), 0.12);
 }
 

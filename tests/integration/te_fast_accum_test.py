@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""scripts/gemm/te_fast_accum.py against a hand-worked table, and the repository's table held to it.
+
+1. A table whose bf16 rows are 500 TFLOP/s and fp8 rows 800 at every corner of a 2 x 2 x 2 grid
+   (1024 and 32768 on each axis: every shape of the guide's model inside it, so every rate read
+   is 500 or 800) has an fp8 / bf16 time ratio of 1.6. Transformer Engine's guide: bf16 10.632 +
+   10.747 + 10.530 = 31.909 ms, fp8 with fast accumulation 5.577 + 5.661 + 5.547 = 16.785 ms, a
+   ratio of 1.901043; the scale is 1.901043 / 1.6 = 1.188152 and every fast-accumulation row
+   800 x 1.188152 = 950.5. With peak_tflops_fp8 900 the rows are capped at 900.0.
+2. Writing twice leaves the file as the first write did; --check passes on it and fails (exit 1)
+   once a fast-accumulation row is changed by hand.
+3. The repository's data/gemm/h100-sxm.yaml is what the script writes (--check).
+Usage: te_fast_accum_test.py SCRIPT REPO_TABLE
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+GRID = (1024, 32768)
+
+
+def table(peak=None):
+    lines = ['gpu: "Synthetic"', "sm_count: 132", 'measured: "2026-12-07"']
+    if peak is not None:
+        lines += ["architecture: hopper", "peak_tflops_bf16: 989.4", f"peak_tflops_fp8: {peak}"]
+    for name, rate in (("bf16", 500.0), ("fp8", 800.0)):
+        lines.append(f"{name}:")
+        lines += [f"  - [{m}, {n}, {k}, {rate}]" for m in GRID for n in GRID for k in GRID]
+    return "\n".join(lines) + "\n"
+
+
+def run(script, *args):
+    return subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+
+
+def fast_rows(path):
+    rows, inside = [], False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("fp8_fast_accum:"):
+            inside = True
+        elif inside and line.startswith("  - ["):
+            rows.append(float(line.strip()[3:-1].split(",")[3]))
+        elif inside:
+            inside = False
+    return rows
+
+
+def main():
+    script, repo_table = sys.argv[1], sys.argv[2]
+    failures = 0
+
+    def expect(ok, what):
+        nonlocal failures
+        if not ok:
+            failures += 1
+            print("FAIL", what)
+
+    scale = (31.909 / 16.785) / 1.6
+    expect(abs(scale - 1.188152) < 5e-7, f"hand-worked scale {scale}")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.yaml")
+        open(path, "w").write(table())
+        r = run(script, path)
+        expect(r.returncode == 0 and "scale 1.1882" in r.stdout, f"write: {r.returncode} {r.stdout} {r.stderr}")
+        rows = fast_rows(path)
+        expect(len(rows) == 8 and all(v == 950.5 for v in rows), f"rows 950.5: {rows}")
+        first = open(path).read()
+        expect(first.startswith(table().split("fp8:")[0]), "the bf16 rows and header are kept")
+        run(script, path)
+        expect(open(path).read() == first, "a second write changes nothing")
+        expect(run(script, "--check", path).returncode == 0, "--check on a current file")
+        open(path, "w").write(first.replace("950.5]", "951.0]", 1))
+        expect(run(script, "--check", path).returncode == 1, "--check on a row changed by hand")
+        open(path, "w").write(table(peak=900))
+        run(script, path)
+        rows = fast_rows(path)
+        expect(len(rows) == 8 and all(v == 900.0 for v in rows), f"capped at the fp8 peak: {rows}")
+    r = run(script, "--check", repo_table)
+    expect(r.returncode == 0, f"{repo_table}: {r.stdout} {r.stderr}")
+    print("te_fast_accum: ok" if failures == 0 else f"te_fast_accum: {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
