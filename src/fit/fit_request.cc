@@ -429,11 +429,15 @@ std::optional<UnstatedSettings> ChooseUnstatedSettings(const GivenSettings& give
   return u;
 }
 
+namespace {
+
 // What the published-run figures are picked by (src/fit/accuracy.h): fp8 GEMMs in training, fp8
 // weights in serving, and the framework profile's family.
 AccuracySetup SetupOf(const Workload& w, const FrameworkProfile& f) {
   return {w.fp8 || (!IsTraining(w.task) && w.weight_dtype == WeightDtype::kFp8), f.family};
 }
+
+}  // namespace
 
 FitSingle FitOnCard(const FitRequest& r, const FitInputs& in, const Gpu& gpu, const GpuCatalog& catalog) {
   FitSingle s;
