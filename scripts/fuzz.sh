@@ -11,7 +11,7 @@ shift || true
 targets=("$@")
 # Every target of tests/fuzz/CMakeLists.txt, lowest layer first (docs/fuzzing.md lists them).
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_time_text fuzz_nvidia_smi_xml fuzz_nvidia_smi_text fuzz_recording
-  fuzz_safetensors fuzz_gpu_catalog fuzz_config_json fuzz_frameworks fuzz_gemm_table fuzz_attention_table fuzz_offers fuzz_usage_csv
+  fuzz_safetensors fuzz_gpu_catalog fuzz_config_json fuzz_frameworks fuzz_gemm_table fuzz_attention_table fuzz_accuracy fuzz_offers fuzz_usage_csv
   fuzz_worker_line fuzz_thresholds fuzz_expect fuzz_alerts fuzz_trace fuzz_check_report fuzz_workload fuzz_serve_api)
 dir=${FUZZ_BUILD_DIR:-build-fuzz}
 # The sanitizer build (scripts/test.sh builds the library's tests in it too). No benchmarks, no
