@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "catalog/gpu_catalog.h"
 #include "catalog/model.h"
@@ -382,13 +383,17 @@ bool IsFitRow(const std::string& id) {
   return std::find(FitRows().begin(), FitRows().end(), id) != FitRows().end();
 }
 
+// The median of v (0 for none).
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
 // The median of |e| over errors e (0 for none).
 double MedianAbs(std::vector<double> v) {
   for (double& x : v) {
     x = std::fabs(x);
   }
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  return Median(std::move(v));
 }
 // The error of largest magnitude, with its sign (0 for none).
 double WorstSigned(const std::vector<double>& v) {
@@ -442,18 +447,15 @@ std::string AccuracyYaml(const std::vector<Row>& rows) {
         if (static_cast<int64_t>(e.size()) < kSetupMinRows) {
           continue;
         }
-        std::vector<double> sorted = e;
-        std::sort(sorted.begin(), sorted.end());
-        const std::size_t n = sorted.size();
-        const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-        const double lowest = sorted.front();
-        const double highest = sorted.back();
+        const auto [low, high] = std::minmax_element(e.begin(), e.end());
+        const double lowest = *low;
+        const double highest = *high;
         const double worst = std::fabs(lowest) >= std::fabs(highest) ? lowest : highest;
         setups += fmt::format(
             "        - precision: {}\n          framework: {}\n          rows: {}\n          median_abs_error: {:.4f}\n"
             "          median_error: {:.4f}\n          lowest_error: {:.4f}\n          highest_error: {:.4f}\n"
             "          worst_error: {:.4f}\n",
-            key.first, key.second, n, MedianAbs(e), median, lowest, highest, worst);
+            key.first, key.second, e.size(), MedianAbs(e), Median(e), lowest, highest, worst);
       }
       if (!setups.empty()) {
         out += "      by_setup:\n" + setups;

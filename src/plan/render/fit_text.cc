@@ -623,9 +623,17 @@ void PrintAccuracy(std::ostream& os, const AccuracyNote& a) {
   if (a.setup) {
     // Which way the model leans on runs like this one, where every such run fell on one side.
     const SetupErrors& s = *a.setup;
-    const std::vector<std::string> args = {SetupPrecisionWords(s), SetupFrameworkWords(s), a.gpu,
-                                           std::to_string(s.errors.rows), kind, pct(std::abs(s.highest_error)),
-                                           pct(std::abs(s.lowest_error)), pct(std::abs(s.median_error))};
+    // {0}-{4} the setup, card, runs and kind; {5}-{7} the figures, as magnitudes where all runs
+    // fall on one side, else the median |error| and the signed range.
+    std::vector<std::string> args = {SetupPrecisionWords(s), SetupFrameworkWords(s), a.gpu,
+                                     std::to_string(s.errors.rows), kind};
+    if (s.highest_error < 0 || s.lowest_error > 0) {
+      args.insert(args.end(), {pct(std::abs(s.highest_error)), pct(std::abs(s.lowest_error)),
+                               pct(std::abs(s.median_error))});
+    } else {
+      args.insert(args.end(),
+                  {pct(s.errors.median_abs_error), signed_pct(s.lowest_error), signed_pct(s.highest_error)});
+    }
     if (s.highest_error < 0) {
       os << SayFormat("fit.accuracy_setup_below",
                       "time accuracy for {0} with {1} on {2}: on {3} published {4} runs the modelled throughput was "
@@ -642,8 +650,7 @@ void PrintAccuracy(std::ostream& os, const AccuracyNote& a) {
       os << SayFormat("fit.accuracy_setup_mixed",
                       "time accuracy for {0} with {1} on {2}: on {3} published {4} runs the modelled throughput was "
                       "off by {5}% (median), from {6}% to {7}% (+: faster than the run)",
-                      {SetupPrecisionWords(s), SetupFrameworkWords(s), a.gpu, std::to_string(s.errors.rows), kind,
-                       pct(s.errors.median_abs_error), signed_pct(s.lowest_error), signed_pct(s.highest_error)})
+                      args)
          << "\n";
     }
   }
