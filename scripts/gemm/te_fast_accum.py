@@ -58,17 +58,25 @@ SECTION = re.compile(r"^([a-z0-9_]+):")
 def read_table(path):
     """The file's lines and its rows per section ({'bf16': {(m, n, k): rate}, ...}), and its
     peak_tflops_fp8 (None if it has none)."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit(f"{path}: cannot be read as a text table: {e}")
     rows, section, peak = {}, None, None
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         m = SECTION.match(line)
         if m:
             section = m.group(1)
             if section == "peak_tflops_fp8":
-                peak = float(line.split(":", 1)[1].split("#")[0])
+                try:
+                    peak = float(line.split(":", 1)[1].split("#")[0])
+                except ValueError:
+                    sys.exit(f"{path}:{number}: peak_tflops_fp8 is not a number: {line.strip()}")
             continue
         r = ROW.match(line)
+        if line.lstrip().startswith("-") and not r:
+            sys.exit(f"{path}:{number}: not a row [m, n, k, TFLOP/s]: {line.strip()}")
         if r and section:
             m_, n_, k_, rate = (float(x) for x in r.groups())
             rows.setdefault(section, {})[(m_, n_, k_)] = rate

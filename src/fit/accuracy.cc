@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
+#include <utility>
 
 #include "core/error.h"
 #include "core/names.h"
@@ -10,6 +12,9 @@
 
 namespace gpuplan {
 namespace {
+
+// The most setups a card may list (src/fit/accuracy.h SetupErrors).
+constexpr std::size_t kMaxSetups = 256;
 
 // Bounds: a few hundred published runs at most; an error of -100% (nothing measured) to +10,000%.
 ErrorFigures Figures(const YamlMap& m) {
@@ -35,6 +40,11 @@ std::vector<SetupErrors> Setups(const YamlMap& card, const CardErrors& e) {
     card.Fail("by_setup", "expected a list of {precision, framework, rows, median_abs_error, median_error, "
                           "lowest_error, highest_error, worst_error}");
   }
+  // Two precision classes times the framework families and `any`: a few dozen at most.
+  if (list.size() > kMaxSetups) {
+    card.Fail("by_setup", std::to_string(list.size()) + " entries; at most " + std::to_string(kMaxSetups));
+  }
+  std::set<std::pair<std::string, std::string>> seen;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string path = card.path() + "by_setup[" + std::to_string(i) + "].";
     if (!list[i].IsMap()) {
@@ -66,10 +76,8 @@ std::vector<SetupErrors> Setups(const YamlMap& card, const CardErrors& e) {
     if (std::abs(worst - s.errors.worst_error) > 1e-9) {
       m.Fail("worst_error", "not the larger in magnitude of lowest_error and highest_error");
     }
-    for (const auto& seen : out) {
-      if (seen.precision == s.precision && NormalizeName(seen.framework) == NormalizeName(s.framework)) {
-        m.Fail("framework", "a second entry for " + s.precision + " with " + s.framework);
-      }
+    if (!seen.insert({s.precision, NormalizeName(s.framework)}).second) {
+      m.Fail("framework", "a second entry for " + s.precision + " with " + s.framework);
     }
     out.push_back(std::move(s));
   }

@@ -41,7 +41,7 @@ struct SetupErrors {
 struct CardErrors {
   std::string gpu;  // the catalog's card name
   ErrorFigures errors;
-  std::vector<SetupErrors> by_setup;  // setups of at least kSetupMinRows runs (optional in the file)
+  std::vector<SetupErrors> by_setup;  // setups of at least kSetupMinRows runs, at most 256 (optional in the file)
 };
 
 // A setup's figures are quoted only over this many runs or more (fewer are no distribution).

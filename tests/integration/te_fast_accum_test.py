@@ -8,7 +8,8 @@
    ratio of 1.901043; the scale is 1.901043 / 1.6 = 1.188152 and every fast-accumulation row
    800 x 1.188152 = 950.5. With peak_tflops_fp8 900 the rows are capped at 900.0.
 2. Writing twice leaves the file as the first write did; --check passes on it and fails (exit 1)
-   once a fast-accumulation row is changed by hand.
+   once a fast-accumulation row is changed by hand; a row that is not four numbers (line 5 of the
+   synthetic file) and a missing file exit 1 with a message, the file untouched.
 3. The repository's data/gemm/h100-sxm.yaml is what the script writes (--check).
 Usage: te_fast_accum_test.py SCRIPT REPO_TABLE
 """
@@ -72,6 +73,14 @@ def main():
         expect(run(script, "--check", path).returncode == 0, "--check on a current file")
         open(path, "w").write(first.replace("950.5]", "951.0]", 1))
         expect(run(script, "--check", path).returncode == 1, "--check on a row changed by hand")
+        # A row that is not four numbers: refused with its file and line, the file left as it was.
+        bad = table().replace("  - [1024, 1024, 1024, 500.0]", "  - [1024, 1024, 1024, fast]", 1)
+        open(path, "w").write(bad)
+        r = run(script, path)
+        expect(r.returncode == 1 and f"{path}:5: not a row" in r.stderr and open(path).read() == bad,
+               f"a bad row: {r.returncode} {r.stderr}")
+        r = run(script, os.path.join(d, "missing.yaml"))
+        expect(r.returncode == 1 and "cannot be read" in r.stderr, f"a missing file: {r.returncode} {r.stderr}")
         open(path, "w").write(table(peak=900))
         run(script, path)
         rows = fast_rows(path)

@@ -210,6 +210,16 @@ TEST(TimeAccuracy, BadSetupsNameFileLineAndField) {
                 LineOf(s, "framework: megatron"));  // a second fp8 / any
   ExpectRefused(Replace(s, "framework: megatron", "framwork: megatron"), third + "framwork",
                 LineOf(s, "framework: megatron"));
+  // More entries than a card can have (2 precision classes x the families and any): refused at
+  // the list, before 300 entries are read one by one.
+  std::string many;
+  for (int i = 0; i < 300; ++i) {
+    many += "        - precision: fp8\n          framework: f" + std::to_string(i) +
+            "\n          rows: 3\n          median_abs_error: 0.16\n          median_error: -0.16\n"
+            "          lowest_error: -0.18\n          highest_error: -0.08\n          worst_error: -0.18\n";
+  }
+  ExpectRefused(Replace(s, "      by_setup:\n", "      by_setup:\n" + many), "training.by_gpu[0].by_setup",
+                LineOf(s, "      by_setup:") + 1);  // the list's first line
   // Not a list: the card's by_setup cut to one word (the rest of the file as it was).
   const std::string not_list = s.substr(0, s.find("      by_setup:")) + "      by_setup: fp8\n" + s.substr(s.find("inference:"));
   ExpectRefused(not_list, "training.by_gpu[0].by_setup", LineOf(s, "      by_setup:"));
