@@ -25,7 +25,8 @@ accumulation rows are the table's fp8 rows times
 
     scale = (guide's bf16 time / guide's fp8 time) / (table's bf16 time / table's fp8 time)
 
-at every shape (capped at the table's fp8 peak). Dividing by bf16 on each side takes out what
+at every shape (the reader, src/fit/gemm_table.cc, derives them and caps each at the table's fp8
+peak, so the file carries the scale, not 3,375 more rows). Dividing by bf16 on each side takes out what
 the two measurements do not share (an H200 NVL at 600 W against the table's card, a newer cuBLAS
 than the table's): what the scale keeps is how much faster fp8 with fast accumulation ran than
 bf16, beside how much faster the table's fp8 ran. It also keeps whatever else differs between
@@ -33,7 +34,8 @@ Transformer Engine's cuBLASLt calls and torch 2.5.1's _scaled_mm; one scale for 
 12 shapes of one model.
 
 Usage: python3 scripts/gemm/te_fast_accum.py [--check] TABLE.yaml
-Writes (or with --check, compares) the table's `fp8_fast_accum:` section, after its `fp8:` rows.
+Writes (or with --check, compares) the table's `fp8_fast_accum_scale:` key, after its `fp8:` rows
+(an `fp8_fast_accum:` section of rows an earlier version wrote is replaced by it).
 Python 3 standard library only.
 """
 import argparse
@@ -56,23 +58,17 @@ SECTION = re.compile(r"^([a-z0-9_]+):")
 
 
 def read_table(path):
-    """The file's lines and its rows per section ({'bf16': {(m, n, k): rate}, ...}), and its
-    peak_tflops_fp8 (None if it has none)."""
+    """The file's lines and its rows per section ({'bf16': {(m, n, k): rate}, ...})."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
         sys.exit(f"{path}: cannot be read as a text table: {e}")
-    rows, section, peak = {}, None, None
+    rows, section = {}, None
     for number, line in enumerate(lines, 1):
         m = SECTION.match(line)
         if m:
             section = m.group(1)
-            if section == "peak_tflops_fp8":
-                try:
-                    peak = float(line.split(":", 1)[1].split("#")[0])
-                except ValueError:
-                    sys.exit(f"{path}:{number}: peak_tflops_fp8 is not a number: {line.strip()}")
             continue
         r = ROW.match(line)
         if line.lstrip().startswith("-") and not r:
@@ -83,7 +79,7 @@ def read_table(path):
     for need in ("bf16", "fp8"):
         if not rows.get(need):
             sys.exit(f"{path}: no `{need}:` rows")
-    return lines, rows, peak
+    return lines, rows
 
 
 def rate_at(rows, m, n, k):
@@ -124,62 +120,55 @@ def layer_seconds(rows):
     return total
 
 
-def fast_accum_lines(rows, peak):
+def fast_accum_lines(rows):
     guide_ratio = sum(b for _, b, _ in GUIDE) / sum(f for _, _, f in GUIDE)
     table_ratio = layer_seconds(rows["bf16"]) / layer_seconds(rows["fp8"])
     scale = guide_ratio / table_ratio
     out = [
-        "# fp8 with fast accumulation (the forward GEMM's mode): the fp8 rows above times "
-        f"{scale:.4f}, from Transformer Engine's",
-        f"# published GEMM profile ({GUIDE_SOURCE}): there fp8 with fast",
-        f"# accumulation ran {guide_ratio:.4f} x as fast as bf16 over one layer's 12 GEMMs of a 5B model, "
-        f"here the fp8 rows {table_ratio:.4f} x at the same",
-        "# shapes (scripts/gemm/te_fast_accum.py; docs/time-model.md §3.1). One scale for every shape.",
-        f"fp8_fast_accum:  # {len(rows['fp8'])} shapes, scale {scale:.4f}",
+        "# fp8 with fast accumulation (the forward GEMM's mode): the fp8 rows above times this scale (each capped at",
+        f"# peak_tflops_fp8), from Transformer Engine's published GEMM profile ({GUIDE_SOURCE}):",
+        f"# there fp8 with fast accumulation ran {guide_ratio:.4f} x as fast as bf16 over one layer's 12 GEMMs of a 5B model,",
+        f"# here the fp8 rows {table_ratio:.4f} x at the same shapes (scripts/gemm/te_fast_accum.py; docs/time-model.md §3.1).",
+        f"fp8_fast_accum_scale: {scale:.4f}  # one scale for every one of the {len(rows['fp8'])} fp8 shapes",
     ]
-    for (m, n, k), r in rows["fp8"].items():
-        v = r * scale
-        if peak is not None:
-            v = min(v, peak)
-        out.append(f"  - [{m:g}, {n:g}, {k:g}, {v:.1f}]")
     return out, scale
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("table")
-    ap.add_argument("--check", action="store_true", help="exit 1 if the file's fp8_fast_accum section differs")
+    ap.add_argument("--check", action="store_true", help="exit 1 if the file's fp8_fast_accum_scale differs")
     args = ap.parse_args()
-    lines, rows, peak = read_table(args.table)
+    lines, rows = read_table(args.table)
     # The file without its fast-accumulation section (and the comment lines that open it).
     keep = []
     skipping = False
     for line in lines:
         m = SECTION.match(line)
         if m:
-            skipping = m.group(1) == "fp8_fast_accum"
+            skipping = m.group(1) in ("fp8_fast_accum", "fp8_fast_accum_scale")
             if skipping:
                 continue
         if not skipping:
             keep.append(line)
-    # Drop the comment block this script wrote before the section (it starts with its first line).
+    # Drop the comment block this script wrote before the key (it starts with its first line).
     for i in range(len(keep) - 1, -1, -1):
         if keep[i].startswith("# fp8 with fast accumulation (the forward GEMM's mode)"):
             del keep[i:i + 4]
             break
-    section, scale = fast_accum_lines(rows, peak)
+    section, scale = fast_accum_lines(rows)
     # After the fp8 rows: the section ends where the next top-level key starts, or at the end.
     start = next(i for i, line in enumerate(keep) if line.startswith("fp8:"))
     end = next((i for i in range(start + 1, len(keep)) if SECTION.match(keep[i])), len(keep))
     new = keep[:end] + section + keep[end:]
     if args.check:
         if new != lines:
-            print(f"{args.table}: its fp8_fast_accum section is not what te_fast_accum.py writes (scale {scale:.4f})")
+            print(f"{args.table}: its fp8_fast_accum_scale is not what te_fast_accum.py writes ({scale:.4f})")
             return 1
-        print(f"{args.table}: fp8_fast_accum current (scale {scale:.4f})")
+        print(f"{args.table}: fp8_fast_accum_scale current ({scale:.4f})")
         return 0
     write_lines(args.table, new)
-    print(f"{args.table}: fp8_fast_accum written, scale {scale:.4f}")
+    print(f"{args.table}: fp8_fast_accum_scale written, {scale:.4f}")
     return 0
 
 

@@ -112,7 +112,7 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
   // scripts/device/gemm_table.py writes these keys; a precision the time model has no use for
   // (fp16, tf32) would be an unknown key rather than a silently unread section.
   top.Only({"gpu", "sm_count", "cublaslt_version", "measured", "source", "architecture", "peak_tflops_bf16",
-            "peak_tflops_fp8", "bf16", "fp8", "fp8_fast_accum"});
+            "peak_tflops_fp8", "bf16", "fp8", "fp8_fast_accum", "fp8_fast_accum_scale"});
   top.Number("sm_count", false, 1, 100000);
   top.Number("cublaslt_version", false, 1, 1e9);
   GemmTable t;
@@ -136,6 +136,26 @@ GemmTable GemmTable::Parse(const std::string& text, const std::string& file) {
   if (!t.fp8_fast.empty() && t.fp8.empty()) {
     // The gradient GEMMs run the exact mode: a table of the fast mode alone would leave them none.
     top.Fail("fp8_fast_accum", "fast-accumulation rows without fp8 rows");
+  }
+  // A published sweep that timed only the exact mode carries the fast mode as one scale of its fp8
+  // rows (scripts/gemm/te_fast_accum.py; docs/time-model.md §3.1): the rows are derived here, each
+  // capped at the fp8 peak, rather than stored. Fast accumulation skips work, so it is never slower
+  // (>= 1); at most 2 (the guide's ratio is 1.12).
+  if (const auto scale = top.Number("fp8_fast_accum_scale", false, 1, 2)) {
+    if (root["fp8_fast_accum"]) {
+      top.Fail("fp8_fast_accum_scale", "both fp8_fast_accum rows and a scale of the fp8 rows: give one");
+    }
+    if (t.fp8.empty()) {
+      top.Fail("fp8_fast_accum_scale", "a scale of the fp8 rows, but the table has no fp8 rows");
+    }
+    t.fp8_fast_scale = *scale;
+    t.fp8_fast = t.fp8;
+    for (auto& r : t.fp8_fast) {
+      r[3] *= *scale;
+      if (t.peak_tflops_fp8 > 0) {
+        r[3] = std::min(r[3], t.peak_tflops_fp8);
+      }
+    }
   }
   // Index() holds each datatype's grid densely (m sizes x n sizes x k sizes): bounded, so that a
   // few thousand scattered rows cannot ask for gigabytes.

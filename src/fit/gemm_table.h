@@ -34,7 +34,10 @@ struct GemmTable {
   // `fp8_fast_accum`): fp8 with cuBLASLt's fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM), the
   // mode Transformer Engine and torchao run the forward fp8 GEMM in and inference engines' fp8
   // kernels use; `fp8` is the default, more exact mode of the two gradient GEMMs (docs/time-model.md §3.1).
+  // A table may give the fast mode as `fp8_fast_accum_scale:` instead of rows (a published sweep
+  // that timed only the exact mode): fp8_fast is then the fp8 rows times it, capped at the fp8 peak.
   std::vector<std::array<double, 4>> bf16, fp8, fp8_fast;
+  double fp8_fast_scale = 0;  // the file's fp8_fast_accum_scale; 0: none (rows as measured, or no fast mode)
 
   // Throws InputError naming the file, line and field.
   static GemmTable Parse(const std::string& text, const std::string& file);
@@ -120,7 +123,7 @@ struct GemmTables {
 GemmTables LoadGemmTables(const std::string& data_dir);
 // The same, read once per process for a data folder and shared: read again only when a file of
 // data/gemm or data/attention was added, removed or changed (name, size, time). Every fit, plan job and API request
-// prepares a fit; the H100 table alone (bf16, fp8 and fp8 fast-accumulation rows) takes about 0.3 s to parse.
+// prepares a fit; the H100 table alone (bf16 and fp8 rows, 6,750 of them) takes about 0.2 s to parse.
 std::shared_ptr<const GemmTables> SharedGemmTables(const std::string& data_dir);
 
 }  // namespace gpuplan

@@ -5,10 +5,12 @@
    (1024 and 32768 on each axis: every shape of the guide's model inside it, so every rate read
    is 500 or 800) has an fp8 / bf16 time ratio of 1.6. Transformer Engine's guide: bf16 10.632 +
    10.747 + 10.530 = 31.909 ms, fp8 with fast accumulation 5.577 + 5.661 + 5.547 = 16.785 ms, a
-   ratio of 1.901043; the scale is 1.901043 / 1.6 = 1.188152 and every fast-accumulation row
-   800 x 1.188152 = 950.5. With peak_tflops_fp8 900 the rows are capped at 900.0.
+   ratio of 1.901043; the scale is 1.901043 / 1.6 = 1.188152, written `fp8_fast_accum_scale: 1.1882`
+   after the fp8 rows (the reader derives the rows from it and caps them at the fp8 peak:
+   tests/unit/op_model_test.cc GemmTable.FastAccumulationScaleOfTheFp8Rows). A file with rows of the
+   earlier format (`fp8_fast_accum:` rows) gets the key in their place.
 2. Writing twice leaves the file as the first write did; --check passes on it and fails (exit 1)
-   once a fast-accumulation row is changed by hand; a row that is not four numbers (line 5 of the
+   once the scale is changed by hand; a row that is not four numbers (line 5 of the
    synthetic file) and a missing file exit 1 with a message, the file untouched.
 3. The repository's data/gemm/h100-sxm.yaml is what the script writes (--check).
 Usage: te_fast_accum_test.py SCRIPT REPO_TABLE
@@ -21,13 +23,14 @@ import tempfile
 GRID = (1024, 32768)
 
 
-def table(peak=None):
+def table(old_rows=False):
     lines = ['gpu: "Synthetic"', "sm_count: 132", 'measured: "2026-12-07"']
-    if peak is not None:
-        lines += ["architecture: hopper", "peak_tflops_bf16: 989.4", f"peak_tflops_fp8: {peak}"]
     for name, rate in (("bf16", 500.0), ("fp8", 800.0)):
         lines.append(f"{name}:")
         lines += [f"  - [{m}, {n}, {k}, {rate}]" for m in GRID for n in GRID for k in GRID]
+    if old_rows:
+        lines.append("fp8_fast_accum:  # 8 shapes, scale 1.1882")
+        lines += [f"  - [{m}, {n}, {k}, 950.5]" for m in GRID for n in GRID for k in GRID]
     return "\n".join(lines) + "\n"
 
 
@@ -35,16 +38,8 @@ def run(script, *args):
     return subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
 
 
-def fast_rows(path):
-    rows, inside = [], False
-    for line in open(path, encoding="utf-8"):
-        if line.startswith("fp8_fast_accum:"):
-            inside = True
-        elif inside and line.startswith("  - ["):
-            rows.append(float(line.strip()[3:-1].split(",")[3]))
-        elif inside:
-            inside = False
-    return rows
+def scale_lines(path):
+    return [line for line in open(path, encoding="utf-8") if line.startswith("fp8_fast_accum")]
 
 
 def main():
@@ -63,16 +58,17 @@ def main():
         path = os.path.join(d, "t.yaml")
         open(path, "w").write(table())
         r = run(script, path)
-        expect(r.returncode == 0 and "scale 1.1882" in r.stdout, f"write: {r.returncode} {r.stdout} {r.stderr}")
-        rows = fast_rows(path)
-        expect(len(rows) == 8 and all(v == 950.5 for v in rows), f"rows 950.5: {rows}")
+        expect(r.returncode == 0 and "scale written, 1.1882" in r.stdout, f"write: {r.returncode} {r.stdout} {r.stderr}")
+        keys = scale_lines(path)
+        expect(len(keys) == 1 and keys[0].startswith("fp8_fast_accum_scale: 1.1882  #"), f"the scale key: {keys}")
         first = open(path).read()
         expect(first.startswith(table().split("fp8:")[0]), "the bf16 rows and header are kept")
         run(script, path)
         expect(open(path).read() == first, "a second write changes nothing")
         expect(run(script, "--check", path).returncode == 0, "--check on a current file")
-        open(path, "w").write(first.replace("950.5]", "951.0]", 1))
-        expect(run(script, "--check", path).returncode == 1, "--check on a row changed by hand")
+        expect(first.endswith(keys[0]), "the key after the fp8 rows, at the end")
+        open(path, "w").write(first.replace("scale: 1.1882", "scale: 1.1883", 1))
+        expect(run(script, "--check", path).returncode == 1, "--check on a scale changed by hand")
         # A row that is not four numbers: refused with its file and line, the file left as it was.
         bad = table().replace("  - [1024, 1024, 1024, 500.0]", "  - [1024, 1024, 1024, fast]", 1)
         open(path, "w").write(bad)
@@ -81,10 +77,11 @@ def main():
                f"a bad row: {r.returncode} {r.stderr}")
         r = run(script, os.path.join(d, "missing.yaml"))
         expect(r.returncode == 1 and "cannot be read" in r.stderr, f"a missing file: {r.returncode} {r.stderr}")
-        open(path, "w").write(table(peak=900))
+        # The earlier format, rows of the fast mode: --check fails on it, a write replaces them by the key.
+        open(path, "w").write(table(old_rows=True))
+        expect(run(script, "--check", path).returncode == 1, "--check on the rows of the earlier format")
         run(script, path)
-        rows = fast_rows(path)
-        expect(len(rows) == 8 and all(v == 900.0 for v in rows), f"capped at the fp8 peak: {rows}")
+        expect(open(path).read() == first, f"the earlier format rewritten: {scale_lines(path)}")
     r = run(script, "--check", repo_table)
     expect(r.returncode == 0, f"{repo_table}: {r.stdout} {r.stderr}")
     print("te_fast_accum: ok" if failures == 0 else f"te_fast_accum: {failures} failed")

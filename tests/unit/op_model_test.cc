@@ -496,6 +496,48 @@ TEST(GemmTable, ForwardFp8ReadsTheFastAccumulationRows) {
   }
 }
 
+// A published sweep of the exact mode alone gives the fast mode as one scale of its fp8 rows
+// (`fp8_fast_accum_scale`, scripts/gemm/te_fast_accum.py): the reader derives the rows, each
+// capped at the fp8 peak. By hand: 800 x 1.1882 = 950.56 TFLOP/s; with peak_tflops_fp8 900, 900.
+TEST(GemmTable, FastAccumulationScaleOfTheFp8Rows) {
+  const std::string rows = "fp8:\n  - [4096, 4096, 4096, 800]\n  - [8192, 4096, 4096, 800]\n";
+  const GemmTable t = GemmTable::Parse("gpu: x\n" + rows + "fp8_fast_accum_scale: 1.1882\n", "s.yaml");
+  EXPECT_DOUBLE_EQ(t.fp8_fast_scale, 1.1882);
+  EXPECT_NEAR(*t.Tflops(GemmTable::kFp8FastAccum, 4096, 4096, 4096), 950.56, 1e-9);
+  EXPECT_NEAR(*t.Tflops(GemmTable::kFp8FastAccum, 6000, 4096, 4096), 950.56, 1e-9);
+  EXPECT_DOUBLE_EQ(*t.Tflops(GemmTable::kFp8, 4096, 4096, 4096), 800.0);  // the gradient GEMMs' rows kept
+  const GemmTable capped =
+      GemmTable::Parse("gpu: x\npeak_tflops_fp8: 900\n" + rows + "fp8_fast_accum_scale: 1.1882\n", "s.yaml");
+  EXPECT_DOUBLE_EQ(*capped.Tflops(GemmTable::kFp8FastAccum, 8192, 4096, 4096), 900.0);
+  // The repository's H100 table: fp8 at 8192^3 is 1,140.8 TFLOP/s (mamf-finder), the fast mode
+  // 1,140.8 x 1.1212 = 1,279.07 (the rows the script wrote before the key, rounded: 1,279.1).
+  const GemmTable h100 = GemmTable::Load(test::DataDir() + "/gemm/h100-sxm.yaml");
+  EXPECT_DOUBLE_EQ(h100.fp8_fast_scale, 1.1212);
+  EXPECT_NEAR(*h100.Tflops(GemmTable::kFp8FastAccum, 8192, 8192, 8192), 1279.07, 0.01);
+  EXPECT_EQ(h100.fp8_fast.size(), h100.fp8.size());
+
+  // Refused, each at the key: rows and a scale both; a scale without fp8 rows; below 1 (fast
+  // accumulation skips work: never slower) or above 2.
+  const std::pair<std::string, std::string> bad[] = {
+      {"gpu: x\n" + rows + "fp8_fast_accum:\n  - [4096, 4096, 4096, 900]\nfp8_fast_accum_scale: 1.1\n", "give one"},
+      {"gpu: x\nbf16:\n  - [1, 1, 1, 1]\nfp8_fast_accum_scale: 1.1\n", "no fp8 rows"},
+      {"gpu: x\n" + rows + "fp8_fast_accum_scale: 0.9\n", "between 1 and 2"},
+      {"gpu: x\n" + rows + "fp8_fast_accum_scale: 2.5\n", "between 1 and 2"},
+      {"gpu: x\n" + rows + "fp8_fast_accum_scale: fast\n", "expected a number"},
+  };
+  for (const auto& [text, message] : bad) {
+    try {
+      GemmTable::Parse(text, "s.yaml");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "fp8_fast_accum_scale") << text;
+      EXPECT_EQ(e.file(), "s.yaml");
+      EXPECT_GT(e.line(), 0) << text;
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(GemmTable, RememberedRatesAreTheLookupsOwn) {
   // The per-thread memo (1,024 slots) is a speed-up only: a few thousand shapes, many sharing a
   // slot, each asked twice of one table, once of an identical one loaded afresh (another id:
