@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # $gpuplan is read by the scripts that source this file
 # Sourced by the device scripts (h200-check.sh, h200-measure.sh) from the repository root.
 
 # Sets $gpuplan to device-bundle/gpuplan (scripts/device/bundle.sh made it on the build machine) when

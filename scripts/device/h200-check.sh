@@ -19,7 +19,7 @@
 # the bundle when nvcc fails). Usage on the device machine, from the repository root:
 #   OUT=/some/dir bash scripts/device/h200-check.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-./device-out}
 mkdir -p "$out"
 exec > >(tee -a "$out/h200-check.log") 2>&1

@@ -18,7 +18,7 @@
 # gpuplan comes from device-bundle/ (scripts/device/bundle.sh here; name it in the run's `carry`).
 # Usage on the device machine, from the repository root:  OUT=/some/dir bash scripts/device/h200-measure.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-./device-out}
 mkdir -p "$out"
 exec > >(tee -a "$out/h200-measure.log") 2>&1
