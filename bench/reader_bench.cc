@@ -3,6 +3,9 @@
 // (tests/fixtures/nvidia-smi/a100-sxm4-mig.xml, 18 kB per GPU; h100-590-q.txt, 14 kB per GPU),
 // and an XML capture with a 50 MB comment before its GPU. Target: 10,000 GPUs in under 10 s
 // each; 10x the GPUs should take about 10x the time. Figures: docs/nvidia-smi-capture.md.
+// And the shared JSON reader (ParseJsonText: the depth and unique-name pass, then nlohmann's
+// parse) against nlohmann's parse alone, on 200,000 objects of 8 names (docs/architecture.md
+// "Input limits"; figures in docs/performance.md).
 // Run: build/gpuplan_reader_bench
 #include <benchmark/benchmark.h>
 
@@ -11,6 +14,9 @@
 #include <stdexcept>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "read/json_fields.h"
 #include "telemetry/nvidia_smi.h"
 
 namespace {
@@ -94,9 +100,31 @@ void BM_NvidiaSmiXmlLongComment(benchmark::State& state) {
   state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
 }
 
+// [{"gpu": 0, "t": 1, "util": 0.5, ...}, ...]: 200,000 objects of 8 names, about 20 MB.
+std::string ManyObjects() {
+  std::string text = "[";
+  for (int i = 0; i < 200000; ++i) {
+    text += (i ? ",\n" : "\n") + std::string(R"({"gpu": )") + std::to_string(i % 8) + R"(, "t": )" +
+            std::to_string(i) +
+            R"(, "util": 0.5, "mem_used": 1234567890, "power_w": 350.5, "temp_c": 61, "sm_clock": 1980, "name": "NVIDIA H100 80GB HBM3"})";
+  }
+  return text + "\n]\n";
+}
+
+// Arg 0: nlohmann::json::parse alone; 1: ParseJsonText (the precheck pass, then the same parse).
+void BM_JsonManyObjects(benchmark::State& state) {
+  const std::string text = ManyObjects();
+  for (auto _ : state) {
+    const nlohmann::json j = state.range(0) ? ParseJsonText(text, "many.json") : nlohmann::json::parse(text);
+    benchmark::DoNotOptimize(j);
+  }
+  state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
+}
+
 BENCHMARK(BM_NvidiaSmiXml)->Arg(1000)->Arg(10000)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_NvidiaSmiText)->Arg(1000)->Arg(10000)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_NvidiaSmiXmlLongComment)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_JsonManyObjects)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 

@@ -107,6 +107,9 @@ IperfRun RunIperf(const std::vector<std::string>& argv, const NetEndpoint& peer,
 }  // namespace
 
 IperfRun ParseIperfJson(const std::string& text, const NetEndpoint& peer, int streams, bool interrupted) {
+  // Not through ParseJsonText, which refuses a name given twice: iperf3 -J itself writes
+  // sock_bufsize, sndbuf_actual and rcvbuf_actual twice in its "start" object (tests/fixtures/net),
+  // none of which is read here.
   const json j = json::parse(text, nullptr, false);
   if (!j.is_object()) {
     Fail(peer, "its output is not a JSON object (was it run with -J?)");

@@ -41,7 +41,7 @@ std::optional<WorkerLine> ParseWorkerLine(const std::string& line, std::string* 
   WorkerLine out;
   out.text = line;
   try {
-    CheckJsonDepth(line, "");
+    CheckJsonInput(line, "");
     out.body = nlohmann::json::parse(line);
   } catch (const InputError& e) {
     return fail(e.message());

@@ -105,7 +105,7 @@ std::optional<std::string> OptString(const json& o, const char* key, const std::
 }
 
 json ParseLine(const std::string& text, const Where& w) {
-  CheckJsonDepth(text, w.file, w.line);
+  CheckJsonInput(text, w.file, w.line);
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) {
     w.Fail("", "not a JSON object (each line of a trace is one JSON object)");

@@ -4,7 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -23,10 +28,15 @@ int LineOfOffset(const std::string& text, std::size_t offset) {
 
 namespace {
 
-// Counts the depth of arrays and objects; stops the read (returns false) past the limit.
-class DepthCounter final : public nlohmann::json_sax<nlohmann::json> {
+// Counts the depth of arrays and objects and stops the read (returns false) past the limit; also
+// stops at a name given twice in one object (RFC 8259 §4: "The names within an object SHOULD be
+// unique", and where they are not, implementations differ: nlohmann keeps the last value, so
+// `{"gpus": 8, "gpus": 1}` would be read as 1 without a word).
+class Precheck final : public nlohmann::json_sax<nlohmann::json> {
  public:
   bool too_deep = false;
+  std::optional<std::string> duplicate;  // the name given twice
+  int64_t names_before = 0;              // how many names come before it in the text
 
   bool null() override { return true; }
   bool boolean(bool /*val*/) override { return true; }
@@ -35,10 +45,18 @@ class DepthCounter final : public nlohmann::json_sax<nlohmann::json> {
   bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return true; }
   bool string(string_t& /*val*/) override { return true; }
   bool binary(binary_t& /*val*/) override { return true; }
-  bool start_object(std::size_t /*elements*/) override { return Enter(); }
-  bool key(string_t& /*val*/) override { return true; }
+  bool start_object(std::size_t /*elements*/) override { return Enter(true); }
+  bool key(string_t& val) override {
+    if (objects_ == 0 || open_[objects_ - 1].Add(val)) {
+      ++names_;
+      return true;
+    }
+    duplicate = val;
+    names_before = names_;
+    return false;
+  }
   bool end_object() override { return Leave(); }
-  bool start_array(std::size_t /*elements*/) override { return Enter(); }
+  bool start_array(std::size_t /*elements*/) override { return Enter(false); }
   bool end_array() override { return Leave(); }
   bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
                    const nlohmann::detail::exception& /*ex*/) override {
@@ -46,39 +64,154 @@ class DepthCounter final : public nlohmann::json_sax<nlohmann::json> {
   }
 
  private:
-  bool Enter() {
+  // An open object's names: a short list searched in place (objects have a few dozen names), a
+  // hash set once it grows past that, so that a hostile object of a million names stays linear.
+  struct Open {
+    std::vector<std::string> names;
+    std::unordered_set<std::string> many;
+    void Clear() {
+      names.clear();
+      many.clear();
+    }
+    bool Add(const std::string& name) {
+      if (!many.empty()) {
+        return many.insert(name).second;
+      }
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        return false;
+      }
+      names.push_back(name);
+      if (names.size() > 32) {
+        many.insert(names.begin(), names.end());
+      }
+      return true;
+    }
+  };
+  bool Enter(bool object) {
     if (++depth_ > kMaxJsonDepth) {
       too_deep = true;
       return false;
+    }
+    if (object) {
+      // The first `objects_` of open_ are the open objects; the rest keep their capacity for the
+      // next ones (a recording opens and closes a million small objects).
+      if (objects_ == open_.size()) {
+        open_.emplace_back();
+      } else {
+        open_[objects_].Clear();
+      }
+      ++objects_;
+    } else {
+      open_arrays_.push_back(objects_);
     }
     return true;
   }
   bool Leave() {
     --depth_;
+    // Which closed: an array if the innermost open array began after the innermost object.
+    if (!open_arrays_.empty() && open_arrays_.back() == objects_) {
+      open_arrays_.pop_back();
+    } else if (objects_ > 0) {
+      --objects_;
+    }
     return true;
   }
   int depth_ = 0;
+  std::vector<Open> open_;
+  std::size_t objects_ = 0;
+  std::vector<std::size_t> open_arrays_;  // for each open array, the count of objects open when it began
+  int64_t names_ = 0;
 };
 
-}  // namespace
+// Counts the appearances of one name among the first `names` names of a text (stops there).
+class NameCounter final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  NameCounter(const std::string& name, int64_t names) : name_(name), left_(names) {}
+  int count = 0;
 
-void CheckJsonDepth(const std::string& text, const std::string& file, int line) {
-  DepthCounter counter;
+  bool null() override { return true; }
+  bool boolean(bool /*val*/) override { return true; }
+  bool number_integer(number_integer_t /*val*/) override { return true; }
+  bool number_unsigned(number_unsigned_t /*val*/) override { return true; }
+  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return true; }
+  bool string(string_t& /*val*/) override { return true; }
+  bool binary(binary_t& /*val*/) override { return true; }
+  bool start_object(std::size_t /*elements*/) override { return true; }
+  bool key(string_t& val) override {
+    if (left_-- <= 0) {
+      return false;
+    }
+    count += val == name_ ? 1 : 0;
+    return true;
+  }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t /*elements*/) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& /*ex*/) override {
+    return false;
+  }
+
+ private:
+  const std::string& name_;
+  int64_t left_;
+};
+
+// The line of the name given twice: the appearances of the name among the names before it, read
+// again (only once a duplicate is found, so the check itself keeps no count), then the text's
+// next `"name"` followed by a ':' after that many (0 when the name is written with escapes and is
+// not found as it reads).
+int LineOfName(const std::string& text, const std::string& name, int64_t names_before) {
+  NameCounter counter(name, names_before);
   try {
     nlohmann::json::sax_parse(text, &counter);
   } catch (const nlohmann::json::exception&) {
+  }
+  const int occurrence = counter.count + 1;
+  const std::string quoted = "\"" + name + "\"";
+  std::size_t at = 0;
+  for (int seen = 0;; ++at) {
+    at = text.find(quoted, at);
+    if (at == std::string::npos) {
+      return 0;
+    }
+    std::size_t after = at + quoted.size();
+    while (after < text.size() && (text[after] == ' ' || text[after] == '\t' || text[after] == '\n' || text[after] == '\r')) {
+      ++after;
+    }
+    if (after < text.size() && text[after] == ':' && ++seen == occurrence) {
+      return LineOfOffset(text, at);
+    }
+  }
+}
+
+}  // namespace
+
+void CheckJsonInput(const std::string& text, const std::string& file, int line) {
+  Precheck check;
+  try {
+    nlohmann::json::sax_parse(text, &check);
+  } catch (const nlohmann::json::exception&) {
     // A syntax error: the parse that follows reports it with its position.
   }
-  if (counter.too_deep) {
+  if (check.too_deep) {
     throw InputError("JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                          " arrays and objects (gpuplan reads at most that depth)",
                      file, line, "(nesting)");
   }
+  if (check.duplicate) {
+    // (A long name is cut in the middle by InputError, core/error.h BoundedErrorText.)
+    const std::string& name = *check.duplicate;
+    throw InputError("the name \"" + name + "\" is given twice in one object: gpuplan reads one value a name, and " +
+                         "which one would be a guess (RFC 8259 §4)",
+                     file, line > 0 ? line : LineOfName(text, name, check.names_before), name);
+  }
 }
 
-// Nesting deeper than kMaxJsonDepth is an InputError too (CheckJsonDepth, before the parse).
+// Nesting deeper than kMaxJsonDepth and a name given twice in one object are InputErrors too
+// (CheckJsonInput, before the parse).
 nlohmann::json ParseJsonText(const std::string& text, const std::string& file) {
-  CheckJsonDepth(text, file);
+  CheckJsonInput(text, file);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

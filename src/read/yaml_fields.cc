@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include <yaml-cpp/eventhandler.h>
 
@@ -32,6 +34,11 @@ std::string Fmt(double v) {
 // at the top, as in ",a: 1"), HandleNextDocument reports an empty document without consuming the
 // token, and again at every call, so reading the documents to the end never ends (fixed upstream
 // after 0.7: yaml-cpp PR #1319). Two documents cannot start at the same place of a text.
+// And stops at a key given twice in one mapping: YAML 1.2 (§3.2.1.1, "the content of a mapping
+// node is an unordered set of key/value node pairs, with the restriction that each of the keys is
+// unique") forbids it, but yaml-cpp keeps both pairs and a lookup answers with the first, so the
+// second value (a price, a fee) would be dropped without a word. Scalar keys are compared as
+// written; a key that is itself a mapping or sequence is not compared.
 class DepthCheck final : public YAML::EventHandler {
  public:
   struct TooDeep {
@@ -40,37 +47,76 @@ class DepthCheck final : public YAML::EventHandler {
   struct Stuck {
     int line;
   };
+  struct DuplicateKey {
+    int line, first_line;
+    std::string key;
+  };
 
   void OnDocumentStart(const YAML::Mark& mark) override {
     if (last_document_pos_ && *last_document_pos_ == mark.pos) {
       throw Stuck{mark.line >= 0 ? mark.line + 1 : 0};
     }
     last_document_pos_ = mark.pos;
+    open_.clear();
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
-  void OnAlias(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}
-  void OnScalar(const YAML::Mark& /*mark*/, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
-                const std::string& /*value*/) override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t /*anchor*/) override { Child(mark, nullptr); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t /*anchor*/) override { Child(mark, nullptr); }
+  void OnScalar(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                const std::string& value) override {
+    Child(mark, &value);
+  }
   void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
                        YAML::EmitterStyle::value /*style*/) override {
-    Enter(mark);
+    Enter(mark, false);
   }
-  void OnSequenceEnd() override { --depth_; }
+  void OnSequenceEnd() override { Leave(); }
   void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
                   YAML::EmitterStyle::value /*style*/) override {
-    Enter(mark);
+    Enter(mark, true);
   }
-  void OnMapEnd() override { --depth_; }
+  void OnMapEnd() override { Leave(); }
 
  private:
-  void Enter(const YAML::Mark& mark) {
+  // A mapping or sequence being read; a mapping's children alternate key, value, key, ...
+  struct Open {
+    bool map = false;
+    bool at_key = true;
+    std::map<std::string, int> keys;  // scalar key -> its line
+  };
+  static int Line(const YAML::Mark& mark) { return mark.line >= 0 ? mark.line + 1 : 0; }
+  void Enter(const YAML::Mark& mark, bool map) {
     if (++depth_ > kMaxYamlDepth) {
-      throw TooDeep{mark.line >= 0 ? mark.line + 1 : 0};
+      throw TooDeep{Line(mark)};
     }
+    // The new node is a child of the one open above it (a key or value there); it completes at
+    // its end, but only whether it stood for a key matters, and that is decided now.
+    Child(mark, nullptr);
+    open_.push_back(Open{map, true, {}});
+  }
+  void Leave() {
+    --depth_;
+    if (!open_.empty()) {
+      open_.pop_back();
+    }
+  }
+  // A child node of the innermost open mapping or sequence: `scalar` its text where it is one.
+  void Child(const YAML::Mark& mark, const std::string* scalar) {
+    if (open_.empty() || !open_.back().map) {
+      return;
+    }
+    Open& m = open_.back();
+    if (m.at_key && scalar) {
+      const auto [it, added] = m.keys.emplace(*scalar, Line(mark));
+      if (!added) {
+        throw DuplicateKey{Line(mark), it->second, *scalar};
+      }
+    }
+    m.at_key = !m.at_key;
   }
   int depth_ = 0;
   std::optional<int> last_document_pos_;
+  std::vector<Open> open_;
 };
 
 }  // namespace
@@ -114,6 +160,11 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
                      file, e.line, "(nesting)");
   } catch (const DepthCheck::Stuck& e) {
     throw InputError("YAML error: no value can start here (a stray ',', ']' or '}'?)", file, e.line);
+  } catch (const DepthCheck::DuplicateKey& e) {
+    // (A long key is cut in the middle by InputError, core/error.h BoundedErrorText.)
+    throw InputError("the key '" + e.key + "' is given twice in one mapping (first at line " +
+                         std::to_string(e.first_line) + "): YAML keys are unique, and the second value would be lost",
+                     file, e.line, e.key);
   } catch (const YAML::Exception& e) {
     throw InputError("YAML error: " + e.msg, file, e.mark.line >= 0 ? e.mark.line + 1 : 0);
   }

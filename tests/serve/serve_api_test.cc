@@ -367,6 +367,17 @@ TEST_F(ServeApiTest, BadInputIsA400NamingTheKeyWithTheCliMessage) {
 
   const json wrong_type = Body(Post("/api/fit", {{"model", "Qwen2.5-7B"}, {"seq", "long"}}))["error"];
   EXPECT_EQ(wrong_type["field"], "seq");
+
+  // A name given twice: nlohmann would keep the last (gpus 1); refused instead, naming it, at the
+  // second one's line (RFC 8259 §4; docs/architecture.md "Input limits").
+  const auto twice = server_->Client().Post(
+      "/api/fit", "{\"model\": \"Qwen2.5-7B\", \"task\": \"infer\",\n \"gpus\": 8,\n \"gpus\": 1}", "application/json");
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->status, 400);
+  const json te = Body(twice)["error"];
+  EXPECT_EQ(te["field"], "gpus");
+  EXPECT_EQ(te["line"], 3);
+  EXPECT_NE(te["message"].get<std::string>().find("given twice"), std::string::npos) << te;
 }
 
 TEST_F(ServeApiTest, AModelIsAPresetNeverAServerPath) {

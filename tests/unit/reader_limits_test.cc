@@ -76,6 +76,43 @@ TEST(JsonDepth, SyntaxErrorsStillNameTheirLine) {
   EXPECT_NE(e.message().find("malformed JSON"), std::string::npos) << e.message();
 }
 
+// RFC 8259 §4: names within an object SHOULD be unique, and where they are not readers differ
+// (nlohmann keeps the last). gpuplan refuses: the second name's line, field the name.
+TEST(JsonNames, ANameGivenTwiceInOneObjectIsAnError) {
+  InputError e = ExpectInputError([] { ParseJsonText("{\n  \"gpus\": 8,\n  \"seq\": 4096,\n  \"gpus\": 1\n}\n", "r.json"); });
+  EXPECT_EQ(e.file(), "r.json");
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.field(), "gpus");
+  EXPECT_NE(e.message().find("given twice"), std::string::npos) << e.message();
+  // "a" as a value and in another object first: the duplicate is the fourth "a": on line 5.
+  e = ExpectInputError([] {
+    ParseJsonText("{\"x\": \"a\",\n \"o\": {\"a\": 1},\n \"l\": [{\"a\": 2}],\n \"a\": 3,\n \"a\": 4}\n", "r.json");
+  });
+  EXPECT_EQ(e.line(), 5);
+  EXPECT_EQ(e.field(), "a");
+  // Inside an object in an array inside an object.
+  e = ExpectInputError([] { ParseJsonText(R"({"l": [1, {"b": 1, "c": [2], "b": 2}]})", "r.json"); });
+  EXPECT_EQ(e.field(), "b");
+  EXPECT_EQ(e.line(), 1);
+  // Past the short list (40 names, the 40th again): still found.
+  std::string many = "{";
+  for (int i = 0; i < 40; ++i) {
+    many += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  }
+  many += "\"k39\": 0}";
+  EXPECT_EQ(ExpectInputError([&] { ParseJsonText(many, "r.json"); }).field(), "k39");
+  // A trace line keeps its own line number.
+  e = ExpectInputError([] { CheckJsonInput(R"({"t": 1, "t": 2})", "trace.jsonl", 17); });
+  EXPECT_EQ(e.line(), 17);
+}
+
+TEST(JsonNames, TheSameNameInOtherObjectsIsRead) {
+  const nlohmann::json j =
+      ParseJsonText(R"({"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}], "c": [[{"a": 4}], {"a": 5}], "a2": "a"})", "ok.json");
+  EXPECT_EQ(j["b"][1]["a"], 3);
+  EXPECT_EQ(j["c"][1]["a"], 5);
+}
+
 // ---- YAML ----
 
 TEST(YamlDepth, OneHundredTwentyEightLevelsAreRead) {
@@ -145,6 +182,47 @@ TEST(YamlProgress, SeveralDocumentsStillRead) {
   // An empty document (bytes 0-3) and one holding a: 1 (from byte 4): the first is the one read.
   EXPECT_TRUE(ParseYamlText("---\n---\na: 1\n", "docs.yaml").IsNull());
   EXPECT_EQ(ParseYamlText("a: 1\n---\nb: 2\n", "docs.yaml")["a"].as<int>(), 1);
+}
+
+// YAML 1.2 §3.2.1.1: the keys of a mapping are unique. yaml-cpp keeps both pairs and a lookup
+// finds the first, so "price: 3" after "price: 1" would be dropped without a word: an error at
+// the second key's line, naming the key and the first one's line.
+TEST(YamlKeys, AKeyGivenTwiceInOneMappingIsAnError) {
+  InputError e = ExpectInputError([] { ParseYamlText("price: 1\nfee: 2\nprice: 3\n", "o.yaml"); });
+  EXPECT_EQ(e.file(), "o.yaml");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_EQ(e.field(), "price");
+  EXPECT_NE(e.message().find("first at line 1"), std::string::npos) << e.message();
+  // Inside the first item of a list; the second item's own "price" is no duplicate.
+  e = ExpectInputError([] {
+    ParseYamlText("offers:\n  - name: a\n    price: 1\n    price: 2\n  - name: b\n    price: 1\n", "o.yaml");
+  });
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.field(), "price");
+  // After a key whose value is a mapping (its keys are its own), at line 4.
+  e = ExpectInputError([] { ParseYamlText("a:\n  x: 1\n  y: 2\na: 3\n", "o.yaml"); });
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.field(), "a");
+  // A flow mapping.
+  e = ExpectInputError([] { ParseYamlText("{a: 1, b: {a: 1}, a: 2}\n", "o.yaml"); });
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_EQ(e.field(), "a");
+  // A 1,000-byte key (YAML allows 1,024 in an implicit key) is echoed within the bounds of every
+  // error (core/error.h: field 200, message 1,000).
+  const std::string long_key(1000, 'k');
+  e = ExpectInputError([&] { ParseYamlText(long_key + ": 1\n" + long_key + ": 2\n", "o.yaml"); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_LE(e.field().size(), kErrorFieldMaxChars);
+  EXPECT_LE(e.message().size(), kErrorMessageMaxChars);
+}
+
+TEST(YamlKeys, TheSameKeyInOtherMappingsOrAsAValueIsRead) {
+  const YAML::Node n = ParseYamlText(
+      "a: a\nb: a\nitems:\n  - {a: 1, b: 2}\n  - {a: 3, b: 4}\nnested:\n  a:\n    a: 5\n", "ok.yaml");
+  EXPECT_EQ(n["items"][1]["a"].as<int>(), 3);
+  EXPECT_EQ(n["nested"]["a"]["a"].as<int>(), 5);
+  // Documents are apart: the same key in the second document is not the first's again.
+  EXPECT_EQ(ParseYamlText("a: 1\n---\na: 2\n", "docs.yaml")["a"].as<int>(), 1);
 }
 
 TEST(Utf8Check, OffsetOfTheFirstMalformedByte) {
