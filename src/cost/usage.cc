@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 #include "core/names.h"
@@ -51,6 +52,25 @@ UsageTrace ParseUsageCsv(const std::string& text, const std::string& file, const
     if (!line.empty() && line.find_first_not_of(" \t\r") != std::string::npos) {
       header = SplitCsvLine(line);
       break;
+    }
+  }
+  // Every column is one of these, each named once: a misspelt `deadline_hour` or a second `gpus`
+  // would otherwise be a column nobody reads (names compared normalised, as everywhere).
+  const std::vector<std::string> known = {"timestamp", "gpus", "class", "deadline_hours"};
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    const std::string name = NormalizeName(header[i]);
+    if (std::none_of(known.begin(), known.end(), [&](const std::string& k) { return NormalizeName(k) == name; })) {
+      throw InputError(name.empty() ? fmt::format("column {} has no name (a trailing comma in the header?)", i + 1)
+                                    : fmt::format("unknown column '{}' (the columns are timestamp, gpus, class and "
+                                                  "deadline_hours)",
+                                                  header[i]),
+                       file, std::max(line_no, 1), "header", ClosestNames(header[i], known));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (NormalizeName(header[j]) == name) {
+        throw InputError(fmt::format("the column '{}' is named twice (columns {} and {})", header[i], j + 1, i + 1), file,
+                         std::max(line_no, 1), "header");
+      }
     }
   }
   auto column = [&](const std::string& name) -> int {

@@ -481,6 +481,17 @@ TEST(Usage, BadCsvNamesLineAndField) {
     }
   };
   expect("time,gpus\n", 1, "header");
+  // A column nobody would read: misspelt, named twice, or without a name.
+  expect("timestamp,gpus,deadline_hour\n2026-01-05T09:00,2,4\n", 1, "header");
+  expect("\ntimestamp,gpus,gpus\n2026-01-05T09:00,2,8\n", 2, "header");
+  expect("timestamp,gpus,\n2026-01-05T09:00,2,\n", 1, "header");
+  try {
+    ParseUsageCsv("timestamp,gpus,deadline_hour\n", "u.csv");
+  } catch (const InputError& e) {
+    ASSERT_FALSE(e.suggestions().empty());
+    EXPECT_EQ(e.suggestions()[0], "deadline_hours");
+    EXPECT_NE(e.message().find("unknown column 'deadline_hour'"), std::string::npos) << e.what();
+  }
   expect("timestamp,gpus\n2026-01-05T09:00,4\n2026-13-05T09:00,1\n", 3, "timestamp");
   expect("timestamp,gpus\n2026-01-05T09:00,-1\n", 2, "gpus");
   expect("timestamp,gpus,class\n2026-01-05T09:00,1,urgent\n", 2, "class");
