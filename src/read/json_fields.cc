@@ -71,7 +71,11 @@ class Precheck final : public nlohmann::json_sax<nlohmann::json> {
     std::unordered_set<std::string> many;
     void Clear() {
       names.clear();
-      many.clear();
+      if (!many.empty()) {
+        // Dropped rather than cleared: clear() walks every bucket, and a set grown to a hostile
+        // object's million names would make each small object after it cost a million.
+        many = std::unordered_set<std::string>();
+      }
     }
     bool Add(const std::string& name) {
       if (!many.empty()) {
