@@ -28,16 +28,10 @@ int LineOfOffset(const std::string& text, std::size_t offset) {
 
 namespace {
 
-// Counts the depth of arrays and objects and stops the read (returns false) past the limit; also
-// stops at a name given twice in one object (RFC 8259 §4: "The names within an object SHOULD be
-// unique", and where they are not, implementations differ: nlohmann keeps the last value, so
-// `{"gpus": 8, "gpus": 1}` would be read as 1 without a word).
-class Precheck final : public nlohmann::json_sax<nlohmann::json> {
+// The events of nlohmann's SAX reader a structural check passes over: every value (the checks
+// below read only nesting and names); a syntax error stops the read, for the parse to report.
+class StructureSax : public nlohmann::json_sax<nlohmann::json> {
  public:
-  bool too_deep = false;
-  std::optional<std::string> duplicate;  // the name given twice
-  int64_t names_before = 0;              // how many names come before it in the text
-
   bool null() override { return true; }
   bool boolean(bool /*val*/) override { return true; }
   bool number_integer(number_integer_t /*val*/) override { return true; }
@@ -45,6 +39,22 @@ class Precheck final : public nlohmann::json_sax<nlohmann::json> {
   bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return true; }
   bool string(string_t& /*val*/) override { return true; }
   bool binary(binary_t& /*val*/) override { return true; }
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& /*ex*/) override {
+    return false;
+  }
+};
+
+// Counts the depth of arrays and objects and stops the read (returns false) past the limit; also
+// stops at a name given twice in one object (RFC 8259 §4: "The names within an object SHOULD be
+// unique", and where they are not, implementations differ: nlohmann keeps the last value, so
+// `{"gpus": 8, "gpus": 1}` would be read as 1 without a word).
+class Precheck final : public StructureSax {
+ public:
+  bool too_deep = false;
+  std::optional<std::string> duplicate;  // the name given twice
+  int64_t names_before = 0;              // how many names come before it in the text
+
   bool start_object(std::size_t /*elements*/) override { return Enter(true); }
   bool key(string_t& val) override {
     if (objects_ == 0 || open_[objects_ - 1].Add(val)) {
@@ -58,10 +68,6 @@ class Precheck final : public nlohmann::json_sax<nlohmann::json> {
   bool end_object() override { return Leave(); }
   bool start_array(std::size_t /*elements*/) override { return Enter(false); }
   bool end_array() override { return Leave(); }
-  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
-                   const nlohmann::detail::exception& /*ex*/) override {
-    return false;
-  }
 
  private:
   // An open object's names: a short list searched in place (objects have a few dozen names), a
@@ -128,18 +134,11 @@ class Precheck final : public nlohmann::json_sax<nlohmann::json> {
 };
 
 // Counts the appearances of one name among the first `names` names of a text (stops there).
-class NameCounter final : public nlohmann::json_sax<nlohmann::json> {
+class NameCounter final : public StructureSax {
  public:
   NameCounter(const std::string& name, int64_t names) : name_(name), left_(names) {}
   int count = 0;
 
-  bool null() override { return true; }
-  bool boolean(bool /*val*/) override { return true; }
-  bool number_integer(number_integer_t /*val*/) override { return true; }
-  bool number_unsigned(number_unsigned_t /*val*/) override { return true; }
-  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return true; }
-  bool string(string_t& /*val*/) override { return true; }
-  bool binary(binary_t& /*val*/) override { return true; }
   bool start_object(std::size_t /*elements*/) override { return true; }
   bool key(string_t& val) override {
     if (left_-- <= 0) {
@@ -151,10 +150,6 @@ class NameCounter final : public nlohmann::json_sax<nlohmann::json> {
   bool end_object() override { return true; }
   bool start_array(std::size_t /*elements*/) override { return true; }
   bool end_array() override { return true; }
-  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
-                   const nlohmann::detail::exception& /*ex*/) override {
-    return false;
-  }
 
  private:
   const std::string& name_;
