@@ -197,6 +197,10 @@ std::optional<AccuracyNote> AccuracyFor(const TimeAccuracy* accuracy, bool train
       n.setup = *any;
     }
   }
+  const double worst = n.card ? n.card->worst_error : n.all.worst_error;
+  if ((n.card || n.all.rows > 0) && std::abs(worst) >= kUnplannableError) {
+    n.worst_run_time_ratio = 1 + worst;
+  }
   return n;
 }
 

@@ -195,7 +195,9 @@ json Schemas() {
                   {"description", "how far the time model came from published runs (data/accuracy.yaml): "
                                   "kind (training, training_moe: a mixture-of-experts model, inference), gpu, "
                                   "on_gpu {rows, median_abs_error, worst_error} (null: no run on this "
-                                  "card was checked), all {...}, gpus_checked, source; null with --mfu"}}},
+                                  "card was checked), all {...}, gpus_checked, source, worst_run_time_ratio (the "
+                                  "worst checked run's time over the modelled time where it was off by half or more, "
+                                  "else null); null with --mfu"}}},
                 {"search", obj},
                 {"candidates", arr}}}};
   s["Usage"] = {{"type", "object"},

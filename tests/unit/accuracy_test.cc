@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "fit/accuracy.h"
 
@@ -99,6 +101,57 @@ TEST(TimeAccuracy, MixtureOfExpertsTrainingTakesItsOwnRows) {
   EXPECT_STREQ(AccuracyKind(*serving), "inference");
   const TimeAccuracy without = ParseTimeAccuracy(kGood, "accuracy.yaml");
   EXPECT_FALSE(AccuracyFor(&without, true, Card("H100 SXM 80GB"), /*moe=*/true));
+}
+
+// A time off by half or more on a checked run is said to be unfit for booking
+// (kUnplannableError): the run's time over the modelled one is 1 + its error. By hand: the
+// H100's MoE run +1.19 -> 2.19 times as long; a card without MoE runs takes every MoE run's
+// worst (+1.19 again); the dense rows (worst -0.08, +0.02) and the A100's inference row (+0.24)
+// give none. At the edge: an error of exactly -0.5 (a run in half the modelled time) is said,
+// a ratio of 0.5; -0.49 is not.
+TEST(TimeAccuracy, ATimeOffByHalfOrMoreIsSaidUnfitForBooking) {
+  const std::string with_moe = std::string(kGood) + R"(training_moe:
+  rows: 1
+  median_abs_error: 1.19
+  worst_error: 1.19
+  by_gpu:
+    - gpu: "H100 SXM 80GB"
+      rows: 1
+      median_abs_error: 1.19
+      worst_error: 1.19
+)";
+  const TimeAccuracy a = ParseTimeAccuracy(with_moe, "accuracy.yaml");
+  const auto h100 = AccuracyFor(&a, true, Card("H100 SXM 80GB"), /*moe=*/true);
+  ASSERT_TRUE(h100 && h100->worst_run_time_ratio);
+  EXPECT_DOUBLE_EQ(*h100->worst_run_time_ratio, 2.19);
+  const auto a100 = AccuracyFor(&a, true, Card("A100 80GB SXM"), /*moe=*/true);
+  ASSERT_TRUE(a100 && !a100->card && a100->worst_run_time_ratio);
+  EXPECT_DOUBLE_EQ(*a100->worst_run_time_ratio, 2.19);
+  EXPECT_FALSE(AccuracyFor(&a, true, Card("A100 80GB SXM"))->worst_run_time_ratio);
+  EXPECT_FALSE(AccuracyFor(&a, true, Card("H100 SXM 80GB"))->worst_run_time_ratio);
+  EXPECT_FALSE(AccuracyFor(&a, false, Card("A100 80GB SXM"))->worst_run_time_ratio);
+  for (const auto& [worst, said] : {std::pair{-0.5, true}, std::pair{-0.49, false}}) {
+    const std::string text = fmt::format(R"(source: docs/validation.md
+training:
+  rows: 1
+  median_abs_error: {0}
+  worst_error: {1}
+  by_gpu:
+    - gpu: "B200"
+      rows: 1
+      median_abs_error: {0}
+      worst_error: {1}
+)",
+                                         -worst, worst) +
+                             kInference;
+    const TimeAccuracy edge = ParseTimeAccuracy(text, "accuracy.yaml");
+    const auto b200 = AccuracyFor(&edge, true, Card("B200"));
+    ASSERT_TRUE(b200);
+    EXPECT_EQ(b200->worst_run_time_ratio.has_value(), said) << worst;
+    if (said) {
+      EXPECT_DOUBLE_EQ(*b200->worst_run_time_ratio, 0.5);
+    }
+  }
 }
 
 // One card's rows grouped by setup, by hand. Nine H100 rows: 16-bit -0.10, -0.02, +0.03, +0.05

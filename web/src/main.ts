@@ -618,6 +618,13 @@ const present = (x: unknown): x is number => x !== null && x !== undefined;
 // one card's published runs, or that none on it was checked; for a search, each card shown.
 function accuracyText(a: Json): string {
   const pct = (x: number): string => (100 * x).toFixed(1);
+  // The worst checked run off by half the time or more (accuracy.worst_run_time_ratio): said as the CLI says it.
+  // `where`: the card (or the cards without runs) a search's warning is about.
+  const worstRun = (ratio: number | null | undefined, where?: string): string => {
+    if (ratio == null) return '';
+    const words = fill(ratio >= 1 ? 'fit.accuracy_worst_slower' : 'fit.accuracy_worst_faster', ratio.toFixed(1));
+    return t('fit.accuracy_sep') + t('fit.accuracy_warning') + (where ? fill('fit.accuracy_worst_card', where, words) : words);
+  };
   const signed = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
   const kind = t(`fit.accuracy_${a.kind}`);
   // The card's runs of the request's precision and framework family (`setup`), as the CLI words them.
@@ -631,7 +638,12 @@ function accuracyText(a: Json): string {
         signed(g.setup.lowest_error), signed(g.setup.highest_error), signed(g.setup.median_error)) : ''));
     const none = (a.gpus as Json[]).filter((g) => !g.on_gpu).map((g) => g.gpu as string);
     if (none.length) checked.push(fill('fit.accuracy_search_none', none.join(t('sep.list'))));
-    return fill('fit.accuracy_search', kind, a.source, checked.join(t('fit.accuracy_sep')));
+    // Each card whose worst run was off by half or more, and once for the cards without runs.
+    const warned = (a.gpus as Json[]).filter((g) => g.on_gpu && g.worst_run_time_ratio != null)
+      .map((g) => worstRun(g.worst_run_time_ratio, g.gpu));
+    const unchecked = (a.gpus as Json[]).find((g) => !g.on_gpu && g.worst_run_time_ratio != null);
+    if (unchecked) warned.push(worstRun(unchecked.worst_run_time_ratio, t('fit.accuracy_worst_unchecked')));
+    return fill('fit.accuracy_search', kind, a.source, checked.join(t('fit.accuracy_sep'))) + warned.join('');
   }
   if (a.on_gpu) {
     const s = a.setup;
@@ -649,10 +661,11 @@ function accuracyText(a: Json): string {
       lean += t('fit.accuracy_sep');
     }
     return lean + fill('fit.accuracy_card', a.on_gpu.rows, kind, a.gpu, pct(a.on_gpu.median_abs_error),
-      signed(a.on_gpu.worst_error), a.all.rows, pct(a.all.median_abs_error), signed(a.all.worst_error), a.source);
+      signed(a.on_gpu.worst_error), a.all.rows, pct(a.all.median_abs_error), signed(a.all.worst_error), a.source) +
+      worstRun(a.worst_run_time_ratio);
   }
   return fill('fit.accuracy_none', kind, a.gpu, a.all.rows, (a.gpus_checked as string[]).join(t('sep.list')),
-    pct(a.all.median_abs_error), signed(a.all.worst_error), a.source);
+    pct(a.all.median_abs_error), signed(a.all.worst_error), a.source) + worstRun(a.worst_run_time_ratio);
 }
 
 // "Checkpoint and data" (issue 29 req. 6): one checkpoint's size and who writes it, the save

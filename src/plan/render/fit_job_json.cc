@@ -50,7 +50,8 @@ nlohmann::json SearchAccuracyToJson(const std::vector<AccuracyNote>& notes) {
   for (const auto& a : notes) {
     gpus.push_back({{"gpu", a.gpu},
                     {"on_gpu", a.card ? ErrorFiguresToJson(*a.card) : nlohmann::json(nullptr)},
-                    {"setup", SetupToJson(a.setup)}});
+                    {"setup", SetupToJson(a.setup)},
+                    {"worst_run_time_ratio", OptionalToJson(a.worst_run_time_ratio)}});
   }
   const AccuracyNote& a = notes.front();
   return {{"kind", AccuracyKind(a)},
@@ -97,7 +98,8 @@ nlohmann::json SingleToJson(const FitJobResult& r) {
                      {"setup", SetupToJson(a.setup)},
                      {"all", ErrorFiguresToJson(a.all)},
                      {"gpus_checked", a.cards},
-                     {"source", a.source}};
+                     {"source", a.source},
+                     {"worst_run_time_ratio", OptionalToJson(a.worst_run_time_ratio)}};
   }
   if (r.job) {
     j["cost"] = JobPriceToJson(r);

@@ -335,6 +335,20 @@ std::string SetupFrameworkWords(const SetupErrors& s) {
 
 }  // namespace
 
+// Where the worst checked run was off by half the modelled time or more (AccuracyNote::
+// worst_run_time_ratio): how long it took against the model, and what the time is then good for.
+std::string WorstRunWords(double ratio) {
+  const std::string r = fmt::format("{:.1f}", ratio);
+  return ratio >= 1 ? SayFormat("fit.accuracy_worst_slower",
+                                "a checked run took {0} times as long as modelled: this time is for comparing "
+                                "layouts, not for booking a reservation",
+                                {r})
+                    : SayFormat("fit.accuracy_worst_faster",
+                                "a checked run took {0} of the modelled time: this time is for comparing layouts, "
+                                "not for booking a reservation",
+                                {r});
+}
+
 void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& notes) {
   if (notes.empty()) {
     return;
@@ -367,6 +381,19 @@ void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& note
   os << SayFormat("fit.accuracy_search", "time accuracy against published {0} runs (+: faster than the run; {1}): {2}",
                   {AccuracyKindWords(a), a.source, cards})
      << "\n";
+  // A card whose runs (or, for one without, every run) were off by half the time or more: once each.
+  bool unchecked_said = false;
+  for (const auto& n : notes) {
+    if (!n.worst_run_time_ratio || (!n.card && unchecked_said)) {
+      continue;
+    }
+    unchecked_said = unchecked_said || !n.card;
+    os << Say("fit.accuracy_warning", "warning: ")
+       << SayFormat("fit.accuracy_worst_card", "{0}: {1}",
+                    {n.card ? n.gpu : Say("fit.accuracy_worst_unchecked", "cards without checked runs"),
+                     WorstRunWords(*n.worst_run_time_ratio)})
+       << "\n";
+  }
 }
 
 namespace {
@@ -654,6 +681,11 @@ void PrintAccuracy(std::ostream& os, const AccuracyNote& a) {
          << "\n";
     }
   }
+  const auto worst_run = [&] {
+    if (a.worst_run_time_ratio) {
+      os << Say("fit.accuracy_warning", "warning: ") << WorstRunWords(*a.worst_run_time_ratio) << "\n";
+    }
+  };
   if (a.card) {
     os << SayFormat("fit.accuracy_card",
                     "time accuracy: on {0} published {1} runs on {2} the modelled throughput was off by {3}% (median), "
@@ -662,6 +694,7 @@ void PrintAccuracy(std::ostream& os, const AccuracyNote& a) {
                      signed_pct(a.card->worst_error), std::to_string(a.all.rows), pct(a.all.median_abs_error),
                      signed_pct(a.all.worst_error), a.source})
        << "\n";
+    worst_run();
     return;
   }
   std::string cards;
@@ -675,6 +708,7 @@ void PrintAccuracy(std::ostream& os, const AccuracyNote& a) {
                   {kind, a.gpu, std::to_string(a.all.rows), cards, pct(a.all.median_abs_error),
                    signed_pct(a.all.worst_error), a.source})
      << "\n";
+  worst_run();
 }
 
 void PrintSingle(std::ostream& os, const FitJobResult& res) {
