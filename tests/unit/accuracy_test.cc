@@ -70,10 +70,8 @@ TEST(TimeAccuracy, TheCardsOwnRowsOrNone) {
   EXPECT_FALSE(AccuracyFor(nullptr, true, Card("A100 80GB SXM")));
 }
 
-// A mixture-of-experts model's training takes the MoE rows (one by hand: +1.19 on the H100), never
-// the dense ones; a file without them says nothing of it (nullopt: no dense figures in its place).
-TEST(TimeAccuracy, MixtureOfExpertsTrainingTakesItsOwnRows) {
-  const std::string with_moe = std::string(kGood) + R"(training_moe:
+// One MoE training row, on the H100: +1.19.
+const std::string kMoeH100 = R"(training_moe:
   rows: 1
   median_abs_error: 1.19
   worst_error: 1.19
@@ -83,6 +81,11 @@ TEST(TimeAccuracy, MixtureOfExpertsTrainingTakesItsOwnRows) {
       median_abs_error: 1.19
       worst_error: 1.19
 )";
+
+// A mixture-of-experts model's training takes the MoE rows (one by hand: +1.19 on the H100), never
+// the dense ones; a file without them says nothing of it (nullopt: no dense figures in its place).
+TEST(TimeAccuracy, MixtureOfExpertsTrainingTakesItsOwnRows) {
+  const std::string with_moe = kGood + kMoeH100;
   const TimeAccuracy a = ParseTimeAccuracy(with_moe, "accuracy.yaml");
   const auto moe = AccuracyFor(&a, true, Card("H100 SXM 80GB"), /*moe=*/true);
   ASSERT_TRUE(moe && moe->card);
@@ -110,16 +113,7 @@ TEST(TimeAccuracy, MixtureOfExpertsTrainingTakesItsOwnRows) {
 // give none. At the edge: an error of exactly -0.5 (a run in half the modelled time) is said,
 // a ratio of 0.5; -0.49 is not.
 TEST(TimeAccuracy, ATimeOffByHalfOrMoreIsSaidUnfitForBooking) {
-  const std::string with_moe = std::string(kGood) + R"(training_moe:
-  rows: 1
-  median_abs_error: 1.19
-  worst_error: 1.19
-  by_gpu:
-    - gpu: "H100 SXM 80GB"
-      rows: 1
-      median_abs_error: 1.19
-      worst_error: 1.19
-)";
+  const std::string with_moe = kGood + kMoeH100;
   const TimeAccuracy a = ParseTimeAccuracy(with_moe, "accuracy.yaml");
   const auto h100 = AccuracyFor(&a, true, Card("H100 SXM 80GB"), /*moe=*/true);
   ASSERT_TRUE(h100 && h100->worst_run_time_ratio);
