@@ -632,8 +632,11 @@ function accuracyText(a: Json): string {
   const familyWords = (s: Json): string =>
     s.framework === 'any' ? t('fit.accuracy_any_framework') : fill('fit.accuracy_family', s.framework);
   if (a.gpus) {
-    const checked = (a.gpus as Json[]).filter((g) => g.on_gpu).map((g) => fill('fit.accuracy_search_card', g.gpu,
-      g.on_gpu.rows, pct(g.on_gpu.median_abs_error), signed(g.on_gpu.worst_error)) + (g.setup
+    // (One run on a card has no median: its error alone.)
+    const checked = (a.gpus as Json[]).filter((g) => g.on_gpu).map((g) => (g.on_gpu.rows === 1
+      ? fill('fit.accuracy_search_card_one', g.gpu, signed(g.on_gpu.worst_error))
+      : fill('fit.accuracy_search_card', g.gpu, g.on_gpu.rows, pct(g.on_gpu.median_abs_error),
+        signed(g.on_gpu.worst_error))) + (g.setup
       ? fill('fit.accuracy_search_setup', precisionWords(g.setup), familyWords(g.setup), g.setup.rows,
         signed(g.setup.lowest_error), signed(g.setup.highest_error), signed(g.setup.median_error)) : ''));
     const none = (a.gpus as Json[]).filter((g) => !g.on_gpu).map((g) => g.gpu as string);
@@ -659,6 +662,10 @@ function accuracyText(a: Json): string {
           : fill('fit.accuracy_setup_mixed', precisionWords(s), familyWords(s), a.gpu, s.rows, kind,
             pct(s.median_abs_error), signed(s.lowest_error), signed(s.highest_error));
       lean += t('fit.accuracy_sep');
+    }
+    if (a.on_gpu.rows === 1) {
+      return lean + fill('fit.accuracy_card_one', kind, a.gpu, signed(a.on_gpu.worst_error), a.all.rows,
+        pct(a.all.median_abs_error), signed(a.all.worst_error), a.source) + worstRun(a.worst_run_time_ratio);
     }
     return lean + fill('fit.accuracy_card', a.on_gpu.rows, kind, a.gpu, pct(a.on_gpu.median_abs_error),
       signed(a.on_gpu.worst_error), a.all.rows, pct(a.all.median_abs_error), signed(a.all.worst_error), a.source) +

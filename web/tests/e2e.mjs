@@ -199,7 +199,8 @@ try {
     expect(body.accuracy?.kind === 'training_moe' && Math.abs(ratio - 12633 / 5275) < 0.001, `ratio: ${ratio}`);
     await page.waitForSelector('#fit-accuracy');
     const acc = await page.textContent('#fit-accuracy');
-    expect(acc.includes('警告：一次已核对的运行实际耗时为模型的 2.4 倍') && acc.includes('不宜据此预订资源') &&
+    expect(acc.includes('在 H100 SXM 80GB 上唯一一次已核对的公开 MoE 训练运行中，模型吞吐量偏差 +139.5%') &&
+      acc.includes('警告：一次已核对的运行实际耗时为模型的 2.4 倍') && acc.includes('不宜据此预订资源') &&
       !/undefined|NaN|fit\.accuracy/.test(acc), `MoE accuracy: ${acc}`);
     await page.selectOption('#in-model', 'Qwen2.5-7B');
     await page.selectOption('#in-task', 'lora');

@@ -358,10 +358,13 @@ void PrintSearchAccuracy(std::ostream& os, const std::vector<AccuracyNote>& note
   std::string cards, unchecked;
   for (const auto& a : notes) {
     if (a.card) {
+      // One run has no median: its error alone.
       cards += (cards.empty() ? "" : Say("fit.accuracy_sep", "; ")) +
-               SayFormat("fit.accuracy_search_card", "{0} {1} runs, median {2}%, worst {3}%",
-                         {a.gpu, std::to_string(a.card->rows), pct(a.card->median_abs_error),
-                          signed_pct(a.card->worst_error)});
+               (a.card->rows == 1
+                    ? SayFormat("fit.accuracy_search_card_one", "{0} 1 run, {1}%", {a.gpu, signed_pct(a.card->worst_error)})
+                    : SayFormat("fit.accuracy_search_card", "{0} {1} runs, median {2}%, worst {3}%",
+                                {a.gpu, std::to_string(a.card->rows), pct(a.card->median_abs_error),
+                                 signed_pct(a.card->worst_error)}));
       if (a.setup) {
         const SetupErrors& s = *a.setup;
         cards += SayFormat("fit.accuracy_search_setup", " ({0} with {1}: {2} runs, from {3}% to {4}%, median {5}%)",
@@ -686,6 +689,17 @@ void PrintAccuracy(std::ostream& os, const AccuracyNote& a) {
       os << Say("fit.accuracy_warning", "warning: ") << WorstRunWords(*a.worst_run_time_ratio) << "\n";
     }
   };
+  if (a.card && a.card->rows == 1) {
+    // One run on the card has no median: its error alone.
+    os << SayFormat("fit.accuracy_card_one",
+                    "time accuracy: on the one published {0} run on {1} that was checked the modelled throughput was "
+                    "off by {2}%; on all {3} runs checked by {4}% (median), at worst {5}% (+: faster than the run; {6})",
+                    {kind, a.gpu, signed_pct(a.card->worst_error), std::to_string(a.all.rows),
+                     pct(a.all.median_abs_error), signed_pct(a.all.worst_error), a.source})
+       << "\n";
+    worst_run();
+    return;
+  }
   if (a.card) {
     os << SayFormat("fit.accuracy_card",
                     "time accuracy: on {0} published {1} runs on {2} the modelled throughput was off by {3}% (median), "
