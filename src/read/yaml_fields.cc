@@ -50,6 +50,7 @@ class DepthCheck final : public YAML::EventHandler {
   struct DuplicateKey {
     int line, first_line;
     std::string key;
+    std::string field;  // where: the keys and list indices above it ("offers[0].price")
   };
 
   void OnDocumentStart(const YAML::Mark& mark) override {
@@ -83,16 +84,31 @@ class DepthCheck final : public YAML::EventHandler {
     bool map = false;
     bool at_key = true;
     std::map<std::string, int> keys;  // scalar key -> its line
+    std::string path;                 // this node's place ("offers[0]"; "" at the top)
+    std::string last_key;             // a mapping's key whose value comes next
+    std::size_t index = 0;            // a sequence's next item
   };
   static int Line(const YAML::Mark& mark) { return mark.line >= 0 ? mark.line + 1 : 0; }
+  static std::string Join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
   void Enter(const YAML::Mark& mark, bool map) {
     if (++depth_ > kMaxYamlDepth) {
       throw TooDeep{Line(mark)};
     }
+    // Its place: the key it is the value of, or its index in a sequence (a mapping or sequence
+    // used as a key stands at its mapping's place).
+    std::string path;
+    if (!open_.empty()) {
+      const Open& up = open_.back();
+      path = !up.map    ? up.path + "[" + std::to_string(up.index) + "]"
+             : up.at_key ? up.path
+                         : Join(up.path, up.last_key);
+    }
     // The new node is a child of the one open above it (a key or value there); it completes at
     // its end, but only whether it stood for a key matters, and that is decided now.
     Child(mark, nullptr);
-    open_.push_back(Open{map, true, {}});
+    open_.push_back(Open{map, true, {}, std::move(path), {}, 0});
   }
   void Leave() {
     --depth_;
@@ -102,14 +118,21 @@ class DepthCheck final : public YAML::EventHandler {
   }
   // A child node of the innermost open mapping or sequence: `scalar` its text where it is one.
   void Child(const YAML::Mark& mark, const std::string* scalar) {
-    if (open_.empty() || !open_.back().map) {
+    if (open_.empty()) {
       return;
     }
     Open& m = open_.back();
-    if (m.at_key && scalar) {
-      const auto [it, added] = m.keys.emplace(*scalar, Line(mark));
-      if (!added) {
-        throw DuplicateKey{Line(mark), it->second, *scalar};
+    if (!m.map) {
+      ++m.index;
+      return;
+    }
+    if (m.at_key) {
+      m.last_key = scalar ? *scalar : "?";
+      if (scalar) {
+        const auto [it, added] = m.keys.emplace(*scalar, Line(mark));
+        if (!added) {
+          throw DuplicateKey{Line(mark), it->second, *scalar, Join(m.path, *scalar)};
+        }
       }
     }
     m.at_key = !m.at_key;
@@ -164,7 +187,7 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
     // (A long key is cut in the middle by InputError, core/error.h BoundedErrorText.)
     throw InputError("the key '" + e.key + "' is given twice in one mapping (first at line " +
                          std::to_string(e.first_line) + "): YAML keys are unique, and the second value would be lost",
-                     file, e.line, e.key);
+                     file, e.line, e.field);
   } catch (const YAML::Exception& e) {
     throw InputError("YAML error: " + e.msg, file, e.mark.line >= 0 ? e.mark.line + 1 : 0);
   }

@@ -219,7 +219,7 @@ stderr_has "$tmp/o.yaml:5: field 'offers[x].mode'"
 # the second key's line, never the first value kept without a word (YAML 1.2 §3.2.1.1).
 printf 'currency: CNY\noffers:\n  - id: x\n    gpu: A100 80GB SXM\n    mode: on_demand\n    price: 50\n    stopped_fee_ratio: 0.05\n    stopped_fee_ratio: 0.12\n' >"$tmp/o2.yaml"
 expect_exit 2 "offers with a fee given twice" -- "$bin" cost breakeven --offers "$tmp/o2.yaml"
-stderr_has "$tmp/o2.yaml:8: field 'stopped_fee_ratio'"
+stderr_has "$tmp/o2.yaml:8: field 'offers[0].stopped_fee_ratio'"
 stderr_has "given twice in one mapping (first at line 7)"
 # A fit --json result as usage: a job of layout.gpus x time.total_hours.
 "$bin" fit --model Llama-3.1-8B --task full --gpu A100 --gpus 8 --zero 3 --tokens 1e9 --json >"$tmp/fit.json"

@@ -198,7 +198,13 @@ TEST(YamlKeys, AKeyGivenTwiceInOneMappingIsAnError) {
     ParseYamlText("offers:\n  - name: a\n    price: 1\n    price: 2\n  - name: b\n    price: 1\n", "o.yaml");
   });
   EXPECT_EQ(e.line(), 4);
-  EXPECT_EQ(e.field(), "price");
+  EXPECT_EQ(e.field(), "offers[0].price");
+  // Deeper: the second item of a list under a mapping's key.
+  e = ExpectInputError([] {
+    ParseYamlText("a:\n  b:\n    - {x: 1}\n    - {x: 1, y: 2, y: 3}\n", "o.yaml");
+  });
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.field(), "a.b[1].y");
   // After a key whose value is a mapping (its keys are its own), at line 4.
   e = ExpectInputError([] { ParseYamlText("a:\n  x: 1\n  y: 2\na: 3\n", "o.yaml"); });
   EXPECT_EQ(e.line(), 4);
@@ -207,6 +213,8 @@ TEST(YamlKeys, AKeyGivenTwiceInOneMappingIsAnError) {
   e = ExpectInputError([] { ParseYamlText("{a: 1, b: {a: 1}, a: 2}\n", "o.yaml"); });
   EXPECT_EQ(e.line(), 1);
   EXPECT_EQ(e.field(), "a");
+  e = ExpectInputError([] { ParseYamlText("{a: 1, b: {a: 1, a: 2}}\n", "o.yaml"); });
+  EXPECT_EQ(e.field(), "b.a");
   // A 1,000-byte key (YAML allows 1,024 in an implicit key) is echoed within the bounds of every
   // error (core/error.h: field 200, message 1,000).
   const std::string long_key(1000, 'k');
