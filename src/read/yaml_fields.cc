@@ -39,7 +39,7 @@ std::string Fmt(double v) {
 // unique") forbids it, but yaml-cpp keeps both pairs and a lookup answers with the first, so the
 // second value (a price, a fee) would be dropped without a word. Scalar keys are compared as
 // written; a key that is itself a mapping or sequence is not compared.
-class DepthCheck final : public YAML::EventHandler {
+class StructureCheck final : public YAML::EventHandler {
  public:
   struct TooDeep {
     int line;
@@ -174,16 +174,16 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);
-    DepthCheck depth;
+    StructureCheck depth;
     while (parser.HandleNextDocument(depth)) {
     }
-  } catch (const DepthCheck::TooDeep& e) {
+  } catch (const StructureCheck::TooDeep& e) {
     throw InputError("YAML nested deeper than " + std::to_string(kMaxYamlDepth) +
                          " mappings and sequences (gpuplan reads at most that depth)",
                      file, e.line, "(nesting)");
-  } catch (const DepthCheck::Stuck& e) {
+  } catch (const StructureCheck::Stuck& e) {
     throw InputError("YAML error: no value can start here (a stray ',', ']' or '}'?)", file, e.line);
-  } catch (const DepthCheck::DuplicateKey& e) {
+  } catch (const StructureCheck::DuplicateKey& e) {
     // (A long key is cut in the middle by InputError, core/error.h BoundedErrorText.)
     throw InputError("the key '" + e.key + "' is given twice in one mapping (first at line " +
                          std::to_string(e.first_line) + "): YAML keys are unique, and the second value would be lost",
