@@ -189,7 +189,7 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
       return mode.IsScalar() && mode.Scalar() == a.zh;
     });
     o.mode = alias != std::end(kModeAliases) ? alias->mode : ParseChoice(mode, r.path() + "mode", file, kModes);
-    o.price = r.Num("price", true, 0, 1e-9, 1e12);
+    o.price = r.Num("price", true, 0, 1e-9, kMaxMoney);
     o.min_terms = static_cast<int>(r.Count("min_term", false, 1, 1, 1000000));
     if (r.Has("granularity")) {
       o.granularity = ParseChoice(r.Node("granularity"), r.path() + "granularity", file, kGranularities);
@@ -220,7 +220,7 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
     if (const auto br = r.Map("bandwidth", "{mbps, price_per_month, price_per_gb}")) {
       br->Only({"mbps", "price_per_month", "price_per_gb"});
       o.bandwidth_mbps = br->Num("mbps", false, 0, 0, 1e9);
-      o.bandwidth_price_per_month = br->Num("price_per_month", false, 0, 0, 1e12);
+      o.bandwidth_price_per_month = br->Num("price_per_month", false, 0, 0, kMaxMoney);
       o.egress_price_per_gb = br->Num("price_per_gb", false, 0, 0, 1e6);
     }
     if (const auto lr = r.Map("link", "{gbps: 1, upgrades: [{gbps: 10, price_per_month: 1500}]}")) {
@@ -346,7 +346,7 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
       s.covers_all = covers == "all";
       if (const auto cap = m.Map("cap", "{amount, per: month|year|total}")) {
         cap->Only({"amount", "per"});
-        s.cap = *cap->Number("amount", true, 0, 1e12);
+        s.cap = *cap->Number("amount", true, 0, kMaxMoney);
         const std::string per = cap->Str("per", false, "total");
         if (per != "month" && per != "year" && per != "total") {
           cap->Fail("per", "expected month, year or total");

@@ -23,6 +23,10 @@ TermUnit TermUnitOf(BillingMode m);      // calendar year, month, week, day; hou
 // The average month (8760 / 12 h): only for steering estimates and multi-year averages (TCO
 // power); billing itself follows the calendar (catalog/calendar.h).
 inline constexpr double kHoursPerMonth = 730.0;
+// The largest amount of money any input may state (a price, a fee, a card's price), in its
+// currency: far above any real one, and small enough that sums over years of hours stay exact
+// to the cent in a double.
+inline constexpr double kMaxMoney = 1e12;
 double GranularityHours(Granularity g);
 
 struct NightDiscount {

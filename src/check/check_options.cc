@@ -22,6 +22,7 @@ const OptionTable<CheckRequest>& CheckOptionTable() {
     t.push_back(Option<R>("--cpu-cores", "cpu_cores", "CPU cores the offer promises", &R::cpu_cores)
                     .Unit("cores")
                     .Min(1)
+                    .Max(100000)
                     .Unset("the cores present"));
     t.push_back(Option<R>("--cuda", "cuda", "the CUDA version the software needs (the driver must support it)",
                           &R::cuda)
@@ -42,17 +43,20 @@ const OptionTable<CheckRequest>& CheckOptionTable() {
                           &R::samples_per_second)
                     .Unit("samples/s")
                     .Min(0, true)
+                    .Max(1e12)
                     .Unset("none"));
     t.push_back(Option<R>("--bytes-per-sample", "bytes_per_sample", "bytes read per sample", &R::bytes_per_sample)
                     .Unit("bytes")
                     .Min(0, true)
+                    .Max(1e12)
                     .Unset("none"));
     t.push_back(Option<R>("--fit", "fit", "a gpuplan fit --json result: samples/s and checkpoint size", &R::fit)
                     .Unset("none"));
     t.push_back(Option<R>("--bytes-per-token", "bytes_per_token",
                           "with --fit: bytes of dataset per token (4: int32 token ids)", &R::bytes_per_token)
                     .Unit("bytes")
-                    .Min(0, true));
+                    .Min(0, true)
+                    .Max(1e6));
     t.push_back(Option<R>("--storage-threads", "storage_threads", "threads reading the dataset folder",
                           &R::storage_threads)
                     .Min(1)
@@ -65,6 +69,7 @@ const OptionTable<CheckRequest>& CheckOptionTable() {
     t.push_back(Option<R>("--duration", "duration", "length of the GPU burn-in", &R::duration)
                     .Unit("s")
                     .Min(1)
+                    .Max(604800)
                     .Unset("300 s; 1800 s with --full; none with --quick"));
     t.push_back(Option<R>("--sample-interval", "sample_interval",
                           "how often NVML is sampled while the GPU tests run", &R::sample_interval)
@@ -76,6 +81,7 @@ const OptionTable<CheckRequest>& CheckOptionTable() {
                           &R::test_timeout)
                     .Unit("s")
                     .Min(1)
+                    .Max(604800)
                     .Unset("the test's planned time + 120 s"));
     t.push_back(Option<R>("--no-gpu-tests", "no_gpu_tests", "skip the GPU worker tests (inventory, host and storage only)",
                           &R::no_gpu_tests));
@@ -121,11 +127,13 @@ const OptionTable<CheckRequest>& CheckOptionTable() {
     t.push_back(Option<R>("--net-min-gbps", "net_min_gbps", "FAIL a direction of the link below this", &R::net_min_gbps)
                     .Unit("Gbit/s")
                     .Min(0, true)
+                    .Max(100000)
                     .Unset("none (figures only)"));
     t.push_back(Option<R>("--net-max-rtt-ms", "net_max_rtt_ms", "FAIL a link whose round trip is above this",
                           &R::net_max_rtt_ms)
                     .Unit("ms")
                     .Min(0, true)
+                    .Max(1e6)
                     .Unset("none (figures only)"));
     t.push_back(Option<R>("--json", "json", "write the JSON report to FILE, complete after every test (- : stdout)",
                           &R::json)
@@ -163,7 +171,8 @@ const OptionTable<MergeReportsRequest>& MergeReportsOptionTable() {
     OptionTable<R> t;
     t.push_back(Option<R>("--outlier-z", "outlier_z", "robust z-score beyond which a node or GPU is an outlier",
                           &R::outlier_z)
-                    .Min(0, true));
+                    .Min(0, true)
+                    .Max(1000));
     t.push_back(Option<R>("--json", "json", "write the merged report as JSON to FILE (- : stdout)", &R::json)
                     .Unset("none"));
     t.push_back(Option<R>("--markdown", "markdown", "write the merged report as Markdown to FILE", &R::markdown)

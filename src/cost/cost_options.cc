@@ -1,5 +1,6 @@
 #include "cost/cost_options.h"
 
+#include "catalog/offer.h"
 #include "core/error.h"
 
 namespace gpuplan {
@@ -39,6 +40,8 @@ OptionTable<R> RentalTable() {
   t.push_back(Option<R>("--hours-per-month", "hours_per_month", "hours each GPU is used per average month of 730 h, scaled to the calendar month's length (730: every hour; instead of --usage)",
                         &R::hours_per_month)
                   .Unit("hours")
+                  .Min(0)
+                  .Max(730)
                   .Unset("none"));
   t.push_back(Option<R>("--gpus", "gpus", "GPUs used, with --hours-per-month", &R::gpus).Min(0).Max(100000));
   t.push_back(Option<R>("--spot-for-all", "spot_for_all", "allow spot for every class of work, not only interruptible",
@@ -141,11 +144,15 @@ const OptionTable<TcoRequest>& TcoOptionTable() {
       return t.back();
     };
     t.push_back(Option<R>("--horizon-months", "horizon_months", "months to compare", &R::horizon_months)
-                    .Unit("months"));
+                    .Unit("months")
+                    .Min(1)
+                    .Max(120));
     t.push_back(OptionAt<R, int>("--buy-gpus", "buy_gpus",
                                  "cards to buy; fewer than the peak needs: they carry the base load and the peaks "
                                  "are rented",
                                  [](R& r) -> int& { return r.own.gpus; })
+                    .Min(1)
+                    .Max(100000)
                     .Unset("the usage's peak"));
     t.push_back(Option<R>("--buy-gpu", "buy_gpu", "the card bought, if not the rented one (its power is used)",
                           &R::buy_gpu_name)
@@ -162,22 +169,22 @@ const OptionTable<TcoRequest>& TcoOptionTable() {
         &OwnershipCosts::speed_ratio)
         .Min(0, true)
         .Max(100);
-    own("--card-price", "card_price", "per card", &OwnershipCosts::card_price).Unit("currency").Min(0, true);
+    own("--card-price", "card_price", "per card", &OwnershipCosts::card_price).Unit("currency").Min(0, true).Max(kMaxMoney);
     own("--server-per-gpu", "server_per_gpu", "server share per GPU", &OwnershipCosts::server_per_gpu)
-        .Unit("currency").Min(0);
+        .Unit("currency").Min(0).Max(kMaxMoney);
     own("--network-per-gpu", "network_per_gpu", "network share per GPU", &OwnershipCosts::network_per_gpu)
-        .Unit("currency").Min(0);
+        .Unit("currency").Min(0).Max(kMaxMoney);
     own("--room-per-gpu-month", "room_per_gpu_month", "rack space and cooling per GPU-month",
         &OwnershipCosts::room_per_gpu_month)
-        .Unit("currency").Min(0);
-    own("--power-price", "power_price", "per kWh", &OwnershipCosts::power_price_kwh).Unit("currency/kWh").Min(0);
-    own("--pue", "pue", "power usage effectiveness (facility / IT power, at least 1)", &OwnershipCosts::pue).Min(1);
+        .Unit("currency").Min(0).Max(kMaxMoney);
+    own("--power-price", "power_price", "per kWh", &OwnershipCosts::power_price_kwh).Unit("currency/kWh").Min(0).Max(1000);
+    own("--pue", "pue", "power usage effectiveness (facility / IT power, at least 1)", &OwnershipCosts::pue).Min(1).Max(10);
     own("--ops-per-month", "ops_per_month", "operations staff per month", &OwnershipCosts::ops_per_month)
-        .Unit("currency").Min(0);
+        .Unit("currency").Min(0).Max(kMaxMoney);
     own("--failure-rate", "failure_rate", "share of cards replaced per year", &OwnershipCosts::failure_rate_per_year)
-        .Unit("1/year").Min(0);
+        .Unit("1/year").Min(0).Max(1);
     own("--depreciation-years", "depreciation_years", "years to the resale value", &OwnershipCosts::depreciation_years)
-        .Unit("years").Min(0, true);
+        .Unit("years").Min(0, true).Max(50);
     own("--resale", "resale", "value left after depreciation (fraction)", &OwnershipCosts::resale_fraction).Min(0).Max(1);
     return t;
   }();

@@ -25,26 +25,27 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--gpu", "gpu", "GPU name from the catalog (gpuplan gpus); without it, with a comma-separated "
                           "list, or with --max-gpus, fit searches", &R::gpu).Unset("none (search)"));
     t.push_back(Option<R>("--gpus", "gpus", "GPU count; dp = gpus / (tp x pp); in a search, given = kept (for inference: one replica's GPUs)", &R::gpus).Min(0, true).Max(100000));
-    t.push_back(Option<R>("--seq", "seq", "training sequence length", &R::seq).Unit("tokens"));
-    t.push_back(Option<R>("--micro-batch", "micro_batch", "sequences per GPU per micro-step; not given: 1, 2, 4 or 8, the fastest that fits within the global batch (docs/time-model.md §10)", &R::micro_batch));
+    t.push_back(Option<R>("--seq", "seq", "training sequence length", &R::seq).Unit("tokens").Min(0, true).Max(1e7));
+    t.push_back(Option<R>("--micro-batch", "micro_batch", "sequences per GPU per micro-step; not given: 1, 2, 4 or 8, the fastest that fits within the global batch (docs/time-model.md §10)", &R::micro_batch).Min(0, true).Max(1e5));
     t.push_back(Option<R>("--global-batch", "global_batch", "sequences per optimizer step (0: fill the pipeline)",
-                          &R::global_batch));
+                          &R::global_batch).Min(0).Max(1e8));
     t.push_back(Option<R>("--precision", "precision", "training precision (mixed: bf16/fp16 + fp32 master weights; bf16: pure)",
                           &R::precision)
                     .Choices({"fp32", "mixed", "bf16"}, [](const std::string& s) { ParsePrecision(s); }));
     t.push_back(Option<R>("--optimizer", "optimizer", "optimizer (its states per parameter)", &R::optimizer)
                     .Choices({"adamw", "adamw8bit", "sgd", "adafactor"}, [](const std::string& s) { ParseOptimizer(s); }));
     t.push_back(Option<R>("--zero", "zero", "ZeRO stage 0-3 over the data-parallel group; in a search, given = kept", &R::zero)
+                    .Min(0).Max(3)
                     .Unset("0, or the framework's (megatron-bridge pretraining and full fine-tuning: 1, its distributed optimizer)"));
-    t.push_back(Option<R>("--tp", "tp", "tensor-parallel size; in a search, given = kept", &R::tp).Min(0, true));
-    t.push_back(Option<R>("--pp", "pp", "pipeline-parallel size; in a search, given = kept", &R::pp).Min(0, true));
-    t.push_back(Option<R>("--ep", "ep", "expert-parallel size (MoE); in a search, given = kept", &R::ep).Min(0, true));
+    t.push_back(Option<R>("--tp", "tp", "tensor-parallel size; in a search, given = kept", &R::tp).Min(0, true).Max(100000));
+    t.push_back(Option<R>("--pp", "pp", "pipeline-parallel size; in a search, given = kept", &R::pp).Min(0, true).Max(100000));
+    t.push_back(Option<R>("--ep", "ep", "expert-parallel size (MoE); in a search, given = kept", &R::ep).Min(0, true).Max(100000));
     t.push_back(Option<R>("--tp-overlap", "tp_overlap", "tensor-parallel collectives overlapped with the GEMMs (Megatron-Core --tp-comm-overlap); docs/time-model.md §4; not given: on where the framework offers it and it is faster (§10)", &R::tp_overlap)
                     .Choices({"on", "off"}, on_off));
     t.push_back(Option<R>("--dp-overlap", "dp_overlap", "data-parallel gradient reduction (and ZeRO-1/2's parameter gather) run beside the backward (and next forward) pass: PyTorch DDP and FSDP by default, Megatron --overlap-grad-reduce/--overlap-param-gather, DeepSpeed overlap_comm; off: all of it after the backward pass; docs/time-model.md §4; not given: on, with off in the range (§10)", &R::dp_overlap)
                     .Choices({"on", "off"}, on_off));
-    t.push_back(Option<R>("--cp", "cp", "context-parallel size (training; ring attention over sequence chunks); in a search, given = kept", &R::cp).Min(0, true));
-    t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept; not given: the fastest that fits where the framework interleaves, of 1, 2, 4, 8 and each other value up to 8 that divides a stage's layers (Megatron: only those that divide; docs/time-model.md §10)", &R::vpp).Min(0, true));
+    t.push_back(Option<R>("--cp", "cp", "context-parallel size (training; ring attention over sequence chunks); in a search, given = kept", &R::cp).Min(0, true).Max(100000));
+    t.push_back(Option<R>("--vpp", "vpp", "interleaved virtual pipeline stages per GPU; in a search, given = kept; not given: the fastest that fits where the framework interleaves, of 1, 2, 4, 8 and each other value up to 8 that divides a stage's layers (Megatron: only those that divide; docs/time-model.md §10)", &R::vpp).Min(0, true).Max(100000));
     t.push_back(Option<R>("--sp", "sp", "sequence parallelism (with tp > 1); in a search, given = kept (otherwise on whenever tp > 1)", &R::sp));
     t.push_back(Option<R>("--recompute", "recompute", "activation recomputation: none, selective (the attention core), op (every second matmul of a block, torchtitan's op-level policy) or full; docs/memory-model.md §4.3; not given: the framework's default, or the least that fits (docs/time-model.md §10)", &R::recompute)
                     .Choices({"none", "selective", "op", "full"}, [](const std::string& s) { ParseRecompute(s); }));
@@ -68,11 +69,11 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--kv-dtype", "kv_dtype", "KV cache (bf16 becomes fp16 as for the weights)", &R::kv_dtype)
                     .Choices({"bf16", "fp16", "fp8"}, [](const std::string& s) { ParseKvDtype(s); }));
     t.push_back(Option<R>("--context", "context", "inference: tokens per sequence (prompt + output; without --context, "
-                          "--prompt-tokens + --output-tokens when either or --qps is given)", &R::context).Unit("tokens").Max(1e7));
+                          "--prompt-tokens + --output-tokens when either or --qps is given)", &R::context).Unit("tokens").Min(0, true).Max(1e7));
     t.push_back(Option<R>("--concurrency", "concurrency", "inference: sequences in flight per replica",
-                          &R::concurrency).Max(1e6));
+                          &R::concurrency).Min(0, true).Max(1e6));
     t.push_back(Option<R>("--batched-tokens", "batched_tokens", "inference: tokens per forward pass",
-                          &R::batched_tokens).Unit("tokens").Max(1e7));
+                          &R::batched_tokens).Unit("tokens").Min(0, true).Max(1e7));
     t.push_back(Option<R>("--offload-optimizer", "offload_optimizer", "ZeRO-Offload optimizer states to CPU RAM",
                           &R::offload_optimizer));
     t.push_back(Option<R>("--offload-params", "offload_params", "ZeRO-Infinity parameter offload (zero 3)",
@@ -91,13 +92,15 @@ const OptionTable<FitRequest>& FitOptionTable() {
     t.push_back(Option<R>("--gpu-memory-utilization", "gpu_memory_utilization",
                           "inference server profiles: the KV fraction (vLLM gpu_memory_utilization, SGLang "
                           "mem_fraction_static, lmdeploy cache_max_entry_count)", &R::gpu_memory_utilization)
+                    .Min(0, true)
+                    .Max(1)
                     .Unset("the profile's"));
     t.push_back(Option<R>("--cuda-context-mib", "cuda_context_mib", "CUDA context and library workspaces (docs/memory-model.md §6)",
-                          &R::cuda_context_mib).Unit("MiB").Min(0));
-    t.push_back(Option<R>("--nccl-mib", "nccl_mib", "NCCL buffers per communicator (docs/memory-model.md §6)", &R::nccl_mib).Unit("MiB").Min(0));
+                          &R::cuda_context_mib).Unit("MiB").Min(0).Max(1e6));
+    t.push_back(Option<R>("--nccl-mib", "nccl_mib", "NCCL buffers per communicator (docs/memory-model.md §6)", &R::nccl_mib).Unit("MiB").Min(0).Max(1e6));
     t.push_back(Option<R>("--fragmentation", "fragmentation", "allocator slack as a fraction of dynamic tensors (docs/memory-model.md §6)",
                           &R::fragmentation).Min(0).Max(1));
-    t.push_back(Option<R>("--mfu", "mfu", "a flat achievable fraction of dense peak instead of the per-operation kernel costs (docs/time-model.md §3)", &R::mfu).Unset("per-operation costs"));
+    t.push_back(Option<R>("--mfu", "mfu", "a flat achievable fraction of dense peak instead of the per-operation kernel costs (docs/time-model.md §3)", &R::mfu).Min(0, true).Max(1).Unset("per-operation costs"));
     t.push_back(Option<R>("--network", "network",
                           "node network: ib-400g, ib-200g, ib-100g, ib-100g-x4, roce-400g, roce-200g, roce-100g, 100gbe, "
                           "25gbe, 10gbe, 1gbe or Gb/s per node (default: by the card's server class, docs/time-model.md "
@@ -105,26 +108,26 @@ const OptionTable<FitRequest>& FitOptionTable() {
                     .Choices({}, [](const std::string& s) { ParseNetwork(s); })
                     .Unset("by card"));
     t.push_back(Option<R>("--tokens", "tokens", "training job size (for total and GPU-hours; 0: per token)", &R::tokens)
-                    .Unit("tokens").Unset("none"));
+                    .Unit("tokens").Min(0).Max(1e18).Unset("none"));
     t.push_back(Option<R>("--epochs", "epochs", "epochs over --dataset-tokens (instead of --tokens)", &R::epochs)
-                    .Unset("none"));
+                    .Min(0, true).Max(1e6).Unset("none"));
     t.push_back(Option<R>("--dataset-tokens", "dataset_tokens", "tokens in one epoch", &R::dataset_tokens)
-                    .Unit("tokens").Unset("none"));
+                    .Unit("tokens").Min(0, true).Max(1e18).Unset("none"));
     t.push_back(Option<R>("--prompt-tokens", "prompt_tokens", "inference: prompt length", &R::prompt_tokens)
-                    .Unit("tokens").Max(1e7));
+                    .Unit("tokens").Min(0, true).Max(1e7));
     t.push_back(Option<R>("--output-tokens", "output_tokens", "inference: generated tokens per request",
-                          &R::output_tokens).Unit("tokens").Max(1e7));
+                          &R::output_tokens).Unit("tokens").Min(0, true).Max(1e7));
     t.push_back(Option<R>("--qps", "qps", "inference: requests per second to serve", &R::qps).Unset("none").Min(0, true).Max(1e6));
     t.push_back(Option<R>("--latency-ms", "latency_ms", "inference: per-output-token latency target", &R::latency_ms)
-                    .Unit("ms").Unset("none"));
+                    .Unit("ms").Min(0, true).Max(1e6).Unset("none"));
     // A search tries every whole node up to it: 4,096 GPUs take a few seconds for an 8B model,
     // 16,384 fifteen (issue 26 req. 8); --gpus pins a larger count.
     t.push_back(Option<R>("--max-gpus", "max_gpus", "search: largest GPU count (whole nodes of 8 beyond one node)",
                           &R::max_gpus).Min(1).Max(4096));
-    t.push_back(Option<R>("--margin", "margin", "search: memory safety margin (fraction of the card)", &R::margin));
+    t.push_back(Option<R>("--margin", "margin", "search: memory safety margin (fraction of the card)", &R::margin).Min(0).Max(1, true));
     t.push_back(Option<R>("--objective", "objective", "search: what to rank by", &R::objective)
                     .Choices({"time", "gpu-hours", "cost"}, [](const std::string& s) { ParseObjective(s); }));
-    t.push_back(Option<R>("--top", "top", "search: candidates to show", &R::top));
+    t.push_back(Option<R>("--top", "top", "search: candidates to show", &R::top).Min(1).Max(1000));
     t.push_back(Option<R>("--offers", "offers",
                           "price with this offers file (docs/offers.md): a search ranks only its cards by the cheapest "
                           "rental; one card prices the job (with --tokens) or the serving plan (with --qps)",

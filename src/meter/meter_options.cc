@@ -91,14 +91,17 @@ const OptionTable<MeterAgentRequest>& MeterRunOptionTable() {
                           &R::resume));
     t.push_back(Option<R>("--speed", "speed", "replay X times faster than recorded (1e9: as fast as possible)",
                           &R::speed)
-                    .Min(0, true));
+                    .Min(0, true)
+                    .Max(1e9));
     t.push_back(Option<R>("--interval", "interval", "seconds between samples", &R::interval_seconds)
                     .Unit("s")
                     .Min(0, true)
+                    .Max(3600)
                     .Unset("1 s live; every step of a replayed trace"));
     t.push_back(Option<R>("--duration", "duration", "stop after this long (replay: trace time)", &R::duration_seconds)
                     .Unit("s")
                     .Min(0)
+                    .Max(1e9)
                     .Unset("until stopped (SIGINT/SIGTERM) or the trace ends"));
     t.push_back(Option<R>("--flush-seconds", "flush_seconds",
                           "seconds between writes to the database; a crash loses at most this", &R::flush_seconds)
@@ -132,10 +135,12 @@ const OptionTable<MeterRecordRequest>& MeterRecordOptionTable() {
     t.push_back(Option<R>("--duration", "duration", "how long to record", &R::duration_seconds)
                     .Unit("s")
                     .Min(0)
+                    .Max(1e9)
                     .Unset("until stopped"));
     t.push_back(Option<R>("--interval", "interval", "seconds between samples", &R::interval_seconds)
                     .Unit("s")
-                    .Min(0, true));
+                    .Min(0, true)
+                    .Max(3600));
     t.push_back(Option<R>("--verbose", "verbose", "print one line per sample", &R::verbose));
     return t;
   }();

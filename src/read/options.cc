@@ -53,7 +53,8 @@ void CheckOptionValue(const OptionCheck& c, const OptionValue& v, const std::str
   if (below || above || std::isnan(x)) {
     const std::string got = std::holds_alternative<int64_t>(v) ? std::to_string(std::get<int64_t>(v)) : Number(x);
     const std::string rule = OptionCheckText(c, OptionKind::kDouble);
-    throw InputError::Option(name, "must be " + (rule == "positive" ? std::string("a positive number") : rule) + ", got " + got);
+    const std::string must = rule.empty() ? std::string("a number") : rule == "positive" ? std::string("a positive number") : rule;
+    throw InputError::Option(name, "must be " + must + ", got " + got);
   }
 }
 

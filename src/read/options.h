@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -109,7 +110,12 @@ template <>
 struct Traits<int> {
   static constexpr OptionKind kind = OptionKind::kInt;
   static OptionValue Get(const int& v) { return static_cast<int64_t>(v); }
-  static void Set(int& f, const OptionValue& v) { f = static_cast<int>(std::get<int64_t>(v)); }
+  // A value beyond 32 bits is held at the nearest end, never wrapped (4294967298 would become 2):
+  // every int option's bounds lie well inside, so the table's check refuses it.
+  static void Set(int& f, const OptionValue& v) {
+    f = static_cast<int>(std::clamp<int64_t>(std::get<int64_t>(v), std::numeric_limits<int>::min(),
+                                             std::numeric_limits<int>::max()));
+  }
 };
 template <>
 struct Traits<double> {

@@ -26,12 +26,12 @@ const OptionTable<ServeRequest>& ServeOptionTable() {
     t.push_back(Option<R>("--token", "token", "bearer token every /api request must carry (also $GPUPLAN_TOKEN)",
                           &R::token).Unset("none (loopback only)"));
     t.push_back(Option<R>("--body-limit-mib", "body_limit_mib", "largest request body, uploads aside",
-                          &R::body_limit_mib).Unit("MiB").Min(0, true));
+                          &R::body_limit_mib).Unit("MiB").Min(0, true).Max(4096));
     t.push_back(Option<R>("--upload-limit-mib", "upload_limit_mib",
                           "largest body of POST /api/fit, /api/cost/* and /api/plan (usage traces, offers and workload files)",
-                          &R::upload_limit_mib).Unit("MiB").Min(0, true));
+                          &R::upload_limit_mib).Unit("MiB").Min(0, true).Max(4096));
     t.push_back(Option<R>("--timeout", "timeout_seconds", "read and write timeout per request", &R::timeout_seconds)
-                    .Unit("s").Min(0, true));
+                    .Unit("s").Min(0, true).Max(3600));
     t.push_back(Option<R>("--max-request-seconds", "max_request_seconds",
                           "the work one request may take (a layout search, a rental solve, a meter report); past it "
                           "the request ends with a 400 naming this option",
