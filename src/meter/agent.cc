@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "catalog/offer.h"
 #include "meter/processes.h"
 #include "meter/report.h"
+#include "read/time_text.h"
 #include "telemetry/nvml_source.h"
 
 namespace gpuplan {
@@ -206,6 +208,9 @@ class Writer {
       room_.wait_for(lock, std::chrono::milliseconds(kThrottleWaitMs));
     }
   }
+  // Live sampling: while the wall clock has jumped away from the steady clock, retention (which
+  // measures its cuts back from the newest sample's wall time) waits.
+  void HoldRetention(bool hold) { hold_retention_.store(hold); }
   // The writer thread's failure (a read-only or damaged database), rethrown on the sampler.
   void RethrowFailure() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -325,9 +330,15 @@ class Writer {
     } else if (st.state == FlushState::kSlow && st.changed) {
       observer_.Call([&](MeterObserver& o) { o.OnMessage(st.reason); });
     }
+    if (st.dropped_too_old > 0) {  // never silent: how many, and why
+      observer_.Call([&](MeterObserver& o) { o.OnMessage(st.notice); });
+    }
     // Retention (raw 48 h, minutes 30 days by default) once an hour of samples, after a flush
-    // that wrote: it deletes only what is rolled up, in short transactions.
-    if (!behind && (!last_retention_ || now - *last_retention_ >= std::chrono::hours{1})) {
+    // that wrote: it deletes only what is rolled up, in short transactions. Not while the wall
+    // clock disagrees with the steady clock (HoldRetention); a time before the last pass (the
+    // clock was set back) starts a new hour.
+    if (!behind && !hold_retention_.load() &&
+        (!last_retention_ || now < *last_retention_ || now - *last_retention_ >= std::chrono::hours{1})) {
       last_retention_ = now;
       const RetentionResult r = store_.ApplyRetention(now);
       if (!r.done) {
@@ -361,7 +372,7 @@ class Writer {
         }
       }
     }
-    if (store_.Buffered() == 0 && !out_of_time()) {
+    if (store_.Buffered() == 0 && !out_of_time() && !hold_retention_.load()) {
       const RetentionResult r = store_.ApplyRetention(end);
       if (!r.done) {
         observer_.Call([&](MeterObserver& o) { o.OnMessage("retention postponed: " + r.reason); });
@@ -390,11 +401,98 @@ class Writer {
   bool catching_up_ = false;
   std::exception_ptr failure_;
   Published published_;
+  std::atomic<bool> hold_retention_{false};
   // The writer thread's own.
   std::optional<UtcMillis> last_flush_;
   std::optional<UtcMillis> last_retention_;
   std::optional<FlushState> state_;
   bool behind_ = false;
+};
+
+// --resume continues the trace the store was written from, so the store's newest samples must
+// be of the trace's GPUs (by UUID): another server's trace shares no sample with the store, and
+// resuming it would skip every step up to the store's mark and write nothing. InputError
+// naming the trace's header field.
+void CheckResumeDevices(const MeterStore& store, UtcMillis complete, const TraceReader& reader) {
+  const TimeRange near{complete - std::chrono::minutes{10}, complete + std::chrono::milliseconds{1}};
+  std::map<int, GpuSample> newest;  // per GPU index, its newest sample with a UUID
+  for (GpuSample& g : store.GpuSamples(near)) {  // ordered by time
+    if (g.uuid) {
+      newest[g.gpu] = std::move(g);
+    }
+  }
+  const std::vector<TraceGpu>& gpus = reader.header().gpus;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const TraceGpu& t = gpus[i];
+    const auto it = newest.find(t.index);
+    if (!t.uuid || it == newest.end() || *it->second.uuid == *t.uuid) {
+      continue;
+    }
+    throw InputError("--resume continues the trace " + store.path() + " was written from, but its GPU " +
+                         std::to_string(t.index) + " is " + *it->second.uuid + " (sample at " +
+                         FormatUtcIso(it->second.time) + ") and this trace's is " + *t.uuid +
+                         ": another server's trace; replay it into a database of its own",
+                     reader.path(), 1, "gpus[" + std::to_string(i) + "].uuid");
+  }
+}
+
+// A replayed step may not be dated after this machine's clock by more than this: a trace
+// records the past, and a step from the future would move the store's own time (retention's
+// cuts, docs/meter-store.md section 1) ahead of every real sample.
+constexpr std::chrono::minutes kFutureStepTolerance{5};
+// Live sampling: the wall clock may drift from the steady clock by this much before the agent
+// calls it a jump, and a jumped clock must run with the steady clock this long before the agent
+// takes its new time as right.
+constexpr double kClockJumpSeconds = 60;
+constexpr double kClockSettleSeconds = 600;
+
+UtcMillis MachineNow() {
+  return FromUnixMillis(std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count());
+}
+
+// Live sampling: samples carry the wall clock's time, and the store's retention measures back
+// from the newest one. A wall clock that jumps ahead (a bad NTP step, a mistyped `date`) would
+// let retention delete what the real time still keeps and make the samples after its
+// correction "too old". The watch compares the wall clock's progress with the steady clock's:
+// while they differ by more than kClockJumpSeconds, retention waits (nothing is deleted) and the
+// log says so once; when the wall clock has run with the steady clock for kClockSettleSeconds
+// since the jump (an intended change, or the jump corrected), its time is taken as right and
+// retention resumes. docs/meter-store.md section 1 says what this cannot catch.
+class ClockJumpWatch {
+ public:
+  ClockJumpWatch(double wall, double mono) : offset_(wall - mono) {}
+  void Observe(double wall, double mono, Writer& writer, SerializedObserver& observers) {
+    const double offset = wall - mono;
+    if (std::fabs(offset - offset_) > kClockJumpSeconds) {
+      const double jumped = offset - offset_;
+      offset_ = offset;
+      jumped_at_ = mono;
+      if (!held_) {
+        held_ = true;
+        writer.HoldRetention(true);
+        observers.Call([&](MeterObserver& o) {
+          o.OnMessage("the wall clock jumped " + std::string(jumped > 0 ? "ahead" : "back") + " by " +
+                      std::to_string(std::llround(std::fabs(jumped))) +
+                      " s against the steady clock: samples carry its time, retention waits until it has "
+                      "run steadily for " +
+                      std::to_string(std::llround(kClockSettleSeconds)) + " s");
+        });
+      }
+    } else if (held_ && mono - jumped_at_ >= kClockSettleSeconds) {
+      held_ = false;
+      writer.HoldRetention(false);
+      observers.Call([&](MeterObserver& o) {
+        o.OnMessage("the wall clock has run steadily since its jump: retention resumes");
+      });
+    }
+  }
+
+ private:
+  double offset_;  // wall - steady, as last taken for right
+  double jumped_at_ = 0;
+  bool held_ = false;
 };
 
 // Where a run's roll-up ends: one interval after its last sample (its own time, never the wall
@@ -508,6 +606,9 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
   std::optional<UtcMillis> resume_after;
   if (reader && request.resume) {
     resume_after = store.Extent().samples_complete;
+    if (resume_after) {
+      CheckResumeDevices(store, *resume_after, *reader);
+    }
   }
   Writer writer(std::move(store), observers, clock);
 
@@ -518,6 +619,7 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
 
   const double start = clock.MonotonicSeconds();
   double next_tick = start;
+  ClockJumpWatch jump(clock.WallSeconds(), start);
   std::optional<UtcMillis> replay_first;  // the trace's first step (--duration counts from it)
   std::optional<UtcMillis> pace_first;    // the first step replayed (--speed paces from it)
   std::optional<UtcMillis> last_taken;
@@ -528,6 +630,14 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
       if (reader) {
         if (!reader->Next(step)) {
           break;
+        }
+        if (const UtcMillis limit = MachineNow() + kFutureStepTolerance; step.time > limit) {
+          // Caught below like any bad line: the steps before it are kept, this one is not written.
+          throw InputError("step dated " + FormatUtcIso(step.time) + ", after this machine's clock (" +
+                               FormatUtcIso(limit - kFutureStepTolerance) + ") by more than " +
+                               std::to_string(kFutureStepTolerance.count()) +
+                               " minutes: a trace records the past (was the recording machine's clock wrong?)",
+                           reader->path(), reader->line(), "time_ms");
         }
         if (!replay_first) {
           replay_first = step.time;
@@ -559,7 +669,10 @@ MeterRunSummary RunMeter(const MeterAgentRequest& request, MeterClock& clock, Me
         if (MeterStopRequested()) {
           break;
         }
-        step = live->Sample(clock.WallSeconds());
+        const double wall = clock.WallSeconds();
+        const double mono = clock.MonotonicSeconds();
+        jump.Observe(wall, mono, writer, observers);
+        step = live->Sample(wall);
         next_tick += interval;
         // A tick that overran (a slow driver call): skip the missed ticks rather than burst.
         const double now = clock.MonotonicSeconds();

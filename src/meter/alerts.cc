@@ -66,6 +66,10 @@ std::vector<Alert> AlertEngine::Track(Condition& c, bool holds, UtcMillis now, d
     c = Condition{};
     return {};
   }
+  if (c.last && static_cast<double>((now - *c.last).count()) / kMillisecondsPerMinute > rules_.max_gap_minutes) {
+    c = Condition{};  // not observed in between (the agent was down): that time is not counted
+  }
+  c.last = now;
   if (!c.since) {
     c.since = now;
   }

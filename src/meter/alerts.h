@@ -38,6 +38,11 @@ struct AlertRules {
   double low_util_minutes = 30;
   double throttle_minutes = 5;
   double repeat_minutes = 60;
+  // A condition's stretch ends where its GPU was not observed for longer than this (the agent
+  // was down: not billed on hourly offers, docs/meter.md §7, and unknown on the others); the
+  // next observation starts a new stretch. 2.5 minutes: a tick a minute (the minute roll-ups a
+  // stored period replays) may miss one; the agent sets 2.5 intervals when sampling slower.
+  double max_gap_minutes = 2.5;
   // Price of one billed GPU-hour (the offer's instance price / its GPUs): alerts name the money
   // per hour an idle card costs. Absent: the alert says the price is unknown.
   std::optional<Money> gpu_hour_price;
@@ -178,6 +183,7 @@ class AlertEngine {
   struct Condition {
     std::optional<UtcMillis> since;    // the condition holds since then
     std::optional<UtcMillis> alerted;  // last alert of this run of the condition
+    std::optional<UtcMillis> last;     // the latest observation it held at
   };
   std::vector<Alert> Track(Condition& c, bool holds, UtcMillis now, double after_minutes, Alert proto);
 

@@ -1,5 +1,6 @@
 #include "meter/meter_service.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <cctype>
@@ -99,6 +100,10 @@ MeterRunSummary RunMeterService(const MeterAgentRequest& request, MeterClock& cl
   MeterMonitorOptions options;
   if (!request.alerts.empty()) {
     options = LoadMeterMonitorOptions(request.alerts);
+  }
+  // Sampling slower than a tick a minute: a stretch ends only after 2.5 of its intervals unseen.
+  if (request.interval_seconds) {
+    options.rules.max_gap_minutes = std::max(options.rules.max_gap_minutes, 2.5 * *request.interval_seconds / 60);
   }
   // With the offer the machine is rented under: the GPU-hour price of the alerts and metrics
   // (unless the alerts file sets one), and the month's projection read back from the store.

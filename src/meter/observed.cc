@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/names.h"
 #include "catalog/calendar.h"
+#include "meter/rollup.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
@@ -34,7 +35,7 @@ void AddTotals(GpuHourUse& h, const GpuRollup& r) {
   h.busy += r.busy;
   h.active += r.active;
   if (r.energy_mj) {
-    h.energy_mj += *r.energy_mj;
+    h.energy_mj = rollup::SaturatingAdd(h.energy_mj, *r.energy_mj);
     h.energy_measured = true;
   }
 }

@@ -28,20 +28,20 @@ void MergeRollup(GpuRollup& into, const GpuRollup& more) {
   into.busy += more.busy;
   into.active += more.active;
   into.utilization_gpu_n += more.utilization_gpu_n;
-  into.utilization_gpu_sum += more.utilization_gpu_sum;
+  into.utilization_gpu_sum = rollup::SaturatingAdd(into.utilization_gpu_sum, more.utilization_gpu_sum);
   KeepMin(into.utilization_gpu_min, more.utilization_gpu_min);
   KeepMax(into.utilization_gpu_max, more.utilization_gpu_max);
   into.utilization_memory_n += more.utilization_memory_n;
-  into.utilization_memory_sum += more.utilization_memory_sum;
+  into.utilization_memory_sum = rollup::SaturatingAdd(into.utilization_memory_sum, more.utilization_memory_sum);
   into.memory_used_n += more.memory_used_n;
-  into.memory_used_sum += more.memory_used_sum;
+  into.memory_used_sum = rollup::SaturatingAdd(into.memory_used_sum, more.memory_used_sum);
   KeepMax(into.memory_used_max, more.memory_used_max);
   KeepMax(into.memory_total, more.memory_total);
   into.power_n += more.power_n;
-  into.power_sum_mw += more.power_sum_mw;
+  into.power_sum_mw = rollup::SaturatingAdd(into.power_sum_mw, more.power_sum_mw);
   KeepMax(into.power_max_mw, more.power_max_mw);
   if (more.energy_mj) {
-    into.energy_mj = into.energy_mj.value_or(0) + *more.energy_mj;
+    into.energy_mj = rollup::SaturatingAdd(into.energy_mj.value_or(0), *more.energy_mj);
   }
   KeepMax(into.temperature_max, more.temperature_max);
   into.clock_event_reasons |= more.clock_event_reasons;
@@ -144,27 +144,27 @@ void AddSample(GpuAcc& a, const GpuRow& s, std::chrono::milliseconds dt, std::op
   r.active += active ? dt : std::chrono::milliseconds{0};
   if (s.util_gpu) {
     r.utilization_gpu_n += 1;
-    r.utilization_gpu_sum += *s.util_gpu;
+    r.utilization_gpu_sum = SaturatingAdd(r.utilization_gpu_sum, int64_t{*s.util_gpu});
     KeepMin(r.utilization_gpu_min, s.util_gpu);
     KeepMax(r.utilization_gpu_max, s.util_gpu);
   }
   if (s.util_mem) {
     r.utilization_memory_n += 1;
-    r.utilization_memory_sum += *s.util_mem;
+    r.utilization_memory_sum = SaturatingAdd(r.utilization_memory_sum, int64_t{*s.util_mem});
   }
   if (s.mem_used) {
     r.memory_used_n += 1;
-    r.memory_used_sum += AsInt64(*s.mem_used);
+    r.memory_used_sum = SaturatingAddBytes(r.memory_used_sum, *s.mem_used);
     KeepMax(r.memory_used_max, s.mem_used);
   }
   KeepMax(r.memory_total, s.mem_total);
   if (s.power_mw) {
     r.power_n += 1;
-    r.power_sum_mw += *s.power_mw;
+    r.power_sum_mw = SaturatingAdd(r.power_sum_mw, *s.power_mw);
     KeepMax(r.power_max_mw, s.power_mw);
   }
   if (energy_delta) {
-    r.energy_mj = r.energy_mj.value_or(0) + *energy_delta;
+    r.energy_mj = SaturatingAdd(r.energy_mj.value_or(0), *energy_delta);
   }
   KeepMax(r.temperature_max, s.temp_c);
   r.clock_event_reasons |= s.clock_events.value_or(0);
@@ -186,7 +186,7 @@ void MergeProcess(ProcessAcc& into, const ProcessAcc& more) {
   into.samples += more.samples;
   into.observed += more.observed;
   into.mem_n += more.mem_n;
-  into.mem_sum += more.mem_sum;
+  into.mem_sum = SaturatingAdd(into.mem_sum, more.mem_sum);
   KeepMax(into.mem_max, more.mem_max);
 }
 
@@ -196,7 +196,7 @@ void MergeUse(ProcessUse& into, const ProcessUse& more) {
   into.samples += more.samples;
   into.observed += more.observed;
   into.gpu_memory_n += more.gpu_memory_n;
-  into.gpu_memory_sum += more.gpu_memory_sum;
+  into.gpu_memory_sum = SaturatingAdd(into.gpu_memory_sum, more.gpu_memory_sum);
   KeepMax(into.gpu_memory_max, more.gpu_memory_max);
 }
 
@@ -267,7 +267,7 @@ void ProcessRollupBuilder::Add(UtcMillis time, int gpu, int64_t process_id, std:
   a.observed += dt;
   if (gpu_memory) {
     a.mem_n += 1;
-    a.mem_sum += AsInt64(*gpu_memory);
+    a.mem_sum = SaturatingAddBytes(a.mem_sum, *gpu_memory);
     KeepMax(a.mem_max, gpu_memory);
   }
 }

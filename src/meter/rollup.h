@@ -6,7 +6,9 @@
 #pragma once
 
 #include <chrono>
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +25,29 @@ inline constexpr int64_t kMilliwattsPerWatt = 1000;
 
 inline int64_t AsInt64(uint64_t v) { return static_cast<int64_t>(v); }  // bit-preserving
 inline uint64_t AsUint64(int64_t v) { return static_cast<uint64_t>(v); }
+
+// Sums and energies saturate at the largest value of the SQLite columns that hold them (int64,
+// 2^63 - 1) instead of wrapping: a stored sum is never negative and never smaller than what
+// was added, and a saturated one reads as "at least this" (docs/meter-store.md section 4).
+inline constexpr int64_t kMaxSum = std::numeric_limits<int64_t>::max();
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) {
+    return b > 0 ? kMaxSum : std::numeric_limits<int64_t>::min();
+  }
+  return out;
+}
+// Unsigned counts (energy, mJ): at most kMaxSum, so the column's bit-for-bit int64 stays >= 0.
+inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  constexpr auto kMax = static_cast<uint64_t>(kMaxSum);
+  a = std::min(a, kMax);
+  b = std::min(b, kMax);
+  return a > kMax - b ? kMax : a + b;
+}
+// A memory value (bytes, uint64) into a signed sum.
+inline int64_t SaturatingAddBytes(int64_t sum, uint64_t bytes) {
+  return SaturatingAdd(sum, static_cast<int64_t>(std::min(bytes, static_cast<uint64_t>(kMaxSum))));
+}
 
 template <typename T>
 void KeepMin(std::optional<T>& into, const std::optional<T>& v) {

@@ -184,6 +184,10 @@ struct FlushStatus {
   std::size_t written = 0;   // rows written by this Flush
   std::size_t buffered = 0;  // rows still in memory
   uint64_t dropped = 0;      // rows dropped since Open (buffer overflow, or older than the raw cut)
+  // Rows of this flush dropped as older than the raw cut (their minute is rolled up and its raw
+  // samples deleted), and when there were any, one line saying so for the log: never silent.
+  uint64_t dropped_too_old = 0;
+  std::string notice;
   double seconds = 0;        // how long the Flush took
   RollUpResult rollup;
 };

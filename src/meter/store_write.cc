@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "meter/store_impl.h"
+#include "read/time_text.h"
 
 namespace gpuplan {
 
@@ -186,13 +187,40 @@ void MeterStore::Impl::InsertGpu(const GpuSample& s) {
     device = DeviceId(*s.uuid);
   }
   const rollup::GpuRow r = rollup::RowOf(s, device);
-  auto q = Q(
-      "INSERT OR REPLACE INTO gpu_sample(time_ms, gpu, device_id, util_gpu, util_mem, mem_used, mem_total, "
-      "power_mw, energy_mj, temp_c, sm_clock_mhz, clock_events) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-      "?11, ?12)");
-  q->BindAll(UnixMillis(r.time), r.gpu, r.device_id, r.util_gpu, r.util_mem, r.mem_used, r.mem_total, r.power_mw,
-             r.energy_mj, r.temp_c, r.sm_clock_mhz, r.clock_events);
-  q->Run();
+  {
+    // A sample at a (time, gpu) the file already holds replaces it only when it is the same
+    // device's (a replay written again): another device's sample there is another server's
+    // (or a swapped card's) and must not overwrite what was measured.
+    auto q = Q(
+        "INSERT INTO gpu_sample(time_ms, gpu, device_id, util_gpu, util_mem, mem_used, mem_total, "
+        "power_mw, energy_mj, temp_c, sm_clock_mhz, clock_events) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+        "?11, ?12) ON CONFLICT(time_ms, gpu) DO UPDATE SET device_id = excluded.device_id, util_gpu = "
+        "excluded.util_gpu, util_mem = excluded.util_mem, mem_used = excluded.mem_used, mem_total = "
+        "excluded.mem_total, power_mw = excluded.power_mw, energy_mj = excluded.energy_mj, temp_c = "
+        "excluded.temp_c, sm_clock_mhz = excluded.sm_clock_mhz, clock_events = excluded.clock_events "
+        "WHERE gpu_sample.device_id IS excluded.device_id");
+    q->BindAll(UnixMillis(r.time), r.gpu, r.device_id, r.util_gpu, r.util_mem, r.mem_used, r.mem_total, r.power_mw,
+               r.energy_mj, r.temp_c, r.sm_clock_mhz, r.clock_events);
+    q->Run();
+  }
+  if (sqlite3_changes(db.handle()) > 0) {
+    return;
+  }
+  std::string held = "no UUID";
+  {
+    auto q = Q(
+        "SELECT device.uuid FROM gpu_sample LEFT JOIN device ON device.id = gpu_sample.device_id "
+        "WHERE gpu_sample.time_ms = ?1 AND gpu_sample.gpu = ?2");
+    q->BindAll(UnixMillis(r.time), r.gpu);
+    if (q->Step()) {
+      held = q->OptText(0).value_or("no UUID");
+    }
+  }
+  throw InputError("the meter database already holds GPU " + std::to_string(r.gpu) + " at " + FormatUtcIso(r.time) +
+                       " (time_ms " + std::to_string(UnixMillis(r.time)) + ") from " + held +
+                       "; this sample is from " + s.uuid.value_or("no UUID") +
+                       ": one store keeps one server's GPUs (give this server its own --db)",
+                   path, 0, "uuid");
 }
 
 void MeterStore::Impl::InsertProcess(const ProcessSample& s) {
@@ -303,8 +331,15 @@ FlushStatus MeterStore::Flush(UtcMillis now) {
       m.process_buffer.erase(m.process_buffer.begin(),
                              m.process_buffer.begin() + static_cast<std::ptrdiff_t>(n_process));
       status.written = n_gpu + n_process - too_old;
+      status.dropped_too_old = too_old;
       m.counters.written += status.written;
       m.counters.dropped_too_old += too_old;
+      if (too_old > 0) {
+        status.notice = "meter database " + m.path + ": dropped " + FormatCount(too_old) +
+                        " samples older than " + FormatUtcIso(*accept_from) +
+                        ": retention deleted the raw samples before " + FormatUtcIso(*m.raw_cut) +
+                        " and rolled up their minutes, so these cannot be counted";
+      }
       if (status.rollup.minute_rows + status.rollup.process_minute_rows > 0) {
         // About once a minute: copy the WAL into the database. With synchronous=NORMAL this is
         // when both files are synced, so a power loss (a crash loses nothing committed:
@@ -319,6 +354,12 @@ FlushStatus MeterStore::Flush(UtcMillis now) {
       }
       status.state = StateFor(f.rc());
       status.reason = f.what();
+    } catch (...) {
+      // A sample the file must not take (another device's at a held time and GPU): the
+      // transaction was rolled back, so nothing of this flush is written; the rows stay in the
+      // buffer and the ids of rows that were not committed are forgotten.
+      m.DiscardIds();
+      throw;
     }
   }
   status.buffered = Buffered();

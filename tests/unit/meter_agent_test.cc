@@ -815,6 +815,166 @@ TEST(MeterAgent, StopRequestEndsTheLoop) {
   ResetMeterStop();
 }
 
+// --- one store per server; steps from the future; steps too old -------------------------------
+
+// The same trace as another server's: its GPUs have other UUIDs.
+Trace OtherServer(Trace t) {
+  t.header.host = "other";
+  for (TraceGpu& g : t.header.gpus) {
+    g.uuid = "GPU-other-" + std::to_string(g.index);
+  }
+  for (TraceStep& s : t.steps) {
+    for (GpuSample& g : s.gpus) {
+      g.uuid = "GPU-other-" + std::to_string(g.gpu);
+    }
+  }
+  return t;
+}
+
+std::string WriteTraceFile(const TempDir& dir, const std::string& name, const Trace& t) {
+  const std::string path = dir.File(name);
+  std::ofstream out(path);
+  WriteTrace(out, t);
+  return path;
+}
+
+// Server A's trace, then server B's at the same times into the same file: B's first flush meets
+// A's GPU 0 at A's first step (2026-03-02T00:00:00Z) and the replay ends with an InputError
+// naming the database and both UUIDs; A's 60 samples stay A's, none of B's is written. A's
+// trace replayed again is still fine (the same device replaces its own rows).
+TEST(MeterAgent, AnotherServersTraceAtTheSameTimesIsRefusedAndLosesNothing) {
+  TempDir dir;
+  MeterAgentRequest a;
+  a.db = dir.File("ab.db");
+  a.replay = WriteTraceFile(dir, "a.jsonl", SmallTrace(30));
+  a.speed = 1e9;
+  ManualMeterClock clock_a(1e9);
+  EXPECT_EQ(RunMeter(a, clock_a).store.written, 90u);  // 30 steps x (2 GPUs + 1 process)
+  MeterAgentRequest b = a;
+  b.replay = WriteTraceFile(dir, "b.jsonl", OtherServer(SmallTrace(30)));
+  ManualMeterClock clock_b(1e9);
+  try {
+    RunMeter(b, clock_b);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), a.db);
+    EXPECT_NE(e.message().find("already holds GPU 0 at 2026-03-02T00:00:00Z"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("from GPU-0; this sample is from GPU-other-0"), std::string::npos) << e.what();
+  }
+  auto check_a = [&] {
+    const MeterStore store = MeterStore::Open(a.db, ReadOnly());
+    const TimeRange all{FromUnixMillis(kMonday), FromUnixMillis(kMonday + 3600000)};
+    const auto samples = store.GpuSamples(all);
+    ASSERT_EQ(samples.size(), 60u);
+    for (const GpuSample& g : samples) {
+      EXPECT_EQ(g.uuid, "GPU-" + std::to_string(g.gpu));
+      EXPECT_EQ(g.utilization_gpu, g.gpu == 0 ? 90 + (UnixMillis(g.time) - kMonday) / 1000 % 3 : 0);
+    }
+    EXPECT_EQ(store.ProcessSamples(all).size(), 30u);
+  };
+  check_a();
+  ManualMeterClock clock_again(1e9);
+  EXPECT_NO_THROW(RunMeter(a, clock_again));
+  check_a();
+}
+
+// --resume continues the trace the store was written from: another server's trace (other UUIDs)
+// is an InputError naming its header's first GPU UUID, not "30 steps already in the store".
+TEST(MeterAgent, ResumingAnotherServersTraceIsAnErrorNamingItsHeader) {
+  TempDir dir;
+  MeterAgentRequest a;
+  a.db = dir.File("ab.db");
+  a.replay = WriteTraceFile(dir, "a.jsonl", SmallTrace(30));
+  a.speed = 1e9;
+  ManualMeterClock clock_a(1e9);
+  RunMeter(a, clock_a);
+  MeterAgentRequest b = a;
+  b.resume = true;
+  b.replay = WriteTraceFile(dir, "b.jsonl", OtherServer(SmallTrace(30)));
+  ManualMeterClock clock_b(1e9);
+  try {
+    RunMeter(b, clock_b);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), b.replay);
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_EQ(e.field(), "gpus[0].uuid");
+    EXPECT_NE(e.message().find("its GPU 0 is GPU-0"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("this trace's is GPU-other-0"), std::string::npos) << e.what();
+  }
+  // Its own trace resumes: all 30 steps are stored, none replayed.
+  a.resume = true;
+  ManualMeterClock clock_c(1e9);
+  const MeterRunSummary s = RunMeter(a, clock_c);
+  EXPECT_EQ(s.resumed_after_steps, 30);
+  EXPECT_EQ(s.ticks, 0);
+}
+
+// A step dated 400 days after this machine's clock: an InputError naming the trace, its line
+// (header 1, the 120 steps 2-121, the future step 122) and time_ms. The 120 steps before it are
+// kept and rolled up (minutes 0 and 1 of 2 GPUs: 4 rows); nothing is deleted.
+TEST(MeterAgent, AStepDatedAfterTheMachinesClockIsAnErrorAndDeletesNothing) {
+  TempDir dir;
+  Trace t = SmallTrace(120);
+  TraceStep future = t.steps.back();
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  future.time = FromUnixMillis(now_ms + 400LL * 86400000);
+  for (GpuSample& g : future.gpus) {
+    g.time = future.time;
+  }
+  for (ProcessSample& p : future.processes) {
+    p.time = future.time;
+  }
+  t.steps.push_back(future);
+  MeterAgentRequest r;
+  r.db = dir.File("m.db");
+  r.replay = WriteTraceFile(dir, "future.jsonl", t);
+  r.speed = 1e9;
+  ManualMeterClock clock(1e9);
+  try {
+    RunMeter(r, clock);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), r.replay);
+    EXPECT_EQ(e.line(), 122);
+    EXPECT_EQ(e.field(), "time_ms");
+    EXPECT_NE(e.message().find("after this machine's clock"), std::string::npos) << e.what();
+  }
+  const MeterStore store = MeterStore::Open(r.db, ReadOnly());
+  const TimeRange all{FromUnixMillis(kMonday), FromUnixMillis(now_ms + 500LL * 86400000)};
+  EXPECT_EQ(store.GpuSamples(all).size(), 240u);
+  EXPECT_EQ(store.GpuRollups(Resolution::kMinute, all).size(), 4u);
+  EXPECT_EQ(store.Extent().samples_complete, FromUnixMillis(kMonday + 119000));
+}
+
+// Steps older than the raw cut are dropped, and said. Raw samples kept 3 minutes: a 10-minute
+// replay (0:00-9:59) rolls up through 10:00 and cuts raw samples before floor(9:59 - 3:00) =
+// 6:00; steps are then accepted from 6:00 + the 10 s gap rounded up to a minute = 7:00. The
+// first minute replayed again (60 steps x (2 GPUs + 1 process) = 180 rows) is all too old.
+TEST(MeterAgent, StepsOlderThanTheRawCutAreDroppedAndSaid) {
+  TempDir dir;
+  MeterAgentRequest r;
+  r.db = dir.File("m.db");
+  r.replay = WriteTraceFile(dir, "ten.jsonl", SmallTrace(600));
+  r.speed = 1e9;
+  r.store.raw_retention_hours = 0.05;
+  ManualMeterClock clock(1e9);
+  RunMeter(r, clock);
+  r.replay = WriteTraceFile(dir, "one.jsonl", SmallTrace(60));
+  ManualMeterClock clock2(1e9);
+  Recorder rec;
+  const MeterRunSummary s = RunMeter(r, clock2, &rec);
+  EXPECT_EQ(s.store.written, 0u);
+  EXPECT_EQ(s.store.dropped_too_old, 180u);
+  const std::string said = "meter database " + r.db +
+                           ": dropped 180 samples older than 2026-03-02T00:07:00Z: retention deleted the raw "
+                           "samples before 2026-03-02T00:06:00Z and rolled up their minutes, so these cannot be "
+                           "counted";
+  EXPECT_EQ(std::count(rec.messages.begin(), rec.messages.end(), said), 1) << ::testing::PrintToString(rec.messages);
+}
+
 TEST(MeterAgent, RecordWritesAReplayableTrace) {
   TempDir dir;
   setenv("GPUPLAN_FAKE_NVML", RecordingWithProcesses(dir).c_str(), 1);

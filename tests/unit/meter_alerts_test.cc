@@ -77,6 +77,46 @@ TEST(MeterAlerts, IdleGpuAlertsAfterNMinutesThenEveryRepeatWindow) {
   EXPECT_FALSE(got[0].repeat);
 }
 
+// Time the agent was down is not billed idle time (docs/meter.md §7): 10 idle minutes, then 10
+// more 3 days later, with idle_minutes 15, is two stretches of 10 minutes (the gap, longer than
+// max_gap_minutes = 2.5, ends the first): no alert, where counting across the gap would say
+// 3 days. A gap of 2 minutes (a missed minute) is still one stretch: 0..9 and 11..20 alert at
+// minute 15 with 15 minutes held.
+TEST(MeterAlerts, TimeTheAgentWasDownIsNotIdleTime) {
+  AlertRules r;
+  r.idle_minutes = 15;
+  r.gpu_hour_price = Money{30, "CNY"};
+  AlertEngine e(r);
+  std::vector<Alert> got;
+  const int three_days = 3 * 24 * 60;
+  for (int m = 0; m < 10; ++m) {
+    for (auto& a : e.ObserveGpu(Tick(0, m, 0))) {
+      got.push_back(a);
+    }
+  }
+  for (int m = three_days; m < three_days + 10; ++m) {
+    for (auto& a : e.ObserveGpu(Tick(0, m, 0))) {
+      got.push_back(a);
+    }
+  }
+  EXPECT_TRUE(got.empty()) << got[0].summary;
+
+  AlertEngine f(r);
+  for (int m = 0; m <= 20; ++m) {
+    if (m == 10) {
+      continue;  // one minute missed: 9 -> 11 is 2 minutes, within the 2.5
+    }
+    for (auto& a : f.ObserveGpu(Tick(1, m, 0))) {
+      got.push_back(a);
+    }
+  }
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(UnixMillis(got[0].since), 0);
+  EXPECT_EQ(UnixMillis(got[0].at), 15 * kMillisecondsPerMinute);
+  // 15 minutes at 30 CNY/h = 7.5 CNY.
+  EXPECT_DOUBLE_EQ(got[0].money->amount, 7.5);
+}
+
 TEST(MeterAlerts, IdleMoneyFollowsTheNightWindowHourByHour) {
   // 12 CNY a GPU-hour by day, half inside 22:00-08:00 local time, the offers' zone UTC+8. Idle from
   // 13:00 UTC (21:00 local) for 120 min: 21:00-22:00 at 12 plus 22:00-23:00 at 6 = 18 CNY, and at

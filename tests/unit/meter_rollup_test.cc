@@ -369,5 +369,77 @@ TEST(MeterRollup, MeansOfNothingAreAbsent) {
   EXPECT_EQ(rollup::Earlier(At(3), std::nullopt), At(3));
 }
 
+
+// Sums saturate at 2^63 - 1 (the SQLite column's largest value) instead of wrapping. Edges by
+// hand: 2^63 - 1 = 9,223,372,036,854,775,807; 2^62 = 4,611,686,018,427,387,904; 2^44 bytes
+// = 16 TiB = 17,592,186,044,416.
+TEST(MeterRollup, SumsSaturateAtTheColumnsLargestValue) {
+  constexpr int64_t kMax = 9223372036854775807;
+  constexpr uint64_t k2to62 = 4611686018427387904ull;
+  constexpr uint64_t k16TiB = 17592186044416ull;
+  EXPECT_EQ(rollup::kMaxSum, kMax);
+
+  // Energy: a counter alternating 2^62 and 0 (each fall a reset, each rise +2^62) within one
+  // minute. Deltas: 0 (first), 0 (reset to 0), 2^62, 0, 2^62: 2^63, one past the largest.
+  ProcessPresence nobody;
+  Computed c;
+  GpuRollupBuilder b(Bucketing{At(kT0), At(kT0 + kMinute), Ms(kMinute)}, kRules, nobody, c);
+  b.SetPrevious(0, std::nullopt);
+  for (int i = 0; i < 5; ++i) {
+    GpuRow r = Row(kT0 + i * kSecond, 10);
+    r.energy_mj = i % 2 == 0 ? k2to62 : 0;
+    b.Add(r);
+  }
+  EXPECT_EQ(c.gpus.at(GpuKey{At(kT0), 0}).r.energy_mj, static_cast<uint64_t>(kMax));
+  // Three samples (deltas 0, 0, 2^62) stay exact.
+  Computed exact;
+  GpuRollupBuilder e(Bucketing{At(kT0), At(kT0 + kMinute), Ms(kMinute)}, kRules, nobody, exact);
+  e.SetPrevious(0, std::nullopt);
+  for (int i = 0; i < 3; ++i) {
+    GpuRow r = Row(kT0 + i * kSecond, 10);
+    r.energy_mj = i % 2 == 0 ? k2to62 : 0;
+    e.Add(r);
+  }
+  EXPECT_EQ(exact.gpus.at(GpuKey{At(kT0), 0}).r.energy_mj, k2to62);
+
+  // Memory: a sum 2^44 short of the largest takes one more 16 TiB sample exactly, then stays.
+  GpuAcc a;
+  a.r.memory_used_n = 1;
+  a.r.memory_used_sum = kMax - static_cast<int64_t>(k16TiB);
+  GpuRow m = Row(kT0, 100);
+  m.mem_used = k16TiB;
+  rollup::AddSample(a, m, Ms(kSecond), std::nullopt, true);
+  EXPECT_EQ(a.r.memory_used_sum, kMax);
+  rollup::AddSample(a, m, Ms(kSecond), std::nullopt, true);
+  EXPECT_EQ(a.r.memory_used_sum, kMax);
+  EXPECT_EQ(a.r.memory_used_n, 3);
+
+  // Merging rows (hours into a report's days): 2^62 + 2^62 of energy and of memory saturate,
+  // never negative; 2^62 + (2^62 - 1) is exactly the largest.
+  GpuRollup x;
+  x.energy_mj = k2to62;
+  x.memory_used_sum = static_cast<int64_t>(k2to62);
+  x.power_sum_mw = static_cast<int64_t>(k2to62);
+  GpuRollup y = x;
+  MergeRollup(x, y);
+  EXPECT_EQ(x.energy_mj, static_cast<uint64_t>(kMax));
+  EXPECT_EQ(x.memory_used_sum, kMax);
+  EXPECT_EQ(x.power_sum_mw, kMax);
+  GpuRollup z;
+  z.energy_mj = k2to62;
+  GpuRollup w;
+  w.energy_mj = k2to62 - 1;
+  MergeRollup(z, w);
+  EXPECT_EQ(z.energy_mj, static_cast<uint64_t>(kMax));
+
+  // A process's GPU memory likewise.
+  ProcessUse u;
+  u.gpu_memory_sum = kMax - 5;
+  ProcessUse v;
+  v.gpu_memory_sum = 6;
+  rollup::MergeUse(u, v);
+  EXPECT_EQ(u.gpu_memory_sum, kMax);
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -1012,6 +1012,148 @@ TEST_F(MeterStoreTest, AReadOnlyStoreQueriesWhatTheWriterFlushed) {
   EXPECT_EQ(reader.Extent().hours_done, kT0 + kHour);
 }
 
+// --- one store, one server's GPUs ------------------------------------------------------------
+
+GpuSample Device(const std::string& uuid, int i, int util) {
+  GpuSample s;
+  s.time = kT0 + i * kSecond;
+  s.gpu = 0;
+  s.uuid = uuid;
+  s.utilization_gpu = util;
+  return s;
+}
+
+// Another device's sample at a (time, GPU) the file holds is another server's: the flush throws
+// an InputError naming the file and both UUIDs, and writes nothing of its batch (the new
+// device row and the process rows included); what was stored stays as it was.
+TEST_F(MeterStoreTest, AnotherDevicesSampleAtAHeldTimeIsRefusedAndNothingOfTheFlushIsWritten) {
+  const std::string path = File("m.db");
+  {
+    auto store = MeterStore::Open(path);
+    store.Append({Device("GPU-aaaa", 0, 50), Device("GPU-aaaa", 1, 50)});
+    EXPECT_EQ(store.Flush(kT0 + 2 * kSecond).written, 2u);
+    // The same device's samples again (a replay written twice): replaced, no error.
+    store.Append({Device("GPU-aaaa", 1, 60)});
+    EXPECT_EQ(store.Flush(kT0 + 2 * kSecond).written, 1u);
+
+    ProcessSample p;
+    p.time = kT0 + 2 * kSecond;
+    p.gpu = 0;
+    p.pid = 99;
+    store.Append({Device("GPU-bbbb", 2, 100), Device("GPU-bbbb", 1, 100)});  // t = 2 s is new, 1 s is held
+    store.Append(std::vector<ProcessSample>{p});
+    try {
+      store.Flush(kT0 + 3 * kSecond);
+      FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), path);
+      EXPECT_EQ(e.field(), "uuid");
+      const std::string m = e.message();
+      // kT0 + 1 s = 2024-01-01T00:00:01Z.
+      EXPECT_NE(m.find("already holds GPU 0 at 2024-01-01T00:00:01Z"), std::string::npos) << m;
+      EXPECT_NE(m.find("from GPU-aaaa; this sample is from GPU-bbbb"), std::string::npos) << m;
+      EXPECT_NE(m.find("one store keeps one server's GPUs"), std::string::npos) << m;
+    }
+    EXPECT_EQ(store.Buffered(), 3u);  // kept in memory, not half-written
+  }
+  Db db(path);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM gpu_sample"), 2);  // t = 0 and 1 s of GPU-aaaa only
+  EXPECT_EQ(db.Int("SELECT util_gpu FROM gpu_sample WHERE time_ms = 1704067201000"), 60);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM device"), 1);  // GPU-bbbb's row was rolled back
+  EXPECT_EQ(db.Text("SELECT uuid FROM device"), "GPU-aaaa");
+  EXPECT_EQ(db.Int("SELECT count(*) FROM process"), 0);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM process_sample"), 0);
+  // A later writer can use the file: GPU-bbbb's id is made afresh, not the rolled-back one.
+  auto again = MeterStore::Open(path);
+  again.Append({Device("GPU-bbbb", 5, 100)});
+  EXPECT_EQ(again.Flush(kT0 + 6 * kSecond).written, 1u);
+  const auto five = again.GpuSamples({kT0 + 5 * kSecond, kT0 + 6 * kSecond});
+  ASSERT_EQ(five.size(), 1u);
+  EXPECT_EQ(five[0].uuid, "GPU-bbbb");
+}
+
+// A card replaced at the same index later in time (new UUID, later times) is the same server:
+// both devices' samples are kept, each with its own UUID.
+TEST_F(MeterStoreTest, ACardReplacedAtTheSameIndexLaterIsAccepted) {
+  auto store = MeterStore::Open(File("m.db"));
+  std::vector<GpuSample> before;
+  std::vector<GpuSample> after;
+  for (int i = 0; i < 10; ++i) {
+    before.push_back(Device("GPU-old", i, 10));
+    after.push_back(Device("GPU-new", 10 + i, 20));
+  }
+  store.Append(before);
+  EXPECT_EQ(store.Flush(kT0 + 10 * kSecond).written, 10u);
+  store.Append(after);
+  EXPECT_EQ(store.Flush(kT0 + 20 * kSecond).written, 10u);
+  const auto all = store.GpuSamples({kT0, kT0 + 20 * kSecond});
+  ASSERT_EQ(all.size(), 20u);
+  EXPECT_EQ(all[9].uuid, "GPU-old");
+  EXPECT_EQ(all[10].uuid, "GPU-new");
+}
+
+// A late sample older than the raw cut plus the gap is dropped, and the flush says so: a count
+// and why (FlushStatus.notice), never silently.
+TEST_F(MeterStoreTest, DroppingTooOldSamplesIsSaidWithACountAndWhy) {
+  StoreOptions o;
+  o.raw_retention_hours = 0.05;  // 3 minutes
+  auto store = MeterStore::Open(File("m.db"), o);
+  std::vector<GpuSample> ten_minutes;
+  for (int i = 0; i < 60; ++i) {
+    GpuSample s = Device("GPU-aaaa", 0, 10);
+    s.time = kT0 + i * 10 * kSecond;  // every 10 s, 0:00 to 9:50
+    ten_minutes.push_back(s);
+  }
+  store.Append(ten_minutes);
+  EXPECT_EQ(store.Flush(kT0 + 10 * kMinute).dropped_too_old, 0u);
+  // Newest 9:50; cut = floor(9:50 - 3:00 = 6:50 to its minute) = 6:00.
+  const RetentionResult r = store.ApplyRetention(kT0 + 10 * kMinute);
+  ASSERT_TRUE(r.raw_cut);
+  EXPECT_EQ(*r.raw_cut, kT0 + 6 * kMinute);
+  // Accepted from 6:00 + the 10 s gap rounded up to a minute = 7:00. A sample at 1:05 is
+  // dropped, one at 7:05 (a time not held yet) is re-rolled.
+  GpuSample old = Device("GPU-aaaa", 0, 10);
+  old.time = kT0 + kMinute + 5 * kSecond;
+  GpuSample late = Device("GPU-aaaa", 0, 10);
+  late.time = kT0 + 7 * kMinute + 5 * kSecond;
+  store.Append({old, late});
+  const FlushStatus st = store.Flush(kT0 + 10 * kMinute);
+  EXPECT_EQ(st.written, 1u);
+  EXPECT_EQ(st.dropped_too_old, 1u);
+  EXPECT_EQ(st.notice, "meter database " + File("m.db") +
+                           ": dropped 1 samples older than 2024-01-01T00:07:00Z: retention deleted the raw "
+                           "samples before 2024-01-01T00:06:00Z and rolled up their minutes, so these cannot be "
+                           "counted");
+  EXPECT_EQ(store.Counters().dropped_too_old, 1u);
+}
+
+// Energy sums saturate at 2^63 - 1 in the file: a counter alternating 2^62 and 0 each second
+// adds 2^62 at every rise (0 at each fall, a reset to 0). In minute 0 (samples at 0..4 s): 0, 0,
+// 2^62, 0, 2^62 = 2^63, one past the largest; the column holds 9,223,372,036,854,775,807,
+// never a negative number, and so does the hour.
+TEST_F(MeterStoreTest, EnergySumsSaturateInTheFileInsteadOfWrapping) {
+  auto store = MeterStore::Open(File("m.db"));
+  std::vector<GpuSample> v;
+  for (int i = 0; i < 5; ++i) {
+    GpuSample s = Device("GPU-aaaa", i, 10);
+    s.energy_mj = i % 2 == 0 ? 4611686018427387904ull : 0;
+    v.push_back(s);
+  }
+  // A sample at 1:00 (no counter): the minutes are done up to the one after the newest sample,
+  // so hour 0 is complete and rolled up.
+  GpuSample next = Device("GPU-aaaa", 0, 10);
+  next.time = kT0 + kHour;
+  v.push_back(next);
+  store.Append(v);
+  store.Flush(kT0 + kHour + kMinute);
+  Db db(File("m.db"));
+  EXPECT_EQ(db.Int("SELECT energy_mj FROM gpu_minute WHERE bucket_ms = 1704067200000"), 9223372036854775807);
+  EXPECT_EQ(db.Int("SELECT energy_mj FROM gpu_hour WHERE bucket_ms = 1704067200000"), 9223372036854775807);
+  const auto hours = store.GpuRollups(Resolution::kHour, {kT0, kT0 + kHour});
+  ASSERT_EQ(hours.size(), 1u);
+  EXPECT_EQ(hours[0].energy_mj, 9223372036854775807ull);
+}
+
 TEST(MeterResolution, NamesParseAndPrint) {
   EXPECT_EQ(ParseResolution("Hour"), Resolution::kHour);
   EXPECT_EQ(ToString(Resolution::kMinute), "minute");
