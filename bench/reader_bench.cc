@@ -9,10 +9,12 @@
 // Run: build/gpuplan_reader_bench
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +24,21 @@
 namespace {
 
 using namespace gpuplan;
+
+// `section` with every `bus_id` and `uuid` made the i-th GPU's own: a capture that lists one bus
+// id or UUID twice is refused (one GPU pasted twice is not two GPUs).
+std::string Numbered(std::string section, int i, const std::string& bus_id, const std::string& uuid) {
+  char bus[32];
+  std::snprintf(bus, sizeof bus, "%08X%s", static_cast<unsigned>(i), bus_id.substr(8).c_str());
+  char id[64];
+  std::snprintf(id, sizeof id, "%s%012X", uuid.substr(0, uuid.size() - 12).c_str(), static_cast<unsigned>(i));
+  for (const auto& [from, to] : {std::pair{bus_id, std::string(bus)}, std::pair{uuid, std::string(id)}}) {
+    for (size_t at = section.find(from); at != std::string::npos; at = section.find(from, at + to.size())) {
+      section.replace(at, from.size(), to);
+    }
+  }
+  return section;
+}
 
 std::string Fixture(const std::string& name) {
   const std::string path = std::string(GPUPLAN_SOURCE_DIR) + "/tests/fixtures/nvidia-smi/" + name;
@@ -43,7 +60,7 @@ std::string XmlCapture(int gpus, const std::string& before_gpu = "") {
   const std::string gpu = one.substr(from, to - from);
   std::string out = head + before_gpu;
   out.reserve(out.size() + gpu.size() * static_cast<size_t>(gpus) + 64);
-  for (int i = 0; i < gpus; ++i) out += gpu;
+  for (int i = 0; i < gpus; ++i) out += Numbered(gpu, i, "00000000:00:04.0", "GPU-27b94a00-ed54-5c24-b1fd-1054085de32a");
   return out + one.substr(to);
 }
 
@@ -58,7 +75,7 @@ std::string TextCapture(int gpus) {
   const std::string gpu = one.substr(from);
   std::string out = head;
   out.reserve(out.size() + gpu.size() * static_cast<size_t>(gpus));
-  for (int i = 0; i < gpus; ++i) out += gpu;
+  for (int i = 0; i < gpus; ++i) out += Numbered(gpu, i, "00000000:00:09.0", "GPU-00000000-0000-0000-0000-000000000000");
   return out;
 }
 

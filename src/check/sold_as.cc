@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string_view>
 
 #include "check/verdict.h"
 #include "format/numbers.h"
@@ -50,15 +51,45 @@ std::string CardIds(const Gpu& g) {
   return out;
 }
 
+// The GDDR cards whose catalog memory_bytes is the ECC-on total: the nvidia-smi outputs it was
+// read from (data/GPUS-SOURCES.md, "PCI ids, nvidia-smi names and memory totals") show ECC on
+// (L40S, A10: fixtures with "ECC Mode: Current: Enabled"; L40, L4, T4: S23 outputs with
+// "Volatile Uncorr. ECC" 0, not "Off"; L20: "46068 (ECC on)"). Data-center GDDR cards ship with
+// ECC on. The others (RTX A6000, RTX 6000 Ada: "49140 (ECC off)"; GeForce cards) are ECC-off
+// totals. With ECC off a card of this list shows more (L20: 49140), so its figure stays the floor.
+bool CatalogTotalIsEccOn(const Gpu& ref) {
+  static constexpr std::string_view kEccOnTotals[] = {"L40S", "L40", "L20", "L4", "T4", "A10"};
+  return std::find(std::begin(kEccOnTotals), std::end(kEccOnTotals), ref.name) != std::end(kEccOnTotals);
+}
+
 // What a card with GDDR memory reports with ECC on: a sixteenth of the memory holds the check
-// bits (RTX A6000: 49140 MiB with ECC off, 46068 MiB with it on; data/gpus.yaml).
+// bits (RTX A6000: 49140 MiB with ECC off, 46068 MiB with it on; data/gpus.yaml). Scaled only
+// where the catalog's total is the ECC-off one (scaling an ECC-on total again let an L40S with
+// 41900 MiB pass against 0.97 x 43188).
 double ExpectedMemoryBytes(const Gpu& ref, const GpuSnapshot& g, std::string* note) {
   double bytes = static_cast<double>(ref.memory_bytes);
-  if (StartsWith(ref.memory_type, "GDDR") && g.ecc_enabled.value_or(false)) {
+  if (StartsWith(ref.memory_type, "GDDR") && CatalogTotalIsEccOn(ref)) {
+    *note = " (the catalog's total is with ECC on)";
+  } else if (StartsWith(ref.memory_type, "GDDR") && g.ecc_enabled.value_or(false)) {
     bytes = bytes * 15.0 / 16.0;
     *note = " (GDDR with ECC on: 15/16 of the memory is usable)";
   }
   return bytes;
+}
+
+// A reported name as the evidence quotes it: at most kMaxEchoedName bytes (cut at a character
+// boundary), so a capture with a 200 MB product name does not put it in every result. Real names
+// are under 40 bytes ("NVIDIA RTX 6000 Ada Generation").
+constexpr size_t kMaxEchoedName = 200;
+std::string EchoedName(const std::string& name) {
+  if (name.size() <= kMaxEchoedName) {
+    return name;
+  }
+  size_t keep = kMaxEchoedName;
+  while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) {
+    --keep;
+  }
+  return fmt::format("{}... ({} bytes)", name.substr(0, keep), name.size());
 }
 
 std::string CatalogSource(const Gpu& ref, bool ordered) {
@@ -102,6 +133,29 @@ CheckResult JudgeGpuCount(const SystemSnapshot& sys, const Expectation& exp, con
   return r;
 }
 
+// Identity with a name but no PCI device id: the name is a string the board (or whoever edited
+// the capture) reports, so it never confirms the card (docs/check.md §3: SKIP, never PASS); it
+// refutes it when it names another catalog card than the one ordered.
+CheckResult JudgeIdentityByNameOnly(const GpuView& v, CheckResult r, const Gpu* by_name) {
+  const std::string why = WhyAbsent(v.g.not_measured, "pci_device_id");
+  const Gpu* want = v.exp.gpu;
+  r.measured_text = v.id;  // "(id not read)": the name's card is not the silicon's
+  if (v.ordered) {
+    r.expected_text = want->name + " (" + CardIds(*want) + ")";
+    r.expectation_source = v.exp.source;
+  }
+  if (v.ordered && by_name != nullptr && by_name != want) {
+    r.evidence = fmt::format("{}: PCI device id not read ({}); the name '{}' is the {}, not the {} ordered",
+                             v.origin, why, v.name, by_name->name, want->name);
+    Fail(r, "the board names a different card than the one paid for: refuse the machine or renegotiate the price");
+    return r;
+  }
+  Skip(r, fmt::format("pci_device_id not measured ({}: {}); the name '{}' alone does not prove the card "
+                      "(the device id is the silicon)",
+                      v.origin, why, v.name));
+  return r;
+}
+
 // Identity: the PCI device id names the silicon; the name is a string the board reports.
 CheckResult JudgeIdentity(const GpuView& v, CheckResult r) {
   const GpuSnapshot& g = v.g;
@@ -112,6 +166,9 @@ CheckResult JudgeIdentity(const GpuView& v, CheckResult r) {
   const Gpu* by_name = g.name ? CardByName(*g.name, v.catalog) : nullptr;
   const Gpu* by_id = g.pci_device_id ? v.catalog.FindByPciId(v.id) : nullptr;
   const Gpu* want = v.exp.gpu;
+  if (!g.pci_device_id) {
+    return JudgeIdentityByNameOnly(v, r, by_name);
+  }
   if (v.ordered) {
     r.expected_text = want->name + " (" + CardIds(*want) + ")";
     r.expectation_source = v.exp.source;
@@ -121,15 +178,6 @@ CheckResult JudgeIdentity(const GpuView& v, CheckResult r) {
       r.evidence = fmt::format("{}: '{}' has PCI device id {}, which is the {}, not the {} ordered ({})", v.origin,
                                v.name, v.id, by_id->name, want->name, CardIds(*want));
       Fail(r, "a different card than the one paid for: refuse the machine or renegotiate the price");
-    } else if (!g.pci_device_id) {
-      r.evidence = fmt::format("{}: PCI device id not read ({}); the name '{}' {}", v.origin,
-                               WhyAbsent(g.not_measured, "pci_device_id"), v.name,
-                               by_name == want ? "names the card ordered" : "does not name the card ordered");
-      if (by_name == want) {
-        Pass(r);
-      } else {
-        Fail(r);
-      }
     } else {
       r.evidence = fmt::format("{}: '{}' has PCI device id {}, not an id the catalog lists for {} ({}), and "
                                "not any other catalog card",
@@ -564,7 +612,7 @@ std::vector<CheckResult> JudgeInventory(const SystemSnapshot& sys, const Expecta
                     own,
                     exp.gpu != nullptr ? exp.gpu : own,
                     exp.gpu != nullptr,
-                    g.name.value_or("(name not read)"),
+                    EchoedName(g.name.value_or("(name not read)")),
                     g.pci_device_id ? PciDeviceHex(*g.pci_device_id) : std::string("(id not read)")};
     for (const GpuVerdict& verdict : GpuVerdicts()) {
       CheckResult r = Make(verdict.name, g.index, node);

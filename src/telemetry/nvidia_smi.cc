@@ -41,16 +41,27 @@ struct Node {
   // The first child of each name, built only for nodes with many children (Capture::Index), so
   // a lookup in a hostile node with a million children is not a linear scan per field.
   std::unordered_map<std::string_view, const Node*> by_name;
+  // The second child of each name given twice, built with by_name.
+  std::unordered_map<std::string_view, const Node*> second_by_name;
 
-  const Node* Child(std::string_view n) const {
+  const Node* Child(std::string_view n) const { return FirstTwo(n).first; }
+
+  // The first child named `n` and the second one (nullptr when `n` is there once): nvidia-smi
+  // writes a field once per section, so a reader refuses a second one it would read.
+  std::pair<const Node*, const Node*> FirstTwo(std::string_view n) const {
     if (!by_name.empty()) {
       const auto it = by_name.find(n);
-      return it == by_name.end() ? nullptr : it->second;
+      if (it == by_name.end()) return {nullptr, nullptr};
+      const auto second = second_by_name.find(n);
+      return {it->second, second == second_by_name.end() ? nullptr : second->second};
     }
+    const Node* first = nullptr;
     for (const Node* c : children) {
-      if (c->name == n) return c;
+      if (c->name != n) continue;
+      if (first != nullptr) return {first, c};
+      first = c;
     }
-    return nullptr;
+    return {first, nullptr};
   }
 };
 
@@ -116,12 +127,35 @@ struct Capture {
   void Index() {
     const auto index = [](Node& n) {
       if (n.children.size() <= kIndexChildren) return;
-      for (const Node* c : n.children) n.by_name.try_emplace(c->name, c);
+      for (const Node* c : n.children) {
+        if (!n.by_name.try_emplace(c->name, c).second) n.second_by_name.try_emplace(c->name, c);
+      }
     };
     index(root);
     for (Node& n : nodes) index(n);
   }
 };
+
+// "temperature/gpu_temp": the path below the GPU (or below the root for system values).
+std::string PathOf(const Node* n) {
+  std::string path;
+  for (; n != nullptr && n->parent != nullptr && !n->is_gpu; n = n->parent) {
+    path = path.empty() ? n->name : n->name + "/" + path;
+  }
+  return path;
+}
+
+// The child `name` of `parent`; a second child of that name is an InputError at its line.
+const Node* ChildOnce(const Capture& cap, const Node* parent, std::string_view name) {
+  const auto [first, second] = parent->FirstTwo(name);
+  if (second != nullptr) {
+    throw InputError(fmt::format("{}: '{}' is given twice in one section (first at line {}); "
+                                 "nvidia-smi writes each field once",
+                                 cap.origin, second->name, first->line),
+                     cap.file, second->line, PathOf(second));
+  }
+  return first;
+}
 
 enum class Status { kValue, kNotMeasured, kMissing };
 
@@ -145,7 +179,7 @@ std::vector<std::string> SplitPath(std::string_view p) {
 
 // Follows `path` below `base`. An ancestor with a "N/A"-like value and no children (e.g.
 // `<remapped_rows>N/A</remapped_rows>`) makes the whole path not measured.
-Lookup Find(const Node* base, std::string_view path) {
+Lookup Find(const Capture& cap, const Node* base, std::string_view path) {
   Lookup r;
   const Node* cur = base;
   std::string walked;
@@ -156,7 +190,7 @@ Lookup Find(const Node* base, std::string_view path) {
       r.path = walked;
       return r;
     }
-    const Node* next = cur->Child(part);
+    const Node* next = ChildOnce(cap, cur, part);
     if (next == nullptr) return r;
     walked += walked.empty() ? part : "/" + part;
     cur = next;
@@ -168,10 +202,10 @@ Lookup Find(const Node* base, std::string_view path) {
 }
 
 // The first of `paths` present in the capture (a measured value beats a "N/A" one).
-Lookup FindAny(const Node* base, std::initializer_list<std::string_view> paths) {
+Lookup FindAny(const Capture& cap, const Node* base, std::initializer_list<std::string_view> paths) {
   Lookup best;
   for (std::string_view p : paths) {
-    Lookup l = Find(base, p);
+    Lookup l = Find(cap, base, p);
     if (l.status == Status::kValue) return l;
     if (l.status == Status::kNotMeasured && best.status == Status::kMissing) best = l;
   }
@@ -185,7 +219,7 @@ class Filler {
 
   // Returns the node when the field has a value; otherwise records why it is absent.
   const Node* Get(const std::string& field, std::initializer_list<std::string_view> paths) {
-    Lookup l = FindAny(gpu_, paths);
+    Lookup l = FindAny(cap_, gpu_, paths);
     if (l.status == Status::kValue) return l.node;
     if (l.status == Status::kNotMeasured) {
       (*nm_)[field] = fmt::format("{}: {} = {}", cap_.origin, l.path, l.node->value);
@@ -200,17 +234,10 @@ class Filler {
                      cap_.file, n->line, PathOf(n));
   }
 
-  // "temperature/gpu_temp": the path below the GPU (or below the root for system values).
-  static std::string PathOf(const Node* n) {
-    std::string path;
-    for (; n != nullptr && n->parent != nullptr && !n->is_gpu; n = n->parent) {
-      path = path.empty() ? n->name : n->name + "/" + path;
-    }
-    return path;
-  }
-
-  // "81559 MiB", " 37 C ", "16x", "66.92 W", "100.00%": the number before the unit.
-  double Number(const Node* n, std::string_view what) const {
+  // "81559 MiB", " 37 C ", "16x", "66.92 W", "100.00%": the number before the unit, which must
+  // be one of `units`, the ones nvidia-smi writes for this field ("" for a bare number): a
+  // "81559 W" memory total or a "700 GiB" power limit is an error, not read in another unit.
+  double Number(const Node* n, std::string_view what, std::initializer_list<std::string_view> units) const {
     std::string v = n->value;
     size_t end = 0;
     while (end < v.size() && (std::isdigit(static_cast<unsigned char>(v[end])) != 0 ||
@@ -223,9 +250,12 @@ class Filler {
     auto [ptr, ec] = std::from_chars(first, first + end, d);
     if (ec != std::errc() || ptr != first + end) Bad(n, std::string(what));
     const std::string unit = Trim(std::string_view(v).substr(end));
-    if (!unit.empty() && unit != "MiB" && unit != "GiB" && unit != "KiB" && unit != "W" &&
-        unit != "C" && unit != "MHz" && unit != "%" && unit != "x" && unit != "mV") {
-      Bad(n, std::string(what));
+    if (std::find(units.begin(), units.end(), unit) == units.end()) {
+      std::string list;
+      for (std::string_view u : units) {
+        list += (list.empty() ? "" : ", ") + (u.empty() ? std::string("no unit") : std::string(u));
+      }
+      Bad(n, fmt::format("{} (unit: {})", what, list));
     }
     return d;
   }
@@ -267,8 +297,9 @@ class Filler {
   }
 
   // A whole number in [min, max] (range errors name the range: "1 to 6").
-  int Int(const Node* n, std::string_view what, int min, int max) const {
-    const double d = Number(n, what);
+  int Int(const Node* n, std::string_view what, std::initializer_list<std::string_view> units, int min,
+          int max) const {
+    const double d = Number(n, what, units);
     if (d < min || d > max) OutOfRange(n, fmt::format("{} from {} to {}", what, min, max));
     if (d != std::floor(d)) Bad(n, std::string(what));
     return static_cast<int>(d);
@@ -277,7 +308,7 @@ class Filler {
   // A memory size ("81559 MiB", "40 GiB", "512 KiB") in bytes, at most kMaxGpuMemoryBytes: the
   // check is on the value before it becomes an integer, so a huge count of MiB cannot wrap.
   uint64_t Bytes(const Node* n) const {
-    const double d = Number(n, "a memory size");
+    const double d = Number(n, "a memory size", {"MiB", "GiB", "KiB"});
     if (d < 0) Bad(n, "a memory size");
     const std::string& unit = n->value;
     uint64_t scale = 1048576ULL;
@@ -294,9 +325,9 @@ class Filler {
     if (const Node* n = Get(field, paths)) out = n->value;
   }
   void IntField(std::optional<int>& out, const std::string& field,
-                std::initializer_list<std::string_view> paths, std::string_view what, int min,
-                int max) {
-    if (const Node* n = Get(field, paths)) out = Int(n, what, min, max);
+                std::initializer_list<std::string_view> paths, std::string_view what,
+                std::initializer_list<std::string_view> units, int min, int max) {
+    if (const Node* n = Get(field, paths)) out = Int(n, what, units, min, max);
   }
   void UField(std::optional<uint64_t>& out, const std::string& field,
               std::initializer_list<std::string_view> paths) {
@@ -309,7 +340,7 @@ class Filler {
   void Watts(std::optional<double>& out, const std::string& field,
              std::initializer_list<std::string_view> paths) {
     if (const Node* n = Get(field, paths)) {
-      out = Number(n, "watts");
+      out = Number(n, "watts", {"W"});
       if (*out < 0 || *out > kMaxWatts) OutOfRange(n, "watts from 0 to 100000");
     }
   }
@@ -325,7 +356,7 @@ class Filler {
     bool any = false;
     std::string na;
     for (std::string_view nm : names) {
-      Lookup l = Find(section, nm);
+      Lookup l = Find(cap_, section, nm);
       if (l.status == Status::kValue) {
         sum += Unsigned(l.node);
         any = true;
@@ -374,7 +405,7 @@ void FillClockEvents(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
                            {"clocks_throttle_reasons", "clocks_throttle_reason_"},
                            {"Clocks Event Reasons", ""},
                            {"Clocks Throttle Reasons", ""}}) {
-    if ((sec = gpu->Child(name)) != nullptr) {
+    if ((sec = ChildOnce(cap, gpu, name)) != nullptr) {
       prefix = std::string(pre);
       sec_name = std::string(name);
       break;
@@ -394,7 +425,7 @@ void FillClockEvents(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
   bool any = false;
   for (const ClockBit& b : kClockBits) {
     const std::string key = xml ? prefix + std::string(b.xml) : std::string(b.text);
-    Lookup l = Find(sec, key);
+    Lookup l = Find(cap, sec, key);
     if (l.status != Status::kValue) continue;
     any = true;
     if (f.Flag(l.node)) mask |= b.bit;
@@ -410,10 +441,10 @@ void FillClockEvents(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
 void FillEcc(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
   Filler f(cap, gpu, &g.not_measured);
   // XML: ecc_errors/{volatile,aggregate}; text: ECC Errors/{Volatile,Aggregate}.
-  const Node* errs = gpu->Child("ecc_errors");
+  const Node* errs = ChildOnce(cap, gpu, "ecc_errors");
   std::string errs_name = "ecc_errors";
   if (errs == nullptr) {
-    errs = gpu->Child("ECC Errors");
+    errs = ChildOnce(cap, gpu, "ECC Errors");
     errs_name = "ECC Errors";
   }
   struct Part {
@@ -441,10 +472,10 @@ void FillEcc(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
           fmt::format("{}: {} = {}", cap.origin, errs_name, errs->value);
       continue;
     }
-    const Node* sec = errs->Child(p.xml);
+    const Node* sec = ChildOnce(cap, errs, p.xml);
     std::string sec_path = errs_name + "/" + std::string(p.xml);
     if (sec == nullptr) {
-      sec = errs->Child(p.text);
+      sec = ChildOnce(cap, errs, p.text);
       sec_path = errs_name + "/" + std::string(p.text);
     }
     if (sec != nullptr && sec->Child("single_bit") != nullptr) {
@@ -473,6 +504,12 @@ void FillGpu(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
   constexpr std::string_view kCelsius = "degrees C";
   constexpr std::string_view kMhz = "MHz";
   constexpr std::string_view kPercent = "a percentage";
+  // The units nvidia-smi writes for each (docs/nvidia-smi-capture.md, "Units").
+  const std::initializer_list<std::string_view> kNoUnit = {""};
+  const std::initializer_list<std::string_view> kLanes = {"x"};
+  const std::initializer_list<std::string_view> kDegrees = {"C"};
+  const std::initializer_list<std::string_view> kMhzUnit = {"MHz"};
+  const std::initializer_list<std::string_view> kPercentUnit = {"%"};
   Filler f(cap, gpu, &g.not_measured);
   f.Str(g.name, "name", {"product_name", "Product Name"});
   f.Str(g.uuid, "uuid", {"uuid", "GPU UUID"});
@@ -480,7 +517,7 @@ void FillGpu(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
   // Driver 510 has no <board_part_number>; its <gpu_part_number> holds the board number
   // ("692-..."). From 535 both exist and gpu_part_number is the chip's ("2684-300-A1"), so it
   // stands in only when board_part_number is missing, not when it is N/A.
-  if (FindAny(gpu, {"board_part_number", "Board Part Number"}).status != Status::kMissing) {
+  if (FindAny(cap, gpu, {"board_part_number", "Board Part Number"}).status != Status::kMissing) {
     f.Str(g.board_part_number, "board_part_number", {"board_part_number", "Board Part Number"});
   } else {
     f.Str(g.board_part_number, "board_part_number", {"gpu_part_number", "GPU Part Number"});
@@ -519,18 +556,18 @@ void FillGpu(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
                     x_dmax2 = gen(kGen, "max_device_link_gen"), t_dmax = gen(kTGen, "Device Max");
   const std::string x_hmax1 = gen(kGen, "host_max_link_gen"),
                     x_hmax2 = gen(kGen, "max_host_link_gen"), t_hmax = gen(kTGen, "Host Max");
-  f.IntField(g.pcie_gen_current, "pcie_gen_current", {x_cur, t_cur}, kPcieGen, 1, 6);
-  f.IntField(g.pcie_gen_max, "pcie_gen_max", {x_max, t_max}, kPcieGen, 1, 6);
-  f.IntField(g.pcie_gen_gpu_max, "pcie_gen_gpu_max", {x_dmax1, x_dmax2, t_dmax}, kPcieGen, 1, 6);
-  f.IntField(g.pcie_gen_host_max, "pcie_gen_host_max", {x_hmax1, x_hmax2, t_hmax}, kPcieGen, 1, 6);
+  f.IntField(g.pcie_gen_current, "pcie_gen_current", {x_cur, t_cur}, kPcieGen, kNoUnit, 1, 6);
+  f.IntField(g.pcie_gen_max, "pcie_gen_max", {x_max, t_max}, kPcieGen, kNoUnit, 1, 6);
+  f.IntField(g.pcie_gen_gpu_max, "pcie_gen_gpu_max", {x_dmax1, x_dmax2, t_dmax}, kPcieGen, kNoUnit, 1, 6);
+  f.IntField(g.pcie_gen_host_max, "pcie_gen_host_max", {x_hmax1, x_hmax2, t_hmax}, kPcieGen, kNoUnit, 1, 6);
   f.IntField(g.pcie_width_current, "pcie_width_current",
              {"pci/pci_gpu_link_info/link_widths/current_link_width",
               "PCI/GPU Link Info/Link Width/Current"},
-             kPcieWidth, 1, 32);
+             kPcieWidth, kLanes, 1, 32);
   f.IntField(g.pcie_width_max, "pcie_width_max",
              {"pci/pci_gpu_link_info/link_widths/max_link_width",
               "PCI/GPU Link Info/Link Width/Max"},
-             kPcieWidth, 1, 32);
+             kPcieWidth, kLanes, 1, 32);
   f.UField(g.pcie_replays, "pcie_replays", {"pci/replay_counter", "PCI/Replays Since Reset"});
 
   g.not_measured["nvlink_links"] = "not in the capture";
@@ -581,24 +618,24 @@ void FillGpu(const Capture& cap, const Node* gpu, GpuSnapshot& g) {
               {"remapped_rows/remapped_row_failure", "Remapped Rows/Remapping Failure Occurred"});
 
   f.IntField(g.temperature_c, "temperature_c",
-             {"temperature/gpu_temp", "Temperature/GPU Current Temp"}, kCelsius, -100, 300);
+             {"temperature/gpu_temp", "Temperature/GPU Current Temp"}, kCelsius, kDegrees, -100, 300);
   f.IntField(g.temperature_slowdown_c, "temperature_slowdown_c",
-             {"temperature/gpu_temp_slow_threshold", "Temperature/GPU Slowdown Temp"}, kCelsius, -100,
+             {"temperature/gpu_temp_slow_threshold", "Temperature/GPU Slowdown Temp"}, kCelsius, kDegrees, -100,
              300);
-  f.IntField(g.sm_clock_mhz, "sm_clock_mhz", {"clocks/sm_clock", "Clocks/SM"}, kMhz, 0,
+  f.IntField(g.sm_clock_mhz, "sm_clock_mhz", {"clocks/sm_clock", "Clocks/SM"}, kMhz, kMhzUnit, 0,
              100000);
   f.IntField(g.sm_clock_max_mhz, "sm_clock_max_mhz", {"max_clocks/sm_clock", "Max Clocks/SM"},
-             kMhz, 0, 100000);
-  f.IntField(g.mem_clock_mhz, "mem_clock_mhz", {"clocks/mem_clock", "Clocks/Memory"}, kMhz, 0,
+             kMhz, kMhzUnit, 0, 100000);
+  f.IntField(g.mem_clock_mhz, "mem_clock_mhz", {"clocks/mem_clock", "Clocks/Memory"}, kMhz, kMhzUnit, 0,
              100000);
   FillClockEvents(cap, gpu, g);
   f.IntField(g.utilization_gpu, "utilization_gpu", {"utilization/gpu_util", "Utilization/GPU"},
-             kPercent, 0, 100);
+             kPercent, kPercentUnit, 0, 100);
   f.IntField(g.utilization_memory, "utilization_memory",
-             {"utilization/memory_util", "Utilization/Memory"}, kPercent, 0, 100);
+             {"utilization/memory_util", "Utilization/Memory"}, kPercent, kPercentUnit, 0, 100);
 
   f.IntField(g.numa_node, "numa_node", {"numa_node", "NUMA Node", "GPU NUMA ID"},
-             "a NUMA node id (-1: none)", -1, 1023);
+             "a NUMA node id (-1: none)", kNoUnit, -1, 1023);
   f.Str(g.cpu_affinity, "cpu_affinity", {"cpu_affinity", "CPU Affinity"});
 }
 
@@ -613,7 +650,7 @@ SystemSnapshot ToSnapshot(const Capture& cap) {
     }
   }
   f.Str(s.cuda_driver_version, "cuda_driver_version", {"cuda_version", "CUDA Version"});
-  if (const Node* n = FindAny(&cap.root, {"hostname", "Hostname", "Host Name"}).node;
+  if (const Node* n = FindAny(cap, &cap.root, {"hostname", "Hostname", "Host Name"}).node;
       n != nullptr && !IsNotMeasured(n->value)) {
     s.hostname = n->value;
   }
@@ -682,16 +719,29 @@ void CopyXml(const pugi::xml_node& log, Capture& cap, const LineIndex& lines) {
 
 // `attached_gpus` / "Attached GPUs" says how many GPUs the machine has. A capture that lists
 // none of them, or more than it has, is not what nvidia-smi writes (fewer is: `nvidia-smi -q
-// -i 0` lists one of 8).
+// -i 0` lists one of 8). A capture listing no GPU at all has nothing to check (nvidia-smi on a
+// machine without one prints "No devices were found" instead of a log).
 void CheckAttached(const Capture& cap) {
-  const Lookup l = FindAny(&cap.root, {"attached_gpus", "Attached GPUs"});
-  if (l.status != Status::kValue) return;
+  const Lookup l = FindAny(cap, &cap.root, {"attached_gpus", "Attached GPUs"});
+  if (l.status != Status::kValue) {
+    if (cap.gpus.empty()) {
+      throw InputError(fmt::format("{}: the capture lists no GPU: nothing to check", cap.origin),
+                       cap.file, 1,
+                       cap.origin == "nvidia-smi -q -x" ? "attached_gpus" : "Attached GPUs");
+    }
+    return;
+  }
   std::map<std::string, std::string> unused;
   const Filler f(cap, &cap.root, &unused);
-  const int attached = f.Int(l.node, "a GPU count", 0, kMaxAttachedGpus);
+  const int attached = f.Int(l.node, "a GPU count", {""}, 0, kMaxAttachedGpus);
   const size_t listed = cap.gpus.size();
   if (attached > 0 && listed == 0) {
     throw InputError(fmt::format("{}: the capture says {} GPU(s) are attached but lists none",
+                                 cap.origin, attached),
+                     cap.file, l.node->line, l.path);
+  }
+  if (listed == 0) {
+    throw InputError(fmt::format("{}: the capture lists no GPU ({} attached): nothing to check",
                                  cap.origin, attached),
                      cap.file, l.node->line, l.path);
   }
@@ -700,6 +750,40 @@ void CheckAttached(const Capture& cap) {
                                  cap.origin, listed, attached),
                      cap.file, l.node->line, l.path);
   }
+}
+
+// Real nvidia-smi lists each GPU once: a PCI bus id or a UUID seen twice is a section pasted
+// again (8 copies of one GPU would otherwise pass as 8 GPUs). The error is at the second one.
+void CheckUnique(const Capture& cap) {
+  struct Id {
+    std::initializer_list<std::string_view> paths;
+    std::string_view what;
+  };
+  const Id ids[] = {{{"pci/pci_bus_id", "PCI/Bus Id"}, "PCI bus id"}, {{"uuid", "GPU UUID"}, "UUID"}};
+  for (const Id& id : ids) {
+    std::unordered_map<std::string, const Node*> seen;
+    seen.reserve(cap.gpus.size());
+    for (const Node* gpu : cap.gpus) {
+      const Lookup l = FindAny(cap, gpu, id.paths);
+      if (l.status != Status::kValue) continue;
+      const auto [it, added] = seen.try_emplace(Lower(l.node->value), l.node);
+      if (added) continue;
+      throw InputError(fmt::format("{}: {} {} is listed twice (first at line {}); nvidia-smi lists "
+                                   "each GPU once",
+                                   cap.origin, id.what, l.node->value, it->second->line),
+                       cap.file, l.node->line, l.path);
+    }
+  }
+}
+
+// A GPU index is 0-65,535 (snapshot.h): the 65,537th GPU section is refused at its line.
+void AddGpu(Capture& cap, const Node* gpu) {
+  if (cap.gpus.size() >= static_cast<size_t>(kMaxAttachedGpus)) {
+    throw InputError(fmt::format("{}: more than {} GPUs listed (GPU indices are 0-{})", cap.origin,
+                                 kMaxAttachedGpus, kMaxAttachedGpus - 1),
+                     cap.file, gpu->line, gpu->name);
+  }
+  cap.gpus.push_back(gpu);
 }
 
 }  // namespace
@@ -725,10 +809,11 @@ SystemSnapshot ParseNvidiaSmiXml(const std::string& text, const std::string& fil
   cap.root.name = "nvidia_smi_log";
   CopyXml(log, cap, LineIndex(text));
   for (const Node* c : cap.root.children) {
-    if (c->is_gpu) cap.gpus.push_back(c);
+    if (c->is_gpu) AddGpu(cap, c);
   }
   cap.Index();
   CheckAttached(cap);
+  CheckUnique(cap);
   return ToSnapshot(cap);
 }
 
@@ -780,7 +865,7 @@ SystemSnapshot ParseNvidiaSmiQueryText(const std::string& text, const std::strin
     if (parent == &cap.root && indent == 0 && raw_node->value.empty() &&
         raw_node->name.rfind("GPU ", 0) == 0) {
       raw_node->is_gpu = true;
-      cap.gpus.push_back(raw_node);
+      AddGpu(cap, raw_node);
     }
   }
   if (!seen_log && cap.gpus.empty()) {
@@ -789,6 +874,7 @@ SystemSnapshot ParseNvidiaSmiQueryText(const std::string& text, const std::strin
   }
   cap.Index();
   CheckAttached(cap);
+  CheckUnique(cap);
   return ToSnapshot(cap);
 }
 

@@ -171,5 +171,24 @@ TEST(CheckVerdict, FractionAgainstItsWarnAndFailShares) {
   EXPECT_EQ(r.status, CheckStatus::kFail);
 }
 
+// A capture's strings reach the evidence: control characters are written as escapes, never raw
+// (a name holding ESC [2J would clear the terminal), and a huge one is cut.
+TEST(CheckText, ControlCharactersAreEscapedAndLongTextIsCut) {
+  SetTextLanguage(Messages{}, Lang::kEn);
+  CheckResult r = Make("gpu_identity", 0, "");
+  Skip(r, std::string("name 'A\x1b[2J\rB\aC") + std::string(1, '\0') + "D\x7f\xc2\x9b'");
+  const std::string line = CheckResultLine(r);
+  EXPECT_NE(line.find("name 'A\\x1b[2J\\x0dB\\x07C\\x00D\\x7f\\u009b'"), std::string::npos) << line;
+  for (const char c : line) {
+    EXPECT_FALSE(c == '\x1b' || c == '\r' || c == '\a' || c == '\0' || c == '\x7f') << line;
+  }
+  // 10,000 bytes of evidence: at most 2,000 of them are printed, and the line says how many there were.
+  CheckResult big = Make("gpu_identity", 0, "");
+  Skip(big, std::string(10000, 'N'));
+  const std::string cut = CheckResultLine(big);
+  EXPECT_LT(cut.size(), 2100u);
+  EXPECT_NE(cut.find(std::string(2000, 'N') + "... (10000 bytes in all)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -4,6 +4,11 @@
 // derived from the capture and the catalog by hand, as noted beside it.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "check/expect.h"
 #include "core/error.h"
 #include "check/sold_as.h"
@@ -215,6 +220,78 @@ TEST(Expect, VersionsCompareAsNumbersOfAnyLength) {
   EXPECT_EQ(CompareVersions("12.4", "55555555555555555555"), -1);
   EXPECT_EQ(CompareVersions("99999999999999999999.1", "99999999999999999999.2"), -1);
   EXPECT_EQ(CompareVersions("100000000000000000000", "99999999999999999999"), 1);
+}
+
+// ---- identity without a device id, and the ECC share of GDDR memory ----
+
+std::string FixtureText(const std::string& name) {
+  std::ifstream f(test::Fixture("nvidia-smi/" + name), std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string Edited(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+std::vector<CheckResult> JudgeText(const std::string& text, const std::string& expect) {
+  const SystemSnapshot sys = ParseNvidiaSmiQueryText(text, "edited.txt");
+  return JudgeInventory(sys, ParseExpect(expect, test::Catalog()), test::Catalog(), CheckThresholds{}, "capture",
+                        /*idle=*/true);
+}
+
+// The A10 capture without its line 58 "Device Id : 0x223610DE": only the name "NVIDIA A10" is
+// left, and a name is a string, not the silicon (docs/check.md section 3).
+TEST(SoldAs, NameWithoutDeviceIdNeverPasses) {
+  const std::string text = Edited(FixtureText("nvidia-smi-query.535.129.03.out.0.valid.a10.txt"),
+                                  "        Device Id                         : 0x223610DE\n", "");
+  const CheckResult same = Find(JudgeText(text, "A10"), "gpu_identity");
+  EXPECT_EQ(same.status, CheckStatus::kSkip);
+  EXPECT_NE(same.evidence.find("pci_device_id not measured"), std::string::npos) << same.evidence;
+  // The name says A10 and an H100 SXM was ordered: the board's own name refutes the order.
+  EXPECT_EQ(Find(JudgeText(text, "H100 SXM"), "gpu_identity").status, CheckStatus::kFail);
+  EXPECT_EQ(Find(JudgeText(text, ""), "gpu_identity").status, CheckStatus::kSkip);
+}
+
+// linux-x86_64__nvidia-l40s__595.80.txt: ECC on (line 1567), total 46068 MiB (line 1535), which is
+// the catalog's L40S figure, read with ECC on (data/GPUS-SOURCES.md): not scaled by 15/16 again.
+// Floor: 0.97 x 46068 = 44685.96 MiB, so 44686 passes and 44685 fails; 41900 (which passed against
+// 0.97 x 46068 x 15/16 = 41893) fails.
+TEST(SoldAs, L40sTotalIsAlreadyTheEccOnFigure) {
+  const std::string text = FixtureText("linux-x86_64__nvidia-l40s__595.80.txt");
+  const std::string total = "Total                                          : 46068 MiB";
+  const auto status = [&](const std::string& mib) {
+    return Find(JudgeText(Edited(text, total, "Total : " + mib + " MiB"), "L40S"), "gpu_memory_total").status;
+  };
+  EXPECT_EQ(status("46068"), CheckStatus::kPass);
+  EXPECT_EQ(status("44686"), CheckStatus::kPass);
+  EXPECT_EQ(status("44685"), CheckStatus::kFail);
+  EXPECT_EQ(status("41900"), CheckStatus::kFail);
+}
+
+// An RTX A6000's catalog total, 49140 MiB, is with ECC off (S23); with ECC on it shows 15/16:
+// 46068.75 MiB, floor 0.97 x 46068.75 = 44686.69 MiB, so 44687 passes and 44686 fails.
+TEST(SoldAs, A6000WithEccOnIsHeldTo15Sixteenths) {
+  const auto status = [](uint64_t mib) {
+    SystemSnapshot sys;
+    GpuSnapshot g;
+    g.index = 0;
+    g.name = "NVIDIA RTX A6000";
+    g.pci_device_id = 0x223010DEu;  // pci.ids 10de:2230
+    g.ecc_enabled = true;
+    g.memory_total = mib * 1048576ULL;
+    sys.gpus.push_back(g);
+    const auto r = JudgeInventory(sys, ParseExpect("RTX A6000", test::Catalog()), test::Catalog(), CheckThresholds{},
+                                  "test", true);
+    return Find(r, "gpu_memory_total").status;
+  };
+  EXPECT_EQ(status(46068), CheckStatus::kPass);
+  EXPECT_EQ(status(44687), CheckStatus::kPass);
+  EXPECT_EQ(status(44686), CheckStatus::kFail);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "telemetry/nvidia_smi.h"
@@ -590,8 +591,6 @@ TEST(NvidiaSmiBounds, MoreGpusListedThanAttachedIsAnErrorFewerIsNot) {
   EXPECT_NE(e.message().find("lists 2 GPUs but says 1 are attached"), std::string::npos) << e.message();
   // `nvidia-smi -q -x -i 0` on an 8-GPU machine: one GPU listed, 8 attached.
   EXPECT_EQ(ParseNvidiaSmiXml(XmlCapture("8", XmlGpu()), "one-of-8.xml").gpus.size(), 1u);
-  // No GPU and none attached: nothing to judge, but not a contradiction.
-  EXPECT_TRUE(ParseNvidiaSmiXml(XmlCapture("0", ""), "none.xml").gpus.empty());
 }
 
 TEST(NvidiaSmiBounds, NegativeAttachedCountIsAnError) {
@@ -632,6 +631,170 @@ TEST(NvidiaSmiHostile, Utf8NamesStillRead) {
   ASSERT_NE(at, std::string::npos);
   xml.replace(at + 11, 1, "\xE2\x80\x93");
   EXPECT_EQ(OnlyGpu(ParseNvidiaSmiXml(xml, "dash.xml")).name, "NVIDIA A100\xE2\x80\x93SXM4-40GB");
+}
+
+// ---- one GPU, one field, one unit: what real nvidia-smi never writes ----
+
+// h100-590-q.txt with lines 1-8 (banner to "Attached GPUs : 1", which becomes N) and then the
+// GPU section, lines 9-257 (249 lines), once per entry of `sections` (each a transform of it).
+std::string TextWithSections(const std::vector<std::string>& sections) {
+  const std::string all = ReadAll(Fixture("h100-590-q.txt"));
+  const size_t gpu = all.find("\nGPU 00000000:00:09.0") + 1;
+  std::string head = all.substr(0, gpu);
+  const std::string one = "Attached GPUs                                          : 1";
+  head.replace(head.find(one), one.size(), "Attached GPUs : " + std::to_string(sections.size()));
+  std::string out = head;
+  for (const std::string& sec : sections) out += sec;
+  return out;
+}
+
+std::string H100Section() {
+  const std::string all = ReadAll(Fixture("h100-590-q.txt"));
+  return all.substr(all.find("\nGPU 00000000:00:09.0") + 1);
+}
+
+std::string Replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(NvidiaSmiDuplicates, OneGpuSectionPastedTwiceIsAnErrorAtTheSecondBusId) {
+  // The section is lines 9-257; pasted again it is lines 258-506, and its "Bus Id" (line 71 of
+  // the fixture, 62 lines into the section) is line 258 + 62 = 320.
+  const std::string sec = H100Section();
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiQueryText(TextWithSections({sec, sec}), "dup.txt"); });
+  EXPECT_EQ(e.file(), "dup.txt");
+  EXPECT_EQ(e.line(), 320);
+  EXPECT_EQ(e.field(), "PCI/Bus Id");
+  EXPECT_NE(e.message().find("PCI bus id 00000000:00:09.0 is listed twice (first at line 71)"), std::string::npos)
+      << e.message();
+  // Eight copies (the audit's dup8.txt) fail the same way, at the second copy.
+  const std::vector<std::string> eight(8, sec);
+  EXPECT_EQ(ExpectInputError([&] { ParseNvidiaSmiQueryText(TextWithSections(eight), "dup8.txt"); }).line(), 320);
+}
+
+TEST(NvidiaSmiDuplicates, SameUuidUnderAnotherBusIdIsAnError) {
+  // The second copy's bus id edited to :0A.0: the UUID (fixture line 27, 18 lines into the
+  // section) repeats at line 258 + 18 = 276.
+  const std::string sec = H100Section();
+  const std::string other = Replaced(sec, "Bus Id                                         : 00000000:00:09.0",
+                                     "Bus Id                                         : 00000000:00:0A.0");
+  const InputError e =
+      ExpectInputError([&] { ParseNvidiaSmiQueryText(TextWithSections({sec, other}), "uuid.txt"); });
+  EXPECT_EQ(e.line(), 276);
+  EXPECT_EQ(e.field(), "GPU UUID");
+  EXPECT_NE(e.message().find("UUID GPU-00000000-0000-0000-0000-000000000000 is listed twice"), std::string::npos)
+      << e.message();
+}
+
+TEST(NvidiaSmiDuplicates, XmlBusIdAndUuidTwiceAreErrors) {
+  // Lines: 1 declaration, 2 <nvidia_smi_log>, 3 driver, 4 attached_gpus, then 6 lines per GPU:
+  // <gpu>, <uuid>, <pci>, <pci_bus_id>, </pci>, </gpu>. The second GPU's uuid is line 12, its
+  // bus id line 14.
+  const auto gpu = [](const std::string& uuid, const std::string& bus) {
+    return "<gpu id=\"" + bus + "\">\n<uuid>" + uuid + "</uuid>\n<pci>\n<pci_bus_id>" + bus +
+           "</pci_bus_id>\n</pci>\n</gpu>\n";
+  };
+  const InputError bus = ExpectInputError([&] {
+    ParseNvidiaSmiXml(XmlCapture("2", gpu("GPU-a", "00000000:18:00.0") + gpu("GPU-b", "00000000:18:00.0")), "b.xml");
+  });
+  EXPECT_EQ(bus.line(), 14);
+  EXPECT_EQ(bus.field(), "pci/pci_bus_id");
+  // Hex digits in either case are the same bus.
+  EXPECT_EQ(ExpectInputError([&] {
+              ParseNvidiaSmiXml(XmlCapture("2", gpu("GPU-a", "00000000:3B:00.0") + gpu("GPU-b", "00000000:3b:00.0")),
+                                "c.xml");
+            }).line(),
+            14);
+  const InputError uuid = ExpectInputError([&] {
+    ParseNvidiaSmiXml(XmlCapture("2", gpu("GPU-a", "00000000:18:00.0") + gpu("GPU-a", "00000000:19:00.0")), "u.xml");
+  });
+  EXPECT_EQ(uuid.line(), 12);
+  EXPECT_EQ(uuid.field(), "uuid");
+  // Two GPUs that differ in both are read.
+  EXPECT_EQ(ParseNvidiaSmiXml(XmlCapture("2", gpu("GPU-a", "00000000:18:00.0") + gpu("GPU-b", "00000000:19:00.0")),
+                              "ok.xml")
+                .gpus.size(),
+            2u);
+}
+
+TEST(NvidiaSmiDuplicates, FieldTwiceInOneSectionIsAnErrorAtTheSecond) {
+  // Text: fixture line 112 "Total : 81559 MiB" (under FB Memory Usage) given again as line 113
+  // with another value; before, the first was read and the second dropped.
+  const std::string sec = H100Section();
+  const std::string total = "        Total                                          : 81559 MiB\n";
+  const std::string twice = Replaced(sec, total, total + "        Total : 20480 MiB\n");
+  const InputError t = ExpectInputError([&] { ParseNvidiaSmiQueryText(TextWithSections({twice}), "t.txt"); });
+  EXPECT_EQ(t.line(), 113);
+  EXPECT_EQ(t.field(), "FB Memory Usage/Total");
+  EXPECT_NE(t.message().find("'Total' is given twice in one section (first at line 112)"), std::string::npos)
+      << t.message();
+  // A section given twice: "FB Memory Usage" (line 111) again after line 112, at 113.
+  const std::string section = Replaced(sec, total, total + "    FB Memory Usage\n        Total : 20480 MiB\n");
+  const InputError s2 = ExpectInputError([&] { ParseNvidiaSmiQueryText(TextWithSections({section}), "s.txt"); });
+  EXPECT_EQ(s2.line(), 113);
+  EXPECT_EQ(s2.field(), "FB Memory Usage");
+  // XML: <total> on line 8 (4 + 4), then another on line 9.
+  const InputError x =
+      ExpectInputError([&] { ParseNvidiaSmiXml(XmlCapture("1", XmlGpu("81920 MiB</total>\n<total>20480 MiB")), "t.xml"); });
+  EXPECT_EQ(x.line(), 9);
+  EXPECT_EQ(x.field(), "fb_memory_usage/total");
+}
+
+TEST(NvidiaSmiUnits, EachFieldTakesOnlyItsOwnUnit) {
+  const std::string sec = H100Section();
+  struct Case {
+    std::string from, to;
+    int line;  // the fixture's line
+    std::string field, unit;
+  };
+  const Case cases[] = {
+      {"Total                                          : 81559 MiB", "Total : 81559 W", 112,
+       "FB Memory Usage/Total", "unit: MiB, GiB, KiB"},
+      {"Current Power Limit                            : 700.00 W", "Current Power Limit : 700 GiB", 196,
+       "GPU Power Readings/Current Power Limit", "unit: W"},
+      {"Max                                    : 16x", "Max : 16 MiB", 81, "PCI/GPU Link Info/Link Width/Max",
+       "unit: x"},
+      {"Max                                    : 5", "Max : 5 MHz", 75, "PCI/GPU Link Info/PCIe Generation/Max",
+       "unit: no unit"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = TextWithSections({Replaced(sec, c.from, c.to)});
+    const InputError e = ExpectInputError([&] { ParseNvidiaSmiQueryText(text, "u.txt"); });
+    EXPECT_EQ(e.line(), c.line) << c.to;
+    EXPECT_EQ(e.field(), c.field) << c.to;
+    EXPECT_NE(e.message().find(c.unit), std::string::npos) << e.message();
+  }
+  // XML: a memory total in W, a width in MiB.
+  EXPECT_EQ(ExpectInputError([&] { ParseNvidiaSmiXml(XmlCapture("1", XmlGpu("81920 W")), "w.xml"); }).field(),
+            "fb_memory_usage/total");
+  EXPECT_EQ(ExpectInputError([&] {
+              ParseNvidiaSmiXml(XmlCapture("1", XmlGpu("81920 MiB", "4", "16 MiB")), "x.xml");
+            }).field(),
+            "pci/pci_gpu_link_info/link_widths/current_link_width");
+}
+
+TEST(NvidiaSmiBounds, NoGpuListedIsAnError) {
+  // "0 attached, none listed" (line 4) and a banner with neither a count nor a GPU.
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiXml(XmlCapture("0", ""), "none.xml"); });
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.field(), "attached_gpus");
+  EXPECT_NE(e.message().find("lists no GPU"), std::string::npos) << e.message();
+  const InputError t = ExpectInputError(
+      [&] { ParseNvidiaSmiQueryText("==============NVSMI LOG==============\nDriver Version : 550.54.15\n", "n.txt"); });
+  EXPECT_EQ(t.field(), "Attached GPUs");
+  EXPECT_NE(t.message().find("lists no GPU"), std::string::npos) << t.message();
+}
+
+TEST(NvidiaSmiBounds, MoreThan65536GpusIsAnErrorAtThe65537th) {
+  // Line 1 the banner, then one "GPU ..." line per GPU: the 65,537th is line 65,538.
+  std::string text = "==============NVSMI LOG==============\n";
+  for (int i = 0; i < 65537; ++i) text += "GPU 00000000:00:00.0\n";
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiQueryText(text, "many.txt"); });
+  EXPECT_EQ(e.line(), 65538);
+  EXPECT_NE(e.message().find("more than 65536 GPUs"), std::string::npos) << e.message();
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
+#include <string_view>
 
 #include "check/cells.h"
 #include "check/render/check_markdown.h"
@@ -14,6 +16,44 @@
 
 namespace gpuplan {
 namespace {
+
+// The most bytes of one echoed piece (a name, a file, an evidence line) in the text report: a
+// capture with a 200 MB product name would otherwise be printed whole.
+constexpr std::size_t kMaxShownBytes = 2000;
+
+// A piece of a result as a terminal should get it. Strings in a result come from the input (a
+// capture's product name, serial, file name): control characters are written as escapes, never
+// raw, so a capture cannot move the cursor, rewrite earlier lines or retitle the terminal (ESC,
+// CR, BEL, NUL, DEL -> \x1b, \x0d, \x07, \x00, \x7f; the C1 controls U+0080-U+009F, which
+// some terminals obey, -> \u009b); and at most kMaxShownBytes, cut at a character boundary,
+// saying how long it was.
+std::string Shown(std::string_view s) {
+  std::size_t keep = s.size();
+  if (keep > kMaxShownBytes) {
+    keep = kMaxShownBytes;
+    while (keep > 0 && (static_cast<unsigned char>(s[keep]) & 0xC0) == 0x80) {
+      --keep;
+    }
+  }
+  std::string out;
+  out.reserve(keep + 16);
+  for (std::size_t i = 0; i < keep; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == 0xC2 && i + 1 < keep && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (keep < s.size()) {
+    out += fmt::format("... ({} bytes in all)", s.size());
+  }
+  return out;
+}
 
 // A number with its unit; the unit's words (GPUs, lanes, errors...) in the text language. The
 // number is written as every check renderer writes it (check_cells::Number: 24564, not 2.456e+04).
@@ -51,10 +91,10 @@ int64_t StatusWidth() {
 
 std::string CheckResultLine(const CheckResult& r) {
   const check_cells::ResultCells c = check_cells::CellsOf(r);
-  std::string line = PadRight(SayStatus(c.status), StatusWidth()) + " " + PadRight(c.test, 24) + " " +
-                     PadRight(Where(r), 8);
-  const std::string m = Said(c.measured, c.unit);
-  const std::string e = Said(c.expected, c.unit);
+  std::string line = PadRight(SayStatus(c.status), StatusWidth()) + " " + PadRight(Shown(c.test), 24) + " " +
+                     PadRight(Shown(Where(r)), 8);
+  const std::string m = Shown(Said(c.measured, c.unit));
+  const std::string e = Shown(Said(c.expected, c.unit));
   if (!m.empty()) {
     line += " " + m;
   }
@@ -62,10 +102,10 @@ std::string CheckResultLine(const CheckResult& r) {
     line += SayFormat("cli.check.expected", " (expected {})", {e});
   }
   if (!c.evidence.empty()) {
-    line += "  " + SayMessage(c.evidence);
+    line += "  " + Shown(SayMessage(c.evidence));
   }
   if (!c.advice.empty() && (r.status == CheckStatus::kFail || r.status == CheckStatus::kWarn || r.status == CheckStatus::kError)) {
-    line += "\n      -> " + SayMessage(c.advice);
+    line += "\n      -> " + Shown(SayMessage(c.advice));
   }
   return line;
 }
@@ -73,16 +113,17 @@ std::string CheckResultLine(const CheckResult& r) {
 void CheckLiveView::OnStart(const CheckReport& report, const std::vector<std::string>& tests) {
   out_ << SayFormat("cli.check.start", "gpuplan check ({}): {}",
                     {Say("cli.check.mode." + report.mode, report.mode),
-                     report.source.empty() ? Say("cli.check.no_source", "no GPU source") : SayMessage(report.source)})
+                     report.source.empty() ? Say("cli.check.no_source", "no GPU source")
+                                           : Shown(SayMessage(report.source))})
        << "\n";
   if (!report.expect.empty()) {
-    out_ << (report.offer_id.empty() ? SayFormat("cli.check.ordered", "ordered: {}", {report.expect})
+    out_ << (report.offer_id.empty() ? SayFormat("cli.check.ordered", "ordered: {}", {Shown(report.expect)})
                                      : SayFormat("cli.check.ordered_offer", "ordered: {} (offer {})",
-                                                 {report.expect, report.offer_id}))
+                                                 {Shown(report.expect), Shown(report.offer_id)}))
          << "\n";
   }
   for (const auto& n : report.notes) {
-    out_ << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+    out_ << Say("cli.note", "note: ") << Shown(SayMessage(n)) << "\n";
   }
   std::string names;
   for (const auto& t : tests) {
@@ -168,10 +209,10 @@ void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
     t.PrintRow(out, cells);
   };
   t.PrintHeader(out);
-  row(Say("cli.check.cmp.machine", "machine"), [](const ComparedMachine& m) { return m.label; });
-  row(Say("cli.check.cmp.file", "file"), [](const ComparedMachine& m) { return m.file; });
+  row(Say("cli.check.cmp.machine", "machine"), [](const ComparedMachine& m) { return Shown(m.label); });
+  row(Say("cli.check.cmp.file", "file"), [](const ComparedMachine& m) { return Shown(m.file); });
   row(Say("cli.check.cmp.card", "card"),
-      [](const ComparedMachine& m) { return fmt::format("{} x {}", m.gpus, m.card.empty() ? "?" : m.card); });
+      [](const ComparedMachine& m) { return fmt::format("{} x {}", m.gpus, m.card.empty() ? "?" : Shown(m.card)); });
   row(Say("cli.check.cmp.verdict", "verdict"), [](const ComparedMachine& m) { return SayStatus(ToString(m.verdict)); });
   row(Say("cli.check.cmp.complete", "complete"), [](const ComparedMachine& m) {
     return m.incomplete.empty() ? Say("cli.check.cmp.complete_yes", "yes") : Say("cli.check.cmp.complete_no", "NO (see notes)");
@@ -198,7 +239,7 @@ void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
         cells.push_back(Say("cli.check.cmp.not_run", "not run"));
         continue;
       }
-      std::string v = cell->measured ? SaidWithUnit(*cell->measured, r.unit) : SayMessage(cell->text);
+      std::string v = cell->measured ? SaidWithUnit(*cell->measured, r.unit) : Shown(SayMessage(cell->text));
       if (DisplayWidth(v) > 14) {
         v = CutToWidth(v, 13) + "~";
       }
@@ -211,7 +252,7 @@ void ComparisonToText(const ComparisonResult& c, std::ostream& out) {
         << "\n";
   }
   for (const auto& n : c.notes) {
-    out << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+    out << Say("cli.note", "note: ") << Shown(SayMessage(n)) << "\n";
   }
 }
 
@@ -226,13 +267,13 @@ void MergeToText(const MergeResult& m, std::ostream& out) {
       << "\n";
   for (const auto& i : m.incomplete) {
     out << SayFormat("cli.check.merge.incomplete", "incomplete node report: {} ({}): {}",
-                     {i.label, i.file, SayMessage(i.reason)})
+                     {Shown(i.label), Shown(i.file), Shown(SayMessage(i.reason))})
         << "\n";
   }
   for (const auto& o : m.outliers) {
     out << "  "
         << SayFormat("cli.check.merge.outlier", "{} {}{}: {} {} against a median of {} over {} (z = {})",
-                     {o.test, o.node, o.gpu >= 0 ? fmt::format(" GPU {}", o.gpu) : std::string(),
+                     {Shown(o.test), Shown(o.node), o.gpu >= 0 ? fmt::format(" GPU {}", o.gpu) : std::string(),
                       check_cells::Number(o.value), o.unit, check_cells::Number(o.median), std::to_string(o.peers),
                       fmt::format("{:.1f}", o.z)})
         << "\n";
