@@ -325,7 +325,7 @@ std::vector<BreakevenPair> Breakeven(const OfferSet& set, LocalHour month_start)
   return out;
 }
 
-std::vector<double> LevelHoursPerMonth(const UsageTrace& u, bool* scaled) {
+std::vector<double> LevelHoursPerMonth(const UsageTrace& u, int64_t month_hours, bool* scaled) {
   const auto levels = static_cast<std::size_t>(std::max(0.0, std::ceil(u.Peak() - 1e-9)));
   // The k-th GPU is busy for the part of each hour's demand above k - 1: whole levels below
   // floor(d) and the fraction of the next. Counting by floor(d), then a suffix sum: O(hours + levels).
@@ -345,11 +345,15 @@ std::vector<double> LevelHoursPerMonth(const UsageTrace& u, bool* scaled) {
     above += whole[k];
     out[k - 1] += above;
   }
-  const bool one_month = AddMonths(u.start_hour, 1) == u.EndHour();
-  *scaled = !one_month;
-  if (!one_month && !u.hours.empty()) {
+  // A trace longer than a calendar month is averaged to the month the break-evens are for (its
+  // hours x M / the trace's hours): scaling to the 730-hour average month instead put 445 h in
+  // each of July and August (744 h each) at 437 h, below a July break-even of 438 h. A trace of
+  // one month or less (a calendar month, a fit job) is that month's use as it is: the rest of
+  // the month is idle (stretching a 2.4-hour job to the month made it 594 h).
+  *scaled = u.EndHour() > AddMonths(u.start_hour, 1);
+  if (*scaled && !u.hours.empty()) {
     for (double& x : out) {
-      x *= kHoursPerMonth / static_cast<double>(u.hours.size());
+      x *= static_cast<double>(month_hours) / static_cast<double>(u.hours.size());
     }
   }
   return out;

@@ -133,8 +133,9 @@ struct BreakevenPair {
 std::vector<BreakevenPair> Breakeven(const OfferSet& offers, LocalHour month_start);
 
 // The hours per calendar month the k-th GPU of a trace is busy (k = 1 .. ceil(peak)): the
-// load-duration curve, which break-even compares with each pair's hours. A trace that is not
-// one calendar month is scaled to the 730-hour average month.
-std::vector<double> LevelHoursPerMonth(const UsageTrace& u, bool* scaled);
+// load-duration curve, which break-even compares with each pair's hours. A trace longer than one
+// calendar month is averaged to a month of `month_hours` (the break-even month's); one of a month
+// or less is taken as it is (`scaled` false).
+std::vector<double> LevelHoursPerMonth(const UsageTrace& u, int64_t month_hours, bool* scaled);
 
 }  // namespace gpuplan

@@ -1,6 +1,7 @@
 #include "cost/requests.h"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -291,7 +292,6 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
     const std::string extrapolate =
         !r.extrapolate.empty() ? r.extrapolate : (given.from_job || r.hours_per_month ? "" : "month");
     m.usage = extrapolate.empty() ? std::move(given) : ExtrapolateAsAsked(given, extrapolate);
-    m.levels = LevelHoursPerMonth(m.usage, &m.scaled);
     measured = std::move(m);
   }
   // The month the break-evens are for: --month, else the measured usage's own month (the same
@@ -313,6 +313,7 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
     }
   }
   if (measured) {
+    measured->levels = LevelHoursPerMonth(measured->usage, b.month_hours, &measured->scaled);
     for (const auto& p : b.pairs) {
       std::vector<std::string> sides;
       for (double level : measured->levels) {
@@ -433,6 +434,23 @@ TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog, const std::s
   OfferSet set = SelectRentalOffers(r, catalog, t.link);
   t.currency = set.currency;
   t.usage = LoadRequestedUsage(r, set.zone);
+  // The horizon repeats the usage (§7): a usage shorter than a month is completed first, so that
+  // repeating it does not run its hours back to back (a 2.4-hour fit job repeated hour after hour
+  // was a GPU busy all year, 273,600 CNY to rent; two weeks of weekdays without their last weekend
+  // lost every weekend). One job is a month's use, the rest of the month idle; a measured
+  // sample's whole weeks are repeated over the whole horizon, Mondays on Mondays, as
+  // --extrapolate does over a month (the note says so).
+  if (!t.usage.hours.empty() && t.usage.EndHour() < AddMonths(t.usage.start_hour, 1)) {
+    if (t.usage.from_job) {
+      t.usage = PadToMonth(t.usage);
+      t.usage.note += std::string(t.usage.note.empty() ? "" : "; ") +
+                      "one run of the job a month, the rest of each month idle";
+    } else if (r.horizon_months >= 1 && r.horizon_months <= 120 && r.horizon_months == std::floor(r.horizon_months)) {
+      const LocalHour day0{date::floor<date::days>(t.usage.start_hour)};
+      const auto months = static_cast<int64_t>(r.horizon_months);
+      t.usage = ExtrapolateTo(t.usage, AddMonths(day0, months), fmt::format("{}-month horizon", months));
+    }
+  }
   set = WithJobCheckpoint(set, t.usage);
   for (const auto& [v, field] : {std::pair{r.own.card_price, "card_price"},
                                  std::pair{r.own.depreciation_years, "depreciation_years"}}) {

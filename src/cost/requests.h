@@ -93,7 +93,7 @@ struct CostCurve {
 struct MeasuredBreakeven {
   UsageTrace usage;
   std::vector<double> levels;  // hours per month the k-th GPU is busy (LevelHoursPerMonth)
-  bool scaled = false;         // the trace was scaled to the 730-hour average month
+  bool scaled = false;         // the trace, longer than a month, was averaged to the break-even month's hours
   // [pair][k]: the offer id cheaper for the k-th GPU, or the first word of the pair's note
   // when the pair never crosses.
   std::vector<std::vector<std::string>> cheaper;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace gpuplan {
@@ -34,6 +36,11 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
                         double horizon_months, const OptimizeOptions& opt) {
   if (!(horizon_months >= 1 && horizon_months <= 120)) {
     throw InputError::Option("horizon_months", "must be between 1 and 120 months");
+  }
+  if (horizon_months != std::floor(horizon_months)) {
+    // Renting is priced over whole calendar months of use (a term is a calendar month); 6.5 was
+    // 7 months of rent against 6.5 of owning.
+    throw InputError::Option("horizon_months", fmt::format("must be a whole number of months, got {:g}", horizon_months));
   }
   if (usage.hours.empty()) {
     throw InputError::Option("usage", "no usage");

@@ -278,6 +278,14 @@ UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
   if (u.hours.empty()) {
     throw InputError::Option("extrapolate", "no usage to extrapolate", {}, u.source, 0);
   }
+  const LocalHour day0{date::floor<date::days>(u.start_hour)};
+  return ExtrapolateTo(u, TermStart(period, day0, 1), period == TermUnit::kYear ? "year" : "month");
+}
+
+UsageTrace ExtrapolateTo(const UsageTrace& u, LocalHour end, const std::string& what) {
+  if (u.hours.empty()) {
+    throw InputError::Option("extrapolate", "no usage to extrapolate", {}, u.source, 0);
+  }
   // Whole days from the sample's first day. A trace has no rows for hours without use, so a
   // sample whose last row falls within two days of a week boundary (a Friday evening, say) is
   // taken to run to that boundary.
@@ -285,8 +293,6 @@ UsageTrace Extrapolate(const UsageTrace& u, TermUnit period) {
   const int64_t days = (HoursBetween(day0, u.EndHour()) + 23) / 24;
   const int64_t weeks = days % 7 >= 5 ? days / 7 + 1 : days / 7;
   const int64_t sample_hours = weeks > 0 ? weeks * 168 : days * 24;
-  const LocalHour end = TermStart(period, day0, 1);
-  const char* what = period == TermUnit::kYear ? "year" : "month";
   if (u.EndHour() >= end) {
     UsageTrace same = u;
     same.note = fmt::format("not extrapolated: the trace already covers a {}", what);
@@ -326,10 +332,40 @@ UsageTrace RepeatMonths(const UsageTrace& u, int64_t months) {
   UsageTrace r = Empty(u.start_hour, static_cast<std::size_t>(HoursBetween(u.start_hour, end)), u.zone);
   r.source = u.source;
   r.note = u.note;
+  if (u.hours.empty()) {
+    return r;
+  }
+  // A trace of one month or less is that month: each later month starts again at its first hour
+  // (a 30-day month takes its first 720 hours, a 31-day month of a 30-day trace wraps to its first
+  // day), so month m + 1 begins on the same day of the month as the trace, not wherever hour
+  // (m x 744) mod 744 falls. A longer trace repeats as a whole.
+  const bool monthly = u.EndHour() <= AddMonths(u.start_hour, 1);
+  int64_t month = 0;
+  auto month_begin = static_cast<std::size_t>(0);
+  auto next_month = static_cast<std::size_t>(HoursBetween(u.start_hour, AddMonths(u.start_hour, 1)));
   for (std::size_t i = 0; i < r.hours.size(); ++i) {
+    while (monthly && i >= next_month) {
+      ++month;
+      month_begin = next_month;
+      next_month = static_cast<std::size_t>(HoursBetween(u.start_hour, AddMonths(u.start_hour, month + 1)));
+    }
     const int hod = r.hours[i].hour_of_day;
-    r.hours[i] = u.hours[i % u.hours.size()];
+    r.hours[i] = u.hours[(i - month_begin) % u.hours.size()];
     r.hours[i].hour_of_day = hod;
+  }
+  return r;
+}
+
+UsageTrace PadToMonth(const UsageTrace& u) {
+  const auto month = static_cast<std::size_t>(HoursBetween(u.start_hour, AddMonths(u.start_hour, 1)));
+  if (u.hours.size() >= month) {
+    return u;
+  }
+  UsageTrace r = u;
+  const std::size_t given = r.hours.size();
+  r.hours.resize(month);
+  for (std::size_t i = given; i < month; ++i) {
+    r.hours[i].hour_of_day = HourOfDay(r.HourAt(i));
   }
   return r;
 }

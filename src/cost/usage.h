@@ -72,8 +72,16 @@ UsageTrace UsageFromJob(double gpus, double hours, LocalMinute start = LocalMinu
 // kept: Mondays map to Mondays); a sample shorter than a week is repeated as it is. The result's
 // note says what was done.
 UsageTrace Extrapolate(const UsageTrace& sample, TermUnit period);
+// The same, from the sample's first day to `end`; `what` names the period in the note ("a {what}").
+UsageTrace ExtrapolateTo(const UsageTrace& sample, LocalHour end, const std::string& what);
 
-// The trace repeated from its start to fill `months` calendar months (for TCO horizons).
+// The trace repeated from its start to fill `months` calendar months (for TCO horizons): a trace
+// of one month or less starts again at each month's first hour (its same day of the month), a
+// longer one repeats as a whole.
 UsageTrace RepeatMonths(const UsageTrace& u, int64_t months);
+
+// The trace run on to one calendar month from its start with idle hours (a trace already a month
+// or longer: as it is). One job is a month's use: the rest of the month nothing runs.
+UsageTrace PadToMonth(const UsageTrace& u);
 
 }  // namespace gpuplan

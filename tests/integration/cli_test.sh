@@ -566,5 +566,42 @@ stderr_has "field '--link-gbps': expected a number (a whole number for counts), 
 expect_exit 2 "--qps 0" -- "$bin" fit --model Llama-3.1-8B --task infer --gpu A100 --qps 0
 stderr_has "field '--qps'"
 
+# check --from-nvidia-smi: h100-590-q.txt's one GPU section (lines 9-257, 249 lines) pasted 8
+# times is not 8 GPUs: the second copy's Bus Id (fixture line 71, 62 lines into the section) is
+# line 258 + 62 = 320, an input error there.
+h100q="$fixtures/nvidia-smi/h100-590-q.txt"
+{ sed -n 1,8p "$h100q" | sed 's/Attached GPUs *: 1/Attached GPUs : 8/'; for i in 1 2 3 4 5 6 7 8; do sed -n '9,$p' "$h100q"; done; } >"$tmp/dup8.txt"
+expect_exit 2 "check: one GPU section pasted 8 times" -- "$bin" check --from-nvidia-smi "$tmp/dup8.txt" --expect "8x H100 SXM"
+grep -qF "dup8.txt:320" "$tmp/err" && grep -qF "PCI bus id 00000000:00:09.0 is listed twice" "$tmp/err" && ok || bad "dup8: $(cat "$tmp/err")"
+# A capture with a banner and no GPU has nothing to check.
+printf '==============NVSMI LOG==============\nDriver Version : 590.48.01\nAttached GPUs : 0\n' >"$tmp/nogpu.txt"
+expect_exit 2 "check: a capture listing no GPU" -- "$bin" check --from-nvidia-smi "$tmp/nogpu.txt"
+grep -qF "lists no GPU" "$tmp/err" && ok || bad "no GPU: $(cat "$tmp/err")"
+# ESC [2J and BEL in the product name (line 10) reach the terminal escaped, never raw.
+sed '10s/NVIDIA H100 80GB HBM3/NVIDIA \x1b[2J\x07H100/' "$h100q" >"$tmp/esc.txt"
+expect_exit 0 "check: control characters in a capture" -- "$bin" --lang en check --from-nvidia-smi "$tmp/esc.txt"
+grep -qF 'NVIDIA \x1b[2J\x07H100' "$tmp/out" && ! grep -q $'\x1b\\[2J' "$tmp/out" && ok || bad "esc: $(cat -v "$tmp/out" | head -5)"
+
+# meter: one database keeps one server's GPUs. Server A's 3 steps, then server B's (another
+# UUID) at the same times: exit 2 naming both UUIDs, and A's trace replayed again still works.
+# --resume with B's trace is an error naming its header's uuid; a step 400 days after this
+# machine's clock is an error naming its line (4) and time_ms.
+mtrace() {  # mtrace FILE UUID FIRST_TIME_MS: a header and 3 steps 10 s apart
+  { printf '{"format":"gpuplan-meter-trace","version":1,"host":"h","interval_seconds":10,"gpus":[{"index":0,"uuid":"%s"}]}\n' "$2"
+    for i in 0 1 2; do printf '{"time_ms":%s,"gpus":[{"gpu":0,"utilization_gpu":50}]}\n' $(($3 + i * 10000)); done; } >"$1"
+}
+mtrace "$tmp/ma.jsonl" GPU-aaaa 1772409600000
+mtrace "$tmp/mb.jsonl" GPU-bbbb 1772409600000
+expect_exit 0 "meter: server A's trace" -- "$bin" meter run --replay "$tmp/ma.jsonl" --db "$tmp/ab.db" --speed 1e9
+expect_exit 2 "meter: server B's trace into A's database" -- "$bin" meter run --replay "$tmp/mb.jsonl" --db "$tmp/ab.db" --speed 1e9
+grep -qF "from GPU-aaaa; this sample is from GPU-bbbb: one store keeps one server's GPUs" "$tmp/err" && ok || bad "two servers: $(cat "$tmp/err")"
+expect_exit 2 "meter: --resume with server B's trace" -- "$bin" meter run --replay "$tmp/mb.jsonl" --db "$tmp/ab.db" --speed 1e9 --resume
+grep -qF "mb.jsonl:1: field 'gpus[0].uuid'" "$tmp/err" && grep -qF "another server's trace" "$tmp/err" && ok || bad "resume B: $(cat "$tmp/err")"
+expect_exit 0 "meter: server A's trace again" -- "$bin" meter run --replay "$tmp/ma.jsonl" --db "$tmp/ab.db" --speed 1e9
+future=$(( ($(date +%s) + 400 * 86400) * 1000 ))
+{ head -3 "$tmp/ma.jsonl"; printf '{"time_ms":%s,"gpus":[{"gpu":0,"utilization_gpu":50}]}\n' "$future"; } >"$tmp/mfut.jsonl"
+expect_exit 2 "meter: a step after this machine's clock" -- "$bin" meter run --replay "$tmp/mfut.jsonl" --db "$tmp/fut.db" --speed 1e9
+grep -qF "mfut.jsonl:4: field 'time_ms'" "$tmp/err" && grep -qF "after this machine's clock" "$tmp/err" && ok || bad "future step: $(cat "$tmp/err")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

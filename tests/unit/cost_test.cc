@@ -8,6 +8,8 @@
 #include <random>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "catalog/gpu_catalog.h"
 #include "core/error.h"
 #include "cost/billing.h"
@@ -805,7 +807,7 @@ TEST(Usage, ExtrapolatesMeasuredWeeksToTheMonth) {
   EXPECT_NEAR(p.cost.Total(), 184 * 50.0, 1e-6);
   // Break-even's load-duration view: the first GPU is busy 184 h in March.
   bool scaled = true;
-  const auto levels = LevelHoursPerMonth(month, &scaled);
+  const auto levels = LevelHoursPerMonth(month, 744, &scaled);
   ASSERT_EQ(levels.size(), 1u);
   EXPECT_FALSE(scaled);
   EXPECT_NEAR(levels[0], 184.0, 1e-9);
@@ -817,13 +819,33 @@ TEST(Usage, ExtrapolatesMeasuredWeeksToTheMonth) {
 
 TEST(Billing, LevelHoursCountFractionalDemand) {
   // 1.5 GPUs for 2 hours and 3 GPUs for 1 hour: GPU 1 busy 3 h, GPU 2 2 x 0.5 + 1 = 2 h, GPU 3 1 h.
-  bool scaled = false;
-  const auto l = LevelHoursPerMonth(Trace({1.5, 1.5, 3}), &scaled);
+  // Three hours are the month's use as they are (a fit job): not stretched to the month (until
+  // 2026-12-07 they were scaled by 730 / 3: a 2.4-hour job read as 594 h a month).
+  bool scaled = true;
+  const auto l = LevelHoursPerMonth(Trace({1.5, 1.5, 3}), 744, &scaled);
   ASSERT_EQ(l.size(), 3u);
-  EXPECT_TRUE(scaled);  // 3 hours are not a calendar month: scaled by 730 / 3
-  EXPECT_NEAR(l[0], 3 * 730.0 / 3, 1e-9);
-  EXPECT_NEAR(l[1], 2 * 730.0 / 3, 1e-9);
-  EXPECT_NEAR(l[2], 1 * 730.0 / 3, 1e-9);
+  EXPECT_FALSE(scaled);
+  EXPECT_NEAR(l[0], 3, 1e-9);
+  EXPECT_NEAR(l[1], 2, 1e-9);
+  EXPECT_NEAR(l[2], 1, 1e-9);
+}
+
+TEST(Billing, LevelHoursOfSeveralMonthsAreAveragedToTheBreakevenMonth) {
+  // July and August 2027 (744 h each, 1,488 h): one GPU busy 445 h in July and 446 h in August.
+  // Averaged to a 744-hour month: 891 x 744 / 1,488 = 445.5 h, above July's break-even of a
+  // 21,900 monthly term against 50 an hour (438 h): monthly is cheaper, as it is in each month on
+  // its own. The 730-hour average month made it 891 x 730 / 1,488 = 437.1 h, below 438.
+  UsageTrace t;
+  t.start_hour = test::Hour(test::Days(2027, 7, 1) * 24);
+  t.hours.resize(1488);
+  for (int i = 0; i < 445; ++i) t.hours[static_cast<std::size_t>(i)].firm = 1;
+  for (int i = 0; i < 446; ++i) t.hours[static_cast<std::size_t>(744 + i)].firm = 1;
+  bool scaled = false;
+  const auto l = LevelHoursPerMonth(t, 744, &scaled);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_TRUE(scaled);
+  EXPECT_NEAR(l[0], 445.5, 1e-9);
+  EXPECT_GT(l[0], 21900.0 / 50.0);
 }
 
 TEST(Usage, CsvOffsetsAreConvertedToTheOffersZone) {
@@ -1250,6 +1272,67 @@ TEST(Requests, TcoSpeedRatioFromFit) {
   EXPECT_NE(slower.speed_basis.find("tokens/s per RTX 4090"), std::string::npos) << slower.speed_basis;
   t.task = "infer";
   EXPECT_THROW(RunTco(t, Cat(), test::DataDir()), InputError);
+}
+
+// cost tco over a usage shorter than a month (docs/cost-model.md §7). Offers: on demand at 50 an
+// hour (released when idle) and a monthly term of 21,900.
+const char* const kOnDemandAndMonthly =
+    "currency: CNY\n"
+    "offers:\n"
+    "  - {id: od, gpu: A100 80GB SXM, mode: on_demand, price: 50}\n"
+    "  - {id: mon, gpu: A100 80GB SXM, mode: monthly, price: 21900}\n";
+
+// Two measured weeks of weekdays, 2 GPUs 09:00-18:00 (9 h), the rows ending on the second Friday:
+// over 12 months from 2027-03-01 the weeks repeat Monday on Monday: 2027-03-01 .. 2028-03-01 has
+// 262 weekdays (52 weeks and two days, a Monday and a Tuesday), each 18 GPU-hours on demand at
+// 50: 262 x 18 x 50 = 235,800 (on demand is cheaper than a term at 9 h a weekday). Repeated hour
+// after hour as given (12 days, no last weekend), the same sample was 289,800.
+TEST(Requests, TcoRepeatsAMeasuredSampleByItsWeeks) {
+  std::string csv = "timestamp,gpus\n";
+  for (int day = 1; day <= 12; ++day) {
+    if ((day - 1) % 7 >= 5) continue;  // 2027-03-01 is a Monday
+    for (int h = 9; h < 18; ++h) csv += fmt::format("2027-03-{:02d}T{:02d}:00,2\n", day, h);
+  }
+  TcoRequest t;
+  t.offers = "o.yaml";
+  t.offers_text = kOnDemandAndMonthly;
+  t.usage = "week.csv";
+  t.usage_text = csv;
+  t.horizon_months = 12;
+  const TcoJobResult r = RunTco(t, Cat(), test::DataDir());
+  EXPECT_NEAR(r.usage.TotalGpuHours(), 262 * 18.0, 1e-9);
+  EXPECT_NEAR(r.tco.rent_total, 235800, 0.01);
+  EXPECT_NE(r.usage.note.find("extrapolated to a 12-month horizon"), std::string::npos) << r.usage.note;
+  t.horizon_months = 6.5;  // renting is priced in whole months
+  EXPECT_THROW(RunTco(t, Cat(), test::DataDir()), InputError);
+}
+
+// One fit job is a month's use: 12 runs over 12 months, each as fit prices it, not the job's hours
+// repeated back to back (which rented a GPU all year: 12 monthly terms).
+TEST(Requests, TcoOfAFitJobIsOneRunAMonth) {
+  FitRequest f;
+  f.model = "Qwen2.5-7B";
+  f.task = "lora";
+  f.gpu = "A100 80GB SXM";
+  f.gpus = 1;
+  f.tokens = 5e7;
+  f.offers = "o.yaml";
+  f.offers_text = kOnDemandAndMonthly;
+  f.start = "2027-03-01T09:00";
+  const FitJobResult fit = RunFit(f, Cat(), test::DataDir());
+  ASSERT_TRUE(fit.job.has_value());
+  const double run = fit.job->total.amount;
+  ASSERT_GT(run, 0);
+  ASSERT_LT(run, 21900 / 10.0);  // a few hours on demand
+  TcoRequest t;
+  t.offers = "o.yaml";
+  t.offers_text = kOnDemandAndMonthly;
+  t.usage = "fit.json";
+  t.usage_text = FitJobToJson(fit).dump();
+  t.horizon_months = 12;
+  const TcoJobResult r = RunTco(t, Cat(), test::DataDir());
+  EXPECT_NEAR(r.tco.rent_total, 12 * run, 1e-6);
+  EXPECT_NE(r.usage.note.find("one run of the job a month"), std::string::npos) << r.usage.note;
 }
 
 TEST(Requests, TcoCarriesTheUsageAndCurrency) {

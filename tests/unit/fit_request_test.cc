@@ -123,6 +123,29 @@ TEST(FitJob, SingleInferenceOnT4UsesFp16Weights) {
   EXPECT_EQ(j["inference"]["kv_cache_per_sequence"].get<int64_t>(), 234'881'024);
 }
 
+// Bytes past 2^53 stay numbers in --json, never a wrapped integer: 10 million tokens a sequence
+// and 100,000 sequences a micro-batch (each within its option's bounds) on Llama 3.1 405B is at
+// least 10^12 tokens x 16,384 hidden x 2 bytes x 126 layers / 8 GPUs = 5.2 x 10^17 bytes of
+// activations per GPU on the layer inputs alone; llround of such a value wrapped to
+// -9223372036854775808 in memory_per_gpu.total and nvidia_smi.
+TEST(FitJob, MemoryBeyondExactIntegersIsANumberNotAWrappedOne) {
+  FitRequest r;
+  r.model = "Llama-3.1-405B";
+  r.gpu = "B200";
+  r.gpus = 8;
+  r.seq = 10'000'000;
+  r.micro_batch = 100'000;
+  const FitJobResult res = RunFit(r, Cat(), test::DataDir());
+  const nlohmann::json j = FitJobToJson(res);
+  for (const char* key : {"total", "activations", "nvidia_smi"}) {
+    SCOPED_TRACE(key);
+    ASSERT_TRUE(j["memory_per_gpu"][key].is_number());
+    EXPECT_GT(j["memory_per_gpu"][key].get<double>(), 5.2e17);
+  }
+  EXPECT_TRUE(j["memory_per_gpu"]["weights"].is_number_integer());  // 405.9e9 x 2 / 8 or so: exact
+  EXPECT_FALSE(res.Positive());
+}
+
 TEST(FitJob, PinsAreKeptBySearch) {
   // --gpus 1 --zero 0 without --gpu: every candidate is one card without ZeRO (search_test.cc).
   FitRequest r;

@@ -777,7 +777,13 @@ async function costView(root: HTMLElement): Promise<void> {
       out.replaceChildren(loadingState());
       try {
         const req = await body();
-        if (job === 'breakeven') delete req.usage;
+        if (job === 'breakeven') {
+          // Break-even is per GPU and hour of the month: it takes none of the usage fields (a
+          // filled-in hours per month made the API refuse `gpus` as an unknown key).
+          delete req.usage;
+          delete req.hours_per_month;
+          delete req.gpus;
+        }
         if (job === 'compare' && by.value !== 'mode') req.by = by.value;
         out.replaceChildren();
         render(await post<Json>(`/api/cost/${job}`, req));

@@ -447,6 +447,12 @@ try {
     expect(rows[2][1] === 'idc-c' && rows[2].at(-1) === '23,436 CNY', `idc-c last: ${rows[2]}`);
     const title = await page.textContent('#groups-title');
     expect(title.includes('按服务商对比'), `title in Chinese: ${title}`);
+    // Break-even with the hours still filled in: per GPU and hour, it takes no usage fields (the
+    // page sent gpus and hours_per_month, and the API answered "unknown key 'gpus'").
+    await page.click('#cost-breakeven');
+    await page.waitForSelector('#cost-out .chart canvas');
+    const be = await page.textContent('#cost-out');
+    expect(!be.includes('出错了'), `break-even with hours filled in: ${be.slice(0, 200)}`);
     await page.selectOption('#in-by', 'mode');
     await page.fill('#in-hours_per_month', '');
     await page.fill('#in-month', '');

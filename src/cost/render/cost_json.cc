@@ -134,7 +134,7 @@ nlohmann::json BreakevenToJson(const BreakevenResult& b) {
     j["usage"] = {{"start", FormatLocalHour(b.measured->usage.start_hour)},
                   {"hours", b.measured->usage.hours.size()},
                   {"note", b.measured->usage.note},
-                  {"scaled_to_average_month", b.measured->scaled}};
+                  {"averaged_to_month", b.measured->scaled}};
   }
   return j;
 }

@@ -131,8 +131,9 @@ void BreakevenToText(std::ostream& os, const BreakevenResult& b) {
       break;
     }
     os << "  "
-       << SayMessage(fmt::format("GPU {}: busy {:.0f} h/month{}", k + 1, m.levels[k],
-                                 m.scaled ? " (scaled to 730 h)" : ""));
+       << (m.scaled ? SayMessage(fmt::format("GPU {}: busy {:.0f} h/month (the trace's average over a {}-hour month)",
+                                             k + 1, m.levels[k], b.month_hours))
+                    : SayMessage(fmt::format("GPU {}: busy {:.0f} h/month", k + 1, m.levels[k])));
     for (std::size_t i = 0; i < b.pairs.size(); ++i) {
       const auto& p = b.pairs[i];
       if (p.hours_per_month) {  // (pairs that never cross are the same at every level)

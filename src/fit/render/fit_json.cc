@@ -7,7 +7,17 @@
 namespace gpuplan {
 namespace {
 
-int64_t Round(Bytes b) { return static_cast<int64_t>(std::llround(b.value)); }
+// Bytes as a whole number; past 2^53 (8 PiB, where a double no longer holds every integer, and
+// long before llround's int64 range ends at 8 EiB) as a number. A 10-million-token sequence with
+// micro-batch 100,000 on a 405B model needs ~10^20 bytes of activations: llround made that
+// -9223372036854775808.
+nlohmann::json Round(Bytes b) {
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  if (std::isfinite(b.value) && std::fabs(b.value) < kExactIntegers) {
+    return static_cast<int64_t>(std::llround(b.value));
+  }
+  return b.value;
+}
 
 }  // namespace
 
