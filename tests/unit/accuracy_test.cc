@@ -229,6 +229,44 @@ TEST(TimeAccuracy, TheRequestsSetupOrAnyFrameworkOfItsPrecision) {
   EXPECT_FALSE(p->setup);
 }
 
+// A setup that is every checked run of the card, on both sides of the model, repeats the card's
+// own median and worst: it is not quoted (fit printed both sentences for a 16-bit A100 inference).
+// All four runs below the model (one way): still quoted, it says which way.
+TEST(TimeAccuracy, ASetupOfEveryRunOfTheCardOnBothSidesIsNotQuotedTwice) {
+  const auto yaml = [](double lowest, double highest, double median) {
+    return fmt::format(R"(source: docs/validation.md
+training:
+  rows: 4
+  median_abs_error: 0.06
+  worst_error: -0.10
+  by_gpu:
+    - gpu: "A100 80GB SXM"
+      rows: 4
+      median_abs_error: 0.06
+      worst_error: -0.10
+      by_setup:
+        - precision: 16-bit
+          framework: any
+          rows: 4
+          median_abs_error: 0.06
+          median_error: {2}
+          lowest_error: {0}
+          highest_error: {1}
+          worst_error: -0.10
+)",
+                       lowest, highest, median) + kInference;
+  };
+  const AccuracySetup bf16{false, ""};
+  const TimeAccuracy both = ParseTimeAccuracy(yaml(-0.10, 0.05, -0.005), "accuracy.yaml");
+  const auto b = AccuracyFor(&both, true, Card("A100 80GB SXM"), false, &bf16);
+  ASSERT_TRUE(b && b->card);
+  EXPECT_FALSE(b->setup);
+  const TimeAccuracy below = ParseTimeAccuracy(yaml(-0.10, -0.02, -0.06), "accuracy.yaml");
+  const auto w = AccuracyFor(&below, true, Card("A100 80GB SXM"), false, &bf16);
+  ASSERT_TRUE(w && w->setup);
+  EXPECT_DOUBLE_EQ(w->setup->highest_error, -0.02);
+}
+
 int LineOf(const std::string& text, const std::string& needle) {
   const std::size_t at = text.find(needle);
   return at == std::string::npos ? -1 : 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
