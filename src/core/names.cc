@@ -89,6 +89,9 @@ int EditDistance(std::string_view a, std::string_view b) {
 
 std::vector<std::string> ClosestNames(std::string_view query, const std::vector<std::string>& candidates,
                                       std::size_t limit) {
+  if (query.size() > kMaxSuggestedQuery) {
+    return {};
+  }
   const std::string q = NormalizeName(query);
   std::vector<std::pair<int, std::string>> scored;
   for (const auto& c : candidates) {

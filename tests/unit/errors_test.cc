@@ -7,6 +7,7 @@
 #include "catalog/model.h"
 #include "catalog/model_loader.h"
 #include "core/error.h"
+#include "core/names.h"
 #include "fit/memory_model.h"
 #include "format/error_json.h"
 #include "test_paths.h"
@@ -185,6 +186,17 @@ TEST(ErrorReports, EchoedInputIsBoundedAndPrintable) {
   EXPECT_LE(e.field().size(), kErrorFieldMaxChars);
   EXPECT_LE(std::string(e.what()).size(), 2 * kErrorMessageMaxChars + kErrorFieldMaxChars + 20);
   EXPECT_NE(e.message().find("(99040 characters left out)"), std::string::npos) << e.message();
+}
+
+// "Did you mean" for a name up to 256 bytes; none for a longer one (its edit distance to each
+// candidate costs its length times theirs: 15 MB took 49 s of a server's CPU).
+TEST(Names, NoSuggestionsForANameLongerThanAnyName) {
+  const std::vector<std::string> gpus = {"A100 80GB SXM", "H100 SXM 80GB", "RTX 4090"};
+  ASSERT_FALSE(ClosestNames("A100 80GB SMX", gpus).empty());
+  EXPECT_EQ(ClosestNames("A100 80GB SMX", gpus).front(), "A100 80GB SXM");
+  EXPECT_FALSE(ClosestNames(std::string(kMaxSuggestedQuery, 'a'), gpus).empty());
+  EXPECT_TRUE(ClosestNames(std::string(kMaxSuggestedQuery + 1, 'a'), gpus).empty());
+  EXPECT_TRUE(ClosestNames(std::string(15'000'000, 'a'), gpus).empty());
 }
 
 }  // namespace
