@@ -258,7 +258,12 @@ Req MeterQuery(const ApiState& s, const HttpRequest& req, const OptionTable<Req>
   const auto has = [&table](const char* key) {
     return std::any_of(table.begin(), table.end(), [key](const OptionSpec<Req>& o) { return o.key == key; });
   };
-  if (!s.request.meter_offers.empty() && has("offers")) {
+  // The server's offers price the answer when the query names an `offer`, or when the file has one
+  // offer (that one). Without `offer` and with several, the answer is unpriced, as the page's "not
+  // priced by an offer" says: passing the file made every such request a 400 ("name one with
+  // `offer`").
+  if (!s.request.meter_offers.empty() && has("offers") &&
+      (j.contains("offer") || LoadOffers(s.request.meter_offers, s.catalog).offers.size() == 1)) {
     j["offers"] = s.request.meter_offers;
   }
   if (!s.request.meter_alerts.empty() && has("alerts")) {

@@ -954,7 +954,12 @@ async function meterView(root: HTMLElement): Promise<void> {
       money(o.price, o.currency)))]);
   const load = el('button', { type: 'button', id: 'meter-load' }, t('meter.load'));
   const out = el('section', { id: 'meter-out' });
+  // A second click while a load is still fetching starts over: the older load stops at its next
+  // answer instead of appending its alerts and charts below the newer one's.
+  let loads = 0;
   load.addEventListener('click', async () => {
+    const mine = ++loads;
+    const stale = (): boolean => mine !== loads;
     // No range given: the store's own span (its last 31 days at most), read from a first report
     // (issue 26 req. 3: the current month of an older store was all zeros).
     if (!from.value && !to.value) {
@@ -962,6 +967,7 @@ async function meterView(root: HTMLElement): Promise<void> {
         const pq = new URLSearchParams({ by: by.value });
         if (offer.value) pq.set('offer', offer.value);
         const probe = await get<Json>(`/api/meter/report?${pq}`);
+        if (stale()) return;
         if (probe.store) {
           const end = Date.parse(probe.store.to);
           const start = Math.max(Date.parse(probe.store.from), end - 31 * 24 * 3600 * 1000);
@@ -984,24 +990,33 @@ async function meterView(root: HTMLElement): Promise<void> {
     try {
       out.replaceChildren(loadingState());
       const r = await get<Json>(`/api/meter/report?${q}`);
+      if (stale()) return;
       out.replaceChildren();
       renderMeter(out, r);
       // The alerts the range raised: the database replayed through the server's alert rules.
       const alerts = new URLSearchParams(range);
       if (offer.value) alerts.set('offer', offer.value);
-      renderAlerts(out, await get<Json>(`/api/meter/alerts?${alerts}`));
+      const alertsAnswer = await get<Json>(`/api/meter/alerts?${alerts}`);
+      if (stale()) return;
+      renderAlerts(out, alertsAnswer);
       // Money over time: per hour up to 14 days, else per day (one read of the database for all
       // the slots on the server).
       const slots = new URLSearchParams(range);
       slots.set('step', r.hours > 14 * 24 ? 'day' : 'hour');
       if (offer.value) slots.set('offer', offer.value);
-      renderMoneyOverTime(out, await get<Json>(`/api/meter/timeline?${slots}`));
+      const timeline = await get<Json>(`/api/meter/timeline?${slots}`);
+      if (stale()) return;
+      renderMoneyOverTime(out, timeline);
       // Hour by hour: the GPUs busy and the GPUs held (the usage CSVs the meter exports for
       // gpuplan cost, basis busy and allocated); held but not busy in red.
       const held = new URLSearchParams(range);
       held.set('basis', 'allocated');
-      renderUsageOverTime(out, await get<string>(`/api/meter/export?${range}`), await get<string>(`/api/meter/export?${held}`));
+      const busyCsv = await get<string>(`/api/meter/export?${range}`);
+      const heldCsv = await get<string>(`/api/meter/export?${held}`);
+      if (stale()) return;
+      renderUsageOverTime(out, busyCsv, heldCsv);
     } catch (e) {
+      if (stale()) return;
       if (e instanceof ApiError && e.field === 'meter_db') out.replaceChildren(emptyState(t('meter.none')));
       else showError(out, e);
     }
