@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <set>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -314,10 +315,40 @@ BreakevenResult RunBreakeven(const BreakevenRequest& r, const GpuCatalog& catalo
   }
   if (measured) {
     measured->levels = LevelHoursPerMonth(measured->usage, b.month_hours, &measured->scaled);
+    // An offer billed by the day pays every day the k-th GPU is used, whole: its break-even (one
+    // block of hours a month) does not say which side a measured GPU falls on when its hours are
+    // spread over days (10 h on each of 31 days is 744 billed hours, not 310). For such a pair
+    // each GPU's month is priced on both offers, at the hours each bills.
+    const UsageTrace& u = measured->usage;
+    const double scale = measured->scaled && !u.hours.empty()
+                             ? static_cast<double>(b.month_hours) / static_cast<double>(u.hours.size())
+                             : 1.0;
+    const auto days_used = [&u](std::size_t k) {  // days with the k-th GPU (1-based) busy at some hour
+      std::set<int64_t> days;
+      for (std::size_t i = 0; i < u.hours.size(); ++i) {
+        if (u.hours[i].Total() > static_cast<double>(k - 1) + 1e-9) {
+          days.insert(date::floor<date::days>(u.HourAt(i)).time_since_epoch().count());
+        }
+      }
+      return static_cast<double>(days.size());
+    };
+    const auto month_cost = [&b](const Offer& o, double hours) {
+      return MonthlyCostPerGpu(o, hours, b.month_start) - MonthlySubsidyPerGpu(b.offers, o, hours, b.month_start);
+    };
     for (const auto& p : b.pairs) {
+      const bool by_day = p.hours_per_month && (p.from->granularity == Granularity::kDay ||
+                                                p.to->granularity == Granularity::kDay);
       std::vector<std::string> sides;
-      for (double level : measured->levels) {
-        sides.push_back(CheaperSide(p, level));
+      for (std::size_t k = 0; k < measured->levels.size(); ++k) {
+        const double level = measured->levels[k];
+        if (!by_day) {
+          sides.push_back(CheaperSide(p, level));
+          continue;
+        }
+        const double day_hours = std::min(static_cast<double>(b.month_hours), days_used(k + 1) * 24 * scale);
+        const auto billed = [&](const Offer& o) { return o.granularity == Granularity::kDay ? day_hours : level; };
+        sides.push_back(month_cost(*p.from, billed(*p.from)) <= month_cost(*p.to, billed(*p.to)) ? p.from->id
+                                                                                                : p.to->id);
       }
       measured->cheaper.push_back(std::move(sides));
     }

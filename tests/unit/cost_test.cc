@@ -1335,6 +1335,40 @@ TEST(Requests, TcoOfAFitJobIsOneRunAMonth) {
   EXPECT_NE(r.usage.note.find("one run of the job a month"), std::string::npos) << r.usage.note;
 }
 
+// Break-even with an offer billed by the day: which side a measured GPU falls on is priced at the
+// hours each offer bills. On demand at 30 an hour billed per day against a monthly term of
+// 21,900, March 2027 (31 days). 10 h on each day (310 h): 31 whole days billed, 31 x 24 x 30 =
+// 22,320 > 21,900: the term (the one-block break-even, 21,900 / 30 = 730 h, said on demand).
+// The same 310 h in one block from the 1st (12 whole days and 22 h of the 13th): 13 days,
+// 13 x 24 x 30 = 9,360: on demand.
+TEST(Requests, BreakevenSideOfADayBilledOfferCountsTheDaysUsed) {
+  const std::string offers =
+      "currency: CNY\n"
+      "offers:\n"
+      "  - {id: odday, gpu: A100 80GB SXM, mode: on_demand, price: 30, granularity: day}\n"
+      "  - {id: mon, gpu: A100 80GB SXM, mode: monthly, price: 21900}\n";
+  std::string spread = "timestamp,gpus\n";
+  for (int day = 1; day <= 31; ++day) {
+    for (int h = 9; h < 19; ++h) spread += fmt::format("2027-03-{:02d}T{:02d}:00,1\n", day, h);
+  }
+  std::string block = "timestamp,gpus\n";
+  for (int i = 0; i < 310; ++i) block += fmt::format("2027-03-{:02d}T{:02d}:00,1\n", 1 + i / 24, i % 24);
+  block += "2027-03-31T23:00,0\n";  // the whole month measured: not extrapolated
+  for (const auto& [csv, cheaper] : {std::pair{spread, "mon"}, std::pair{block, "odday"}}) {
+    BreakevenRequest r;
+    r.offers = "o.yaml";
+    r.offers_text = offers;
+    r.usage = "u.csv";
+    r.usage_text = csv;
+    const BreakevenResult b = RunBreakeven(r, Cat());
+    ASSERT_TRUE(b.measured.has_value());
+    ASSERT_EQ(b.measured->levels.size(), 1u);
+    EXPECT_NEAR(b.measured->levels[0], 310, 1e-9);
+    ASSERT_EQ(b.pairs.size(), 1u);
+    EXPECT_EQ(b.measured->cheaper[0][0], cheaper);
+  }
+}
+
 TEST(Requests, TcoCarriesTheUsageAndCurrency) {
   TcoRequest r;
   r.offers = kNanjing;
