@@ -226,18 +226,27 @@ double MonthlyCostPerGpu(const Offer& o, double hours, LocalHour month_start) {
 
 double MonthlySubsidyPerGpu(const OfferSet& set, const Offer& o, double hours, LocalHour month_start) {
   double back = 0;
+  const LocalHour month_end = AddMonths(month_start, 1);
+  const auto month_hours = static_cast<double>(HoursBetween(month_start, month_end));
   for (const auto& s : set.subsidies) {
-    if (!s.Applies(o) || !s.Covers(month_start)) {
+    // The part of the month the subsidy's dates cover: the month's use is spread evenly over it
+    // (as the break-even takes it), so that share of the spend is eligible. Judged by the month's
+    // first hour alone, one day of March in a subsidy's dates took it for all of March, and a
+    // subsidy from March 2nd dropped it for all of March.
+    const LocalHour from = s.from_hour ? std::max(*s.from_hour, month_start) : month_start;
+    const LocalHour to = s.to_hour ? std::min(*s.to_hour, month_end) : month_end;
+    const double covered = to > from ? static_cast<double>(HoursBetween(from, to)) / month_hours : 0.0;
+    if (!s.Applies(o) || covered <= 0) {
       continue;
     }
-    double eligible = MonthlyCostPerGpu(o, hours, month_start);
+    double eligible = covered * MonthlyCostPerGpu(o, hours, month_start);
     if (!s.covers_all) {  // the price alone: no add-ons, storage, bandwidth or stopped fees
       Offer compute = o;
       compute.addon_fee_ratio = 0;
       compute.storage_gb = 0;
       compute.bandwidth_price_per_month = 0;
       compute.stopped_fee_ratio = 0;
-      eligible = MonthlyCostPerGpu(compute, hours, month_start);
+      eligible = covered * MonthlyCostPerGpu(compute, hours, month_start);
     }
     double b = s.share * eligible;
     if (s.cap && s.per == CapPeriod::kMonth) {

@@ -418,6 +418,29 @@ TEST(Offers, MisspeltKeysAreRefusedAtEveryLevel) {
       << e.message();
 }
 
+// Break-even with a subsidy covering part of the month: 20% back on on-demand spend (covers
+// all) from 2027-03-02 to 2027-03-31, 30 of March's 31 days. Use spread evenly, 30/31 of it is
+// eligible: on demand costs 50 H (1 - 0.2 x 30/31) = 50 H x 25/31, equal to the 21,900 term at
+// H = 21,900 x 31 / 1,250 = 543.12 h. Judged by March's first hour the subsidy was dropped
+// (438 h); from February 1st to March 1st (covering March 1st only) it was taken for all of March
+// (21,900 / 40 = 547.5 h), where 1/31 of it is 21,900 / (50 x (1 - 0.2/31)) = 440.84 h.
+TEST(Offers, BreakevenTakesASubsidyForThePartOfTheMonthItCovers) {
+  const std::string base = "currency: CNY\noffers:\n  - {id: mo, gpu: A100, mode: monthly, price: 21900}\n"
+                           "  - {id: od, gpu: A100, mode: on_demand, price: 50}\nsubsidies:\n";
+  const LocalHour march = test::Hour(test::Days(2027, 3, 1) * 24);
+  const OfferSet most = ParseOffers(base + "  - {id: v, share: 0.2, modes: [on_demand], covers: all, from: 2027-03-02, to: 2027-03-31}\n",
+                                    "o.yaml", Cat());
+  auto pairs = Breakeven(most, march);
+  ASSERT_EQ(pairs.size(), 1u);
+  ASSERT_TRUE(pairs[0].hours_per_month.has_value());
+  EXPECT_NEAR(*pairs[0].hours_per_month, 21900.0 * 31 / 1250, 0.01);
+  const OfferSet first_day = ParseOffers(base + "  - {id: v, share: 0.2, modes: [on_demand], covers: all, from: 2027-02-01, to: 2027-03-01}\n",
+                                         "o.yaml", Cat());
+  pairs = Breakeven(first_day, march);
+  ASSERT_TRUE(pairs[0].hours_per_month.has_value());
+  EXPECT_NEAR(*pairs[0].hours_per_month, 21900.0 / (50 * (1 - 0.2 / 31)), 0.01);
+}
+
 // Subsidies: strict like the rest of the file, and the optimiser chooses with them in view.
 TEST(Offers, SubsidiesAreStrictAndChangeTheChoice) {
   const std::string base = "currency: CNY\noffers:\n  - {id: mo, gpu: A100, mode: monthly, price: 21900}\n"
