@@ -434,7 +434,15 @@ HttpResponse Session(ApiState& s, const HttpRequest&) {
 
 HttpResponse Gpus(ApiState& s, const HttpRequest&) { return HttpResponse::Json(GpusToJson(s.catalog)); }
 
-HttpResponse Models(ApiState& s, const HttpRequest&) { return HttpResponse::Json(ModelsToJson(ListModels(s.data_dir))); }
+// The presets, each `path` as the data folder names it ("models/Qwen2.5-7B.json"): the server's own
+// folders are not a client's business (with --token the page may be served to another machine).
+HttpResponse Models(ApiState& s, const HttpRequest&) {
+  nlohmann::json j = ModelsToJson(ListModels(s.data_dir));
+  for (auto& m : j) {
+    m["path"] = "models/" + std::filesystem::path(m["path"].get<std::string>()).filename().string();
+  }
+  return HttpResponse::Json(j);
+}
 
 // The offers of the server's --meter-offers file (id, card, mode, price), for the usage view's
 // list; empty without one.

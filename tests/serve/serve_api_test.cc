@@ -268,6 +268,21 @@ TEST_F(ServeApiTest, HealthAndSecurityHeaders) {
   EXPECT_FALSE(r->has_header("Access-Control-Allow-Origin"));
 }
 
+// The model presets name their files as the data folder does, not by the server's absolute path.
+TEST_F(ServeApiTest, ModelsNameNoServerPath) {
+  const json models = Body(Get("/api/models"));
+  ASSERT_TRUE(models.is_array());
+  ASSERT_FALSE(models.empty());
+  bool qwen = false;
+  for (const auto& m : models) {
+    const std::string path = m["path"].get<std::string>();
+    EXPECT_EQ(path.rfind("models/", 0), 0u) << path;
+    EXPECT_EQ(path.find('/', 7), std::string::npos) << path;
+    qwen = qwen || (m["name"] == "Qwen2.5-7B" && path == "models/Qwen2.5-7B.json");
+  }
+  EXPECT_TRUE(qwen);
+}
+
 TEST_F(ServeApiTest, FitEqualsTheCli) {
   // The example: a LoRA of Qwen2.5-7B at 2048 tokens, on one A100 80GB.
   const json req = {{"model", "Qwen2.5-7B"}, {"task", "lora"}, {"seq", 2048}, {"gpu", "A100 80GB SXM"}};
