@@ -258,9 +258,14 @@ OfferSet ParseOffers(const std::string& yaml_text, const std::string& file, cons
       }
       d.from_minute = ParseClock(nr->Node("from"), nr->path() + "from", file);
       d.to_minute = ParseClock(nr->Node("to"), nr->path() + "to", file);
-      d.factor = nr->Num("factor", true, 1, 0, 1);
+      // Above zero, as a price is: a factor of 0 made the night free without a word.
+      d.factor = nr->Num("factor", true, 1, 1e-9, 1);
       if (d.from_minute % std::chrono::hours{1} != std::chrono::minutes{0} || d.to_minute % std::chrono::hours{1} != std::chrono::minutes{0}) {
         nr->Fail("from", "night windows are billed by the hour: use whole hours");
+      }
+      if (d.from_minute == d.to_minute) {
+        // [from, to) with from = to holds no hour: the discount would silently never apply.
+        nr->Fail("to", "the same time as `from`: an empty window (no hour is discounted)");
       }
       o.night = d;
     }

@@ -366,6 +366,13 @@ TEST(Offers, BadFilesNameLineAndField) {
   e = CatchOffers(std::string(kOffers).replace(t.find("gpu: a100"), 9, "gpu: A1OO"));
   EXPECT_EQ(e.line(), 8);
   EXPECT_NE(std::string(e.what()).find("A100"), std::string::npos);
+  // A night window that holds no hour, or makes the night free: refused at the key.
+  e = CatchOffers("currency: CNY\noffers:\n  - id: x\n    gpu: A100\n    mode: on_demand\n    price: 1\n"
+                  "    night_discount: {from: '22:00', to: '22:00', factor: 0.7}\n");
+  EXPECT_EQ(e.field(), "offers[x].night_discount.to");
+  e = CatchOffers("currency: CNY\noffers:\n  - id: x\n    gpu: A100\n    mode: on_demand\n    price: 1\n"
+                  "    night_discount: {from: '22:00', to: '08:00', factor: 0}\n");
+  EXPECT_EQ(e.field(), "offers[x].night_discount.factor");
   e = CatchOffers(std::string(kOffers) + "  - id: a-od\n    gpu: A100\n    mode: spot\n    price: 1\n");
   EXPECT_EQ(e.line(), 11);
   EXPECT_NE(std::string(e.what()).find("duplicate"), std::string::npos);
