@@ -603,5 +603,27 @@ future=$(( ($(date +%s) + 400 * 86400) * 1000 ))
 expect_exit 2 "meter: a step after this machine's clock" -- "$bin" meter run --replay "$tmp/mfut.jsonl" --db "$tmp/fut.db" --speed 1e9
 grep -qF "mfut.jsonl:4: field 'time_ms'" "$tmp/err" && grep -qF "after this machine's clock" "$tmp/err" && ok || bad "future step: $(cat "$tmp/err")"
 
+# meter report: a process's command line and user name are any user's own. ESC ] (retitle),
+# BEL, ESC [ (colour, erase line, cursor up) and CR in them reach the terminal escaped, never raw;
+# a 3,000-byte user name is cut at 2,000 bytes saying its length; --json keeps them as they were.
+{ printf '{"format":"gpuplan-meter-trace","version":1,"host":"h","interval_seconds":10,"gpus":[{"index":0,"uuid":"GPU-esc"},{"index":1,"uuid":"GPU-long"}]}\n'
+  long=$(printf 'u%.0s' $(seq 3000))
+  for i in 0 1 2; do printf '{"time_ms":%s,"gpus":[{"gpu":0,"utilization_gpu":50,"processes":[{"pid":7,"user":"mallory","command":"\\u001b]0;pwned\\u0007\\u001b[31mpython\\u001b[2K\\r\\u001b[1Aalice-job"}]},{"gpu":1,"utilization_gpu":50,"processes":[{"pid":8,"user":"%s","command":"x"}]}]}\n' $((1772409600000 + i * 10000)) "$long"; done; } >"$tmp/mesc.jsonl"
+expect_exit 0 "meter: a trace with control characters in a command" -- "$bin" meter run --replay "$tmp/mesc.jsonl" --db "$tmp/esc.db" --speed 1e9
+expect_exit 0 "meter: report by job escapes the command" -- "$bin" --lang en meter report --db "$tmp/esc.db" --from 2026-03-02 --to 2026-03-03 --by job
+grep -qF 'pid:7 \x1b]0;pwned\x07\x1b[31mpython\x1b[2K\x0d\x1b[1Aalice-job ' "$tmp/out" && ! grep -q $'[\x1b\x07\r]' "$tmp/out" && ok || bad "meter esc: $(cat -v "$tmp/out")"
+expect_exit 0 "meter: report by user cuts a long user name" -- "$bin" --lang en meter report --db "$tmp/esc.db" --from 2026-03-02 --to 2026-03-03 --by user
+grep -q "^u\{2000\}\.\.\. (3000 bytes in all) " "$tmp/out" && ! grep -q "u\{2001\}" "$tmp/out" && ok || bad "meter long user: $(cut -c1-120 "$tmp/out")"
+expect_exit 0 "meter: report --json keeps the command" -- "$bin" meter report --db "$tmp/esc.db" --from 2026-03-02 --to 2026-03-03 --by job --json
+grep -qF '"pid:7 \u001b]0;pwned\u0007\u001b[31mpython\u001b[2K\r\u001b[1Aalice-job"' "$tmp/out" && ok || bad "meter esc json: $(cat -v "$tmp/out" | head -5)"
+
+# check: a capture over 256 MiB is refused from its size (a sparse 300 MiB file, never read), and
+# /dev/zero after 256 MiB, not read to its end: exit 2 naming the file.
+truncate -s 300M "$tmp/huge.xml"
+expect_exit 2 "check: a 300 MiB capture" -- "$bin" check --from-nvidia-smi "$tmp/huge.xml"
+grep -qF "huge.xml: the nvidia-smi capture is 314572800 bytes, more than the 268435456 bytes (256 MiB)" "$tmp/err" && ok || bad "huge capture: $(cat "$tmp/err")"
+expect_exit 2 "check: /dev/zero as a capture" -- timeout 60 "$bin" check --from-nvidia-smi /dev/zero
+grep -qF "/dev/zero: the nvidia-smi capture is not done after that many, more than the 268435456 bytes" "$tmp/err" && ok || bad "/dev/zero: $(cat "$tmp/err")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -10,11 +10,29 @@
 #include "core/error.h"
 #include "format/money.h"
 #include "format/numbers.h"
+#include "format/shown.h"
 #include "format/times.h"
 #include "read/time_text.h"
 
 namespace gpuplan {
 namespace {
+
+// Shown (shown.h): C0 controls and DEL as \xNN, the C1 controls (UTF-8 C2 80 .. C2 9F) as
+// \u00NN, other UTF-8 untouched; a cut at the limit backs off to a character boundary and says
+// the whole length.
+TEST(FormatShown, EscapesControlsAndCutsLongTexts) {
+  EXPECT_EQ(Shown("plain text, caf\xc3\xa9"), "plain text, caf\xc3\xa9");
+  EXPECT_EQ(Shown(std::string("a\x1b[2J\r\a") + std::string(1, '\0') + "\x7f" "b"), "a\\x1b[2J\\x0d\\x07\\x00\\x7fb");
+  EXPECT_EQ(Shown("\xc2\x9b" "31m\xc2\x80\xc2\xa0"), "\\u009b31m\\u0080\xc2\xa0");  // U+00A0 is no control
+  EXPECT_EQ(Shown("\t\n"), "\\x09\\x0a");
+  EXPECT_EQ(Shown(std::string(2000, 'x')), std::string(2000, 'x'));
+  EXPECT_EQ(Shown(std::string(2001, 'x')), std::string(2000, 'x') + "... (2001 bytes in all)");
+  // "\xc3\xa9" (e acute) straddles byte 5 of a 5-byte limit: the cut keeps 4 bytes, not half of it.
+  EXPECT_EQ(Shown("abcd\xc3\xa9" "fg", 5), "abcd... (8 bytes in all)");
+  EXPECT_EQ(Shown("abc\xc3\xa9" "fg", 5), "abc\xc3\xa9... (7 bytes in all)");
+  // The limit counts input bytes: a cut piece's escapes may make it longer, never its input.
+  EXPECT_EQ(Shown("\x1b\x1b\x1b", 2), "\\x1b\\x1b... (3 bytes in all)");
+}
 
 TEST(FormatNumbers, FourSignificantDigitsWithoutAnExponentForOrdinaryMagnitudes) {
   EXPECT_EQ(FormatNumber(3350), "3350");

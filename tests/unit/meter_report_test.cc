@@ -721,6 +721,62 @@ TEST_F(MeterReportTest, JsonAndTextCarryTheFigures) {
       << gpu2;
 }
 
+// A process's command line, user and pod name are whatever that user chose: the text report
+// writes their control characters as escapes (never raw: an OSC retitling the terminal, a CSI
+// moving the cursor up, a CR rewriting the line) and cuts a 10,000-byte user name at 2,000
+// bytes saying its length. The JSON keeps the strings as they are (JSON escapes them).
+TEST_F(MeterReportTest, TextEscapesAndCutsWhatTheMachineNamed) {
+  const std::string hostile = "\x1b]0;pwned\a\x1b[31mpython\x1b[2K\r\x1b[1Aalice-job";
+  const std::string long_user(10000, 'u');
+  Machine m;
+  ProcessIdentity a = Proc(7, "mallory\x1b[8m\xc2\x9b" "2J");
+  a.command = hostile + " --lr 3e-4";  // the job's key is the command's first word: the hostile part
+  ProcessIdentity b = Proc(8, long_user, {}, "pod\r\x7f" "evil");
+  m.Run(0, kMarch, kMarch + 2 * kHr, 50, 300, a);
+  m.Run(1, kMarch, kMarch + 2 * kHr, 50, 300, b);
+  const std::string db = Store(m);
+  const auto text = [&](const std::string& by) {
+    MeterReportRequest q = Request(db, "", kMarch, kMarch + 2 * kHr);
+    q.by = by;
+    const MeterReport r = RunMeterReport(q, test::Catalog());
+    std::ostringstream os;
+    MeterReportToText(os, r);
+    return std::make_pair(os.str(), MeterReportToJson(r));
+  };
+  const auto no_raw_controls = [](const std::string& t) {
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const auto c = static_cast<unsigned char>(t[i]);
+      EXPECT_FALSE((c < 0x20 && c != '\n') || c == 0x7f) << "byte " << i << " is " << int(c);
+      EXPECT_FALSE(c == 0xc2 && i + 1 < t.size() && static_cast<unsigned char>(t[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(t[i + 1]) <= 0x9f)
+          << "C1 control at byte " << i;
+    }
+  };
+
+  const auto [job, job_json] = text("job");
+  no_raw_controls(job);
+  EXPECT_NE(job.find("pid:7 \\x1b]0;pwned\\x07\\x1b[31mpython\\x1b[2K\\x0d\\x1b[1Aalice-job "), std::string::npos) << job;
+  EXPECT_NE(job.find("pod:ml/pod\\x0d\\x7fevil "), std::string::npos) << job;
+  ASSERT_EQ(job_json["groups"].size(), 2u);
+  bool as_it_was = false;  // JSON: the key as it was
+  for (const auto& g : job_json["groups"]) as_it_was = as_it_was || g["key"] == "pid:7 " + hostile;
+  EXPECT_TRUE(as_it_was) << job_json.dump();
+
+  const auto [user, user_json] = text("user");
+  no_raw_controls(user);
+  EXPECT_NE(user.find("mallory\\x1b[8m\\u009b2J "), std::string::npos) << user;
+  EXPECT_NE(user.find("\n" + std::string(2000, 'u') + "... (10000 bytes in all) "), std::string::npos);
+  EXPECT_EQ(user.find(std::string(2001, 'u')), std::string::npos);
+  EXPECT_LT(user.size(), 4000u);
+  bool whole = false;
+  for (const auto& g : user_json["groups"]) whole = whole || g["key"] == long_user;
+  EXPECT_TRUE(whole);
+
+  const auto [pod, pod_json] = text("pod");
+  no_raw_controls(pod);
+  EXPECT_NE(pod.find("ml/pod\\x0d\\x7fevil "), std::string::npos) << pod;
+}
+
 }  // namespace
 }  // namespace gpuplan
 

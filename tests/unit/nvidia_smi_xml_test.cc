@@ -797,5 +797,38 @@ TEST(NvidiaSmiBounds, MoreThan65536GpusIsAnErrorAtThe65537th) {
   EXPECT_NE(e.message().find("more than 65536 GPUs"), std::string::npos) << e.message();
 }
 
+TEST(NvidiaSmiBounds, MoreThan65536XmlGpusIsAnErrorAtThe65537th) {
+  // Lines 1-2 the declaration and <nvidia_smi_log>, then one <gpu> per line: the 65,537th is line
+  // 65,539. Refused as the root's children are copied, before any GPU's elements are.
+  std::string text = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n";
+  for (int i = 0; i < 70000; ++i) text += "<gpu><uuid>GPU-x</uuid></gpu>\n";
+  text += "</nvidia_smi_log>\n";
+  const InputError e = ExpectInputError([&] { ParseNvidiaSmiXml(text, "many.xml"); });
+  EXPECT_EQ(e.file(), "many.xml");
+  EXPECT_EQ(e.line(), 65539);
+  EXPECT_EQ(e.field(), "gpu");
+  EXPECT_NE(e.message().find("more than 65536 GPUs"), std::string::npos) << e.message();
+}
+
+// A capture is read up to a limit (256 MiB unless given): a file over it is refused from its size
+// before reading, naming the file and its size; a device that never ends (/dev/zero) after
+// reading the limit and one byte more. A file of exactly the limit is read.
+TEST(NvidiaSmiLimits, CaptureLargerThanTheLimitIsAnErrorNamingTheFile) {
+  EXPECT_EQ(kMaxNvidiaSmiCaptureBytes, 268435456u);
+  const std::string path = Fixture("a100-sxm4-mig.xml");
+  const uint64_t size = ReadAll(path).size();
+  ASSERT_GT(size, 1000u);
+  EXPECT_EQ(LoadNvidiaSmiCapture(path, size).gpus.size(), 1u);
+  const InputError e = ExpectInputError([&] { LoadNvidiaSmiCapture(path, size - 1); });
+  EXPECT_EQ(e.file(), path);
+  EXPECT_EQ(e.line(), 0);
+  EXPECT_NE(e.message().find("is " + std::to_string(size) + " bytes, more than the " + std::to_string(size - 1) + " bytes"),
+            std::string::npos)
+      << e.message();
+  const InputError z = ExpectInputError([&] { LoadNvidiaSmiCapture("/dev/zero", 3 * kMiB); });
+  EXPECT_EQ(z.file(), "/dev/zero");
+  EXPECT_NE(z.message().find("more than the 3145728 bytes (3 MiB)"), std::string::npos) << z.message();
+}
+
 }  // namespace
 }  // namespace gpuplan

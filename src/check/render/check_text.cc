@@ -11,49 +11,12 @@
 #include "check/render/check_markdown.h"
 #include "format/money.h"
 #include "format/numbers.h"
+#include "format/shown.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 
 namespace gpuplan {
 namespace {
-
-// The most bytes of one echoed piece (a name, a file, an evidence line) in the text report: a
-// capture with a 200 MB product name would otherwise be printed whole.
-constexpr std::size_t kMaxShownBytes = 2000;
-
-// A piece of a result as a terminal should get it. Strings in a result come from the input (a
-// capture's product name, serial, file name): control characters are written as escapes, never
-// raw, so a capture cannot move the cursor, rewrite earlier lines or retitle the terminal (ESC,
-// CR, BEL, NUL, DEL -> \x1b, \x0d, \x07, \x00, \x7f; the C1 controls U+0080-U+009F, which
-// some terminals obey, -> \u009b); and at most kMaxShownBytes, cut at a character boundary,
-// saying how long it was.
-std::string Shown(std::string_view s) {
-  std::size_t keep = s.size();
-  if (keep > kMaxShownBytes) {
-    keep = kMaxShownBytes;
-    while (keep > 0 && (static_cast<unsigned char>(s[keep]) & 0xC0) == 0x80) {
-      --keep;
-    }
-  }
-  std::string out;
-  out.reserve(keep + 16);
-  for (std::size_t i = 0; i < keep; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02x}", c);
-    } else if (c == 0xC2 && i + 1 < keep && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
-      ++i;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (keep < s.size()) {
-    out += fmt::format("... ({} bytes in all)", s.size());
-  }
-  return out;
-}
 
 // A number with its unit; the unit's words (GPUs, lanes, errors...) in the text language. The
 // number is written as every check renderer writes it (check_cells::Number: 24564, not 2.456e+04).

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "format/text_lang.h"
+#include "format/shown.h"
 
 namespace gpuplan {
 
@@ -13,7 +14,7 @@ std::string UtcTimeText(UtcMillis time) { return FormatUtcIso(time); }
 void MeterAgentText::OnStart(const std::string& source, const TraceHeader& machine) {
   err_ << "meter: "
        << SayFormat("cli.meter.agent.sampling", "sampling {} GPU{} from {}",
-                    {std::to_string(machine.gpus.size()), machine.gpus.size() == 1 ? "" : "s", source})
+                    {std::to_string(machine.gpus.size()), machine.gpus.size() == 1 ? "" : "s", Shown(source)})
        << "\n";
   err_.flush();
 }
@@ -36,7 +37,7 @@ void MeterAgentText::OnTick(const TraceStep& step, int64_t tick) {
 void MeterAgentText::OnStoreBehind(const FlushStatus& status) {
   err_ << "meter: "
        << SayFormat("cli.meter.agent.behind", "the store is behind, samples wait in memory: {}",
-                    {SayMessage(status.reason)})
+                    {Shown(SayMessage(status.reason))})
        << std::endl;
 }
 
@@ -47,7 +48,7 @@ void MeterAgentText::OnStoreCaughtUp(const FlushStatus& status) {
        << std::endl;
 }
 
-void MeterAgentText::OnMessage(const std::string& line) { err_ << "meter: " << SayMessage(line) << std::endl; }
+void MeterAgentText::OnMessage(const std::string& line) { err_ << "meter: " << Shown(SayMessage(line)) << std::endl; }
 
 void MeterAgentText::OnStop(const MeterRunSummary& s) {
   const std::string ticks = std::to_string(s.ticks);

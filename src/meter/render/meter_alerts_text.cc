@@ -9,6 +9,7 @@
 
 #include "format/money.h"
 #include "format/numbers.h"
+#include "format/shown.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 #include "read/time_text.h"
@@ -48,12 +49,12 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
   if (r.monthly_budget) {
     os << SayFormat("cli.meter.alerts_budget", ", budget {} a month", {FormatMoney(*r.monthly_budget)});
   }
-  os << (a.offer ? SayFormat("cli.meter.alerts_offer", " (offer {})", {*a.offer}) : std::string()) << "\n";
+  os << (a.offer ? SayFormat("cli.meter.alerts_offer", " (offer {})", {Shown(*a.offer)}) : std::string()) << "\n";
   for (const Alert& x : a.alerts) {
     const std::string severity = Say("cli.meter.severity." + x.severity, x.severity);
     os << FormatZonedMinute(zone, x.at) << "  " << severity
        << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 9 - DisplayWidth(severity))), ' ')
-       << SayMessage(x.summary) << (x.repeat ? Say("cli.meter.alerts_still", " (still)") : "") << "\n";
+       << Shown(SayMessage(x.summary)) << (x.repeat ? Say("cli.meter.alerts_still", " (still)") : "") << "\n";
   }
   // What would be sent: incidents (start, escalation, end) and a digest a day, not every reminder.
   std::size_t incidents = 0;
@@ -69,11 +70,11 @@ void MeterAlertsToText(std::ostream& os, const MeterAlerts& a) {
       const std::string type = Say("cli.meter.notification." + n.type, n.type);
       os << FormatZonedMinute(zone, n.at) << "  " << type
          << std::string(static_cast<std::size_t>(std::max<int64_t>(1, 11 - DisplayWidth(type))), ' ')
-         << SayMessage(n.summary) << "\n";
+         << Shown(SayMessage(n.summary)) << "\n";
     }
   }
   for (const auto& n : a.notes) {
-    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+    os << Say("cli.note", "note: ") << Shown(SayMessage(n)) << "\n";
   }
 }
 

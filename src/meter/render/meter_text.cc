@@ -7,6 +7,7 @@
 
 #include "format/money.h"
 #include "format/numbers.h"
+#include "format/shown.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 #include "read/time_text.h"
@@ -27,8 +28,10 @@ std::string Distribution(const UtilisationDistribution& u) {
   return s;
 }
 
-// A group's key: GPU indices, user, job and pod names as they are; the two groups of the report's
-// own ("total", "(no process)", "(unseen process)") in the text language.
+// A group's key: GPU indices, user, job and pod names as the terminal should get them (Shown:
+// a user controls their own command line, so its control characters are escaped and a long one
+// is cut); the two groups of the report's own ("total", "(no process)", "(unseen process)") in
+// the text language.
 std::string GroupKey(const std::string& key) {
   if (key == "total") {
     return Say("cli.meter.group.total", "total");
@@ -39,7 +42,7 @@ std::string GroupKey(const std::string& key) {
   if (key == "(unseen process)") {
     return Say("cli.meter.group.unseen_process", key);
   }
-  return key;
+  return Shown(key);
 }
 
 }  // namespace
@@ -56,7 +59,7 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
     const bool hourly = r.offer->mode == "on_demand" || r.offer->mode == "spot";
     os << SayFormat("cli.meter.priced",
                     "priced with {} ({}, {} per instance-{}, {} GPU{} per instance, {} granularity, billed from {})",
-                    {r.offer->id, Say("mode." + r.offer->mode, r.offer->mode), FormatMoney(r.offer->price, r.currency),
+                    {Shown(r.offer->id), Say("mode." + r.offer->mode, r.offer->mode), FormatMoney(r.offer->price, r.currency),
                      hourly ? Say("cli.meter.per_hour", "hour") : Say("cli.meter.per_term", "term"),
                      std::to_string(r.offer->gpus_per_instance), r.offer->gpus_per_instance == 1 ? "" : "s",
                      Say("cli.meter.granularity." + r.offer->granularity, r.offer->granularity),
@@ -116,7 +119,7 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   if (!r.idle.empty()) {
     os << (r.priced ? Say("cli.meter.idle_money", "idle money:") : Say("cli.meter.idle_time", "idle time:")) << "\n";
     for (const auto& s : r.idle) {
-      os << "  " << SayMessage(s.line) << "\n";
+      os << "  " << Shown(SayMessage(s.line)) << "\n";
     }
   }
   if (r.projection) {
@@ -134,17 +137,17 @@ void MeterReportToText(std::ostream& os, const MeterReport& r) {
   if (!r.right_sizing.empty()) {
     os << Say("cli.meter.right_sizing", "right-sizing:") << "\n";
     for (const auto& j : r.right_sizing) {
-      os << "  " << SayMessage(j.line) << "\n";
+      os << "  " << Shown(SayMessage(j.line)) << "\n";
       for (std::size_t i = 1; i < j.options.size(); ++i) {
         os << "    "
            << SayFormat("cli.meter.right_sizing_or", "or {}: saves {}",
-                        {SayMessage(j.options[i].target), FormatMoney(j.options[i].money_saved.value_or(0), r.currency)})
+                        {Shown(SayMessage(j.options[i].target)), FormatMoney(j.options[i].money_saved.value_or(0), r.currency)})
            << "\n";
       }
     }
   }
   for (const auto& n : r.notes) {
-    os << Say("cli.note", "note: ") << SayMessage(n) << "\n";
+    os << Say("cli.note", "note: ") << Shown(SayMessage(n)) << "\n";
   }
 }
 

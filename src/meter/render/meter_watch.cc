@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "format/numbers.h"
+#include "format/shown.h"
 #include "format/table.h"
 #include "format/text_lang.h"
 #include "read/file_text.h"
@@ -208,7 +209,7 @@ void WatchResultToText(std::ostream& os, const WatchResult& r) {
     cmd += (cmd.empty() ? "" : " ") + a;
   }
   os << SayFormat("cli.meter.watch.head", "{} on {}: {} s, exit code {}",
-                  {cmd, r.hostname.empty() ? Say("cli.meter.watch.this_machine", "this machine") : r.hostname,
+                  {Shown(cmd), r.hostname.empty() ? Say("cli.meter.watch.this_machine", "this machine") : Shown(r.hostname),
                    fmt::format("{:.1f}", r.duration_seconds), std::to_string(r.exit_code)})
      << "\n";
   std::vector<std::optional<double>> gpu, cpu;
@@ -224,7 +225,7 @@ void WatchResultToText(std::ostream& os, const WatchResult& r) {
     os << "  " << PadRight(gpu_label, label_width) << " " << Sparkline(gpu, 100) << "  "
        << SayFormat("cli.meter.watch.gpu_mean", "mean {}%", {fmt::format("{:.0f}", *r.summary.gpu_util_mean)}) << "\n";
   } else {
-    os << "  " << PadRight(gpu_label, label_width) << " " << SayMessage(r.diagnosis.gpu_part) << "\n";
+    os << "  " << PadRight(gpu_label, label_width) << " " << Shown(SayMessage(r.diagnosis.gpu_part)) << "\n";
   }
   const double cores = std::max(1.0, std::ceil(r.summary.cpu_cores_peak));
   os << "  " << PadRight(cpu_label, label_width) << " " << Sparkline(cpu, cores) << "  "
@@ -234,7 +235,7 @@ void WatchResultToText(std::ostream& os, const WatchResult& r) {
      << "\n";
   os << SayFormat("cli.meter.watch.diagnosis", "Diagnosis: {}", {Bound(r.diagnosis.bound)}) << "\n";
   for (const auto& e : r.diagnosis.evidence) {
-    os << "  - " << SayMessage(e) << "\n";
+    os << "  - " << Shown(SayMessage(e)) << "\n";
   }
 }
 
@@ -255,7 +256,7 @@ void WatchComparisonToText(std::ostream& os, const std::vector<std::pair<std::st
                  Column(Say("cli.meter.compare.diagnosis", "diagnosis"), 0, Align::kLeft, "  ")});
   t.PrintHeader(os);
   for (const auto& [name, r] : results) {
-    t.PrintRow(os, {name, r.hostname, fmt::format("{:.1f}", r.duration_seconds),
+    t.PrintRow(os, {Shown(name), Shown(r.hostname), fmt::format("{:.1f}", r.duration_seconds),
                     fastest > 0 && r.exit_code == 0 ? fmt::format("{:+.0f}%", 100 * (r.duration_seconds / fastest - 1)) : "-",
                     r.summary.gpu_util_mean ? fmt::format("{:.0f}%", *r.summary.gpu_util_mean) : "n/a",
                     fmt::format("{:.2f}", r.summary.cpu_cores_mean), fmt::format("{:.1f}", r.summary.read_bytes_per_s_mean / 1e6),
