@@ -137,16 +137,38 @@ class Planner {
       r.start = start;
       r.end = end;
       r.continued = start < month_start;
-      const LocalHour from = std::max(start, month_start), to = std::min(end, month_end);
-      r.gpu_hours = static_cast<double>(s.gpus) * static_cast<double>((to - from).count());
+      // Its GPU-hours in the month: [start, start + hours) within the month, the last part-hour
+      // as the part it runs (RunMinutes).
+      double held = 0;
+      for (LocalHour h = std::max(start, month_start); h < std::min(end, month_end); h += std::chrono::hours{1}) {
+        held += RunMinutes(r, h) / 60.0;
+      }
+      r.gpu_hours = static_cast<double>(s.gpus) * held;
       return r;
     }
     return std::nullopt;
   }
 
-  // One card's usage in month `mi` from its runs: each hour a run holds its GPUs (training: whole
-  // hours from its start; serving: its GPUs at that hour of the day).
-  UsageTrace UsageOf(std::size_t mi, const std::vector<PlanRun>& runs) const {
+  // The minutes of the hour from `h` a run holds its GPUs: a service and a training run's whole
+  // hours 60, a training run's last part-hour the part it runs (a 9.74 h run from 00:00 holds
+  // 09:00-10:00 for 44.4 minutes), as `fit --offers` prices the run (UsageFromJob).
+  static double RunMinutes(const PlanRun& r, LocalHour h) {
+    if (r.serving) {
+      return 60;
+    }
+    const double left = r.sizing.hours * 60.0 - 60.0 * static_cast<double>((h - r.start).count());
+    return std::clamp(left, 0.0, 60.0);
+  }
+
+  // One card's usage in month `mi` from its runs: each hour a run holds its GPUs (training: from
+  // its start for its hours, the last part-hour for the minutes it runs; serving: its GPUs at that
+  // hour of the day). An hour has one `minutes` for all its demand: where runs of different minutes
+  // share an hour, the longest (the others' GPUs counted for it: more than they run, never less),
+  // or with `shortest` the shortest (exact only where reserved instances hold the GPUs of the
+  // longer runs: Rental checks that). `longer`: per hour, the GPUs of runs holding more than the
+  // hour's shortest part (0 where all share one part).
+  UsageTrace UsageOf(std::size_t mi, const std::vector<PlanRun>& runs, bool shortest = false,
+                     std::vector<double>* longer = nullptr) const {
     const LocalDay month = months_[mi];
     UsageTrace u;
     u.start_hour = LocalHour{month};
@@ -154,6 +176,9 @@ class Planner {
     u.start = FormatLocalHour(u.start_hour);
     u.source = w_.file;
     u.hours.resize(static_cast<std::size_t>(DaysIn(month) * 24));
+    std::vector<double> minutes(u.hours.size(), 0.0);   // the longest run's minutes of each hour
+    std::vector<double> least(u.hours.size(), 60.0);    // the shortest run's
+    std::vector<std::vector<std::pair<double, double>>> parts(u.hours.size());  // (minutes, GPUs)
     for (std::size_t i = 0; i < u.hours.size(); ++i) {
       u.hours[i].hour_of_day = static_cast<int>(i % 24);
     }
@@ -163,6 +188,11 @@ class Planner {
         if (i >= u.hours.size()) {
           break;  // the rest is the next month's
         }
+        const double m = RunMinutes(r, h);
+        minutes[i] = std::max(minutes[i], m);
+        least[i] = std::min(least[i], m);
+        parts[i].emplace_back(m, r.serving ? static_cast<double>(r.sizing.gpus_by_hour[static_cast<std::size_t>(HourOfDay(h))])
+                                           : static_cast<double>(r.sizing.gpus));
         if (r.serving) {
           u.hours[i].firm += static_cast<double>(r.sizing.gpus_by_hour[static_cast<std::size_t>(HourOfDay(h))]);
         } else if (r.interruptible) {
@@ -172,29 +202,88 @@ class Planner {
         }
       }
     }
+    if (longer) {
+      longer->assign(u.hours.size(), 0.0);
+    }
+    for (std::size_t i = 0; i < u.hours.size(); ++i) {
+      if (minutes[i] > 0) {
+        u.hours[i].minutes = shortest ? least[i] : minutes[i];
+      }
+      if (longer) {
+        for (const auto& [m, g] : parts[i]) {
+          (*longer)[i] += m > least[i] + 1e-9 ? g : 0.0;
+        }
+      }
+    }
     return u;
   }
 
-  // The cheapest rental of `runs` on `gpu` in month `mi` (cached by the runs' ids and sizes).
-  const Plan& Rental(const Gpu* gpu, std::size_t mi, const std::vector<PlanRun>& runs) {
+  // The cheapest rental of `runs` on `gpu` in month `mi` (cached by the runs' ids and sizes), and
+  // the usage it priced. Where runs of different parts share an hour (a run's last part-hour
+  // beside a service), the hour priced at the shortest part is exact when the rental's reserved
+  // instances hold the GPUs of every longer run that hour (they pay by the calendar; the rest run
+  // the shortest part on demand or spot): taken then, when cheaper; else each such hour at its
+  // longest part (never less than the bill).
+  struct Priced {
+    Plan plan;
+    bool shortest = false;  // UsageOf(..., shortest)
+  };
+  const Priced& Rental(const Gpu* gpu, std::size_t mi, const std::vector<PlanRun>& runs) {
     std::string key = gpu->name + "|" + std::to_string(mi);
     for (const PlanRun& r : runs) {
       key += fmt::format("|{}:{}:{}:{}", r.id, r.sizing.gpus, (r.start - LocalHour{months_[mi]}).count(),
-                         (r.end - r.start).count());
+                         r.sizing.hours);  // exact hours: the last part-hour's minutes are priced
     }
     auto it = cache_.find(key);
     if (it == cache_.end()) {
       ++solved_;
-      Plan p;
+      Priced p;
       if (!runs.empty()) {
-        p = OptimizeRental(card_offers_.at(gpu), UsageOf(mi, runs));
+        std::vector<double> longer;
+        const UsageTrace safe = UsageOf(mi, runs, false, &longer);
+        if (std::any_of(longer.begin(), longer.end(), [](double g) { return g > 0; })) {
+          const UsageTrace u = UsageOf(mi, runs, true);
+          Plan s = OptimizeRental(card_offers_.at(gpu), u);
+          if (s.feasible && ReservedHold(gpu, s, u, longer)) {
+            p.plan = std::move(s);
+            p.shortest = true;
+          }
+        }
+        if (!p.shortest) {
+          p.plan = OptimizeRental(card_offers_.at(gpu), safe);
+        }
       } else {
-        p.feasible = true;
-        p.currency = offers_.currency;
+        p.plan.feasible = true;
+        p.plan.currency = offers_.currency;
       }
       it = cache_.emplace(key, std::move(p)).first;
     }
     return it->second;
+  }
+
+  // Whether `p`'s reserved instances hold `longer[i]` GPUs at every hour i of `u`.
+  bool ReservedHold(const Gpu* gpu, const Plan& p, const UsageTrace& u, const std::vector<double>& longer) const {
+    std::vector<double> held(longer.size(), 0.0);
+    for (const ReservedTerm& t : p.reserved_terms) {
+      int per = 0;
+      for (const Offer& o : card_offers_.at(gpu).offers) {
+        if (o.id == t.offer) {
+          per = o.gpus_per_instance;
+        }
+      }
+      for (std::size_t i = 0; i < held.size(); ++i) {
+        const LocalHour h = u.HourAt(i);
+        if (t.start <= h && h < t.end) {
+          held[i] += static_cast<double>(t.instances * per);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < longer.size(); ++i) {
+      if (longer[i] > held[i] + 1e-9) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // The runs an assignment puts on card `g` in month `mi`.
@@ -220,7 +309,7 @@ class Planner {
         if (runs.empty()) {
           continue;
         }
-        const Plan& p = Rental(g, mi, runs);
+        const Plan& p = Rental(g, mi, runs).plan;
         if (!p.feasible) {
           return kInfeasible;
         }
@@ -331,8 +420,9 @@ class Planner {
         }
         PlanCardMonth c;
         c.gpu = g;
-        c.usage = UsageOf(mi, runs);
-        c.rental = Rental(g, mi, runs);
+        const Priced& priced = Rental(g, mi, runs);
+        c.usage = UsageOf(mi, runs, priced.shortest);
+        c.rental = priced.plan;
         const double card_total = c.rental.cost.Total();
         const double hours = c.usage.TotalGpuHours();
         std::vector<std::string> modes;  // of the pool, in the order reserved, on demand, spot
@@ -439,7 +529,7 @@ class Planner {
         if (!fastest || z.hours < fastest->hours) {
           fastest = z;
         }
-        // A run holds its GPUs in whole hours (UsageOf): those must fit the window.
+        // The run must end inside the window: it starts on the hour, so its hours rounded up fit.
         const double whole = std::ceil(z.hours - 1e-9);
         if (whole > window_hours) {
           slowest_note = fmt::format("{} x {} needs {:.0f} h, longer than its window ({:.0f} h)", count, g->name, z.hours,
@@ -527,7 +617,7 @@ class Planner {
   std::vector<LocalDay> months_;
   std::vector<const Gpu*> cards_;
   std::map<const Gpu*, OfferSet> card_offers_;
-  std::map<std::string, Plan> cache_;
+  std::map<std::string, Priced> cache_;
   std::deque<PlanSizing> placed_;  // sizings moved in their windows (stable addresses for the picks)
   int solved_ = 0;
 };

@@ -160,9 +160,9 @@ offers:
   EXPECT_EQ(r.checks[0].command, "gpuplan check --expect \"1x A100 80GB SXM\"");
 }
 
-TEST(Plan, ATrainingJobOnDemandIsItsGpusTimesItsWholeHoursTimesThePrice) {
-  // On demand only, 40 CNY an instance-hour of one GPU, no fees: each month's money is the job's
-  // GPUs x its hours rounded up to whole hours x 40 (the plan holds a run's GPUs in whole hours).
+TEST(Plan, ATrainingJobOnDemandIsItsGpusTimesItsHoursTimesThePrice) {
+  // On demand only, 40 CNY an instance-hour of one GPU billed by the second, no fees: each month's
+  // money is the job's GPUs x its hours x 40 (the last part-hour billed for the minutes it runs).
   const PlanResult r = Plan(R"(
 currency: CNY
 months: 2027-03..2027-04
@@ -181,7 +181,7 @@ offers:
   for (const PlanMonth& m : r.months) {
     ASSERT_EQ(m.runs.size(), 1u);
     const PlanRun& run = m.runs[0];
-    const double hours = std::ceil(run.sizing.hours);
+    const double hours = run.sizing.hours;
     EXPECT_EQ(run.start, LocalHour{m.month});  // the first hour of the month
     EXPECT_NEAR(m.total, static_cast<double>(run.sizing.gpus) * hours * 40, 0.005);
     EXPECT_NEAR(run.share, m.total, 0.005);  // the only run holds the whole bill
@@ -189,6 +189,86 @@ offers:
   // The job's hours are fit's for that card and count: 5e7 tokens at its tokens per second.
   const PlanRun& run = r.months[0].runs[0];
   EXPECT_NEAR(run.sizing.hours, 5e7 / run.sizing.tokens_per_second / 3600.0, 1e-6 * run.sizing.hours);
+}
+
+// The audit's workload: a monthly LoRA run of Qwen2.5-7B on 2e8 tokens in the window 29th-31st,
+// January to March 2028, on one on-demand offer of one-GPU instances at 40 CNY an hour.
+const char* kMonthlyLora = R"(
+currency: CNY
+months: 2028-01..2028-03
+training:
+  - {id: lo, model: Qwen2.5-7B, task: lora, tokens: 2e8, every: month, window: {from: 2028-01-29, to: 2028-01-31}}
+)";
+
+TEST(Plan, AManyGpuRunIsPricedAsFitPricesItNotInWholeHoursPerGpu) {
+  // By hand, from fit's time model (H = 2e8 tokens / tokens per second / 3600): on 1 GPU a run
+  // takes about 9.74 h, 9.74 x 40 = 389.6 CNY a month, about 1,169 CNY for three months; on 64 GPUs
+  // (the fastest count) about 0.152 h, 64 x 0.152 x 40 = 389.7 CNY a run, about 1,169 too. Priced
+  // in whole hours per GPU the 64-GPU run was 64 x 1 x 40 = 2,560 a month, 7,680 in all: "6,480
+  // CNY more" for a plan that costs about the same.
+  const std::string offers = R"(
+currency: CNY
+offers:
+  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40}
+)";
+  const PlanResult r = Plan(kMonthlyLora, offers);
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  ASSERT_EQ(r.months.size(), 3u);
+  double plan_total = 0;
+  for (const PlanMonth& m : r.months) {
+    ASSERT_EQ(m.runs.size(), 1u);
+    const PlanRun& run = m.runs[0];
+    const double h = 2e8 / run.sizing.tokens_per_second / 3600.0;
+    EXPECT_NEAR(run.sizing.hours, h, 1e-6 * h);
+    EXPECT_NEAR(m.total, static_cast<double>(run.sizing.gpus) * h * 40, 0.005);
+    EXPECT_NEAR(run.gpu_hours, static_cast<double>(run.sizing.gpus) * h, 1e-6);
+    plan_total += static_cast<double>(run.sizing.gpus) * h * 40;
+  }
+  EXPECT_NEAR(r.total, plan_total, 0.01);
+  EXPECT_NEAR(r.total, 1169, 5);  // the hand figure above, within the time model's rounding
+
+  // The fastest alternative on its own: every run on 64 GPUs, each month 64 x H x 40, which is
+  // what fit --offers prices for the same job and start (PriceJob).
+  const OfferSet o = Offers(offers);
+  const PlanResult f = RunPlan(ParseWorkload(kMonthlyLora, "work.yaml"), o, test::Catalog(), test::DataDir(),
+                               PlanOptions{true, {}});
+  ASSERT_TRUE(f.feasible) << f.unserved;
+  double fastest_total = 0;
+  for (const PlanMonth& m : f.months) {
+    ASSERT_EQ(m.runs.size(), 1u);
+    const PlanRun& run = m.runs[0];
+    EXPECT_EQ(run.sizing.gpus, 64);
+    const double h = 2e8 / run.sizing.tokens_per_second / 3600.0;
+    EXPECT_LT(h, 0.2);
+    EXPECT_NEAR(m.total, 64 * h * 40, 0.005);
+    const JobPrice fit = PriceJob(OffersFor(o, run.sizing.gpu), 64, run.sizing.hours, LocalMinute{run.start}, false, 0);
+    EXPECT_NEAR(m.total, fit.total.amount, 0.005);
+    fastest_total += 64 * h * 40;
+  }
+  EXPECT_NEAR(fastest_total, 1169, 5);
+  ASSERT_FALSE(r.alternatives.empty());
+  const PlanAlternative& a = r.alternatives[0];
+  EXPECT_EQ(a.name, "fastest");
+  EXPECT_NEAR(a.total, fastest_total, 0.01);
+  // 64 x 0.152 h against 1 x 9.74 h: the same GPU-hours within 1%, so the same money within 1%.
+  EXPECT_LT(std::abs(a.total - r.total), 0.01 * r.total) << a.gives_up;
+}
+
+TEST(Plan, AnHourlyBilledOfferBillsTheLastPartHourWhole) {
+  // The same job on an offer billed by the hour: each month G x ceil(H) x 40 (1 GPU, 9.74 h:
+  // 10 x 40 = 400 CNY a month, 1,200 in all): the plan bills a run as its offer does.
+  const PlanResult r = Plan(kMonthlyLora, R"(
+currency: CNY
+offers:
+  - {id: od, provider: p, gpu: A100 80GB SXM, mode: on_demand, price: 40, granularity: hour}
+)");
+  ASSERT_TRUE(r.feasible) << r.unserved;
+  for (const PlanMonth& m : r.months) {
+    ASSERT_EQ(m.runs.size(), 1u);
+    const PlanRun& run = m.runs[0];
+    const double h = 2e8 / run.sizing.tokens_per_second / 3600.0;
+    EXPECT_NEAR(m.total, static_cast<double>(run.sizing.gpus) * std::ceil(h) * 40, 0.005);
+  }
 }
 
 TEST(Plan, SubsidyCapsHoldAcrossMonths) {
@@ -226,7 +306,8 @@ offers:
 
 TEST(Plan, EachMonthIsWhatCostOptimizeGivesForTheUsageItPrints) {
   // The illustrative three-provider offers, a monthly job and a service: for every month and
-  // card, cost optimize on the usage CSV the plan writes gives that month's money, and no pure
+  // card, cost optimize on the usage CSV the plan writes, with the minutes of the runs' last
+  // part-hours the plan priced, gives that month's money (without them, never less), and no pure
   // strategy is cheaper (docs/plan.md §3, issue 30 req 6).
   const PlanWorkload w = ParseWorkload(R"(
 currency: CNY
@@ -248,6 +329,16 @@ serving:
       month.hours.assign(all.hours.begin() + static_cast<std::ptrdiff_t>(from),
                          all.hours.begin() + static_cast<std::ptrdiff_t>(from + c.usage.hours.size()));
       month.start_hour = LocalHour{m.month};
+      // The CSV has no minutes: a run's last part-hour is written whole, so cost optimize on it
+      // pays at most that hour in full, never less than the plan (docs/plan.md §4).
+      const gpuplan::Plan whole = OptimizeRental(OffersFor(offers, c.gpu), month);
+      EXPECT_GE(whole.cost.Total(), c.rental.cost.Total() - 0.005);
+      // With the part-hours' minutes the plan priced, the same GPUs every hour give the same money.
+      ASSERT_EQ(month.hours.size(), c.usage.hours.size());
+      for (std::size_t i = 0; i < month.hours.size(); ++i) {
+        EXPECT_DOUBLE_EQ(month.hours[i].Total(), c.usage.hours[i].Total()) << i;
+        month.hours[i].minutes = c.usage.hours[i].minutes;
+      }
       const gpuplan::Plan again = OptimizeRental(OffersFor(offers, c.gpu), month);
       EXPECT_NEAR(again.cost.Total(), c.rental.cost.Total(), 0.005);
       for (const auto& [mode, pure] : PureStrategies(OffersFor(offers, c.gpu), month)) {
@@ -260,9 +351,9 @@ serving:
 }
 
 TEST(Plan, ARunStartsAtTheNightWindowWhenThatIsCheaper) {
-  // 40 CNY an hour, half price from 22:00 to 08:00. A run of H whole hours from midnight pays
-  // min(H, 8) night hours and the rest by day; from 22:00, min(H, 10) night hours: the plan takes
-  // the cheaper start (midnight on a tie) and bills exactly that.
+  // 40 CNY an hour by the second, half price from 22:00 to 08:00. A run of H hours from midnight
+  // pays min(H, 8) night hours and the rest by day; from 22:00, min(H, 10) night hours: the plan
+  // takes the cheaper start (midnight on a tie) and bills exactly that.
   const PlanResult r = Plan(R"(
 currency: CNY
 months: 2027-03
@@ -276,7 +367,7 @@ offers:
 )");
   ASSERT_TRUE(r.feasible) << r.unserved;
   const PlanRun& run = r.months[0].runs[0];
-  const double h = std::ceil(run.sizing.hours);
+  const double h = run.sizing.hours;
   const double g = static_cast<double>(run.sizing.gpus);
   const double at_midnight = g * (std::min(h, 8.0) * 20 + std::max(0.0, h - 8) * 40);
   const double at_night = g * (std::min(h, 10.0) * 20 + std::max(0.0, h - 10) * 40);
@@ -335,7 +426,7 @@ offers:
 TEST(Plan, ARunWhoseWindowCrossesTheMonthsEndIsBilledInBoth) {
   // A job run once in a window from 30 March to 5 April on a 40 CNY on-demand offer: March holds
   // its first min(H, 48) hours (30 March 00:00 to 1 April 00:00), April the rest; together
-  // G x ceil(H) x 40, nothing lost at the month's end. One GPU (max_gpus 1) takes about 50 hours.
+  // G x H x 40 (billed by the second), nothing lost at the month's end. One GPU (max_gpus 1) takes about 50 hours.
   const PlanResult r = Plan(R"(
 currency: CNY
 months: 2027-03..2027-04
@@ -350,7 +441,7 @@ offers:
   ASSERT_TRUE(r.feasible) << r.unserved;
   ASSERT_EQ(r.months[0].runs.size(), 1u);
   const PlanSizing& s = r.months[0].runs[0].sizing;
-  const double h = std::ceil(s.hours), g = static_cast<double>(s.gpus);
+  const double h = s.hours, g = static_cast<double>(s.gpus);
   EXPECT_NEAR(r.months[0].total, g * std::min(h, 48.0) * 40, 0.005);
   EXPECT_NEAR(r.total, g * h * 40, 0.005);
   ASSERT_GT(h, 48) << "the run no longer crosses the month's end: lengthen it";
@@ -364,9 +455,10 @@ offers:
 
 // The cheapest rental of one-GPU instances, monthly terms against per-second on-demand hours with
 // no fees, worked by hand: stack the month's demand in layers (layer k is busy in the hours that
-// need k GPUs or more); each layer is one instance, a monthly term or its busy hours on demand,
-// whichever is less. `monthly` and `hourly`: the best price of each kind (a mix may take each
-// layer from a different provider).
+// need k GPUs or more, for the part of the hour it is busy: a run's last part-hour its minutes);
+// each layer is one instance, a monthly term or its busy hours on demand, whichever is less.
+// `monthly` and `hourly`: the best price of each kind (a mix may take each layer from a different
+// provider).
 double LayerCake(const UsageTrace& u, double monthly, double hourly) {
   double peak = 0;
   for (const UsageHour& h : u.hours) {
@@ -376,7 +468,7 @@ double LayerCake(const UsageTrace& u, double monthly, double hourly) {
   for (int k = 1; k <= static_cast<int>(std::lround(peak)); ++k) {
     double busy = 0;
     for (const UsageHour& h : u.hours) {
-      busy += h.Total() >= k - 1e-9 ? 1 : 0;
+      busy += h.Total() >= k - 1e-9 ? h.minutes / 60.0 : 0;
     }
     money += std::min(monthly, busy * hourly);
   }
@@ -560,7 +652,7 @@ TEST(Plan, AgainstTheMeterSaysWhenToReplan) {
 TEST(Plan, RunsAreMovedInTheirWindowsWhenTheyWouldCollide) {
   // One on-demand offer at 40 an hour with stock 1 (one instance at a time) and two one-GPU jobs
   // a month: both from the 1st they would need two instances at once, which no plan may hold; the
-  // plan moves one later in the month, and each month costs (ceil(H1) + ceil(H2)) x 40.
+  // plan moves one later in the month, and each month costs (H1 + H2) x 40 (by the second).
   const PlanResult r = Plan(R"(
 currency: CNY
 months: 2027-03
@@ -579,7 +671,7 @@ offers:
   const PlanRun& x = m.runs[0];
   const PlanRun& y = m.runs[1];
   EXPECT_TRUE(x.end <= y.start || y.end <= x.start) << "the runs overlap";
-  EXPECT_NEAR(m.total, (std::ceil(x.sizing.hours) + std::ceil(y.sizing.hours)) * 40, 0.005);
+  EXPECT_NEAR(m.total, (x.sizing.hours + y.sizing.hours) * 40, 0.005);
 }
 
 TEST(Plan, AWholeMonthMeasuredIsHeldAgainstThePlanMixModeByMode) {
