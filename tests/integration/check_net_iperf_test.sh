@@ -29,7 +29,10 @@ def near(name, got, want, tol):
 try:
     exec(sys.argv[2])
 except Exception as e:
-    print(f"{type(e).__name__}: {e}")
+    # No net figures: the check ERRORed; its tests' evidence says why (a CI run failed here once,
+    # 2026-12-08, and passed on the rerun: the evidence was lost with the scratch folder).
+    print(f"{type(e).__name__}: {e}; tests: " + "; ".join(
+        f"{t.get('name')} {t.get('status')}: {t.get('evidence')}" for t in r.get("tests", [])))
 PY
 }
 assert_json() {  # assert_json DESCRIPTION FILE PYTHON
