@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)u.TotalGpuHours();
     (void)u.Peak();
     bool scaled = false;
-    (void)gpuplan::LevelHoursPerMonth(u, &scaled);
+    (void)gpuplan::LevelHoursPerMonth(u, 744, &scaled);
     if (u.hours.size() <= 24 * 31) {  // a sample: scale it to the month (as --extrapolate does)
       (void)gpuplan::Extrapolate(u, gpuplan::TermUnit::kMonth).TotalGpuHours();
     }
