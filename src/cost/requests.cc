@@ -476,7 +476,8 @@ TcoJobResult RunTco(const TcoRequest& r, const GpuCatalog& catalog, const std::s
       t.usage = PadToMonth(t.usage);
       t.usage.note += std::string(t.usage.note.empty() ? "" : "; ") +
                       "one run of the job a month, the rest of each month idle";
-    } else if (r.horizon_months >= 1 && r.horizon_months <= 120 && r.horizon_months == std::floor(r.horizon_months)) {
+    } else {
+      CheckHorizonMonths(r.horizon_months);
       const LocalHour day0{date::floor<date::days>(t.usage.start_hour)};
       const auto months = static_cast<int64_t>(r.horizon_months);
       t.usage = ExtrapolateTo(t.usage, AddMonths(day0, months), fmt::format("{}-month horizon", months));

@@ -32,8 +32,7 @@ BuyParts BuyCost(const OwnershipCosts& o, const Gpu& gpu, double gpus, double mo
 
 }  // namespace
 
-TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const OwnershipCosts& own,
-                        double horizon_months, const OptimizeOptions& opt) {
+void CheckHorizonMonths(double horizon_months) {
   if (!(horizon_months >= 1 && horizon_months <= 120)) {
     throw InputError::Option("horizon_months", "must be between 1 and 120 months");
   }
@@ -42,6 +41,11 @@ TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const O
     // 7 months of rent against 6.5 of owning.
     throw InputError::Option("horizon_months", fmt::format("must be a whole number of months, got {:g}", horizon_months));
   }
+}
+
+TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const OwnershipCosts& own,
+                        double horizon_months, const OptimizeOptions& opt) {
+  CheckHorizonMonths(horizon_months);
   if (usage.hours.empty()) {
     throw InputError::Option("usage", "no usage");
   }

@@ -60,6 +60,9 @@ struct TcoResult {
   std::vector<TcoMonth> months;
 };
 
+// InputError (`horizon_months`) unless a whole number of months in [1, 120].
+void CheckHorizonMonths(double horizon_months);
+
 TcoResult BuyVersusRent(const OfferSet& offers, const UsageTrace& usage, const OwnershipCosts& own,
                         double horizon_months, const OptimizeOptions& opt = {});
 
